@@ -1,0 +1,88 @@
+package podplan
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// Inputs is everything Compute may look at. The caller takes the snapshot;
+// Compute never reads anything else (no clock, no managers, no globals).
+type Inputs struct {
+	Pod     *corev1.Pod
+	Runtime *runtimestate.Pod // may be nil or empty: nothing in the runtime yet
+	// Backoff holds this pod's CrashLoopBackOff entries, keyed by container
+	// name. Compute returns the updated entries in Actions.Backoff.
+	Backoff map[string]BackoffEntry
+	// Probes carries probe verdicts that force a restart (filled in by the
+	// prober once it exists; the zero value means "no verdicts").
+	Probes ProbeSnapshot
+	Now    time.Time
+	// Policy holds the backoff limits; the zero value means upstream defaults.
+	Policy BackoffPolicy
+}
+
+// ProbeSnapshot is what the prober knows about the pod's containers, by name.
+type ProbeSnapshot struct {
+	LivenessFailed map[string]bool
+	StartupFailed  map[string]bool
+}
+
+// BackoffPolicy sets the CrashLoopBackOff timing. Zero fields take the
+// upstream defaults: 10 s initial, doubling to 300 s, reset after 2*Max
+// (10 min) of running without a restart.
+type BackoffPolicy struct {
+	Initial time.Duration
+	Max     time.Duration
+}
+
+// BackoffEntry is one container's restart backoff state.
+type BackoffEntry struct {
+	Delay      time.Duration
+	LastUpdate time.Time
+}
+
+// KillReason says why a container is killed; it feeds the Killing event.
+type KillReason struct {
+	Reason  string // e.g. "SpecChanged", "Unhealthy"
+	Message string // e.g. "Container web definition changed, will be restarted"
+}
+
+// ContainerRef names a runtime container to kill.
+type ContainerRef struct {
+	ID   string
+	Name string
+}
+
+// Waiting is why a container that should run is not started now.
+type Waiting struct {
+	Reason  string // "CrashLoopBackOff"
+	Message string // "back-off 10s restarting failed container=web pod=web-node_default(uid)"
+}
+
+// Actions is what the executor must do, in this order: KillPod (all
+// containers then all sandboxes), else kill KillContainers; then create the
+// sandbox when CreateSandbox; then start InitContainer (if >= 0), then
+// StartContainers in order.
+type Actions struct {
+	// KillPod: stop every container and every sandbox of the pod.
+	KillPod bool
+	// CreateSandbox with the given Attempt; otherwise SandboxID is the ready
+	// sandbox to start containers in ("" when nothing is to be started).
+	CreateSandbox bool
+	SandboxID     string
+	Attempt       uint32
+	// InitContainer is the index in Spec.InitContainers to start next, or -1.
+	InitContainer int
+	// StartContainers are indices into Spec.Containers.
+	StartContainers []int
+	// KillContainers are running containers to stop, with the reason.
+	KillContainers map[ContainerRef]KillReason
+	// Waiting are containers that should run but are held back (backoff).
+	Waiting map[string]Waiting
+	// Backoff is the full, updated backoff map for the pod: the caller
+	// replaces its stored map with this one.
+	Backoff map[string]BackoffEntry
+}

@@ -1,0 +1,82 @@
+package podworker
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// UpdateType says why a pod worker is asked to sync.
+type UpdateType int
+
+const (
+	// SyncPodSync: periodic resync or a runtime (PLEG) event.
+	SyncPodSync UpdateType = iota
+	// SyncPodUpdate: the pod's config changed.
+	SyncPodUpdate
+	// SyncPodCreate: the pod is new to berth.
+	SyncPodCreate
+	// SyncPodKill: the pod must stop (removed, deleted, evicted, orphaned).
+	SyncPodKill
+)
+
+func (t UpdateType) String() string {
+	switch t {
+	case SyncPodSync:
+		return "sync"
+	case SyncPodUpdate:
+		return "update"
+	case SyncPodCreate:
+		return "create"
+	case SyncPodKill:
+		return "kill"
+	}
+	return "unknown"
+}
+
+// UpdateOptions is one request to a pod worker.
+type UpdateOptions struct {
+	Type UpdateType
+	// Pod is the config pod. Nil only when RuntimePod is set: a pod found
+	// in the runtime that no source knows (an orphan), which can only be killed.
+	Pod        *corev1.Pod
+	RuntimePod *runtimestate.Pod
+	// StartTime is when berth first saw the update (for latency metrics).
+	StartTime time.Time
+	// KillGracePeriod overrides the pod's grace period for a kill; it can
+	// only shorten a grace period already in force, never lengthen it.
+	KillGracePeriod *int64
+	// KillReason and KillMessage describe a kill for status (e.g. Evicted).
+	KillReason  string
+	KillMessage string
+}
+
+// Syncer performs the work of each phase for one pod. The pod worker calls
+// at most one method at a time for a given UID; calls for different UIDs run
+// concurrently. Implemented by internal/podsync.
+type Syncer interface {
+	// SyncPod brings the pod toward its desired state. It returns
+	// terminal=true when the pod reached a terminal phase (Succeeded or
+	// Failed) and should be terminated.
+	SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (terminal bool, err error)
+	// SyncTerminatingPod stops every container of the pod within gracePeriod
+	// seconds and returns nil only once nothing of the pod runs any more.
+	SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod int64) error
+	// SyncTerminatingRuntimePod kills an orphaned runtime pod (no config).
+	SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate.Pod) error
+	// SyncTerminatedPod releases what is left (sandbox, directories) after
+	// every container has stopped.
+	SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error
+}
+
+// StatusCache is the PLEG's pod status cache as the workers read it.
+type StatusCache interface {
+	// GetNewerThan blocks until the cache holds a status for uid observed
+	// after minTime (or ctx ends), then returns it. A pod the runtime does
+	// not have yields an empty, non-nil Pod.
+	GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*runtimestate.Pod, error)
+}
