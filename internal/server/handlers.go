@@ -1,0 +1,57 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// HealthFunc reports why berth is unhealthy, or nil.
+type HealthFunc func() error
+
+// PodsFunc returns the pods berth runs, with their current status.
+type PodsFunc func() []corev1.Pod
+
+// healthz answers "ok" with 200, or the failure with 500, as upstream.
+func healthz(check HealthFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if err := check(); err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte("[-]berth failed: " + err.Error() + "\nhealthz check failed\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}
+}
+
+// pods answers a v1.PodList, as the upstream /pods endpoint does.
+func pods(list PodsFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		out := corev1.PodList{
+			TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"},
+			Items:    list(),
+		}
+		if out.Items == nil {
+			out.Items = []corev1.Pod{}
+		}
+		body, err := json.Marshal(&out)
+		if err != nil {
+			http.Error(w, "encode pods: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}
+}

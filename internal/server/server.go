@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// HealthzHandler serves GET /healthz.
+func HealthzHandler(check HealthFunc) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", healthz(check))
+	return mux
+}
+
+// ReadOnlyHandler serves the read-only port's endpoints: /healthz, /pods.
+func ReadOnlyHandler(check HealthFunc, list PodsFunc) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", healthz(check))
+	mux.Handle("/pods", pods(list))
+	mux.Handle("/pods/", pods(list))
+	return mux
+}
+
+// Serve listens on host:port and serves h until ctx ends, then shuts down
+// within five seconds. A listen failure is returned at once.
+func Serve(ctx context.Context, name, host string, port int, h http.Handler) error {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s on %q: %w", name, addr, err)
+	}
+	return ServeListener(ctx, name, ln, h)
+}
+
+// ServeListener serves h on ln until ctx ends.
+func ServeListener(ctx context.Context, name string, ln net.Listener, h http.Handler) error {
+	logger := klog.FromContext(ctx).WithValues("server", name, "address", ln.Addr().String())
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	logger.Info("Serving")
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve %s: %w", name, err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shut down %s: %w", name, err)
+	}
+	return nil
+}
