@@ -38,17 +38,36 @@ type BackoffPolicy struct {
 	Max     time.Duration
 }
 
-// BackoffEntry is one container's restart backoff state.
+// BackoffEntry is one container's restart backoff state. Values are
+// immutable snapshots: Compute never changes an entry in place.
 type BackoffEntry struct {
 	Delay      time.Duration
 	LastUpdate time.Time
+	// Hash is HashContainer of the spec the entry was recorded for. An entry
+	// whose Hash differs from the current spec is ignored, so a spec change
+	// resets the backoff (upstream keys its backoff by the container hash).
+	Hash uint64
 }
 
-// KillReason says why a container is killed; it feeds the Killing event.
+// KillReason says why a container is killed; it feeds the Killing event and
+// picks the grace period (a probe's terminationGracePeriodSeconds applies
+// when Reason is KillReasonLivenessProbe or KillReasonStartupProbe).
 type KillReason struct {
-	Reason  string // e.g. "SpecChanged", "Unhealthy"
+	Reason  string // one of the KillReason* constants
 	Message string // e.g. "Container web definition changed, will be restarted"
 }
+
+// Kill reasons. The probe and unknown values are upstream's.
+const (
+	KillReasonSpecChanged   = "SpecChanged"
+	KillReasonLivenessProbe = "LivenessProbe"
+	KillReasonStartupProbe  = "StartupProbe"
+	KillReasonUnknown       = "Unknown"
+)
+
+// WaitingReasonCrashLoopBackOff is the Waiting reason of a container held
+// back by its restart backoff.
+const WaitingReasonCrashLoopBackOff = "CrashLoopBackOff"
 
 // ContainerRef names a runtime container to kill.
 type ContainerRef struct {
@@ -65,22 +84,30 @@ type Waiting struct {
 // Actions is what the executor must do, in this order: KillPod (all
 // containers then all sandboxes), else kill KillContainers; then create the
 // sandbox when CreateSandbox; then start InitContainer (if >= 0), then
-// StartContainers in order.
+// StartContainers in order. Compute returns fresh maps and slices that the
+// caller owns; empty ones are nil.
 type Actions struct {
-	// KillPod: stop every container and every sandbox of the pod.
+	// KillPod: stop every container and every sandbox of the pod. Set when
+	// a new sandbox is needed and the runtime still holds anything of the
+	// pod (even a dead sandbox, so its network is released), when an init
+	// container failed under restartPolicy Never, and when no container
+	// would run any more.
 	KillPod bool
 	// CreateSandbox with the given Attempt; otherwise SandboxID is the ready
-	// sandbox to start containers in ("" when nothing is to be started).
+	// sandbox to start containers in ("" when nothing is to be started) and
+	// Attempt that sandbox's attempt (for the sandbox config containers are
+	// created with).
 	CreateSandbox bool
 	SandboxID     string
 	Attempt       uint32
 	// InitContainer is the index in Spec.InitContainers to start next, or -1.
 	InitContainer int
-	// StartContainers are indices into Spec.Containers.
+	// StartContainers are indices into Spec.Containers, ascending.
 	StartContainers []int
 	// KillContainers are running containers to stop, with the reason.
 	KillContainers map[ContainerRef]KillReason
-	// Waiting are containers that should run but are held back (backoff).
+	// Waiting are containers that should run but are held back (backoff),
+	// keyed by container name.
 	Waiting map[string]Waiting
 	// Backoff is the full, updated backoff map for the pod: the caller
 	// replaces its stored map with this one.
