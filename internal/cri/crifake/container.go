@@ -1,0 +1,247 @@
+package crifake
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/cri"
+)
+
+// container is one container. Guarded by Fake.mu.
+type container struct {
+	id        string
+	seq       uint64
+	sandboxID string
+	config    *runtimeapi.ContainerConfig
+	// imageID is the image's ID, imageName its first tag and imageRef its
+	// repo digest, as containerd reports them in ContainerStatus.
+	imageID, imageName, imageRef string
+	logPath                      string
+	resources                    *runtimeapi.ContainerResources
+
+	state                            runtimeapi.ContainerState
+	createdAt, startedAt, finishedAt int64
+	exitCode                         int32
+	reason, message                  string
+}
+
+func containerName(sandboxMD *runtimeapi.PodSandboxMetadata, md *runtimeapi.ContainerMetadata) string {
+	return fmt.Sprintf("%s_%s_%s_%s_%d", md.GetName(), sandboxMD.GetName(), sandboxMD.GetNamespace(), sandboxMD.GetUid(), md.GetAttempt())
+}
+
+// CreateContainer creates a container in a READY sandbox from a present
+// image. Two containers with the same metadata in one sandbox cannot
+// coexist.
+func (f *Fake) CreateContainer(_ context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, err := f.findSandbox(req.GetPodSandboxId())
+	if err != nil {
+		return nil, fmt.Errorf("failed to find sandbox id %q: %w", req.GetPodSandboxId(), err)
+	}
+	cfg := req.GetConfig()
+	if cfg.GetMetadata().GetName() == "" {
+		return nil, cri.StatusError(cri.ErrInvalidArgument, "container config must include metadata name")
+	}
+	if s.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, fmt.Errorf("failed to get sandbox container task: sandbox %q is not running", s.id)
+	}
+	name := containerName(s.config.GetMetadata(), cfg.GetMetadata())
+	for _, c := range f.world.containers {
+		if c.sandboxID == s.id && containerName(s.config.GetMetadata(), c.config.GetMetadata()) == name {
+			return nil, fmt.Errorf("failed to reserve container name %q: name %q is reserved for %q", name, name, c.id)
+		}
+	}
+	img := f.findImage(cfg.GetImage().GetImage())
+	if img == nil {
+		return nil, notFoundError{msg: fmt.Sprintf("failed to resolve image %q: not found", cfg.GetImage().GetImage())}
+	}
+	c := &container{
+		sandboxID: s.id,
+		config:    proto.Clone(cfg).(*runtimeapi.ContainerConfig),
+		imageID:   img.id,
+		imageName: img.repoTags[0],
+		imageRef:  img.repoDigests[0],
+		state:     runtimeapi.ContainerState_CONTAINER_CREATED,
+		createdAt: f.now(),
+	}
+	if dir := req.GetSandboxConfig().GetLogDirectory(); dir != "" && cfg.GetLogPath() != "" {
+		c.logPath = filepath.Join(dir, cfg.GetLogPath())
+	}
+	if r := cfg.GetLinux().GetResources(); r != nil {
+		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(r).(*runtimeapi.LinuxContainerResources)}
+	}
+	c.id, c.seq = f.newID("container")
+	f.world.containers[c.id] = c
+	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
+}
+
+// StartContainer runs a CREATED container of a READY sandbox.
+func (f *Fake) StartContainer(_ context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
+		return nil, fmt.Errorf("container %q is in %s state", c.id, stateName(c.state))
+	}
+	if s := f.world.sandboxes[c.sandboxID]; s == nil || s.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, fmt.Errorf("sandbox container %q is not running", c.sandboxID)
+	}
+	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
+	c.startedAt = f.now()
+	return &runtimeapi.StartContainerResponse{}, nil
+}
+
+// StopContainer stops a RUNNING container, which exits with the configured
+// stop exit code (137 by default: the grace period is only logical). A
+// container that is not running is left as it is, as containerd does.
+func (f *Fake) StopContainer(_ context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	f.kill(c, f.knobs.stopExitCode)
+	return &runtimeapi.StopContainerResponse{}, nil
+}
+
+// kill makes a running container exit with code. Callers hold mu.
+func (f *Fake) kill(c *container, code int32) {
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return
+	}
+	f.exit(c, code, "", "")
+}
+
+// exit records that a running container's process ended. Callers hold mu.
+func (f *Fake) exit(c *container, code int32, reason, message string) {
+	if reason == "" {
+		reason = "Error"
+		if code == 0 {
+			reason = "Completed"
+		}
+	}
+	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
+	c.finishedAt = f.now()
+	c.exitCode, c.reason, c.message = code, reason, message
+}
+
+// RemoveContainer removes a container, killing it first if it runs.
+// Removing an unknown container succeeds, as in containerd.
+func (f *Fake) RemoveContainer(_ context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(req.GetContainerId())
+	if err != nil {
+		if isNotFound(err) {
+			return &runtimeapi.RemoveContainerResponse{}, nil
+		}
+		return nil, err
+	}
+	delete(f.world.containers, c.id)
+	return &runtimeapi.RemoveContainerResponse{}, nil
+}
+
+// ListContainers lists containers matching the filter, oldest first.
+func (f *Fake) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*runtimeapi.Container
+	for _, c := range f.sortedContainers() {
+		if !f.containerMatches(c, req.GetFilter()) {
+			continue
+		}
+		out = append(out, &runtimeapi.Container{
+			Id:           c.id,
+			PodSandboxId: c.sandboxID,
+			Metadata:     proto.Clone(c.config.GetMetadata()).(*runtimeapi.ContainerMetadata),
+			Image:        proto.Clone(c.config.GetImage()).(*runtimeapi.ImageSpec),
+			ImageRef:     c.imageID,
+			ImageId:      c.imageID,
+			State:        c.state,
+			CreatedAt:    c.createdAt,
+			Labels:       copyMap(c.config.GetLabels()),
+			Annotations:  copyMap(c.config.GetAnnotations()),
+		})
+	}
+	return &runtimeapi.ListContainersResponse{Containers: out}, nil
+}
+
+// ContainerStatus reports one container.
+func (f *Fake) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: c.status()}, nil
+}
+
+func (c *container) status() *runtimeapi.ContainerStatus {
+	st := &runtimeapi.ContainerStatus{
+		Id:          c.id,
+		Metadata:    proto.Clone(c.config.GetMetadata()).(*runtimeapi.ContainerMetadata),
+		State:       c.state,
+		CreatedAt:   c.createdAt,
+		StartedAt:   c.startedAt,
+		FinishedAt:  c.finishedAt,
+		ExitCode:    c.exitCode,
+		Image:       &runtimeapi.ImageSpec{Image: c.imageName},
+		ImageRef:    c.imageRef,
+		ImageId:     c.imageID,
+		Reason:      c.reason,
+		Message:     c.message,
+		Labels:      copyMap(c.config.GetLabels()),
+		Annotations: copyMap(c.config.GetAnnotations()),
+		LogPath:     c.logPath,
+	}
+	for _, m := range c.config.GetMounts() {
+		st.Mounts = append(st.Mounts, proto.Clone(m).(*runtimeapi.Mount))
+	}
+	if c.resources != nil {
+		st.Resources = proto.Clone(c.resources).(*runtimeapi.ContainerResources)
+	}
+	return st
+}
+
+// UpdateContainerResources replaces the Linux resources of a created or
+// running container.
+func (f *Fake) UpdateContainerResources(_ context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED && c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return nil, fmt.Errorf("container %q is in %s state", c.id, stateName(c.state))
+	}
+	if req.GetLinux() != nil {
+		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(req.GetLinux()).(*runtimeapi.LinuxContainerResources)}
+	}
+	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
+}
+
+// findContainer resolves a full ID or a unique ID prefix. Callers hold mu.
+func (f *Fake) findContainer(id string) (*container, error) {
+	full, err := resolveID(id, f.world.containers, "container")
+	if err != nil {
+		return nil, err
+	}
+	return f.world.containers[full], nil
+}
+
+// stateName spells a state as containerd does in its messages.
+func stateName(s runtimeapi.ContainerState) string {
+	return strings.ToUpper(strings.TrimPrefix(s.String(), "CONTAINER_"))
+}

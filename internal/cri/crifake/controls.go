@@ -1,0 +1,157 @@
+package crifake
+
+import (
+	"fmt"
+	"slices"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Calls returns the names of the CRI methods called so far through a
+// Client, in order ("RunPodSandbox", "CreateContainer", ...).
+func (f *Fake) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// ResetCalls empties the call log.
+func (f *Fake) ResetCalls() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = nil
+}
+
+// InjectError makes the next call of method (a short name such as
+// "StartContainer") fail with err instead of running. Injections are
+// one-shot and queue up: injecting twice fails the next two calls. The call
+// is still logged. Use cri.StatusError(cri.ErrUnavailable, "...") to choose
+// how the client classifies the error; a plain error arrives as Unknown.
+func (f *Fake) InjectError(method string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.injections[method] = append(f.injections[method], err)
+}
+
+// ExitContainer simulates the death of a running container's process with
+// exitCode; an empty reason becomes "Completed" for 0 and "Error" otherwise,
+// as containerd reports. It fails if the container does not run.
+func (f *Fake) ExitContainer(id string, exitCode int32, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(id)
+	if err != nil {
+		return err
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return fmt.Errorf("exit container %q: it is %s, not running", id, stateName(c.state))
+	}
+	f.exit(c, exitCode, reason, "")
+	return nil
+}
+
+// SetSandboxNotReady simulates a sandbox that died or lost its network: it
+// becomes NOTREADY and loses its IP; its containers are left as they are.
+func (f *Fake) SetSandboxNotReady(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, err := f.findSandbox(id)
+	if err != nil {
+		return err
+	}
+	s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	s.ip = ""
+	return nil
+}
+
+// AddImage makes ref present, as if it had been pulled, and returns the
+// image ID.
+func (f *Fake) AddImage(ref string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.addImage(ref).id
+}
+
+// AllowPull lets PullImage fetch the refs.
+func (f *Fake) AllowPull(refs ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range refs {
+		f.knobs.pullable[NormalizeRef(r)] = true
+	}
+}
+
+// SetPullError sets the error PullImage returns for refs not allowed; nil
+// restores the default NotFound.
+func (f *Fake) SetPullError(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.knobs.pullError = err
+}
+
+// SetRuntimeReady sets the RuntimeReady condition.
+func (f *Fake) SetRuntimeReady(ready bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.knobs.runtimeReady = ready
+}
+
+// SetNetworkReady sets the NetworkReady condition. While the network is not
+// ready, sandboxes that need a pod network cannot be created.
+func (f *Fake) SetNetworkReady(ready bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.knobs.networkReady = ready
+}
+
+// SetCgroupDriver makes RuntimeConfig answer with driver ("systemd" or
+// "cgroupfs"); "" makes it Unimplemented again.
+func (f *Fake) SetCgroupDriver(driver string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch driver {
+	case "":
+		f.knobs.cgroupDriver = nil
+	case "systemd":
+		d := runtimeapi.CgroupDriver_SYSTEMD
+		f.knobs.cgroupDriver = &d
+	case "cgroupfs":
+		d := runtimeapi.CgroupDriver_CGROUPFS
+		f.knobs.cgroupDriver = &d
+	default:
+		return fmt.Errorf("set cgroup driver %q: want systemd, cgroupfs or empty", driver)
+	}
+	return nil
+}
+
+// SetStopExitCode sets the exit code StopContainer gives a running
+// container: 137 (killed) by default, 0 for a process that handles SIGTERM.
+func (f *Fake) SetStopExitCode(code int32) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.knobs.stopExitCode = code
+}
+
+// Sandboxes returns the status of every sandbox, oldest first. The values
+// are copies.
+func (f *Fake) Sandboxes() []*runtimeapi.PodSandboxStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*runtimeapi.PodSandboxStatus
+	for _, s := range f.sortedSandboxes() {
+		out = append(out, s.status())
+	}
+	return out
+}
+
+// Containers returns the status of every container, oldest first. The
+// values are copies.
+func (f *Fake) Containers() []*runtimeapi.ContainerStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*runtimeapi.ContainerStatus
+	for _, c := range f.sortedContainers() {
+		out = append(out, c.status())
+	}
+	return out
+}

@@ -1,0 +1,17 @@
+// Package crifake is an in-memory CRI runtime for tests. A Fake implements
+// the CRI v1 RuntimeService and ImageService the way containerd behaves for
+// everything berth's kubelet uses (sandbox and container lifecycle, status,
+// lists with filters, images), keeps a log of calls, lets tests inject
+// errors and change the world (a container exits, a sandbox dies, the
+// network goes away), and hands out a *cri.Client over an in-process gRPC
+// connection so that code under test goes through the production
+// interceptors.
+//
+// The critest behaviour suite runs against both this fake and real
+// containerd; where they differ, the fake is wrong.
+//
+// Files: fake.go (state), server.go (gRPC plumbing, call log, error
+// injection), sandbox.go, container.go, image.go, runtime.go (Version,
+// Status, RuntimeConfig), filter.go (list filters), controls.go (test
+// controls and accessors).
+package crifake

@@ -1,0 +1,80 @@
+package crifake
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/test/bufconn"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/cri"
+)
+
+// DefaultTimeout is the runtime request timeout of clients made by Client.
+const DefaultTimeout = 30 * time.Second
+
+// Client serves the fake over an in-process gRPC connection and returns a
+// client for it built with the production dial options (timeouts, error
+// classification), with DefaultTimeout. Server and connection are closed by
+// t.Cleanup.
+func (f *Fake) Client(t testing.TB) *cri.Client {
+	t.Helper()
+	return f.ClientWithOptions(t, cri.Options{Timeout: DefaultTimeout})
+}
+
+// ClientWithOptions is Client with the given Timeout, Observe and Clock;
+// the endpoints in o are ignored.
+func (f *Fake) ClientWithOptions(t testing.TB, o cri.Options) *cri.Client {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(f.intercept))
+	runtimeapi.RegisterRuntimeServiceServer(srv, f)
+	runtimeapi.RegisterImageServiceServer(srv, f)
+	go func() { _ = srv.Serve(lis) }()
+
+	dial := func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }
+	opts := append(cri.DialOptions(o), grpc.WithContextDialer(dial))
+	conn, err := grpc.NewClient("passthrough:///crifake", opts...)
+	if err != nil {
+		srv.Stop()
+		t.Fatalf("create client for fake runtime: %v", err)
+	}
+	c := cri.NewForConns(conn, nil)
+	t.Cleanup(func() {
+		_ = c.Close()
+		srv.Stop()
+	})
+	return c
+}
+
+// intercept logs every call and answers with an injected error if there is
+// one for the method.
+func (f *Fake) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	method := info.FullMethod[strings.LastIndexByte(info.FullMethod, '/')+1:]
+	if err := f.record(method); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+// record appends method to the call log and pops its next injected error.
+func (f *Fake) record(method string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, method)
+	queue := f.injections[method]
+	if len(queue) == 0 {
+		return nil
+	}
+	err := queue[0]
+	if len(queue) == 1 {
+		delete(f.injections, method)
+	} else {
+		f.injections[method] = queue[1:]
+	}
+	return err
+}
