@@ -151,9 +151,11 @@ func TestCompute(t *testing.T) {
 			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 1, InitContainer: 0},
 		},
 		{
-			name:   "init container running: wait",
-			mutate: func(in *Inputs) { withInit(in, corev1.RestartPolicyAlways, running(in.Pod, "setup", "setup-1", "sb-0")) },
-			want:   Actions{InitContainer: -1},
+			name: "init container running: wait",
+			mutate: func(in *Inputs) {
+				withInit(in, corev1.RestartPolicyAlways, running(in.Pod, "setup", "setup-1", "sb-0"))
+			},
+			want: Actions{InitContainer: -1},
 		},
 		{
 			name: "init container created but never started: start a new one",
