@@ -1,0 +1,274 @@
+package podstatus
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// Waiting and terminated reasons berth writes itself, as upstream.
+const (
+	ReasonContainerCreating      = "ContainerCreating"
+	ReasonPodInitializing        = "PodInitializing"
+	ReasonContainerStatusUnknown = "ContainerStatusUnknown"
+	ReasonCompleted              = "Completed"
+	ReasonError                  = "Error"
+
+	msgUnknownWhenTerminated = "The container could not be located when the pod was terminated"
+	msgUnknownWhenDeleted    = "The container could not be located when the pod was deleted.  The container used to be Running"
+	msgInitInferred          = "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"
+	exitCodeUnknown          = 137
+)
+
+// containerStatuses builds the statuses of specs (the regular or the init
+// containers), in spec order, following upstream convertToAPIContainerStatuses
+// and then the prober's started/ready rules.
+func containerStatuses(in *Input, old []corev1.ContainerStatus, specs []corev1.Container, hasInit, isInit bool) []corev1.ContainerStatus {
+	if len(specs) == 0 {
+		return nil
+	}
+	defaultReason := ReasonContainerCreating
+	if hasInit {
+		defaultReason = ReasonPodInitializing
+	}
+	out := make([]corev1.ContainerStatus, 0, len(specs))
+	for i := range specs {
+		spec := &specs[i]
+		oldStatus, _ := statusByName(old, spec.Name)
+		instances := in.Runtime.ContainersNamed(spec.Name) // newest first
+		s := baseStatus(in, spec, oldStatus, instances, defaultReason)
+		applyStartFailure(in, &s, spec, instances, isInit)
+		applyProbes(in, &s, spec, isInit)
+		out = append(out, s)
+	}
+	return out
+}
+
+// baseStatus is the status from the runtime's two newest instances of the
+// container, or, when the runtime has none, from the previous status.
+func baseStatus(in *Input, spec *corev1.Container, old *corev1.ContainerStatus, instances []*runtimestate.Container, defaultReason string) corev1.ContainerStatus {
+	if len(instances) > 0 {
+		s := convert(in, spec, instances[0], old)
+		if len(instances) > 1 {
+			s.LastTerminationState = convert(in, spec, instances[1], nil).State
+		}
+		return s
+	}
+
+	s := corev1.ContainerStatus{
+		Name:  spec.Name,
+		Image: spec.Image,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: defaultReason}},
+	}
+	if old == nil {
+		return s
+	}
+	if old.State.Terminated != nil {
+		// The runtime removed the container: its last known end stands.
+		return *old.DeepCopy()
+	}
+	s.RestartCount = old.RestartCount
+	s.LastTerminationState = *old.LastTerminationState.DeepCopy()
+	if old.State.Running != nil && s.LastTerminationState.Terminated == nil {
+		// It ran and vanished: record that it stopped, so the pod does not
+		// fall back to Pending as if it never ran.
+		s.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+			Reason:   ReasonContainerStatusUnknown,
+			Message:  msgUnknownWhenDeleted,
+			ExitCode: exitCodeUnknown,
+		}
+		if in.Pod.DeletionTimestamp == nil {
+			s.RestartCount++
+		}
+	}
+	return s
+}
+
+// convert turns one runtime container into a status.
+func convert(in *Input, spec *corev1.Container, c *runtimestate.Container, old *corev1.ContainerStatus) corev1.ContainerStatus {
+	cid := in.RuntimeName + "://" + c.ID
+	s := corev1.ContainerStatus{
+		Name:         c.Name,
+		RestartCount: int32(c.RestartCount),
+		Image:        c.Image,
+		ImageID:      c.ImageRef,
+		ContainerID:  cid,
+	}
+	if s.Image == "" {
+		s.Image = spec.Image
+	}
+	if s.ImageID == "" {
+		s.ImageID = c.ImageID
+	}
+	switch {
+	case c.State == runtimestate.ContainerRunning:
+		s.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(c.StartedAt)}
+	case c.State == runtimestate.ContainerCreated:
+		s.State.Waiting = &corev1.ContainerStateWaiting{}
+	case c.State == runtimestate.ContainerExited:
+		reason := c.Reason
+		if reason == "" {
+			reason = ReasonCompleted
+			if c.ExitCode != 0 {
+				reason = ReasonError
+			}
+		}
+		s.State.Terminated = &corev1.ContainerStateTerminated{
+			ExitCode:    c.ExitCode,
+			Reason:      reason,
+			Message:     c.Message,
+			StartedAt:   metav1.NewTime(c.StartedAt),
+			FinishedAt:  metav1.NewTime(c.FinishedAt),
+			ContainerID: cid,
+		}
+	case old != nil && old.State.Running != nil:
+		// Unknown now, running before: it stopped without us seeing how.
+		// Not "waiting": that would let a run-once pod run twice.
+		s.State.Terminated = &corev1.ContainerStateTerminated{
+			Reason:   ReasonContainerStatusUnknown,
+			Message:  msgUnknownWhenTerminated,
+			ExitCode: exitCodeUnknown,
+		}
+		s.RestartCount = old.RestartCount + 1
+	default:
+		s.State.Waiting = &corev1.ContainerStateWaiting{}
+	}
+	return s
+}
+
+// applyStartFailure shows why a container that should be (re)started is
+// not running: the start failure of the last sync becomes the waiting
+// state, and a terminated state moves to lastState.
+func applyStartFailure(in *Input, s *corev1.ContainerStatus, spec *corev1.Container, instances []*runtimestate.Container, isInit bool) {
+	var latest *runtimestate.Container
+	if len(instances) > 0 {
+		latest = instances[0]
+	}
+	if isInit {
+		if latest != nil && latest.State == runtimestate.ContainerExited && latest.ExitCode == 0 {
+			return // done; never restarted
+		}
+		if latest == nil && !isSidecar(spec) && s.State.Waiting != nil && anyRegularContainerCreated(in) {
+			// Removed from the runtime, but regular containers exist: it
+			// must have succeeded.
+			s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				Reason:   ReasonCompleted,
+				Message:  msgInitInferred,
+				ExitCode: 0,
+			}}
+			return
+		}
+	}
+	if !shouldRestart(in.Pod, spec, latest) {
+		return
+	}
+	f, ok := in.Failures[spec.Name]
+	if !ok {
+		return
+	}
+	if s.State.Terminated != nil {
+		s.LastTerminationState = s.State
+	}
+	s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: f.Reason, Message: f.Message}}
+}
+
+// applyProbes sets Started and Ready as upstream's prober does. Started is
+// always set. A regular container (or sidecar) is ready when it runs, has
+// started and passes its readiness probe (if any); a regular init container
+// is ready once it exited 0.
+func applyProbes(in *Input, s *corev1.ContainerStatus, spec *corev1.Container, isInit bool) {
+	started := s.State.Running != nil
+	if r, ok := in.Startup[s.Name]; ok && started {
+		started = r
+	}
+	s.Started = &started
+	s.Ready = false
+	if isInit && !isSidecar(spec) {
+		s.Ready = s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
+		return
+	}
+	if !started {
+		return
+	}
+	ready := true
+	if r, ok := in.Readiness[s.Name]; ok {
+		ready = r
+	}
+	s.Ready = ready
+}
+
+// shouldRestart is upstream ShouldContainerBeRestarted: whether the next
+// sync will (re)start the container, given its newest instance.
+func shouldRestart(pod *corev1.Pod, spec *corev1.Container, latest *runtimestate.Container) bool {
+	if pod.DeletionTimestamp != nil {
+		return false
+	}
+	if latest == nil {
+		return true
+	}
+	switch latest.State {
+	case runtimestate.ContainerRunning:
+		return false
+	case runtimestate.ContainerExited:
+		return containerShouldRestart(spec, &pod.Spec, latest.ExitCode)
+	}
+	// Created or unknown.
+	return true
+}
+
+// containerShouldRestart applies the container's restart rules, then its
+// restart policy, then the pod's restart policy (default Always).
+func containerShouldRestart(c *corev1.Container, spec *corev1.PodSpec, exitCode int32) bool {
+	if c.RestartPolicy != nil {
+		for _, r := range c.RestartPolicyRules {
+			if r.ExitCodes != nil && exitCodesMatch(r.ExitCodes, exitCode) {
+				if r.Action == corev1.ContainerRestartRuleActionRestart {
+					return true
+				}
+				break
+			}
+		}
+		switch *c.RestartPolicy {
+		case corev1.ContainerRestartPolicyAlways:
+			return true
+		case corev1.ContainerRestartPolicyOnFailure:
+			return exitCode != 0
+		case corev1.ContainerRestartPolicyNever:
+			return false
+		}
+	}
+	switch spec.RestartPolicy {
+	case corev1.RestartPolicyOnFailure:
+		return exitCode != 0
+	case corev1.RestartPolicyNever:
+		return false
+	}
+	return true
+}
+
+func exitCodesMatch(r *corev1.ContainerRestartRuleOnExitCodes, code int32) bool {
+	in := false
+	for _, v := range r.Values {
+		if v == code {
+			in = true
+			break
+		}
+	}
+	if r.Operator == corev1.ContainerRestartRuleOnExitCodesOpNotIn {
+		return !in
+	}
+	return in
+}
+
+// anyRegularContainerCreated: the runtime holds a regular container in any
+// known state, so the pod got past its init containers.
+func anyRegularContainerCreated(in *Input) bool {
+	for _, spec := range in.Pod.Spec.Containers {
+		c := in.Runtime.LatestContainer(spec.Name)
+		if c != nil && c.State != runtimestate.ContainerUnknown {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,16 @@
+// Package podstatus owns the v1.PodStatus berth reports for its pods.
+//
+//   - Generate (generate.go and its helpers: containers.go, phase.go,
+//     conditions.go, ips.go, qos.go) is a pure function from a snapshot
+//     (the pod, its runtime state, the previous status, start failures,
+//     probe results, host IPs and the time) to the pod's status. It
+//     follows the upstream kubelet's generateAPIPodStatus: phase, kubelet
+//     conditions with preserved transition times, container statuses,
+//     pod and host IPs, start time and QoS class.
+//   - Store (store.go) holds the latest generated status of every pod on
+//     the node and refuses to move a terminal phase backwards. It grows
+//     into the status manager that patches the API server.
+//
+// The generator does not import grpc, client-go or net/http and takes the
+// time as an input.
+package podstatus
