@@ -2,4 +2,34 @@
 // It is the heart of SyncPod and it is pure: it reads only its Inputs (the
 // pod, the observed runtime state, backoff entries, probe verdicts and the
 // time) and performs nothing. internal/kuberuntime applies the Actions.
+//
+// Files:
+//
+//	types.go       the contract: Inputs, Actions and their parts
+//	compute.go     Compute: the order of decisions, the re-created pod
+//	sandbox.go     whether the latest sandbox can be kept
+//	init.go        init container progress in the current sandbox
+//	containers.go  regular containers: start, restart, kill, tear down
+//	backoff.go     the CrashLoopBackOff gate and its entries
+//	hash.go        HashContainer, the spec hash recorded on containers
+//
+// The rules follow upstream's computePodActions (kuberuntime_manager.go),
+// ShouldContainerBeRestarted and the kubelet's use of client-go's
+// flowcontrol.Backoff, with these differences:
+//
+//   - Init container progress only looks at instances in the current
+//     sandbox (runtimestate.Container.SandboxID), so a re-created sandbox
+//     runs its init containers again without the old ones being purged.
+//   - KillPod on sandbox re-creation is set only when the runtime holds
+//     anything of the pod (upstream sets it always).
+//   - Backoff entries are keyed by container name and carry the spec hash
+//     (upstream keys by pod, name and hash): a spec change resets them.
+//   - A running container with no recorded hash (0) is never taken as
+//     changed.
+//   - Restartable (sidecar) init containers are treated as ordinary init
+//     containers for now.
+//   - Pod deletion is not looked at: terminating a pod is the pod worker's
+//     business, not the planner's.
+//
+// Everything here is safe for concurrent use: there is no shared state.
 package podplan

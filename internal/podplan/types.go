@@ -9,9 +9,10 @@ import (
 )
 
 // Inputs is everything Compute may look at. The caller takes the snapshot;
-// Compute never reads anything else (no clock, no managers, no globals).
+// Compute never reads anything else (no clock, no managers, no globals),
+// never modifies it and keeps no reference to it after returning.
 type Inputs struct {
-	Pod     *corev1.Pod
+	Pod     *corev1.Pod       // required
 	Runtime *runtimestate.Pod // may be nil or empty: nothing in the runtime yet
 	// Backoff holds this pod's CrashLoopBackOff entries, keyed by container
 	// name. Compute returns the updated entries in Actions.Backoff.
@@ -25,6 +26,8 @@ type Inputs struct {
 }
 
 // ProbeSnapshot is what the prober knows about the pod's containers, by name.
+// A true verdict applies to the container's running instance: the prober
+// must clear it once that instance is gone.
 type ProbeSnapshot struct {
 	LivenessFailed map[string]bool
 	StartupFailed  map[string]bool
