@@ -58,7 +58,7 @@ func Compute(in Inputs) Actions {
 			a.StartContainers = append(a.StartContainers, idx)
 		}
 	}
-	if !a.CreateSandbox && !a.KillPod && (a.InitContainer >= 0 || len(a.StartContainers) > 0) {
+	if sb.current != nil && !a.KillPod && (a.InitContainer >= 0 || len(a.StartContainers) > 0) {
 		a.SandboxID = sb.current.ID
 	}
 	if len(p.waiting) > 0 {
