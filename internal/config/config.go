@@ -1,5 +1,223 @@
 package config
 
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+// KubernetesVersion is the Kubernetes release whose kubelet berth stands in
+// for: its flags, its KubeletConfiguration and its defaults.
+const KubernetesVersion = "v1.37.2"
+
 // Config is berth's loaded, defaulted and validated configuration.
-// Placeholder: replaced by the config package's real implementation.
-type Config struct{}
+//
+// Load returns a new Config; nothing mutates it afterwards, so it may be read
+// from any goroutine.
+type Config struct {
+	// Kubelet is the KubeletConfiguration after drop-ins, defaults and
+	// flags. Fields berth does not honour hold their defaults.
+	Kubelet kubeletconfigv1beta1.KubeletConfiguration `json:"kubelet"`
+
+	// Kubeconfig and BootstrapKubeconfig are empty: cluster mode is not
+	// supported yet.
+	Kubeconfig          string `json:"kubeconfig,omitempty"`
+	BootstrapKubeconfig string `json:"bootstrapKubeconfig,omitempty"`
+	// HostnameOverride is --hostname-override as given.
+	HostnameOverride string `json:"hostnameOverride,omitempty"`
+	// NodeName is the lower-cased hostname override, or the host's name.
+	NodeName string `json:"nodeName"`
+	// NodeIPs is --node-ip: empty, one IP, or an IPv4/IPv6 pair.
+	NodeIPs []net.IP `json:"nodeIPs,omitempty"`
+
+	RootDir                string `json:"rootDir"`
+	CertDir                string `json:"certDir"`
+	PodInfraContainerImage string `json:"podInfraContainerImage"`
+
+	// NodeLabels and RegisterWithTaints are validated now and used once
+	// berth registers a Node (cluster mode).
+	NodeLabels         map[string]string `json:"nodeLabels,omitempty"`
+	RegisterWithTaints []corev1.Taint    `json:"registerWithTaints,omitempty"`
+
+	// Verbosity is the effective log verbosity (logging.verbosity, or -v).
+	Verbosity int `json:"verbosity"`
+}
+
+// Env is everything Load reads from outside the process. OSEnv returns the
+// real one; tests inject their own.
+type Env struct {
+	ReadFile func(name string) ([]byte, error)
+	ReadDir  func(name string) ([]fs.DirEntry, error)
+	Hostname func() (string, error)
+}
+
+// OSEnv returns an Env backed by the operating system.
+func OSEnv() Env {
+	return Env{ReadFile: os.ReadFile, ReadDir: os.ReadDir, Hostname: os.Hostname}
+}
+
+// Load builds a Config from flags, the way the upstream kubelet does:
+//  1. decode --config strictly and apply the defaults;
+//  2. merge the --config-dir drop-ins over it (RFC 7386 merge patch, files in
+//     lexical order), then default again;
+//  3. apply the flags that were given explicitly over the file;
+//  4. validate everything, reporting every problem in one *ValidationError.
+func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
+	logger := klog.FromContext(ctx)
+	kc, err := loadKubeletConfiguration(ctx, flags, env)
+	if err != nil {
+		return nil, err
+	}
+	applyFlags(kc, flags)
+
+	var problems problems
+	problems.addAll(validateKubelet(kc))
+	problems.addAll(unsupportedFields(kc))
+
+	cfg := &Config{
+		Kubelet:                *kc,
+		Kubeconfig:             flags.Kubeconfig,
+		BootstrapKubeconfig:    flags.BootstrapKubeconfig,
+		HostnameOverride:       flags.HostnameOverride,
+		RootDir:                flags.RootDir,
+		CertDir:                flags.CertDir,
+		PodInfraContainerImage: flags.PodInfraContainerImage,
+		Verbosity:              int(kc.Logging.Verbosity),
+	}
+	problems.addAll(applyNodeFlags(cfg, flags, env))
+	if err := problems.err(); err != nil {
+		return nil, err
+	}
+	logger.V(2).Info("Loaded configuration", "config", flags.ConfigFile, "configDir", flags.ConfigDir, "node", cfg.NodeName)
+	return cfg, nil
+}
+
+// loadKubeletConfiguration performs steps 1 and 2 of Load.
+func loadKubeletConfiguration(ctx context.Context, flags *Flags, env Env) (*kubeletconfigv1beta1.KubeletConfiguration, error) {
+	logger := klog.FromContext(ctx)
+	base := map[string]any{}
+	if flags.ConfigFile != "" {
+		obj, err := readConfigFile(env, flags.ConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		base = obj
+	}
+	kc, err := fromObject(base)
+	if err != nil {
+		return nil, err
+	}
+	SetDefaults(kc)
+	if flags.ConfigDir == "" {
+		return kc, nil
+	}
+	// Upstream merges drop-ins over the already defaulted base.
+	merged, err := toObject(kc)
+	if err != nil {
+		return nil, err
+	}
+	files, err := dropInFiles(env, flags.ConfigDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		patch, err := readConfigFile(env, f)
+		if err != nil {
+			return nil, err
+		}
+		logger.V(4).Info("Merging config drop-in", "file", f)
+		merged = mergePatch(merged, patch).(map[string]any)
+	}
+	if kc, err = fromObject(merged); err != nil {
+		return nil, err
+	}
+	SetDefaults(kc)
+	return kc, nil
+}
+
+// applyFlags sets the KubeletConfiguration fields whose flags were given.
+func applyFlags(kc *kubeletconfigv1beta1.KubeletConfiguration, flags *Flags) {
+	if flags.IsSet("container-runtime-endpoint") {
+		kc.ContainerRuntimeEndpoint = flags.ContainerRuntimeEndpoint
+	}
+	if flags.IsSet("image-service-endpoint") {
+		kc.ImageServiceEndpoint = flags.ImageServiceEndpoint
+	}
+	if flags.IsSet("pod-manifest-path") {
+		kc.StaticPodPath = flags.PodManifestPath
+	}
+	if flags.IsSet("v") && flags.Verbosity >= 0 {
+		kc.Logging.Verbosity = logsapi.VerbosityLevel(flags.Verbosity)
+	}
+}
+
+// applyNodeFlags parses and validates the flags that are not part of the
+// KubeletConfiguration, and fills the matching Config fields.
+func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
+	var ps []problem
+	flagProblem := func(name string, err error) {
+		ps = append(ps, problem{key: "flag " + name, msg: fmt.Sprintf("flag --%s: %v", name, err)})
+	}
+	for _, name := range []string{"kubeconfig", "bootstrap-kubeconfig"} {
+		if flags.IsSet(name) {
+			flagProblem(name, fmt.Errorf("cluster mode is not supported yet"))
+		}
+	}
+	if flags.Verbosity < 0 {
+		flagProblem("v", fmt.Errorf("invalid value %d: must not be negative", flags.Verbosity))
+	}
+	var err error
+	if cfg.NodeIPs, err = parseNodeIPs(flags.NodeIP); err != nil {
+		flagProblem("node-ip", err)
+	}
+	if cfg.NodeLabels, err = parseNodeLabels(flags.NodeLabels); err != nil {
+		flagProblem("node-labels", err)
+	}
+	if cfg.RegisterWithTaints, err = parseTaints(flags.RegisterWithTaints); err != nil {
+		flagProblem("register-with-taints", err)
+	}
+	for name, v := range map[string]string{"root-dir": flags.RootDir, "cert-dir": flags.CertDir, "pod-infra-container-image": flags.PodInfraContainerImage} {
+		if strings.TrimSpace(v) == "" {
+			flagProblem(name, fmt.Errorf("must not be empty"))
+		}
+	}
+	if cfg.NodeName, err = nodeName(flags.HostnameOverride, env.Hostname); err != nil {
+		if flags.HostnameOverride != "" {
+			flagProblem("hostname-override", err)
+		} else {
+			ps = append(ps, problem{key: "node name", msg: fmt.Sprintf("node name: %v (set --hostname-override)", err)})
+		}
+	}
+	return ps
+}
+
+// nodeName returns the node name as upstream derives it: the override if
+// given, else the host name, trimmed and lower-cased. It must be a DNS
+// subdomain, since static pod mirror names are built from it.
+func nodeName(override string, hostname func() (string, error)) (string, error) {
+	name := override
+	if name == "" {
+		h, err := hostname()
+		if err != nil {
+			return "", fmt.Errorf("get hostname: %w", err)
+		}
+		name = h
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" {
+		return "", fmt.Errorf("empty node name is invalid")
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return "", fmt.Errorf("node name %q is invalid: %s", name, strings.Join(msgs, ", "))
+	}
+	return name, nil
+}

@@ -1,0 +1,53 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CompatDoc renders docs/config-compat.md: every flag and every top-level
+// KubeletConfiguration field, with what berth does with it. A test keeps the
+// committed file equal to this output.
+func CompatDoc() string {
+	var b strings.Builder
+	b.WriteString("# berth configuration compatibility\n\n")
+	b.WriteString("<!-- Generated from internal/config/support.go by " +
+		"`go test ./internal/config -run TestCompatDoc -update`. Do not edit. -->\n\n")
+	fmt.Fprintf(&b, "berth reads the upstream kubelet flags and `kubelet.config.k8s.io/v1beta1` "+
+		"`KubeletConfiguration` of Kubernetes %s. Statuses:\n\n", KubernetesVersion)
+	for _, s := range []Support{Honoured, DefaultMatches, NotImplemented, ClusterOnly, Rejected} {
+		fmt.Fprintf(&b, "- **%s**: %s\n", s, supportMeaning(s))
+	}
+	b.WriteString("\nLoading follows upstream: `--config` is decoded strictly (unknown or duplicate " +
+		"fields, a wrong apiVersion or kind are errors) and defaulted; `--config-dir` `*.conf` drop-ins " +
+		"(each a full KubeletConfiguration with apiVersion and kind, searched recursively, in lexical " +
+		"order) are merged over it as JSON merge patches (objects merge, lists replace, null resets to " +
+		"the default); flags given explicitly override the result. Relative paths in a file are resolved " +
+		"against that file's directory. Every problem is reported at once.\n")
+	b.WriteString("\n## Flags\n\n| flag | status | notes |\n| --- | --- | --- |\n")
+	for _, f := range flagSupport() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Support, f.Reason)
+	}
+	b.WriteString("\n`-v` is the short form of `--v`.\n")
+	b.WriteString("\n## KubeletConfiguration fields\n\n| field | status | notes |\n| --- | --- | --- |\n")
+	for _, f := range kubeletFieldSupport() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Support, f.Reason)
+	}
+	return b.String()
+}
+
+func supportMeaning(s Support) string {
+	switch s {
+	case Honoured:
+		return "every valid value takes effect."
+	case DefaultMatches:
+		return "only the upstream default is accepted, and the default is what berth does."
+	case NotImplemented:
+		return "only the upstream default is accepted; berth does not implement what the default describes yet."
+	case ClusterOnly:
+		return "accepted and validated; it takes effect once berth joins a cluster."
+	case Rejected:
+		return "an error whenever it is set."
+	}
+	return ""
+}

@@ -1,0 +1,214 @@
+package config
+
+// Support says what berth does with one KubeletConfiguration field or flag.
+type Support int
+
+const (
+	// Honoured means every valid value takes effect.
+	Honoured Support = iota
+	// DefaultMatches means only the upstream default is accepted, and that
+	// default is what berth does.
+	DefaultMatches
+	// NotImplemented means only the upstream default is accepted, and berth
+	// does not implement the behaviour the default describes yet.
+	NotImplemented
+	// ClusterOnly is for flags: accepted and validated, used in cluster mode.
+	ClusterOnly
+	// Rejected is for flags that are an error whenever they are set.
+	Rejected
+)
+
+// String returns the wording used in docs/config-compat.md.
+func (s Support) String() string {
+	switch s {
+	case Honoured:
+		return "honoured"
+	case DefaultMatches:
+		return "default only (matches berth)"
+	case NotImplemented:
+		return "default only (not implemented yet)"
+	case ClusterOnly:
+		return "validated, used in cluster mode"
+	case Rejected:
+		return "rejected"
+	}
+	return "unknown"
+}
+
+// FieldSupport is one row of the compatibility table.
+type FieldSupport struct {
+	// Name is the JSON name of a top-level KubeletConfiguration field, or a
+	// flag name with its dashes ("--root-dir").
+	Name    string
+	Support Support
+	Reason  string
+}
+
+const (
+	noServer  = "berth has no kubelet API server on :10250 yet"
+	noCluster = "berth runs standalone: there is no API server to talk to yet"
+	noCgroups = "berth does not manage pod or QoS cgroups yet"
+	noEvict   = "berth has no eviction manager yet"
+	noImageGC = "berth has no image garbage collector yet"
+	noLogRot  = "berth does not rotate container logs yet"
+	noAlloc   = "berth does not enforce node allocatable yet"
+)
+
+// kubeletFieldSupport lists every top-level KubeletConfiguration field, in
+// the order of the upstream type. A test fails if a field is missing, so a
+// new upstream field can never be accepted silently. Only Honoured fields may
+// take non-default values; logging is honoured for logging.verbosity only.
+func kubeletFieldSupport() []FieldSupport {
+	return []FieldSupport{
+		{"enableServer", Honoured, "false means berth serves nothing on :10250 (the server comes later)"},
+		{"staticPodPath", Honoured, "the file pod source"},
+		{"podLogsDir", DefaultMatches, "container logs are written under /var/log/pods"},
+		{"syncFrequency", Honoured, "the periodic pod resync"},
+		{"fileCheckFrequency", Honoured, "the file pod source re-reads the path at this period"},
+		{"httpCheckFrequency", Honoured, "the HTTP pod source polls at this period"},
+		{"staticPodURL", Honoured, "the HTTP pod source"},
+		{"staticPodURLHeader", Honoured, "headers sent by the HTTP pod source"},
+		{"address", Honoured, "bind address of the future :10250 server; validated now"},
+		{"port", NotImplemented, noServer},
+		{"readOnlyPort", Honoured, "0 (the default) disables the read-only server; a port is validated"},
+		{"tlsCertFile", NotImplemented, noServer},
+		{"tlsPrivateKeyFile", NotImplemented, noServer},
+		{"tlsCipherSuites", NotImplemented, noServer},
+		{"tlsCurvePreferences", NotImplemented, noServer},
+		{"tlsMinVersion", NotImplemented, noServer},
+		{"rotateCertificates", DefaultMatches, "false: berth does not rotate client certificates"},
+		{"serverTLSBootstrap", DefaultMatches, "false: berth does not request serving certificates"},
+		{"authentication", NotImplemented, noServer},
+		{"authorization", NotImplemented, noServer},
+		{"registryPullQPS", NotImplemented, "berth does not rate-limit image pulls yet"},
+		{"registryBurst", NotImplemented, "berth does not rate-limit image pulls yet"},
+		{"imagePullCredentialsVerificationPolicy", NotImplemented, "berth has no image pull credentials yet"},
+		{"preloadedImagesVerificationAllowlist", NotImplemented, "berth has no image pull credentials yet"},
+		{"eventRecordQPS", NotImplemented, noCluster},
+		{"eventBurst", NotImplemented, noCluster},
+		{"enableDebuggingHandlers", NotImplemented, noServer},
+		{"enableContentionProfiling", DefaultMatches, "false: berth does not profile lock contention"},
+		{"healthzPort", Honoured, "the healthz server port (0 disables it)"},
+		{"healthzBindAddress", Honoured, "the healthz server bind address"},
+		{"oomScoreAdj", NotImplemented, "berth does not adjust its own OOM score yet"},
+		{"clusterDomain", DefaultMatches, "empty: standalone pods have no cluster domain"},
+		{"clusterDNS", DefaultMatches, "empty: ClusterFirst pods fall back to the host resolver"},
+		{"streamingConnectionIdleTimeout", NotImplemented, noServer},
+		{"nodeStatusUpdateFrequency", NotImplemented, noCluster},
+		{"nodeStatusReportFrequency", NotImplemented, noCluster},
+		{"nodeLeaseDurationSeconds", NotImplemented, noCluster},
+		{"imageMinimumGCAge", NotImplemented, noImageGC},
+		{"imageMaximumGCAge", DefaultMatches, "0 disables age-based image GC, and berth has none"},
+		{"imageGCHighThresholdPercent", NotImplemented, noImageGC},
+		{"imageGCLowThresholdPercent", NotImplemented, noImageGC},
+		{"volumeStatsAggPeriod", NotImplemented, "berth does not collect volume stats yet"},
+		{"kubeletCgroups", DefaultMatches, "empty: berth does not move itself into a cgroup"},
+		{"systemCgroups", DefaultMatches, "empty: berth does not move system processes into a cgroup"},
+		{"cgroupRoot", DefaultMatches, "empty: the runtime's default cgroup root is used"},
+		{"cgroupsPerQOS", NotImplemented, noCgroups},
+		{"cgroupDriver", Honoured, "passed to the runtime as the cgroup driver"},
+		{"cpuManagerPolicy", DefaultMatches, "none: berth does no CPU pinning"},
+		{"singleProcessOOMKill", NotImplemented, "berth does not set memory.oom.group yet"},
+		{"cpuManagerPolicyOptions", DefaultMatches, "empty: no CPU manager"},
+		{"cpuManagerReconcilePeriod", DefaultMatches, "unused with cpuManagerPolicy none"},
+		{"memoryManagerPolicy", DefaultMatches, "None: berth does no NUMA memory pinning"},
+		{"topologyManagerPolicy", DefaultMatches, "none: berth does no topology alignment"},
+		{"topologyManagerScope", DefaultMatches, "unused with topologyManagerPolicy none"},
+		{"topologyManagerPolicyOptions", DefaultMatches, "empty: no topology manager"},
+		{"qosReserved", DefaultMatches, "empty: no memory reserved per QoS class"},
+		{"runtimeRequestTimeout", Honoured, "the timeout of every CRI call"},
+		{"hairpinMode", DefaultMatches, "networking is the runtime's CNI's job; berth configures none"},
+		{"maxPods", Honoured, "validated now; used for admission later"},
+		{"podCIDR", DefaultMatches, "empty: the runtime's CNI assigns pod addresses"},
+		{"podPidsLimit", DefaultMatches, "-1: berth sets no per-pod PID limit"},
+		{"resolvConf", Honoured, "the host resolver file given to pods with dnsPolicy Default"},
+		{"runOnce", DefaultMatches, "false: berth runs until stopped"},
+		{"cpuCFSQuota", NotImplemented, "berth cannot turn CFS quota enforcement off"},
+		{"cpuCFSQuotaPeriod", DefaultMatches, "100ms: the CFS period berth uses for CPU limits"},
+		{"nodeStatusMaxImages", NotImplemented, noCluster},
+		{"maxOpenFiles", NotImplemented, "berth does not set its own open files limit yet"},
+		{"contentType", NotImplemented, noCluster},
+		{"kubeAPIQPS", NotImplemented, noCluster},
+		{"kubeAPIBurst", NotImplemented, noCluster},
+		{"serializeImagePulls", NotImplemented, "berth does not order image pulls yet"},
+		{"maxParallelImagePulls", NotImplemented, "berth does not limit parallel image pulls yet"},
+		{"evictionHard", NotImplemented, noEvict},
+		{"evictionSoft", DefaultMatches, "empty: no soft eviction"},
+		{"evictionSoftGracePeriod", DefaultMatches, "empty: no soft eviction"},
+		{"evictionPressureTransitionPeriod", NotImplemented, noEvict},
+		{"evictionMaxPodGracePeriod", DefaultMatches, "0: no soft eviction"},
+		{"evictionMinimumReclaim", DefaultMatches, "empty: no eviction"},
+		{"mergeDefaultEvictionSettings", NotImplemented, noEvict},
+		{"podsPerCore", DefaultMatches, "0: no per-core pod limit"},
+		{"enableControllerAttachDetach", NotImplemented, noCluster},
+		{"protectKernelDefaults", DefaultMatches, "false: berth does not check kernel tunables"},
+		{"makeIPTablesUtilChains", NotImplemented, "berth creates no iptables chains"},
+		{"iptablesMasqueradeBit", NotImplemented, "berth creates no iptables chains"},
+		{"iptablesDropBit", NotImplemented, "berth creates no iptables chains"},
+		{"featureGates", DefaultMatches, "empty: berth has no feature gates; v1.37 defaults apply"},
+		{"failSwapOn", NotImplemented, "berth does not check for swap yet"},
+		{"memorySwap", DefaultMatches, "NoSwap: berth gives containers no swap"},
+		{"containerLogMaxSize", NotImplemented, noLogRot},
+		{"containerLogMaxFiles", NotImplemented, noLogRot},
+		{"containerLogMaxWorkers", NotImplemented, noLogRot},
+		{"containerLogMonitorInterval", NotImplemented, noLogRot},
+		{"configMapAndSecretChangeDetectionStrategy", NotImplemented, noCluster},
+		{"systemReserved", DefaultMatches, "empty: nothing reserved"},
+		{"kubeReserved", DefaultMatches, "empty: nothing reserved"},
+		{"reservedSystemCPUs", DefaultMatches, "empty: no CPUs reserved"},
+		{"showHiddenMetricsForVersion", DefaultMatches, "empty: berth hides no metrics"},
+		{"systemReservedCgroup", DefaultMatches, "empty: no reserved cgroup"},
+		{"kubeReservedCgroup", DefaultMatches, "empty: no reserved cgroup"},
+		{"enforceNodeAllocatable", NotImplemented, noAlloc},
+		{"allowedUnsafeSysctls", NotImplemented, "berth does not admit pods by sysctl yet"},
+		{"defaultPodSysctls", DefaultMatches, "empty: berth adds no sysctls to pods"},
+		{"volumePluginDir", NotImplemented, "berth has no FlexVolume support"},
+		{"providerID", DefaultMatches, "empty: " + noCluster},
+		{"kernelMemcgNotification", DefaultMatches, "false: berth does not watch memcg notifications"},
+		{"logging", Honoured, "only logging.verbosity; other logging fields must stay at their defaults"},
+		{"enableSystemLogHandler", NotImplemented, noServer},
+		{"enableSystemLogQuery", DefaultMatches, "false: " + noServer},
+		{"shutdownGracePeriod", DefaultMatches, "0s: no graceful node shutdown"},
+		{"shutdownGracePeriodCriticalPods", DefaultMatches, "0s: no graceful node shutdown"},
+		{"shutdownGracePeriodByPodPriority", DefaultMatches, "empty: no graceful node shutdown"},
+		{"crashLoopBackOff", DefaultMatches, "berth caps container restart back-off at 300s"},
+		{"reservedMemory", DefaultMatches, "empty: no memory manager"},
+		{"enableProfilingHandler", NotImplemented, noServer},
+		{"enableDebugFlagsHandler", NotImplemented, noServer},
+		{"seccompDefault", DefaultMatches, "false: pods get the seccomp profile they ask for"},
+		{"memoryThrottlingFactor", DefaultMatches, "unset: berth does not set memory.high"},
+		{"memoryReservationPolicy", DefaultMatches, "None: berth does not set memory.min"},
+		{"registerWithTaints", DefaultMatches, "empty: " + noCluster + " (the --register-with-taints flag is validated)"},
+		{"registerNode", NotImplemented, noCluster},
+		{"tracing", DefaultMatches, "unset: berth exports no traces"},
+		{"localStorageCapacityIsolation", NotImplemented, "berth does not isolate ephemeral storage yet"},
+		{"containerRuntimeEndpoint", Honoured, "the CRI runtime service endpoint"},
+		{"imageServiceEndpoint", Honoured, "the CRI image service endpoint (empty: the runtime endpoint)"},
+		{"failCgroupV1", NotImplemented, "berth does not check the cgroup version yet"},
+		{"userNamespaces", DefaultMatches, "unset: the runtime's default user namespace ID range"},
+	}
+}
+
+// honouredLoggingField is the only logging sub-field berth honours.
+const honouredLoggingField = "verbosity"
+
+// flagSupport lists every flag that Flags registers.
+func flagSupport() []FieldSupport {
+	return []FieldSupport{
+		{"--config", Honoured, "the KubeletConfiguration file (YAML or JSON, strict)"},
+		{"--config-dir", Honoured, "*.conf drop-ins merged in lexical order over --config"},
+		{"--kubeconfig", Rejected, "cluster mode is not supported yet"},
+		{"--bootstrap-kubeconfig", Rejected, "cluster mode is not supported yet"},
+		{"--hostname-override", Honoured, "the node name (lower-cased)"},
+		{"--node-ip", Honoured, "validated; at most one IPv4 and one IPv6 address"},
+		{"--root-dir", Honoured, "berth's state directory"},
+		{"--cert-dir", ClusterOnly, "client and serving certificates"},
+		{"--container-runtime-endpoint", Honoured, "overrides containerRuntimeEndpoint"},
+		{"--image-service-endpoint", Honoured, "overrides imageServiceEndpoint"},
+		{"--pod-manifest-path", Honoured, "overrides staticPodPath"},
+		{"--node-labels", ClusterOnly, "labels for the Node object"},
+		{"--register-with-taints", ClusterOnly, "taints for the Node object"},
+		{"--pod-infra-container-image", Honoured, "the sandbox (pause) image"},
+		{"--v", Honoured, "log verbosity; overrides logging.verbosity"},
+	}
+}

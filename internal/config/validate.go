@@ -1,0 +1,225 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+// ValidationError reports every problem found in a configuration, sorted by
+// the field or flag it concerns.
+type ValidationError struct {
+	// Problems are complete messages, each naming its field or flag.
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid configuration: " + e.Problems[0]
+	}
+	return fmt.Sprintf("invalid configuration (%d problems):\n  - %s", len(e.Problems), strings.Join(e.Problems, "\n  - "))
+}
+
+// problem is one validation finding; key orders findings in the report.
+type problem struct {
+	key string
+	msg string
+}
+
+type problems []problem
+
+func (ps *problems) addAll(more []problem) { *ps = append(*ps, more...) }
+
+func (ps problems) err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].key != ps[j].key {
+			return ps[i].key < ps[j].key
+		}
+		return ps[i].msg < ps[j].msg
+	})
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.msg
+	}
+	return &ValidationError{Problems: msgs}
+}
+
+func fieldProblem(field string, format string, args ...any) problem {
+	return problem{
+		key: "field " + field,
+		msg: fmt.Sprintf("kubeletConfiguration field %q: %s", field, fmt.Sprintf(format, args...)),
+	}
+}
+
+// validateKubelet checks the values of the fields berth honours.
+func validateKubelet(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
+	var ps []problem
+	for name, d := range map[string]metav1.Duration{
+		"syncFrequency":         kc.SyncFrequency,
+		"fileCheckFrequency":    kc.FileCheckFrequency,
+		"httpCheckFrequency":    kc.HTTPCheckFrequency,
+		"runtimeRequestTimeout": kc.RuntimeRequestTimeout,
+	} {
+		if d.Duration < 0 {
+			ps = append(ps, fieldProblem(name, "invalid value %q: must not be negative", d.Duration.String()))
+		}
+	}
+	if kc.HealthzPort != nil {
+		ps = append(ps, checkPort("healthzPort", *kc.HealthzPort)...)
+	}
+	ps = append(ps, checkPort("readOnlyPort", kc.ReadOnlyPort)...)
+	for name, addr := range map[string]string{"address": kc.Address, "healthzBindAddress": kc.HealthzBindAddress} {
+		if net.ParseIP(addr) == nil {
+			ps = append(ps, fieldProblem(name, "invalid value %q: must be an IP address", addr))
+		}
+	}
+	if kc.CgroupDriver != "cgroupfs" && kc.CgroupDriver != "systemd" {
+		ps = append(ps, fieldProblem("cgroupDriver", "invalid value %q: must be \"cgroupfs\" or \"systemd\"", kc.CgroupDriver))
+	}
+	if err := checkEndpoint(kc.ContainerRuntimeEndpoint); err != nil {
+		ps = append(ps, fieldProblem("containerRuntimeEndpoint", "invalid value %q: %v", kc.ContainerRuntimeEndpoint, err))
+	}
+	if kc.ImageServiceEndpoint != "" {
+		if err := checkEndpoint(kc.ImageServiceEndpoint); err != nil {
+			ps = append(ps, fieldProblem("imageServiceEndpoint", "invalid value %q: %v", kc.ImageServiceEndpoint, err))
+		}
+	}
+	if kc.StaticPodURL != "" {
+		if err := checkURL(kc.StaticPodURL); err != nil {
+			ps = append(ps, fieldProblem("staticPodURL", "invalid value %q: %v", kc.StaticPodURL, err))
+		}
+	}
+	for name := range kc.StaticPodURLHeader {
+		if !isHTTPToken(name) {
+			ps = append(ps, fieldProblem("staticPodURLHeader", "invalid header name %q", name))
+		}
+	}
+	if kc.MaxPods < 0 {
+		ps = append(ps, fieldProblem("maxPods", "invalid value %d: must not be negative", kc.MaxPods))
+	}
+	return ps
+}
+
+func checkPort(field string, port int32) []problem {
+	if port < 0 || port > 65535 {
+		return []problem{fieldProblem(field, "invalid value %d: must be between 0 and 65535 (0 disables it)", port)}
+	}
+	return nil
+}
+
+// checkEndpoint accepts what berth's CRI client dials: a unix socket given as
+// unix:///absolute/path or as a bare absolute path.
+func checkEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	p := endpoint
+	if rest, ok := strings.CutPrefix(endpoint, "unix://"); ok {
+		p = rest
+	} else if strings.Contains(endpoint, "://") {
+		return fmt.Errorf("only unix:// endpoints are supported")
+	}
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("the socket path must be absolute")
+	}
+	return nil
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("not a URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme must be http or https")
+	}
+	if u.Host == "" {
+		return fmt.Errorf("host is missing")
+	}
+	return nil
+}
+
+// isHTTPToken reports whether s is a valid HTTP header name (RFC 7230 token).
+func isHTTPToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r > 127 || r <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// unsupportedFields rejects every field berth does not honour whose value
+// differs from its default. It walks the struct by reflection, so a field
+// cannot be forgotten: whatever is not Honoured in kubeletFieldSupport
+// (including fields upstream adds later) must stay at its default.
+func unsupportedFields(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
+	def := &kubeletconfigv1beta1.KubeletConfiguration{}
+	SetDefaults(def)
+	honoured := map[string]bool{}
+	for _, f := range kubeletFieldSupport() {
+		honoured[f.Name] = f.Support == Honoured
+	}
+	var ps []problem
+	for _, name := range differingFields(kc, def, "") {
+		if name == "logging" {
+			ps = append(ps, unsupportedLogging(kc, def)...)
+			continue
+		}
+		if !honoured[name] {
+			ps = append(ps, fieldProblem(name, "not supported by berth yet (only the default is accepted)"))
+		}
+	}
+	return ps
+}
+
+func unsupportedLogging(kc, def *kubeletconfigv1beta1.KubeletConfiguration) []problem {
+	var ps []problem
+	for _, name := range differingFields(&kc.Logging, &def.Logging, "logging.") {
+		if name != "logging."+honouredLoggingField {
+			ps = append(ps, fieldProblem(name, "not supported by berth yet (only the default is accepted)"))
+		}
+	}
+	return ps
+}
+
+// differingFields returns the JSON names (with prefix) of the top-level
+// fields of the structs a and b point to whose values differ semantically.
+// Embedded structs (TypeMeta) are skipped.
+func differingFields(a, b any, prefix string) []string {
+	av, bv := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	var names []string
+	for i := range av.NumField() {
+		f := av.Type().Field(i)
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		if !apiequality.Semantic.DeepEqual(av.Field(i).Interface(), bv.Field(i).Interface()) {
+			names = append(names, prefix+jsonName(f))
+		}
+	}
+	return names
+}
+
+// jsonName is the JSON name of a struct field, from its json tag.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
