@@ -1,0 +1,101 @@
+package kuberuntime
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// errVolumesUnsupported refuses pods with volumes until volume support
+// lands: a container must never start with a volume silently missing.
+var errVolumesUnsupported = errors.New("volumes are not supported yet")
+
+// containerLogPath is the container's log file relative to the pod log
+// directory: <container name>/<restart count>.log.
+func containerLogPath(name string, restartCount int) string {
+	return filepath.Join(name, strconv.Itoa(restartCount)+".log")
+}
+
+// containerParams is everything a container config is built from.
+type containerParams struct {
+	Pod       *corev1.Pod
+	Container *corev1.Container
+	// Type is containerTypeInit or containerTypeRegular.
+	Type string
+	// Hash is podplan.HashContainer of the container spec.
+	Hash         uint64
+	RestartCount int
+	// ImageRef is the image to run: the runtime's image ID when the pull
+	// resolved one, else the image as the pod names it.
+	ImageRef string
+	// TerminationMessageHostPath is the host file mounted at the
+	// container's terminationMessagePath ("" for none).
+	TerminationMessageHostPath string
+}
+
+// buildContainerConfig builds the ContainerConfig for one container
+// (upstream generateContainerConfig). It is pure; its errors are
+// configuration errors (CreateContainerConfigError).
+func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error) {
+	pod, c := p.Pod, p.Container
+	if len(pod.Spec.Volumes) > 0 || len(c.VolumeMounts) > 0 || len(c.VolumeDevices) > 0 {
+		return nil, errVolumesUnsupported
+	}
+	envs, vars, err := containerEnv(c)
+	if err != nil {
+		return nil, err
+	}
+	security, err := containerSecurity(pod, c)
+	if err != nil {
+		return nil, err
+	}
+	command, args := expandCommand(c, vars)
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{
+			Name:    c.Name,
+			Attempt: uint32(p.RestartCount),
+		},
+		Image:       &runtimeapi.ImageSpec{Image: p.ImageRef, UserSpecifiedImage: c.Image},
+		Command:     command,
+		Args:        args,
+		WorkingDir:  c.WorkingDir,
+		Envs:        envs,
+		Labels:      containerLabels(pod, c),
+		Annotations: containerAnnotations(pod, c, p.Type, p.Hash, p.RestartCount),
+		LogPath:     containerLogPath(c.Name, p.RestartCount),
+		Stdin:       c.Stdin,
+		StdinOnce:   c.StdinOnce,
+		Tty:         c.TTY,
+		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources:       containerResources(c),
+			SecurityContext: security,
+		},
+	}
+	if p.TerminationMessageHostPath != "" && c.TerminationMessagePath != "" {
+		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{
+			HostPath:      p.TerminationMessageHostPath,
+			ContainerPath: c.TerminationMessagePath,
+		})
+	}
+	return cfg, nil
+}
+
+// findContainer returns the spec of a container or init container by name,
+// with its type.
+func findContainer(pod *corev1.Pod, name string) (*corev1.Container, string, error) {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i], containerTypeInit, nil
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i], containerTypeRegular, nil
+		}
+	}
+	return nil, "", fmt.Errorf("find container %q: not in pod spec", name)
+}

@@ -1,0 +1,152 @@
+package kuberuntime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/podplan"
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// startTarget is one container to start and where.
+type startTarget struct {
+	Pod        *corev1.Pod
+	Container  *corev1.Container
+	Type       string
+	SandboxID  string
+	SandboxCfg *runtimeapi.PodSandboxConfig
+	Runtime    *runtimestate.Pod
+}
+
+// startContainer pulls the image, creates and starts one container
+// (upstream startContainer). A non-nil failure says why it did not start;
+// events tell the same story.
+func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimestate.StartFailure {
+	pod, c := t.Pod, t.Container
+	imageRef, failure := m.ensureImage(ctx, pod, c, t.SandboxCfg)
+	if failure != nil {
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailed, "Error: %s", failure.Reason)
+		return failure
+	}
+	restartCount := m.nextRestartCount(ctx, t)
+	cfg, err := m.prepareContainer(t, imageRef, restartCount)
+	if err != nil {
+		return m.startFailed(pod, ReasonCreateContainerConfigError, err.Error())
+	}
+	created, err := m.cfg.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
+		PodSandboxId: t.SandboxID, Config: cfg, SandboxConfig: t.SandboxCfg,
+	})
+	if err != nil {
+		return m.startFailed(pod, ReasonCreateContainerError, criMessage(err))
+	}
+	id := created.GetContainerId()
+	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventCreated, "Created container: %s", c.Name)
+	if _, err := m.cfg.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+		// The runtime's message often names the container ID; events name
+		// the container so that they aggregate.
+		return m.startFailed(pod, ReasonRunContainerError, strings.ReplaceAll(criMessage(err), id, c.Name))
+	}
+	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventStarted, "Started container %s", c.Name)
+	return nil
+}
+
+func (m *Manager) startFailed(pod *corev1.Pod, reason, msg string) *runtimestate.StartFailure {
+	m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailed, "Error: %s", msg)
+	return &runtimestate.StartFailure{Reason: reason, Message: msg}
+}
+
+// prepareContainer creates the container's log directory and termination
+// message file, then builds its config.
+func (m *Manager) prepareContainer(t startTarget, imageRef string, restartCount int) (*runtimeapi.ContainerConfig, error) {
+	pod, c := t.Pod, t.Container
+	logDir := filepath.Join(t.SandboxCfg.GetLogDirectory(), c.Name)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create container log directory for container %s failed: %v", c.Name, err)
+	}
+	params := containerParams{
+		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
+		RestartCount: restartCount, ImageRef: imageRef,
+	}
+	if c.TerminationMessagePath != "" {
+		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)
+		if err != nil {
+			return nil, err
+		}
+		params.TerminationMessageHostPath = path
+	}
+	return buildContainerConfig(params)
+}
+
+// createTerminationMessageFile creates the host file mounted at the
+// container's terminationMessagePath:
+// <PodsDir>/<uid>/containers/<name>/<restart count>, mode 0666 whatever the
+// umask, so that any container user can write it. The restart count makes
+// the name unique per container instance, like upstream's random suffix.
+func (m *Manager) createTerminationMessageFile(pod *corev1.Pod, name string, restartCount int) (string, error) {
+	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "containers", name)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", fmt.Errorf("create container directory %q: %w", dir, err)
+	}
+	path := filepath.Join(dir, strconv.Itoa(restartCount))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o666)
+	if err != nil {
+		return "", fmt.Errorf("create termination-log file %q: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("create termination-log file %q: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		return "", fmt.Errorf("set termination-log file permissions %q: %w", path, err)
+	}
+	return path, nil
+}
+
+// nextRestartCount is one more than the newest instance's restart count;
+// with no instance in the runtime (e.g. after a node reboot) it continues
+// from the log files left in the container's log directory.
+func (m *Manager) nextRestartCount(ctx context.Context, t startTarget) int {
+	if latest := t.Runtime.LatestContainer(t.Container.Name); latest != nil {
+		return latest.RestartCount + 1
+	}
+	dir := filepath.Join(t.SandboxCfg.GetLogDirectory(), t.Container.Name)
+	n, err := restartCountFromLogDir(dir)
+	if err != nil {
+		klog.FromContext(ctx).Info("Cannot calculate restartCount from the log directory", "logDir", dir, "err", err)
+		return 0
+	}
+	return n
+}
+
+var restartLogRE = regexp.MustCompile(`^(\d+)\.log(\..*)?$`)
+
+// restartCountFromLogDir returns one more than the highest N of the N.log
+// files in dir, or 0 when there are none.
+func restartCountFromLogDir(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read log directory %q: %w", dir, err)
+	}
+	count := 0
+	for _, e := range entries {
+		match := restartLogRE.FindStringSubmatch(e.Name())
+		if e.IsDir() || match == nil {
+			continue
+		}
+		if n, err := strconv.Atoi(match[1]); err == nil && n+1 > count {
+			count = n + 1
+		}
+	}
+	return count, nil
+}

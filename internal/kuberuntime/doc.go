@@ -1,0 +1,29 @@
+// Package kuberuntime applies pod plans through the CRI and reads runtime
+// state back. It owns everything berth says to the container runtime about
+// pods: sandbox and container configs (pure builders, one per file), image
+// pulls with their back-off, starting, killing and removing containers and
+// sandboxes, and converting CRI listings and statuses into runtimestate
+// snapshots.
+//
+// The decisions live elsewhere: podplan.Compute says what to do, the Manager
+// only performs it. One operation per file:
+//
+//	manager.go          Config, New, Manager, ForgetPod
+//	sync.go             SyncPod: compute the plan and apply it in order
+//	sandbox_config.go   pure PodSandboxConfig builder
+//	sandbox_create.go   RunPodSandbox (log directory, resolv.conf)
+//	dns.go              pure resolv.conf parser and pod DNS config
+//	container_config.go pure ContainerConfig builder
+//	container_start.go  pull, create and start one container
+//	env.go, expand.go   environment and $(VAR) expansion
+//	resources.go        Linux resources from requests and limits
+//	security.go         namespace options and container security context
+//	image_pull.go       EnsureImage: pull policy, back-off, events
+//	image_backoff.go    pure per pod+image pull back-off
+//	image_name.go       image reference validation and default tag
+//	kill.go             KillPod and killContainer
+//	remove.go           RemovePod and pruning of exited containers
+//	list.go, status.go  ListPods and PodStatus
+//	convert.go          CRI values to runtimestate values
+//	labels.go           label and annotation keys, readers and writers
+package kuberuntime

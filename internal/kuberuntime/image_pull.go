@@ -1,0 +1,116 @@
+package kuberuntime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// pullPolicy is the container's pull policy, defaulted as the API server
+// would: Always for :latest or untagged images, else IfNotPresent.
+func pullPolicy(c *corev1.Container, image string) corev1.PullPolicy {
+	if c.ImagePullPolicy != "" {
+		return c.ImagePullPolicy
+	}
+	name, _, digested := strings.Cut(image, "@")
+	if tag, ok := splitTag(name); !digested && (!ok || tag == "latest") {
+		return corev1.PullAlways
+	}
+	return corev1.PullIfNotPresent
+}
+
+// ensureImage makes sure the container's image is present, following its
+// pull policy and the pod+image pull back-off, and returns the image
+// reference to create the container with (upstream EnsureImageExists).
+// A non-nil failure says why the container cannot start now.
+func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandbox *runtimeapi.PodSandboxConfig) (string, *runtimestate.StartFailure) {
+	image, err := withDefaultTag(c.Image)
+	if err != nil {
+		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventInspectFailed, "%s", msg)
+		return "", &runtimestate.StartFailure{Reason: ReasonInvalidImageName, Message: msg}
+	}
+	spec := &runtimeapi.ImageSpec{Image: image, Annotations: pod.Annotations, UserSpecifiedImage: c.Image}
+	st, err := m.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
+	if err != nil {
+		msg := fmt.Sprintf("Failed to inspect image %q: %v", c.Image, criMessage(err))
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventInspectFailed, "%s", msg)
+		return "", &runtimestate.StartFailure{Reason: ReasonImageInspectError, Message: msg}
+	}
+	present := st.GetImage() != nil
+	policy := pullPolicy(c, image)
+	if policy == corev1.PullNever && !present {
+		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventErrImageNeverPull, "%s", msg)
+		return "", &runtimestate.StartFailure{Reason: ReasonErrImageNeverPull, Message: msg}
+	}
+	if present && policy != corev1.PullAlways {
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventPulled, "Container image %q already present on machine", c.Image)
+		return st.GetImage().GetId(), nil
+	}
+	now := m.cfg.Clock.Now()
+	if m.pullBackoffEntry(pod.UID, c.Image).inBackoff(now) {
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventBackOff, "%s", msg)
+		return "", &runtimestate.StartFailure{Reason: ReasonImagePullBackOff, Message: msg}
+	}
+	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventPulling, "Pulling image %q", c.Image)
+	resp, err := m.cfg.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandbox})
+	if err != nil {
+		msg := criMessage(err)
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailed, "Failed to pull image %q: %s", c.Image, msg)
+		m.recordPullFailure(pod.UID, c.Image, m.cfg.Clock.Now())
+		return "", &runtimestate.StartFailure{Reason: ReasonErrImagePull, Message: msg}
+	}
+	took := m.cfg.Clock.Since(now)
+	ref := resp.GetImageRef()
+	var size uint64
+	if st, err := m.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err == nil {
+		size = st.GetImage().GetSize()
+	} else {
+		klog.FromContext(ctx).V(4).Info("Cannot read pulled image size", "image", c.Image, "err", err)
+	}
+	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventPulled,
+		"Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, took, took, size)
+	m.gcPullBackoff(pod.UID, now)
+	return ref, nil
+}
+
+// pullBackoffEntry returns the pod+image pull back-off entry (zero if none).
+func (m *Manager) pullBackoffEntry(uid types.UID, image string) pullBackoff {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pullBackoff[uid][image]
+}
+
+// recordPullFailure advances the pod+image back-off after a failed pull.
+func (m *Manager) recordPullFailure(uid types.UID, image string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pullBackoff[uid] == nil {
+		m.pullBackoff[uid] = map[string]pullBackoff{}
+	}
+	m.pullBackoff[uid][image] = m.pullBackoff[uid][image].next(now)
+}
+
+// gcPullBackoff drops the pod's expired entries (upstream Backoff.GC).
+func (m *Manager) gcPullBackoff(uid types.UID, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for image, b := range m.pullBackoff[uid] {
+		if b.expired(now) {
+			delete(m.pullBackoff[uid], image)
+		}
+	}
+	if len(m.pullBackoff[uid]) == 0 {
+		delete(m.pullBackoff, uid)
+	}
+}

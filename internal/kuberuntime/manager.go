@@ -1,0 +1,86 @@
+package kuberuntime
+
+import (
+	"errors"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/podplan"
+)
+
+// Recorder records Kubernetes events about a pod. Declared here, by its
+// consumer; implementations must be safe for concurrent use.
+type Recorder interface {
+	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
+}
+
+// Config holds the Manager's collaborators and settings.
+type Config struct {
+	Runtime  runtimeapi.RuntimeServiceClient
+	Images   runtimeapi.ImageServiceClient
+	Clock    clock.Clock
+	Recorder Recorder
+	// PodLogsDir is the root of pod log directories (/var/log/pods).
+	PodLogsDir string
+	// PodsDir is <root-dir>/pods; termination message files live in
+	// PodsDir/<uid>/containers/<name>/.
+	PodsDir string
+	// ResolvConf is the host resolv.conf given to pods using the host's DNS;
+	// "" gives them no resolver (upstream --resolv-conf="").
+	ResolvConf string
+	// PodInfraImage is the sandbox (pause) image. The runtime chooses the
+	// image it runs; berth keeps the name to protect it from image GC.
+	PodInfraImage string
+	// Backoff is the CrashLoopBackOff policy handed to podplan.Compute.
+	Backoff podplan.BackoffPolicy
+}
+
+// Manager applies pod plans through the CRI and reads runtime state.
+//
+// A Manager is safe for concurrent use. Calls for different pods run in
+// parallel; the caller (the pod worker) never runs two calls for the same
+// pod UID at once, which is what keeps a pod's plan and its effects
+// consistent.
+type Manager struct {
+	cfg Config
+
+	// mu guards crashBackoff and pullBackoff, the only mutable state.
+	mu sync.Mutex
+	// crashBackoff is each pod's CrashLoopBackOff map, input to
+	// podplan.Compute and replaced by its Actions.Backoff.
+	crashBackoff map[types.UID]map[string]podplan.BackoffEntry
+	// pullBackoff is each pod's image pull back-off, keyed by image.
+	pullBackoff map[types.UID]map[string]pullBackoff
+}
+
+// New validates cfg and returns a Manager. It starts nothing.
+func New(cfg Config) (*Manager, error) {
+	switch {
+	case cfg.Runtime == nil || cfg.Images == nil:
+		return nil, errors.New("kuberuntime: Runtime and Images clients are required")
+	case cfg.Clock == nil:
+		return nil, errors.New("kuberuntime: Clock is required")
+	case cfg.Recorder == nil:
+		return nil, errors.New("kuberuntime: Recorder is required")
+	case cfg.PodLogsDir == "" || cfg.PodsDir == "":
+		return nil, errors.New("kuberuntime: PodLogsDir and PodsDir are required")
+	}
+	return &Manager{
+		cfg:          cfg,
+		crashBackoff: map[types.UID]map[string]podplan.BackoffEntry{},
+		pullBackoff:  map[types.UID]map[string]pullBackoff{},
+	}, nil
+}
+
+// ForgetPod drops the pod's back-off state (crash loop and image pulls).
+// Call it once the pod is gone for good.
+func (m *Manager) ForgetPod(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.crashBackoff, uid)
+	delete(m.pullBackoff, uid)
+}

@@ -1,0 +1,58 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// sandboxConfig builds the pod's sandbox config for the given attempt,
+// reading the host resolv.conf. SyncPod needs it for a new sandbox and for
+// pulling images and creating containers in an existing one.
+func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+	if pod.Spec.RuntimeClassName != nil && *pod.Spec.RuntimeClassName != "" {
+		return nil, fmt.Errorf("runtimeClassName %q is not supported yet", *pod.Spec.RuntimeClassName)
+	}
+	host, err := m.hostDNS()
+	if err != nil {
+		return nil, err
+	}
+	return buildSandboxConfig(sandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, Host: host})
+}
+
+// hostDNS reads and parses Config.ResolvConf.
+func (m *Manager) hostDNS() (hostDNS, error) {
+	if m.cfg.ResolvConf == "" {
+		return hostDNS{NoResolvConf: true}, nil
+	}
+	f, err := os.Open(m.cfg.ResolvConf)
+	if errors.Is(err, os.ErrNotExist) {
+		// Upstream tolerates a missing resolv.conf: no host resolvers.
+		return hostDNS{}, nil
+	}
+	if err != nil {
+		return hostDNS{}, fmt.Errorf("open resolv.conf %q: %w", m.cfg.ResolvConf, err)
+	}
+	defer f.Close()
+	h, err := parseResolvConf(f)
+	if err != nil {
+		return hostDNS{}, fmt.Errorf("parse resolv.conf %q: %w", m.cfg.ResolvConf, err)
+	}
+	return h, nil
+}
+
+// createSandbox creates the pod log directory and runs a new sandbox.
+func (m *Manager) createSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
+	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
+		return "", fmt.Errorf("create pod log directory %q: %w", cfg.LogDirectory, err)
+	}
+	resp, err := m.cfg.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		return "", fmt.Errorf("run pod sandbox: %w", err)
+	}
+	return resp.GetPodSandboxId(), nil
+}

@@ -1,0 +1,146 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/podplan"
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// Result is what one SyncPod achieved beyond its error.
+type Result struct {
+	// Failures says, by container name, why a container that should run
+	// could not be started in this sync: CrashLoopBackOff, ErrImagePull,
+	// ImagePullBackOff, ErrImageNeverPull, InvalidImageName,
+	// CreateContainerConfigError, CreateContainerError, RunContainerError.
+	// The pod status shows them as waiting reasons. Never nil.
+	Failures map[string]runtimestate.StartFailure
+}
+
+// SyncPod computes the pod's plan from the runtime state rt and the probe
+// verdicts, then applies it in order: kill the pod (containers then
+// sandboxes) or the containers the plan names, prune old exited
+// containers, create the sandbox, start the next init container, then the
+// regular containers.
+//
+// Containers that cannot start are reported in Result.Failures, not as an
+// error; the error reports what stops the sync itself (killing, creating
+// the sandbox). The Result is valid even when err is not nil.
+func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, probes podplan.ProbeSnapshot) (Result, error) {
+	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
+	ctx = klog.NewContext(ctx, logger)
+	res := Result{Failures: map[string]runtimestate.StartFailure{}}
+	actions := m.plan(pod, rt, probes)
+	for name, w := range actions.Waiting {
+		res.Failures[name] = runtimestate.StartFailure{Reason: w.Reason, Message: w.Message}
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventBackOff,
+			"Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
+	}
+	if actions.CreateSandbox && rt.LatestSandbox() != nil {
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
+	}
+	if actions.KillPod {
+		if err := m.KillPod(ctx, pod, rt, nil); err != nil {
+			return res, fmt.Errorf("kill pod: %w", err)
+		}
+	} else if err := m.killContainers(ctx, pod, rt, actions.KillContainers); err != nil {
+		return res, err
+	}
+	m.pruneExited(ctx, rt)
+
+	sandboxID, attempt := actions.SandboxID, sandboxAttempt(rt, actions)
+	if !actions.CreateSandbox && (sandboxID == "" || (actions.InitContainer < 0 && len(actions.StartContainers) == 0)) {
+		return res, nil
+	}
+	sandboxCfg, err := m.sandboxConfig(pod, attempt)
+	if err == nil && actions.CreateSandbox {
+		logger.V(2).Info("Creating pod sandbox", "attempt", attempt)
+		sandboxID, err = m.createSandbox(ctx, sandboxCfg)
+	}
+	if err != nil {
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodSandBox, "Failed to create pod sandbox: %v", criMessage(err))
+		return res, fmt.Errorf("create pod sandbox: %w", err)
+	}
+	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt}
+	if i := actions.InitContainer; i >= 0 && i < len(pod.Spec.InitContainers) {
+		target.Container, target.Type = &pod.Spec.InitContainers[i], containerTypeInit
+		if f := m.startContainer(ctx, target); f != nil {
+			res.Failures[target.Container.Name] = *f
+			// Regular containers wait for the init containers.
+			return res, nil
+		}
+	}
+	for _, i := range actions.StartContainers {
+		if i < 0 || i >= len(pod.Spec.Containers) {
+			continue
+		}
+		target.Container, target.Type = &pod.Spec.Containers[i], containerTypeRegular
+		if f := m.startContainer(ctx, target); f != nil {
+			res.Failures[target.Container.Name] = *f
+		}
+	}
+	return res, nil
+}
+
+// plan runs podplan.Compute over the pod's stored CrashLoopBackOff map and
+// stores the updated map it returns.
+func (m *Manager) plan(pod *corev1.Pod, rt *runtimestate.Pod, probes podplan.ProbeSnapshot) podplan.Actions {
+	m.mu.Lock()
+	backoff := m.crashBackoff[pod.UID]
+	m.mu.Unlock()
+	actions := podplan.Compute(podplan.Inputs{
+		Pod: pod, Runtime: rt, Backoff: backoff, Probes: probes,
+		Now: m.cfg.Clock.Now(), Policy: m.cfg.Backoff,
+	})
+	m.mu.Lock()
+	if len(actions.Backoff) == 0 {
+		delete(m.crashBackoff, pod.UID)
+	} else {
+		m.crashBackoff[pod.UID] = actions.Backoff
+	}
+	m.mu.Unlock()
+	return actions
+}
+
+// sandboxAttempt is the attempt of the sandbox containers are started in:
+// the plan's for a new sandbox, else the existing sandbox's.
+func sandboxAttempt(rt *runtimestate.Pod, actions podplan.Actions) uint32 {
+	if actions.CreateSandbox || rt == nil {
+		return actions.Attempt
+	}
+	for _, s := range rt.Sandboxes {
+		if s.ID == actions.SandboxID {
+			return s.Attempt
+		}
+	}
+	return actions.Attempt
+}
+
+// killContainers stops the containers the plan names, each with the
+// plan's message in its Killing event.
+func (m *Manager) killContainers(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, kills map[podplan.ContainerRef]podplan.KillReason) error {
+	var errs []error
+	for ref, reason := range kills {
+		c := runtimestate.Container{ID: ref.ID, Name: ref.Name}
+		if rt != nil {
+			for _, rc := range rt.Containers {
+				if rc.ID == ref.ID {
+					c = rc
+					break
+				}
+			}
+		}
+		if err := m.killContainer(ctx, pod, pod, c, reason.Message, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("kill containers: %w", err)
+	}
+	return nil
+}
