@@ -52,8 +52,11 @@ func TestSetPodDefaultsCases(t *testing.T) {
 		check  func(t *testing.T, pod *corev1.Pod)
 	}{
 		{
-			name:   "explicit values are kept",
-			mutate: func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever; p.Spec.DNSPolicy = corev1.DNSDefault },
+			name: "explicit values are kept",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.RestartPolicy = corev1.RestartPolicyNever
+				p.Spec.DNSPolicy = corev1.DNSDefault
+			},
 			check: func(t *testing.T, p *corev1.Pod) {
 				if p.Spec.RestartPolicy != corev1.RestartPolicyNever || p.Spec.DNSPolicy != corev1.DNSDefault {
 					t.Errorf("got restartPolicy %q dnsPolicy %q", p.Spec.RestartPolicy, p.Spec.DNSPolicy)
