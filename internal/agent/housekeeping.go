@@ -1,0 +1,100 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/podworker"
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// housekeeperConfig holds what housekeeping needs.
+type housekeeperConfig struct {
+	Workers interface {
+		SyncKnownPods(desired []*corev1.Pod) map[types.UID]podworker.KnownState
+		Update(ctx context.Context, opts podworker.UpdateOptions)
+	}
+	Runtime interface {
+		ListPods(ctx context.Context) (map[types.UID]*runtimestate.Pod, error)
+	}
+	// SourcesReady: every pod source has been seen. Until then nothing is
+	// cleaned up, so a restarted berth never kills a pod it will adopt.
+	SourcesReady func() bool
+	PodsDir      string
+	Statuses     interface{ Delete(uid types.UID) }
+	// Forget drops per-pod runtime state (backoff) of a pod gone for good.
+	Forget func(uid types.UID)
+}
+
+// housekeeper cleans up after pods no source wants any more. Run is called
+// only from the sync loop goroutine.
+type housekeeper struct {
+	cfg housekeeperConfig
+}
+
+func newHousekeeper(cfg housekeeperConfig) *housekeeper { return &housekeeper{cfg: cfg} }
+
+// Run forgets finished workers, restarts workers for desired pods that lost
+// theirs (a UID re-added after termination), kills runtime pods that no
+// worker owns, and removes what is left of pods gone for good.
+func (h *housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
+	if !h.cfg.SourcesReady() {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	known := h.cfg.Workers.SyncKnownPods(desired)
+	want := make(map[types.UID]bool, len(desired))
+	for _, pod := range desired {
+		want[pod.UID] = true
+		if _, ok := known[pod.UID]; !ok {
+			h.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodCreate, Pod: pod})
+		}
+	}
+	running, err := h.cfg.Runtime.ListPods(ctx)
+	if err != nil {
+		logger.Error(err, "Housekeeping: list runtime pods")
+		return
+	}
+	for uid, rp := range running {
+		if _, ok := known[uid]; ok || want[uid] {
+			continue
+		}
+		logger.V(2).Info("Killing runtime pod no source wants", "podUID", uid, "pod", klog.KRef(rp.Namespace, rp.Name))
+		h.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodKill, RuntimePod: rp})
+	}
+	gone := func(uid types.UID) bool {
+		_, isKnown := known[uid]
+		_, isRunning := running[uid]
+		return !want[uid] && !isKnown && !isRunning
+	}
+	h.removeOrphanedDirs(ctx, gone)
+}
+
+// removeOrphanedDirs removes pod directories of pods gone for good, and
+// forgets their status and runtime state.
+func (h *housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UID) bool) {
+	entries, err := os.ReadDir(h.cfg.PodsDir)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Housekeeping: read pods directory", "path", h.cfg.PodsDir)
+		return
+	}
+	for _, e := range entries {
+		uid := types.UID(e.Name())
+		if !e.IsDir() || !gone(uid) {
+			continue
+		}
+		path := filepath.Join(h.cfg.PodsDir, e.Name())
+		if err := os.RemoveAll(path); err != nil {
+			klog.FromContext(ctx).Error(err, "Housekeeping: remove orphaned pod directory", "path", path)
+			continue
+		}
+		klog.FromContext(ctx).V(2).Info("Removed orphaned pod directory", "path", path)
+		h.cfg.Statuses.Delete(uid)
+		h.cfg.Forget(uid)
+	}
+}

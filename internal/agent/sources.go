@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/podsource"
+)
+
+// sources holds the configured pod sources and their merger.
+type sources struct {
+	merger *podsource.Merger
+	runs   []func(ctx context.Context) error
+}
+
+// newSources builds the file and URL sources the configuration asks for.
+func newSources(cfg *config.Config, clk clock.WithTicker) (*sources, error) {
+	kc := &cfg.Kubelet
+	var names []string
+	var runs []func(ctx context.Context, out chan<- podsource.Snapshot) error
+	if kc.StaticPodPath != "" {
+		fs, err := podsource.NewFileSource(podsource.FileConfig{
+			Path: kc.StaticPodPath, NodeName: cfg.NodeName, Period: kc.FileCheckFrequency.Duration, Clock: clk,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("create file pod source: %w", err)
+		}
+		names = append(names, podsource.FileSource)
+		runs = append(runs, fs.Run)
+	}
+	if kc.StaticPodURL != "" {
+		header := http.Header{}
+		for k, vs := range kc.StaticPodURLHeader {
+			for _, v := range vs {
+				header.Add(k, v)
+			}
+		}
+		hs, err := podsource.NewHTTPSource(podsource.HTTPConfig{
+			URL: kc.StaticPodURL, Header: header, NodeName: cfg.NodeName,
+			Period: kc.HTTPCheckFrequency.Duration, Clock: clk,
+			Client: &http.Client{Timeout: 10 * time.Second},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("create URL pod source: %w", err)
+		}
+		names = append(names, podsource.HTTPSource)
+		runs = append(runs, hs.Run)
+	}
+	merger, err := podsource.NewMerger(podsource.MergerConfig{Sources: names, Clock: clk})
+	if err != nil {
+		return nil, fmt.Errorf("create pod source merger: %w", err)
+	}
+	s := &sources{merger: merger}
+	for _, run := range runs {
+		s.runs = append(s.runs, func(ctx context.Context) error { return run(ctx, merger.Snapshots()) })
+	}
+	return s, nil
+}
+
+// Updates is the merged stream of pod updates.
+func (s *sources) Updates() <-chan podsource.Update { return s.merger.Updates() }
+
+// Ready reports whether every source has been seen.
+func (s *sources) Ready() bool { return s.merger.SourcesReady() }
+
+// Run runs the merger and every source until ctx ends.
+func (s *sources) Run(ctx context.Context) error {
+	g := newGroup(ctx)
+	g.Go("merger", s.merger.Run)
+	for i, run := range s.runs {
+		g.Go(fmt.Sprintf("source-%d", i), run)
+	}
+	return g.Wait()
+}

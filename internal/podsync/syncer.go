@@ -1,0 +1,206 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/kuberuntime"
+	"github.com/berthk8s/berth/internal/podplan"
+	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podworker"
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// Runtime is what the syncer needs of the runtime manager.
+type Runtime interface {
+	SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, probes podplan.ProbeSnapshot) (kuberuntime.Result, error)
+	KillPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod *int64) error
+	RemovePod(ctx context.Context, rt *runtimestate.Pod) error
+	ForgetPod(uid types.UID)
+}
+
+// StatusStore keeps the latest generated status per pod.
+type StatusStore interface {
+	Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus
+	Get(uid types.UID) (corev1.PodStatus, bool)
+	Delete(uid types.UID)
+}
+
+// Config holds the syncer's collaborators.
+type Config struct {
+	Runtime  Runtime
+	Statuses StatusStore
+	Clock    clock.PassiveClock
+	// PodsDir is <root-dir>/pods; each pod gets PodsDir/<uid>.
+	PodsDir string
+	HostIPs []string
+	// RuntimeName prefixes container IDs in status ("containerd").
+	RuntimeName string
+	// Desired reports whether a source still wants the pod; a terminated pod
+	// that is no longer desired has its containers and directories removed.
+	Desired func(uid types.UID) bool
+}
+
+// Syncer implements podworker.Syncer. It is safe for concurrent use; the
+// pod workers call it at most once at a time per UID.
+type Syncer struct {
+	cfg Config
+	// mu guards failures.
+	mu       sync.Mutex
+	failures map[types.UID]map[string]runtimestate.StartFailure
+}
+
+var _ podworker.Syncer = (*Syncer)(nil)
+
+// New validates cfg and returns a Syncer.
+func New(cfg Config) (*Syncer, error) {
+	if cfg.Runtime == nil || cfg.Statuses == nil || cfg.Clock == nil || cfg.PodsDir == "" || cfg.Desired == nil {
+		return nil, errors.New("podsync: Runtime, Statuses, Clock, PodsDir and Desired are required")
+	}
+	if cfg.RuntimeName == "" {
+		cfg.RuntimeName = "containerd"
+	}
+	return &Syncer{cfg: cfg, failures: map[types.UID]map[string]runtimestate.StartFailure{}}, nil
+}
+
+// SyncPod generates the pod's status and, unless the pod is finished,
+// converges the runtime toward the pod's spec.
+func (s *Syncer) SyncPod(ctx context.Context, _ podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (bool, error) {
+	status := s.generate(pod, rt)
+	if isTerminal(status.Phase) {
+		return true, nil
+	}
+	if err := os.MkdirAll(s.PodDir(pod.UID), 0o750); err != nil {
+		return false, fmt.Errorf("create pod directory: %w", err)
+	}
+	res, err := s.cfg.Runtime.SyncPod(ctx, pod, rt, podplan.ProbeSnapshot{})
+	if changed := s.setFailures(pod.UID, res.Failures); changed {
+		s.generate(pod, rt)
+	}
+	if err != nil {
+		return false, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), err)
+	}
+	if len(res.Failures) > 0 {
+		// Retry after the worker's backoff: a container waits on an image
+		// pull or a crash-loop back-off that will expire.
+		return false, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), failuresError(res.Failures))
+	}
+	return false, nil
+}
+
+// SyncTerminatingPod stops every container and sandbox of the pod.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod int64) error {
+	if err := s.cfg.Runtime.KillPod(ctx, pod, rt, &gracePeriod); err != nil {
+		return fmt.Errorf("kill pod %q: %w", klog.KObj(pod), err)
+	}
+	return nil
+}
+
+// SyncTerminatingRuntimePod kills and removes a pod no source knows.
+func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate.Pod) error {
+	if err := s.cfg.Runtime.KillPod(ctx, nil, rt, nil); err != nil {
+		return fmt.Errorf("kill orphaned pod %q: %w", rt.UID, err)
+	}
+	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {
+		return fmt.Errorf("remove orphaned pod %q: %w", rt.UID, err)
+	}
+	s.forget(rt.UID)
+	return nil
+}
+
+// SyncTerminatedPod records the pod's final status and, when no source
+// wants the pod any more, removes its containers, sandboxes and directories.
+// A finished pod that is still desired keeps its containers for their logs.
+func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
+	if s.cfg.Desired(pod.UID) {
+		s.generate(pod, rt)
+		return nil
+	}
+	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {
+		return fmt.Errorf("remove pod %q: %w", klog.KObj(pod), err)
+	}
+	if err := os.RemoveAll(s.PodDir(pod.UID)); err != nil {
+		return fmt.Errorf("remove pod directory: %w", err)
+	}
+	s.forget(pod.UID)
+	return nil
+}
+
+// PodDir is the pod's directory under PodsDir.
+func (s *Syncer) PodDir(uid types.UID) string { return filepath.Join(s.cfg.PodsDir, string(uid)) }
+
+// Forget drops everything kept for a pod that is gone for good.
+func (s *Syncer) forget(uid types.UID) {
+	s.mu.Lock()
+	delete(s.failures, uid)
+	s.mu.Unlock()
+	s.cfg.Statuses.Delete(uid)
+	s.cfg.Runtime.ForgetPod(uid)
+}
+
+// generate computes and stores the pod's status from the runtime snapshot.
+func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod) corev1.PodStatus {
+	var prev *corev1.PodStatus
+	if st, ok := s.cfg.Statuses.Get(pod.UID); ok {
+		prev = &st
+	}
+	s.mu.Lock()
+	failures := s.failures[pod.UID]
+	s.mu.Unlock()
+	status := podstatus.Generate(podstatus.Input{
+		Pod:         pod,
+		Runtime:     rt,
+		Previous:    prev,
+		Failures:    failures,
+		HostIPs:     s.cfg.HostIPs,
+		RuntimeName: s.cfg.RuntimeName,
+		Now:         s.cfg.Clock.Now(),
+	})
+	s.cfg.Statuses.Set(pod.UID, status)
+	return status
+}
+
+// setFailures stores the last sync's start failures; it reports whether
+// they differ from the previous ones.
+func (s *Syncer) setFailures(uid types.UID, f map[string]runtimestate.StartFailure) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if maps.Equal(s.failures[uid], f) {
+		return false
+	}
+	if len(f) == 0 {
+		delete(s.failures, uid)
+	} else {
+		s.failures[uid] = maps.Clone(f)
+	}
+	return true
+}
+
+func isTerminal(p corev1.PodPhase) bool {
+	return p == corev1.PodSucceeded || p == corev1.PodFailed
+}
+
+func failuresError(f map[string]runtimestate.StartFailure) error {
+	names := make([]string, 0, len(f))
+	for name := range f {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("container %q: %s: %s", n, f[n].Reason, f[n].Message))
+	}
+	return errors.New(strings.Join(parts, "; "))
+}

@@ -1,0 +1,153 @@
+package syncloop
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/pleg"
+	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podworker"
+)
+
+// Workers is what the loop needs of the pod workers.
+type Workers interface {
+	Update(ctx context.Context, opts podworker.UpdateOptions)
+	SyncDue(ctx context.Context)
+}
+
+// Config holds the loop's inputs. Updates and Events are read only by Run.
+type Config struct {
+	Updates <-chan podsource.Update
+	Events  <-chan pleg.Event
+	Workers Workers
+	// Housekeeping runs on the housekeeping tick with the current desired
+	// pods; nil disables it.
+	Housekeeping func(ctx context.Context, desired []*corev1.Pod)
+	// RuntimeErr reports why the runtime cannot be used now (nil: healthy).
+	// While it errs the loop backs off and dispatches nothing.
+	RuntimeErr func() error
+	Clock      clock.WithTicker
+	// ResyncPeriod is the dispatch tick (1 s); HousekeepingPeriod 2 s.
+	ResyncPeriod       time.Duration
+	HousekeepingPeriod time.Duration
+}
+
+// Loop is the sync loop. Run owns every field but the published snapshot.
+type Loop struct {
+	cfg Config
+	// pods is the desired set, owned by the Run goroutine.
+	pods map[types.UID]*corev1.Pod
+	// snapshot is the published, read-only copy of pods.
+	snapshot atomic.Pointer[[]*corev1.Pod]
+	// lastIteration is the unix nano time of the last loop iteration.
+	lastIteration atomic.Int64
+}
+
+// New validates cfg and returns a loop; it starts nothing.
+func New(cfg Config) (*Loop, error) {
+	if cfg.Updates == nil || cfg.Workers == nil || cfg.Clock == nil {
+		return nil, fmt.Errorf("syncloop: Updates, Workers and Clock are required")
+	}
+	if cfg.ResyncPeriod <= 0 {
+		cfg.ResyncPeriod = time.Second
+	}
+	if cfg.HousekeepingPeriod <= 0 {
+		cfg.HousekeepingPeriod = 2 * time.Second
+	}
+	l := &Loop{cfg: cfg, pods: map[types.UID]*corev1.Pod{}}
+	empty := []*corev1.Pod{}
+	l.snapshot.Store(&empty)
+	return l, nil
+}
+
+// Pods returns the desired pods, sorted by namespace and name. The pods are
+// shared: callers must not mutate them.
+func (l *Loop) Pods() []*corev1.Pod { return *l.snapshot.Load() }
+
+// Pod returns the desired pod with the given UID, if any.
+func (l *Loop) Pod(uid types.UID) (*corev1.Pod, bool) {
+	for _, p := range l.Pods() {
+		if p.UID == uid {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// LastIteration is when the loop last went round; for health checks.
+func (l *Loop) LastIteration() time.Time { return time.Unix(0, l.lastIteration.Load()) }
+
+// Run dispatches until ctx ends.
+func (l *Loop) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	resync := l.cfg.Clock.NewTicker(l.cfg.ResyncPeriod)
+	defer resync.Stop()
+	housekeeping := l.cfg.Clock.NewTicker(l.cfg.HousekeepingPeriod)
+	defer housekeeping.Stop()
+	backoff := minBackoff
+	for {
+		l.lastIteration.Store(l.cfg.Clock.Now().UnixNano())
+		if err := l.runtimeErr(); err != nil {
+			logger.Info("Skipping pod synchronization", "err", err, "retryIn", backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-l.cfg.Clock.After(backoff):
+			}
+			backoff = min(2*backoff, maxBackoff)
+			continue
+		}
+		backoff = minBackoff
+		select {
+		case <-ctx.Done():
+			return nil
+		case u, ok := <-l.cfg.Updates:
+			if !ok {
+				return fmt.Errorf("syncloop: pod update channel closed")
+			}
+			l.handleUpdate(ctx, u)
+		case ev := <-l.cfg.Events:
+			l.handleEvent(ctx, ev)
+		case <-resync.C():
+			l.cfg.Workers.SyncDue(ctx)
+		case <-housekeeping.C():
+			if l.cfg.Housekeeping != nil {
+				l.cfg.Housekeeping(ctx, l.Pods())
+			}
+		}
+	}
+}
+
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+func (l *Loop) runtimeErr() error {
+	if l.cfg.RuntimeErr == nil {
+		return nil
+	}
+	return l.cfg.RuntimeErr()
+}
+
+func (l *Loop) publish() {
+	out := make([]*corev1.Pod, 0, len(l.pods))
+	for _, p := range l.pods {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	l.snapshot.Store(&out)
+}
