@@ -191,4 +191,3 @@ func podsWithStatus(pods []*corev1.Pod, statuses *podstatus.Store) []corev1.Pod 
 	}
 	return out
 }
-
