@@ -1,0 +1,203 @@
+package podworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// step is one Syncer call the worker decided to make.
+type step struct {
+	action Action
+	opts   UpdateOptions
+	grace  int64
+}
+
+// orphan reports whether the step concerns a runtime pod with no config.
+func (s step) orphan() bool { return s.opts.Pod == nil }
+
+// run is the goroutine of one pod UID: wait for a wake, then take and
+// perform pending updates until none is left. It returns when ctx ends or
+// the pod is Finished.
+func (w *Workers) run(ctx context.Context, wk *worker) {
+	defer w.wg.Done()
+	// lastSync is when the previous Syncer call returned: the next call
+	// needs a runtime status observed after it, so it sees its own effects.
+	var lastSync time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wk.wake:
+		}
+		for {
+			callCtx, s, ok := w.take(ctx, wk)
+			if !ok {
+				break
+			}
+			_, ref, _ := identify(s.opts)
+			logger := klog.FromContext(ctx).WithValues("pod", ref, "podUID", wk.uid)
+			callCtx = klog.NewContext(callCtx, logger)
+			terminal, err := w.perform(callCtx, s, lastSync)
+			lastSync = w.cfg.Clock.Now()
+			if ctx.Err() != nil {
+				return
+			}
+			if finished := w.finish(logger, wk, s, terminal, err); finished {
+				return
+			}
+		}
+	}
+}
+
+// take consumes the worker's pending update and decides the call to make.
+// ok is false when there is nothing to do: no pending update, or a static
+// pod that must keep waiting for its full name (the update stays pending
+// and the worker is woken when the name frees). The returned context is
+// cancelled by Update when the call must stop early.
+func (w *Workers) take(ctx context.Context, wk *worker) (context.Context, step, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wk.pending == nil {
+		return nil, step{}, false
+	}
+	upd := *wk.pending
+	next, act := Transition(wk.phase, updateEvent(upd))
+	if act == CheckStart {
+		if !w.static.allowStart(wk.fullName, wk.uid, w.waitingToStart) {
+			klog.FromContext(ctx).V(4).Info("Static pod waits for an older pod with the same full name to finish",
+				"pod", klog.KObj(upd.Pod), "podUID", wk.uid, "fullName", wk.fullName)
+			return nil, step{}, false
+		}
+		next, act = Transition(next, StartAllowed)
+	}
+	wk.phase = next
+	wk.pending = nil
+	wk.active = &upd
+	switch act {
+	case CallSyncPod, CallSyncTerminatingPod, CallSyncTerminatedPod:
+	default:
+		return nil, step{}, false
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	wk.cancel = cancel
+	return callCtx, step{action: act, opts: upd, grace: wk.gracePeriod}, true
+}
+
+// perform makes the Syncer call of s, reading the runtime status it needs
+// first (an orphan's runtime pod is its status).
+func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (terminal bool, err error) {
+	if s.orphan() {
+		if s.action != CallSyncTerminatingPod {
+			return false, fmt.Errorf("call %v for runtime pod %q: runtime pods can only be killed", s.action, s.opts.RuntimePod.UID)
+		}
+		return false, w.cfg.Syncer.SyncTerminatingRuntimePod(ctx, s.opts.RuntimePod)
+	}
+	pod := s.opts.Pod
+	rt, err := w.cfg.Cache.GetNewerThan(ctx, pod.UID, lastSync)
+	if err != nil {
+		return false, fmt.Errorf("get runtime status of pod %q: %w", pod.UID, err)
+	}
+	switch s.action {
+	case CallSyncPod:
+		return w.cfg.Syncer.SyncPod(ctx, s.opts.Type, pod, rt)
+	case CallSyncTerminatingPod:
+		return false, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.grace)
+	case CallSyncTerminatedPod:
+		return false, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
+	}
+	return false, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
+}
+
+// resultEvent classifies the outcome of a call. It is pure.
+func resultEvent(s step, terminal bool, err error) Event {
+	switch s.action {
+	case CallSyncPod:
+		switch {
+		case err != nil:
+			return SyncFailed
+		case terminal:
+			return SyncReturnedTerminal
+		}
+		return SyncOK
+	case CallSyncTerminatingPod:
+		switch {
+		case err != nil:
+			return TerminatingFailed
+		case s.orphan():
+			return OrphanTerminatingDone
+		}
+		return TerminatingDone
+	default: // CallSyncTerminatedPod
+		if err != nil {
+			return TerminatedFailed
+		}
+		return TerminatedDone
+	}
+}
+
+// finish records the outcome of a call: the next phase, then either an
+// immediate next call (via a replayed update), a requeue, or retirement.
+// It returns true when the pod is Finished and the goroutine must exit.
+func (w *Workers) finish(logger klog.Logger, wk *worker, s step, terminal bool, err error) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wk.cancel() // release the call's context
+	wk.cancel = nil
+	ev := resultEvent(s, terminal, err)
+	before := wk.phase
+	next, act := Transition(wk.phase, ev)
+	wk.phase = next
+	if before != next {
+		logger.V(4).Info("Pod worker phase changed", "from", before, "to", next, "event", ev)
+	}
+	if next == Terminating && wk.gracePeriod == 0 {
+		// Terminating on its own (SyncPod returned terminal): the pod's grace.
+		wk.gracePeriod, _ = effectiveGracePeriod(0, wk.lastPod(), nil)
+	}
+
+	var retryAfter time.Duration
+	switch act {
+	case CallSyncTerminatingPod, CallSyncTerminatedPod:
+		wk.replay()
+	case RequeueResync:
+		retryAfter = w.jitter(w.cfg.ResyncInterval)
+	case RequeueBackoff:
+		retryAfter = w.jitter(w.cfg.BackoffPeriod)
+	}
+	switch {
+	case wk.pending != nil:
+		// A newer update runs right away; it supersedes any requeue.
+		w.retry.remove(wk.uid)
+	case retryAfter > 0:
+		w.retry.add(wk.uid, w.cfg.Clock.Now().Add(retryAfter))
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		logger.Error(err, "Pod worker call failed", "call", s.action, "phase", next, "retryAfter", retryAfter)
+	}
+	if next == Finished {
+		w.retire(logger, wk)
+		return true
+	}
+	return false
+}
+
+// retire cleans up after a worker reached Finished: it frees a static pod's
+// full name (waking the next pod waiting for it) and forgets an orphan at
+// once (it has no config to be remembered by). Called with w.mu held.
+func (w *Workers) retire(logger klog.Logger, wk *worker) {
+	w.retry.remove(wk.uid)
+	w.releaseName(wk)
+	if wk.lastPod() == nil {
+		delete(w.workers, wk.uid)
+	}
+	logger.V(4).Info("Pod worker finished")
+}
+
+// jitter spreads d over [d, d*(1+jitterFactor)).
+func (w *Workers) jitter(d time.Duration) time.Duration {
+	return d + time.Duration(w.cfg.Rand()*jitterFactor*float64(d))
+}

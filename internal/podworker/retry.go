@@ -1,0 +1,67 @@
+package podworker
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+)
+
+// retryQueue holds when each worker is due for a resync or a retry. A UID
+// has at most one due time; the latest decision replaces the previous one.
+// It has its own lock, always taken after Workers.mu and never holding it.
+type retryQueue struct {
+	mu  sync.Mutex
+	due map[types.UID]time.Time // guarded by mu
+}
+
+func (q *retryQueue) add(uid types.UID, at time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.due[uid] = at
+}
+
+func (q *retryQueue) remove(uid types.UID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.due, uid)
+}
+
+// popDue removes and returns, sorted, the UIDs due at or before now.
+func (q *retryQueue) popDue(now time.Time) []types.UID {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []types.UID
+	for uid, at := range q.due {
+		if !at.After(now) {
+			out = append(out, uid)
+			delete(q.due, uid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SyncDue wakes every worker whose resync or retry is due by the clock,
+// replaying its last update as a sync (or a kill once terminating). The
+// sync loop calls it every second; it never blocks on a Syncer call.
+func (w *Workers) SyncDue(ctx context.Context) {
+	due := w.retry.popDue(w.cfg.Clock.Now())
+	if len(due) == 0 {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, uid := range due {
+		wk, ok := w.workers[uid]
+		if !ok || wk.phase == Finished {
+			continue
+		}
+		logger.V(5).Info("Pod worker requeue is due", "podUID", uid, "phase", wk.phase)
+		wk.replay()
+	}
+}
