@@ -1,0 +1,122 @@
+// Command berth is a Kubernetes node agent that stands in for the kubelet.
+// It accepts the upstream kubelet flags and KubeletConfiguration, loads them
+// with internal/config and hands the result to internal/agent.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/agent"
+	"github.com/berthk8s/berth/internal/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], deps{
+		stdout:       os.Stdout,
+		stderr:       os.Stderr,
+		env:          config.OSEnv(),
+		runAgent:     agent.Run,
+		setVerbosity: setKlogVerbosity,
+	})
+	stop()
+	klog.Flush()
+	os.Exit(code)
+}
+
+// deps is what run needs from the outside world; tests replace it.
+type deps struct {
+	stdout, stderr io.Writer
+	env            config.Env
+	runAgent       func(ctx context.Context, cfg *config.Config) error
+	setVerbosity   func(v int) error
+}
+
+// run executes the berth command with args and returns the exit code:
+// 0 on success or a signal-initiated stop, 1 on any error.
+func run(ctx context.Context, args []string, d deps) int {
+	cmd := newCommand(d)
+	cmd.SetArgs(args)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(d.stderr, "berth: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func newCommand(d deps) *cobra.Command {
+	flags := config.NewFlags()
+	var showVersion bool
+	cmd := &cobra.Command{
+		Use:   "berth",
+		Short: "berth runs static pods on a CRI runtime, in place of the kubelet",
+		Long: `berth is a node agent that stands in for the Kubernetes ` + config.KubernetesVersion + ` kubelet.
+It reads the upstream kubelet flags and KubeletConfiguration (--config,
+--config-dir) and runs static pods from staticPodPath or staticPodURL on a
+CRI runtime such as containerd. Settings berth does not support yet are
+rejected at start-up, never silently ignored.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if showVersion {
+				_, err := fmt.Fprintf(d.stdout, "berth %s (kubelet %s)\n", version, config.KubernetesVersion)
+				return err
+			}
+			return start(cmd.Context(), flags, d)
+		},
+	}
+	cmd.SetOut(d.stdout)
+	cmd.SetErr(d.stderr)
+	flags.AddFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&showVersion, "version", false, "Print the berth version and the Kubernetes version it speaks, then exit.")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see berth --help)", err)
+	})
+	return cmd
+}
+
+// start loads the configuration and runs the agent until ctx ends. Nothing
+// is started when the configuration is invalid.
+func start(ctx context.Context, flags *config.Flags, d deps) error {
+	cfg, err := config.Load(ctx, flags, d.env)
+	if err != nil {
+		return err
+	}
+	if err := d.setVerbosity(cfg.Verbosity); err != nil {
+		return fmt.Errorf("set log verbosity %d: %w", cfg.Verbosity, err)
+	}
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting berth", "version", version, "kubernetesVersion", config.KubernetesVersion, "node", cfg.NodeName)
+	err = d.runAgent(ctx, cfg)
+	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		logger.Info("berth stopped", "reason", context.Cause(ctx))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("run agent: %w", err)
+	}
+	return nil
+}
+
+// setKlogVerbosity applies the configured verbosity to klog, through a Go
+// flag set that exists only for that.
+func setKlogVerbosity(v int) error {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	return fs.Set("v", strconv.Itoa(v))
+}
