@@ -1,0 +1,177 @@
+package podsource
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+const oldSeen = "2026-11-22T18:00:00Z"
+
+// testPod is a stored-looking pod: source annotation and an old seen time.
+func testPod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "default", UID: types.UID("uid-" + name),
+			Labels:      map[string]string{"app": name},
+			Annotations: map[string]string{ConfigSourceAnnotation: FileSource, ConfigSeenAnnotation: oldSeen, "team": "a"},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i:1"}}},
+	}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func summarize(updates []Update) []string {
+	var out []string
+	for _, u := range updates {
+		var names []string
+		for _, p := range u.Pods {
+			names = append(names, p.Name)
+		}
+		out = append(out, fmt.Sprintf("%s:%s", u.Op, strings.Join(names, ",")))
+	}
+	return out
+}
+
+func TestDiffPods(t *testing.T) {
+	now := time.Date(2026, 11, 22, 19, 0, 0, 0, time.UTC)
+	nowSeen := now.Format(time.RFC3339Nano)
+	set := func(pods ...*corev1.Pod) podSet {
+		s := podSet{}
+		for _, p := range pods {
+			s[p.UID] = p
+		}
+		return s
+	}
+	tests := []struct {
+		name     string
+		old      podSet
+		incoming []*corev1.Pod
+		first    bool
+		want     []string
+		// wantSeen is the stored config.seen of each pod after the diff.
+		wantSeen map[string]string
+		wantDups int
+	}{
+		{name: "first empty snapshot announces the source", first: true, want: []string{"ADD:"}},
+		{name: "later empty snapshot is quiet", old: set()},
+		{name: "first snapshot with pods", first: true, incoming: []*corev1.Pod{testPod("a")}, want: []string{"ADD:a"}},
+		{
+			name:     "new pod without seen gets now",
+			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { delete(p.Annotations, ConfigSeenAnnotation) })},
+			want:     []string{"ADD:a"}, wantSeen: map[string]string{"a": nowSeen},
+		},
+		{name: "identical", old: set(testPod("a")), incoming: []*corev1.Pod{testPod("a")}, wantSeen: map[string]string{"a": oldSeen}},
+		{
+			name: "only local annotations differ", old: set(testPod("a")),
+			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) {
+				p.Annotations[ConfigSeenAnnotation] = nowSeen
+				p.Annotations[ConfigMirrorAnnotation] = "x"
+			})},
+			wantSeen: map[string]string{"a": oldSeen},
+		},
+		{
+			name: "spec change keeps first seen", old: set(testPod("a")),
+			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) {
+				p.Spec.Containers[0].Image = "i:2"
+				p.Annotations[ConfigSeenAnnotation] = nowSeen
+			})},
+			want: []string{"UPDATE:a"}, wantSeen: map[string]string{"a": oldSeen},
+		},
+		{name: "label change", old: set(testPod("a")), incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.Labels["v"] = "2" })}, want: []string{"UPDATE:a"}},
+		{name: "annotation change", old: set(testPod("a")), incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.Annotations["team"] = "b" })}, want: []string{"UPDATE:a"}},
+		{name: "annotation removed", old: set(testPod("a")), incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { delete(p.Annotations, "team") })}, want: []string{"UPDATE:a"}},
+		{
+			name: "deletion timestamp set", old: set(testPod("a")),
+			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: now} })},
+			want:     []string{"DELETE:a"},
+		},
+		{
+			name: "status only", old: set(testPod("a")),
+			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })},
+			want:     []string{"RECONCILE:a"}, wantSeen: map[string]string{"a": oldSeen},
+		},
+		{name: "pod gone", old: set(testPod("a"), testPod("b")), incoming: []*corev1.Pod{testPod("b")}, want: []string{"REMOVE:a"}},
+		{
+			name: "mixed, in upstream order", old: set(testPod("a"), testPod("b"), testPod("d"), testPod("e")),
+			incoming: []*corev1.Pod{
+				testPod("e", func(p *corev1.Pod) { p.Status.Message = "m" }),
+				testPod("d", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: now} }),
+				testPod("c"),
+				testPod("a", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "i:2" }),
+			},
+			want: []string{"REMOVE:b", "ADD:c", "UPDATE:a", "DELETE:d", "RECONCILE:e"},
+		},
+		{
+			name:     "duplicate full name dropped",
+			incoming: []*corev1.Pod{testPod("a"), testPod("a", func(p *corev1.Pod) { p.UID = "other" })},
+			want:     []string{"ADD:a"}, wantDups: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			oldCopy := map[types.UID]*corev1.Pod{}
+			for k, v := range tt.old {
+				oldCopy[k] = v.DeepCopy()
+			}
+			r := diffPods(FileSource, tt.old, tt.incoming, now)
+			if diff := cmp.Diff(tt.want, summarize(r.toUpdates(FileSource, tt.first))); diff != "" {
+				t.Errorf("updates (-want +got):\n%s", diff)
+			}
+			if len(r.duplicates) != tt.wantDups {
+				t.Errorf("duplicates = %d, want %d", len(r.duplicates), tt.wantDups)
+			}
+			for name, seen := range tt.wantSeen {
+				got := r.next[types.UID("uid-"+name)].Annotations[ConfigSeenAnnotation]
+				if got != seen {
+					t.Errorf("pod %s: stored seen %q, want %q", name, got, seen)
+				}
+			}
+			if diff := cmp.Diff(oldCopy, map[types.UID]*corev1.Pod(tt.old)); diff != "" && tt.old != nil {
+				t.Errorf("diffPods changed old (-before +after):\n%s", diff)
+			}
+			for _, p := range r.next {
+				if p.Annotations[ConfigSourceAnnotation] != FileSource {
+					t.Errorf("pod %s: stored without source annotation", p.Name)
+				}
+			}
+		})
+	}
+}
+
+func TestApplyUpdate(t *testing.T) {
+	old := podSet{"uid-a": testPod("a"), "uid-b": testPod("b")}
+	tests := []struct {
+		name string
+		u    Update
+		want []string
+	}{
+		{"add", Update{Op: OpAdd, Pods: []*corev1.Pod{testPod("c")}}, []string{"a", "b", "c"}},
+		{"update replaces", Update{Op: OpUpdate, Pods: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.Labels["v"] = "2" })}}, []string{"a", "b"}},
+		{"remove", Update{Op: OpRemove, Pods: []*corev1.Pod{testPod("a")}}, []string{"b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := applyUpdate(old, tt.u)
+			var names []string
+			for _, p := range got {
+				names = append(names, p.Name)
+				if p == old[p.UID] {
+					t.Errorf("pod %s shared with the stored state", p.Name)
+				}
+			}
+			if diff := cmp.Diff(tt.want, names); diff != "" {
+				t.Errorf("pods (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
