@@ -1,0 +1,253 @@
+package kuberuntime
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func baseContainerConfig() *runtimeapi.ContainerConfig {
+	return &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: 2},
+		Image:    &runtimeapi.ImageSpec{Image: "sha256:abc", UserSpecifiedImage: "busybox:1.36"},
+		Labels: map[string]string{
+			"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default", "io.kubernetes.pod.uid": "uid-1",
+			"io.kubernetes.container.name": "app",
+		},
+		Annotations: map[string]string{
+			"io.kubernetes.container.hash":                     "1f",
+			"io.kubernetes.container.restartCount":             "2",
+			"io.kubernetes.container.terminationMessagePath":   "/dev/termination-log",
+			"io.kubernetes.container.terminationMessagePolicy": "File",
+			"io.kubernetes.container.type":                     "container",
+			"io.kubernetes.pod.terminationGracePeriod":         "30",
+		},
+		LogPath: "app/2.log",
+		Mounts:  []*runtimeapi.Mount{{HostPath: "/pods/uid-1/containers/app/2", ContainerPath: "/dev/termination-log"}},
+		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000},
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
+				MaskedPaths:      slices.Clone(defaultMaskedPaths),
+				ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
+				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
+			},
+		},
+	}
+}
+
+func kv(pairs ...string) []*runtimeapi.KeyValue {
+	var out []*runtimeapi.KeyValue
+	for i := 0; i < len(pairs); i += 2 {
+		out = append(out, &runtimeapi.KeyValue{Key: pairs[i], Value: []byte(pairs[i+1])})
+	}
+	return out
+}
+
+func TestBuildContainerConfig(t *testing.T) {
+	tru, fls := true, false
+	uid := int64(1000)
+	root := int64(0)
+	tests := []struct {
+		name    string
+		mutate  func(*corev1.Pod, *containerParams)
+		want    func(*runtimeapi.ContainerConfig)
+		wantErr string
+	}{
+		{name: "base"},
+		{
+			name: "env and expansion",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				c := &p.Spec.Containers[0]
+				c.Env = []corev1.EnvVar{
+					{Name: "HOST", Value: "db"}, {Name: "URL", Value: "http://$(HOST):$(PORT)"},
+					{Name: "PORT", Value: "5432"}, {Name: "HOST", Value: "db2"},
+				}
+				c.Command = []string{"/bin/app", "--url=$(URL)", "$$(HOST)"}
+				c.Args = []string{"$(PORT)", "$(MISSING)"}
+				c.WorkingDir = "/srv"
+				c.TTY, c.Stdin, c.StdinOnce = true, true, true
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Envs = kv("HOST", "db2", "URL", "http://db:$(PORT)", "PORT", "5432")
+				c.Command = []string{"/bin/app", "--url=http://db:$(PORT)", "$(HOST)"}
+				c.Args = []string{"5432", "$(MISSING)"}
+				c.WorkingDir = "/srv"
+				c.Tty, c.Stdin, c.StdinOnce = true, true, true
+			},
+		},
+		{
+			name: "valueFrom is refused",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}}
+			},
+			wantErr: `env var "NODE": valueFrom is not supported yet`,
+		},
+		{
+			name: "envFrom is refused",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				p.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}
+			},
+			wantErr: "envFrom is not supported yet",
+		},
+		{
+			name: "pod volumes are refused",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			},
+			wantErr: "volumes are not supported yet",
+		},
+		{
+			name: "resources",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+				}
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Linux.Resources = &runtimeapi.LinuxContainerResources{CpuShares: 256, CpuPeriod: 100000, CpuQuota: 100000, MemoryLimitInBytes: 64 << 20}
+			},
+		},
+		{
+			name: "ports annotation, init type, no termination message",
+			mutate: func(p *corev1.Pod, cp *containerParams) {
+				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}}
+				p.Spec.Containers[0].TerminationMessagePath = ""
+				cp.Type = containerTypeInit
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Annotations["io.kubernetes.container.ports"] = `[{"name":"http","containerPort":80,"protocol":"TCP"}]`
+				c.Annotations["io.kubernetes.container.terminationMessagePath"] = ""
+				c.Annotations["io.kubernetes.container.type"] = "init"
+				c.Mounts = nil
+			},
+		},
+		{
+			name: "security context",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				p.Spec.HostPID = true
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &root, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
+					RunAsUser: &uid, RunAsNonRoot: &tru, ReadOnlyRootFilesystem: &tru, AllowPrivilegeEscalation: &fls,
+					Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}, Drop: []corev1.Capability{"ALL"}},
+				}
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				sc := c.Linux.SecurityContext
+				sc.NamespaceOptions.Pid = runtimeapi.NamespaceMode_NODE
+				sc.RunAsUser = &runtimeapi.Int64Value{Value: 1000}
+				sc.ReadonlyRootfs, sc.NoNewPrivs = true, true
+				sc.Capabilities = &runtimeapi.Capability{AddCapabilities: []string{"NET_ADMIN"}, DropCapabilities: []string{"ALL"}}
+				sc.Seccomp = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}
+			},
+		},
+		{
+			name: "privileged unmasks",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &tru}
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				sc := c.Linux.SecurityContext
+				sc.Privileged = true
+				sc.MaskedPaths, sc.ReadonlyPaths = nil, nil
+			},
+		},
+		{
+			name: "runAsNonRoot with root user is refused",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: &root, RunAsNonRoot: &tru}
+			},
+			wantErr: "breaks non-root policy",
+		},
+		{
+			name: "runAsNonRoot without a user is refused",
+			mutate: func(p *corev1.Pod, _ *containerParams) {
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsNonRoot: &tru}
+			},
+			wantErr: "not supported yet",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := basePod()
+			params := containerParams{
+				Pod: pod, Type: containerTypeRegular, Hash: 0x1f, RestartCount: 2, ImageRef: "sha256:abc",
+				TerminationMessageHostPath: "/pods/uid-1/containers/app/2",
+			}
+			if tt.mutate != nil {
+				tt.mutate(pod, &params)
+			}
+			params.Container = &pod.Spec.Containers[0]
+			got, err := buildContainerConfig(params)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := baseContainerConfig()
+			if tt.want != nil {
+				tt.want(want)
+			}
+			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("buildContainerConfig (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAnnotationsRoundTrip(t *testing.T) {
+	pod := basePod()
+	c := &pod.Spec.Containers[0]
+	got := readAnnotations(containerAnnotations(pod, c, containerTypeRegular, 0xdeadbeefcafe, 7))
+	grace := int64(30)
+	want := annotatedInfo{
+		Hash: 0xdeadbeefcafe, RestartCount: 7, TerminationMessagePath: "/dev/termination-log",
+		TerminationMessagePolicy: "File", TerminationGracePeriod: &grace,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("readAnnotations (-want +got):\n%s", diff)
+	}
+}
+
+func TestGracePeriodSeconds(t *testing.T) {
+	i := func(v int64) *int64 { return &v }
+	pod := func(deletion, termination *int64) *corev1.Pod {
+		p := basePod()
+		p.DeletionGracePeriodSeconds, p.Spec.TerminationGracePeriodSeconds = deletion, termination
+		return p
+	}
+	tests := []struct {
+		name                string
+		pod                 *corev1.Pod
+		annotated, override *int64
+		want                int64
+	}{
+		{name: "termination grace period", pod: pod(nil, i(30)), want: 30},
+		{name: "deletion grace period wins", pod: pod(i(10), i(30)), want: 10},
+		{name: "override wins", pod: pod(i(10), i(30)), override: i(5), want: 5},
+		{name: "minimum 2 s", pod: pod(nil, i(0)), want: 2},
+		{name: "override below minimum", pod: pod(nil, i(30)), override: i(0), want: 2},
+		{name: "unset", pod: pod(nil, nil), want: 2},
+		{name: "pod unknown: annotation", annotated: i(45), want: 45},
+		{name: "pod known: annotation ignored", pod: pod(nil, nil), annotated: i(45), want: 2},
+		{name: "pod unknown, nothing", want: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := gracePeriodSeconds(tt.pod, tt.annotated, tt.override); got != tt.want {
+				t.Errorf("gracePeriodSeconds = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

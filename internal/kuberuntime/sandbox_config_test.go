@@ -1,0 +1,164 @@
+package kuberuntime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func basePod() *corev1.Pod {
+	grace := int64(30)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web", Namespace: "default", UID: "uid-1",
+			Labels:      map[string]string{"app": "web"},
+			Annotations: map[string]string{"note": "x"},
+		},
+		Spec: corev1.PodSpec{
+			DNSPolicy:                     corev1.DNSClusterFirst,
+			RestartPolicy:                 corev1.RestartPolicyAlways,
+			TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{{
+				Name: "app", Image: "busybox:1.36", ImagePullPolicy: corev1.PullIfNotPresent,
+				TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+			}},
+		},
+	}
+}
+
+func baseSandboxConfig() *runtimeapi.PodSandboxConfig {
+	return &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "uid-1", Attempt: 0},
+		Hostname:     "web",
+		LogDirectory: "/var/log/pods/default_web_uid-1",
+		DnsConfig:    &runtimeapi.DNSConfig{Servers: []string{"10.0.0.2"}, Searches: []string{"example.com"}},
+		Labels: map[string]string{
+			"app": "web", "io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default", "io.kubernetes.pod.uid": "uid-1",
+		},
+		Annotations: map[string]string{"note": "x"},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
+				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+			},
+		},
+	}
+}
+
+func TestBuildSandboxConfig(t *testing.T) {
+	host := hostDNS{Servers: []string{"10.0.0.2"}, Searches: []string{"example.com"}}
+	tru := true
+	uid := int64(1000)
+	tests := []struct {
+		name    string
+		attempt uint32
+		mutate  func(*corev1.Pod)
+		want    func(*runtimeapi.PodSandboxConfig)
+		wantErr string
+	}{
+		{name: "base"},
+		{name: "attempt", attempt: 3, want: func(c *runtimeapi.PodSandboxConfig) { c.Metadata.Attempt = 3 }},
+		{
+			name:   "spec hostname",
+			mutate: func(p *corev1.Pod) { p.Spec.Hostname = "custom" },
+			want:   func(c *runtimeapi.PodSandboxConfig) { c.Hostname = "custom" },
+		},
+		{
+			name:   "long hostname is cut to 63 without trailing dash or dot",
+			mutate: func(p *corev1.Pod) { p.Spec.Hostname = strings.Repeat("a", 61) + "-.b" },
+			want:   func(c *runtimeapi.PodSandboxConfig) { c.Hostname = strings.Repeat("a", 61) },
+		},
+		{
+			name:    "hostname of dashes is invalid",
+			mutate:  func(p *corev1.Pod) { p.Spec.Hostname = strings.Repeat("-", 70) },
+			wantErr: "was invalid",
+		},
+		{
+			name: "host network: node namespace, no hostname",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.HostNetwork, p.Spec.HostPID, p.Spec.HostIPC = true, true, true
+			},
+			want: func(c *runtimeapi.PodSandboxConfig) {
+				c.Hostname = ""
+				c.Linux.SecurityContext.NamespaceOptions = &runtimeapi.NamespaceOption{
+					Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_NODE, Ipc: runtimeapi.NamespaceMode_NODE,
+				}
+			},
+		},
+		{
+			name:   "shared process namespace",
+			mutate: func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = &tru },
+			want: func(c *runtimeapi.PodSandboxConfig) {
+				c.Linux.SecurityContext.NamespaceOptions.Pid = runtimeapi.NamespaceMode_POD
+			},
+		},
+		{
+			name: "host ports become port mappings",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.Containers[0].Ports = []corev1.ContainerPort{
+					{ContainerPort: 80, HostPort: 8080, Protocol: corev1.ProtocolTCP, HostIP: "127.0.0.1"},
+					{ContainerPort: 53, HostPort: 5353, Protocol: corev1.ProtocolUDP},
+					{ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+				}
+			},
+			want: func(c *runtimeapi.PodSandboxConfig) {
+				c.PortMappings = []*runtimeapi.PortMapping{
+					{Protocol: runtimeapi.Protocol_TCP, ContainerPort: 80, HostPort: 8080, HostIp: "127.0.0.1"},
+					{Protocol: runtimeapi.Protocol_UDP, ContainerPort: 53, HostPort: 5353},
+				}
+			},
+		},
+		{
+			name:   "dnsPolicy None",
+			mutate: func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSNone },
+			want:   func(c *runtimeapi.PodSandboxConfig) { c.DnsConfig = &runtimeapi.DNSConfig{} },
+		},
+		{
+			name: "pod security context, sysctls and a privileged container",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{
+					RunAsUser: &uid, FSGroup: &uid, SupplementalGroups: []int64{5},
+					Sysctls: []corev1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}},
+				}
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &tru}
+			},
+			want: func(c *runtimeapi.PodSandboxConfig) {
+				sc := c.Linux.SecurityContext
+				sc.RunAsUser = &runtimeapi.Int64Value{Value: 1000}
+				sc.SupplementalGroups = []int64{1000, 5}
+				sc.Privileged = true
+				c.Linux.Sysctls = map[string]string{"net.core.somaxconn": "1024"}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := basePod()
+			if tt.mutate != nil {
+				tt.mutate(pod)
+			}
+			got, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", Host: host})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := baseSandboxConfig()
+			if tt.want != nil {
+				tt.want(want)
+			}
+			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("buildSandboxConfig (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
