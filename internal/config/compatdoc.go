@@ -24,11 +24,23 @@ func CompatDoc() string {
 		"order) are merged over it as JSON merge patches (objects merge, lists replace, null resets to " +
 		"the default); flags given explicitly override the result. Relative paths in a file are resolved " +
 		"against that file's directory. Every problem is reported at once.\n")
+	b.WriteString("\n## Differences from upstream\n\n" +
+		"- Decoding is always strict. Upstream retries a v1beta1 file leniently and only logs the strict error; " +
+		"berth refuses the file, so a typo never turns into a silently ignored setting.\n" +
+		"- Fields berth does not honour yet are refused when they differ from their default (see the table), " +
+		"all reported in one error.\n" +
+		"- Relative paths in a drop-in are resolved against the drop-in's directory.\n" +
+		"- `--register-with-taints` fills berth's own node settings; the `registerWithTaints` field stays " +
+		"default-only until berth registers a Node.\n" +
+		"- The node name (hostname or `--hostname-override`, lower-cased) must be a DNS subdomain, since " +
+		"static pod mirror names are built from it.\n")
 	b.WriteString("\n## Flags\n\n| flag | status | notes |\n| --- | --- | --- |\n")
 	for _, f := range flagSupport() {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Support, f.Reason)
 	}
-	b.WriteString("\n`-v` is the short form of `--v`.\n")
+	b.WriteString("\n`-v` is the short form of `--v`. `--version` (prints `berth <version> (kubelet " +
+		KubernetesVersion + ")`) and `-h`/`--help` belong to the berth command itself. Any other " +
+		"upstream kubelet flag is an unknown flag: set its KubeletConfiguration field instead.\n")
 	b.WriteString("\n## KubeletConfiguration fields\n\n| field | status | notes |\n| --- | --- | --- |\n")
 	for _, f := range kubeletFieldSupport() {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Support, f.Reason)

@@ -106,7 +106,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"systemCgroups", DefaultMatches, "empty: berth does not move system processes into a cgroup"},
 		{"cgroupRoot", DefaultMatches, "empty: the runtime's default cgroup root is used"},
 		{"cgroupsPerQOS", NotImplemented, noCgroups},
-		{"cgroupDriver", Honoured, "passed to the runtime as the cgroup driver"},
+		{"cgroupDriver", Honoured, "used when the runtime does not report its cgroup driver (the runtime wins, as upstream)"},
 		{"cpuManagerPolicy", DefaultMatches, "none: berth does no CPU pinning"},
 		{"singleProcessOOMKill", NotImplemented, "berth does not set memory.oom.group yet"},
 		{"cpuManagerPolicyOptions", DefaultMatches, "empty: no CPU manager"},
