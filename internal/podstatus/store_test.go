@@ -1,0 +1,88 @@
+package podstatus
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestStoreNeverLeavesTerminalPhase(t *testing.T) {
+	tests := []struct {
+		name      string
+		stored    corev1.PodStatus
+		set       corev1.PodStatus
+		wantPhase corev1.PodPhase
+		wantMsg   string
+	}{
+		{"pending to running", corev1.PodStatus{Phase: corev1.PodPending}, corev1.PodStatus{Phase: corev1.PodRunning}, corev1.PodRunning, ""},
+		{"running to failed", corev1.PodStatus{Phase: corev1.PodRunning}, corev1.PodStatus{Phase: corev1.PodFailed, Message: "x"}, corev1.PodFailed, "x"},
+		{"failed to running refused", corev1.PodStatus{Phase: corev1.PodFailed, Message: "evicted"}, corev1.PodStatus{Phase: corev1.PodRunning}, corev1.PodFailed, "evicted"},
+		{"succeeded to pending refused", corev1.PodStatus{Phase: corev1.PodSucceeded}, corev1.PodStatus{Phase: corev1.PodPending}, corev1.PodSucceeded, ""},
+		{"succeeded to failed allowed", corev1.PodStatus{Phase: corev1.PodSucceeded}, corev1.PodStatus{Phase: corev1.PodFailed}, corev1.PodFailed, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore()
+			s.Set("u", tc.stored)
+			tc.set.HostIP = "10.0.0.1"
+			ret := s.Set("u", tc.set)
+			got, ok := s.Get("u")
+			if !ok || got.Phase != tc.wantPhase || got.Message != tc.wantMsg || got.HostIP != "10.0.0.1" {
+				t.Errorf("stored %+v, want phase %s message %q and the new host IP", got, tc.wantPhase, tc.wantMsg)
+			}
+			if diff := cmp.Diff(got, ret); diff != "" {
+				t.Errorf("Set() returned something else than stored:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStoreCopiesAndSnapshot(t *testing.T) {
+	s := NewStore()
+	in := corev1.PodStatus{Phase: corev1.PodRunning, PodIPs: []corev1.PodIP{{IP: "10.1.1.1"}}}
+	s.Set("a", in)
+	s.Set("b", corev1.PodStatus{Phase: corev1.PodPending})
+	in.PodIPs[0].IP = "mutated"
+	got, _ := s.Get("a")
+	got.PodIPs[0].IP = "mutated too"
+	snap := s.Snapshot()
+	want := map[types.UID]corev1.PodStatus{
+		"a": {Phase: corev1.PodRunning, PodIPs: []corev1.PodIP{{IP: "10.1.1.1"}}},
+		"b": {Phase: corev1.PodPending},
+	}
+	if diff := cmp.Diff(want, snap); diff != "" {
+		t.Errorf("snapshot mismatch (-want +got):\n%s", diff)
+	}
+	s.Delete("a")
+	if _, ok := s.Get("a"); ok {
+		t.Error("Get after Delete found the pod")
+	}
+	if len(snap) != 2 {
+		t.Error("snapshot changed after Delete")
+	}
+}
+
+func TestStoreConcurrent(t *testing.T) {
+	s := NewStore()
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			uid := types.UID(rune('a' + i))
+			for j := 0; j < 100; j++ {
+				s.Set(uid, corev1.PodStatus{Phase: corev1.PodRunning})
+				s.Get(uid)
+				s.Snapshot()
+			}
+			s.Delete(uid)
+		}(i)
+	}
+	wg.Wait()
+	if n := len(s.Snapshot()); n != 0 {
+		t.Errorf("%d pods left", n)
+	}
+}
