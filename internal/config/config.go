@@ -120,10 +120,15 @@ func loadKubeletConfiguration(ctx context.Context, flags *Flags, env Env) (*kube
 	if flags.ConfigDir == "" {
 		return kc, nil
 	}
-	// Upstream merges drop-ins over the already defaulted base.
+	// Upstream merges drop-ins over the already defaulted base. Encoding
+	// drops empty values (omitempty), so the fields the file set are put
+	// back as written: an explicit "evictionHard: {}" must stay non-default.
 	merged, err := toObject(kc)
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range base {
+		merged[k] = v
 	}
 	files, err := dropInFiles(env, flags.ConfigDir)
 	if err != nil {

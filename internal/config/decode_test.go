@@ -104,3 +104,22 @@ func TestLoadWithInjectedFS(t *testing.T) {
 		t.Errorf("NodeName = %q, want h", cfg.NodeName)
 	}
 }
+
+// An explicitly empty value in the base file must survive the drop-in merge:
+// it is a non-default value, and berth must not replace it with the default.
+func TestExplicitEmptyValueSurvivesDropIns(t *testing.T) {
+	header := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	fsys := fstest.MapFS{
+		"c.yaml":   {Data: []byte(header + "evictionHard: {}\nenforceNodeAllocatable: []\n")},
+		"d/1.conf": {Data: []byte(header + "maxPods: 10\n")},
+	}
+	for _, dir := range []string{"", "/d"} {
+		flags := &Flags{ConfigFile: "/c.yaml", ConfigDir: dir, RootDir: "/r", CertDir: "/c", PodInfraContainerImage: "p"}
+		_, err := Load(context.Background(), flags, mapFSEnv(fsys))
+		for _, field := range []string{`"evictionHard"`, `"enforceNodeAllocatable"`} {
+			if err == nil || !strings.Contains(err.Error(), field) {
+				t.Errorf("config dir %q: error %v does not reject %s", dir, err, field)
+			}
+		}
+	}
+}
