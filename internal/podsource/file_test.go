@@ -1,0 +1,237 @@
+package podsource
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+const testPeriod = 20 * time.Second
+
+func manifest(name, image string) string {
+	return strings.NewReplacer("name: web", "name: "+name, "nginx:1.27", image).Replace(podYAML)
+}
+
+// writeFile writes through a hidden temporary file and a rename, so the
+// source never sees a half-written manifest (and hidden files get exercised).
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err := os.WriteFile(tmp, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type sourceHarness struct {
+	out   chan Snapshot
+	clock *clocktesting.FakeClock
+	logs  ktesting.Buffer
+}
+
+// runSource starts run in the background with a buffered test logger; the
+// source stops when the test ends.
+func runSource(t *testing.T, run func(ctx context.Context, out chan<- Snapshot) error, clk *clocktesting.FakeClock) *sourceHarness {
+	t.Helper()
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(4)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	h := &sourceHarness{out: make(chan Snapshot), clock: clk, logs: logger.GetSink().(ktesting.Underlier).GetBuffer()}
+	done := make(chan error)
+	go func() { done <- run(ctx, h.out) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return h
+}
+
+func startFileSource(t *testing.T, path string) *sourceHarness {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(testNow)
+	s, err := NewFileSource(FileConfig{Path: path, NodeName: "node1", Period: testPeriod, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runSource(t, s.Run, clk)
+}
+
+// next waits for the next snapshot.
+func (h *sourceHarness) next(t *testing.T) Snapshot {
+	t.Helper()
+	select {
+	case s := <-h.out:
+		return s
+	case <-time.After(waitTimeout):
+		t.Fatal("no snapshot arrived")
+		return Snapshot{}
+	}
+}
+
+// waitNames reads snapshots until one holds exactly the named pods.
+func (h *sourceHarness) waitNames(t *testing.T, want ...string) map[string]types.UID {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	var last []string
+	for {
+		select {
+		case s := <-h.out:
+			uids := map[string]types.UID{}
+			last = nil
+			for _, p := range s.Pods {
+				uids[p.Name] = p.UID
+				last = append(last, p.Name)
+			}
+			sort.Strings(last)
+			if cmp.Equal(want, last, cmp.Comparer(func(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") })) {
+				return uids
+			}
+		case <-deadline:
+			t.Fatalf("no snapshot with pods %v; last had %v", want, last)
+			return nil
+		}
+	}
+}
+
+// errorsAbout counts the logged errors whose error names file.
+func (h *sourceHarness) errorsAbout(file string) int {
+	n := 0
+	for _, e := range h.logs.Data() {
+		if e.Type == ktesting.LogError && e.Err != nil && strings.Contains(e.Err.Error(), file) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestFileSourceFollowsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	h := startFileSource(t, dir)
+	if s := h.next(t); s.Source != FileSource || len(s.Pods) != 0 {
+		t.Fatalf("first snapshot = %+v, want an empty file snapshot", s)
+	}
+
+	writeFile(t, filepath.Join(dir, "a.yaml"), manifest("a", "nginx:1"))
+	uids := h.waitNames(t, "a-node1")
+	writeFile(t, filepath.Join(dir, "b.json"), podJSON)
+	uids2 := h.waitNames(t, "a-node1", "web-node1")
+	if uids2["a-node1"] != uids["a-node1"] {
+		t.Error("an unrelated file changed pod a's UID")
+	}
+
+	// A hidden file never becomes a pod.
+	writeFile(t, filepath.Join(dir, ".hidden.yaml"), manifest("hidden", "x:1"))
+	writeFile(t, filepath.Join(dir, "c.yaml"), manifest("c", "nginx:1"))
+	h.waitNames(t, "a-node1", "c-node1", "web-node1")
+
+	// New content is a new pod: new UID.
+	writeFile(t, filepath.Join(dir, "a.yaml"), manifest("a", "nginx:2"))
+	var uids3 map[string]types.UID
+	for uids3 = h.waitNames(t, "a-node1", "c-node1", "web-node1"); uids3["a-node1"] == uids["a-node1"]; {
+		uids3 = h.waitNames(t, "a-node1", "c-node1", "web-node1")
+	}
+
+	// A rename is a new pod too (the path is part of the UID), as upstream.
+	if err := os.Rename(filepath.Join(dir, "c.yaml"), filepath.Join(dir, "d.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	var uids4 map[string]types.UID
+	for uids4 = h.waitNames(t, "a-node1", "c-node1", "web-node1"); uids4["c-node1"] == uids3["c-node1"]; {
+		uids4 = h.waitNames(t, "a-node1", "c-node1", "web-node1")
+	}
+
+	if err := os.Remove(filepath.Join(dir, "b.json")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitNames(t, "a-node1", "c-node1")
+}
+
+func TestFileSourceSkipsBrokenFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "good.yaml"), manifest("good", "nginx:1"))
+	writeFile(t, filepath.Join(dir, "broken.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: []}\n")
+	if err := os.Mkdir(filepath.Join(dir, "subdir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h := startFileSource(t, dir)
+	h.waitNames(t, "good-node1")
+	if n := h.errorsAbout("broken.yaml"); n != 1 {
+		t.Errorf("errors about broken.yaml = %d, want 1:\n%s", n, h.logs.String())
+	}
+	if !strings.Contains(h.logs.String(), "spec.containers") {
+		t.Errorf("the error does not give the reason:\n%s", h.logs.String())
+	}
+
+	// Re-lists (a tick, then an event) do not log the same error again.
+	h.clock.Step(testPeriod)
+	writeFile(t, filepath.Join(dir, "other.yaml"), manifest("other", "nginx:1"))
+	h.waitNames(t, "good-node1", "other-node1")
+	if n := h.errorsAbout("broken.yaml"); n != 1 {
+		t.Errorf("errors about broken.yaml after re-lists = %d, want 1", n)
+	}
+	if n := h.errorsAbout("subdir"); n != 1 {
+		t.Errorf("errors about subdir = %d, want 1", n)
+	}
+
+	writeFile(t, filepath.Join(dir, "broken.yaml"), manifest("broken", "nginx:1"))
+	h.waitNames(t, "broken-node1", "good-node1", "other-node1")
+}
+
+func TestFileSourceMissingDirectoryIsRetried(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "manifests")
+	h := startFileSource(t, dir)
+	if s := h.next(t); len(s.Pods) != 0 {
+		t.Fatalf("first snapshot has %d pods, want none", len(s.Pods))
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "a.yaml"), manifest("a", "nginx:1"))
+	// Nothing watches the new directory yet: the periodic re-list finds it.
+	h.clock.Step(testPeriod)
+	h.waitNames(t, "a-node1")
+	// ...and watches it from then on.
+	writeFile(t, filepath.Join(dir, "b.yaml"), manifest("b", "nginx:1"))
+	h.waitNames(t, "a-node1", "b-node1")
+}
+
+func TestFileSourceSingleFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pod.yaml")
+	writeFile(t, path, manifest("a", "nginx:1"))
+	writeFile(t, filepath.Join(dir, "ignored.yaml"), manifest("ignored", "nginx:1"))
+	h := startFileSource(t, path)
+	uids := h.waitNames(t, "a-node1")
+	var pod *corev1.Pod
+	writeFile(t, path, manifest("a", "nginx:2"))
+	for {
+		s := h.next(t)
+		if len(s.Pods) == 1 && s.Pods[0].UID != uids["a-node1"] {
+			pod = s.Pods[0]
+			break
+		}
+	}
+	if got := pod.Spec.Containers[0].Image; got != "nginx:2" {
+		t.Errorf("image = %q, want nginx:2", got)
+	}
+}
+
+func TestNewFileSourceValidates(t *testing.T) {
+	if _, err := NewFileSource(FileConfig{Path: "/x"}); err == nil {
+		t.Error("want an error without node name and clock")
+	}
+}
