@@ -214,17 +214,14 @@ func (c *container) status() *runtimeapi.ContainerStatus {
 	return st
 }
 
-// UpdateContainerResources replaces the Linux resources of a created or
-// running container.
+// UpdateContainerResources replaces the Linux resources of a container. Like
+// containerd 1.6 it accepts exited containers too.
 func (f *Fake) UpdateContainerResources(_ context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, err := f.findContainer(req.GetContainerId())
 	if err != nil {
 		return nil, err
-	}
-	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED && c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return nil, fmt.Errorf("container %q is in %s state", c.id, stateName(c.state))
 	}
 	if req.GetLinux() != nil {
 		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(req.GetLinux()).(*runtimeapi.LinuxContainerResources)}

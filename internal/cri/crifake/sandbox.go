@@ -55,6 +55,10 @@ func (f *Fake) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxReq
 		state:     runtimeapi.PodSandboxState_SANDBOX_READY,
 		createdAt: f.now(),
 	}
+	if s.hostNetwork() && cfg.GetHostname() != "" {
+		// runc refuses: the sandbox shares the node's UTS namespace.
+		return nil, fmt.Errorf("failed to create containerd task: OCI runtime create failed: unable to set hostname without a private UTS namespace")
+	}
 	if !s.hostNetwork() {
 		if !f.knobs.networkReady {
 			return nil, fmt.Errorf("failed to setup network for sandbox %q: cni plugin not initialized", name)
