@@ -53,7 +53,8 @@ type Config struct {
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
-// real one; tests inject their own.
+// real one; tests inject their own. Load calls the functions from its own
+// goroutine only.
 type Env struct {
 	ReadFile func(name string) ([]byte, error)
 	ReadDir  func(name string) ([]fs.DirEntry, error)

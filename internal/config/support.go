@@ -35,7 +35,7 @@ func (s Support) String() string {
 	return "unknown"
 }
 
-// FieldSupport is one row of the compatibility table.
+// FieldSupport is one row of the compatibility table: a plain value.
 type FieldSupport struct {
 	// Name is the JSON name of a top-level KubeletConfiguration field, or a
 	// flag name with its dashes ("--root-dir").

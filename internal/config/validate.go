@@ -15,7 +15,7 @@ import (
 )
 
 // ValidationError reports every problem found in a configuration, sorted by
-// the field or flag it concerns.
+// the field or flag it concerns. It is not modified after Load returns it.
 type ValidationError struct {
 	// Problems are complete messages, each naming its field or flag.
 	Problems []string
