@@ -43,7 +43,10 @@ type Config struct {
 
 // Workers runs one goroutine per pod UID. All methods are safe for
 // concurrent use; Update, SyncDue, SyncKnownPods and the queries never block
-// on a Syncer call. For a given UID at most one Syncer method runs at a time.
+// on a Syncer call. For a given UID at most one Syncer method runs at a time;
+// different UIDs run concurrently. The context given to Update bounds the
+// goroutines it starts: once it ends the Workers are stopped for good (Wait
+// joins the goroutines) and a new Workers is needed to start again.
 type Workers struct {
 	cfg   Config
 	retry retryQueue
@@ -206,17 +209,19 @@ func (w *Workers) enqueue(logger klog.Logger, wk *worker, opts UpdateOptions) {
 	before := wk.phase
 	wk.phase, _ = Transition(wk.phase, updateEvent(opts))
 	shortened := false
-	if wk.phase == Terminating {
-		wk.gracePeriod, shortened = effectiveGracePeriod(wk.gracePeriod, opts.Pod, opts.KillGracePeriod)
+	if wk.phase >= Terminating {
+		// Once termination is requested every update is a kill; a deletion
+		// or an eviction seen at any point frees the pod's content.
+		opts.Type = SyncPodKill
 		if opts.Pod == nil || opts.Pod.DeletionTimestamp != nil {
 			wk.deleted = true
 		}
-		if opts.Type == SyncPodKill && opts.KillReason == evictedReason {
+		if opts.KillReason == evictedReason {
 			wk.evicted = true
 		}
 	}
-	if wk.phase >= Terminating {
-		opts.Type = SyncPodKill
+	if wk.phase == Terminating {
+		wk.gracePeriod, shortened = effectiveGracePeriod(wk.gracePeriod, opts.Pod, opts.KillGracePeriod)
 	}
 	wk.pending = coalesce(wk.pending, opts)
 	wk.signal()

@@ -323,3 +323,23 @@ func TestShutdownStopsWorkers(t *testing.T) {
 		t.Errorf("calls seen for %v, want a and b", seen)
 	}
 }
+
+func TestDeletionAfterKillFreesContent(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "1")})
+	term := h.next("SyncTerminatingPod", "a")
+	h.update(UpdateOptions{Type: SyncPodUpdate, Pod: newPod("a", "2", deleting(60))})
+	if term.cancelled() {
+		t.Error("a deletion with a longer grace period must not cancel termination")
+	}
+	term.ok()
+	if c := h.next("SyncTerminatedPod", "a"); c.Version != "2" {
+		t.Errorf("SyncTerminatedPod of version %q, want the latest, 2", c.Version)
+	} else {
+		c.ok()
+	}
+	h.waitPhase("a", Finished)
+	if !h.w.ShouldPodContentBeRemoved("a") {
+		t.Error("a pod deleted while terminating may have its content removed")
+	}
+}
