@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Prepares this machine to run berth against containerd, as root:
+#
+#   1. installs the Debian packages berth and its tests need, when missing;
+#   2. writes the CNI bridge network /etc/cni/net.d/10-berth-bridge.conflist
+#      (bridge berth0, 10.88.0.0/16, masquerade, portmap) and enables
+#      IPv4 forwarding;
+#   3. writes containerd's configuration (see "containerd configuration");
+#   4. makes sure containerd runs and its CRI plugin answers;
+#   5. builds and imports the test images (hack/images.sh).
+#
+# It is idempotent: a second run changes nothing and takes a few seconds.
+#
+# containerd configuration
+#   berth's config (marked by its first line) goes to /etc/containerd/config.toml
+#   when that file is absent, already ours, or Debian's unmodified default (kept
+#   as config.toml.berth-orig). A config you wrote yourself is never touched:
+#   berth's then goes to $STATE_DIR/containerd.toml and is used only when this
+#   script starts containerd itself; a containerd already running on your config
+#   is used as it is, with a warning if it lacks what berth needs.
+#
+# Starting containerd
+#   With systemd (/run/systemd/system), `systemctl restart containerd` whenever
+#   berth's config changed. Without systemd, this script starts containerd in
+#   the background with its pid and log in $STATE_DIR, restarts it when its
+#   config changed, and never starts a second one next to a containerd that
+#   already answers on $CONTAINERD_SOCK.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PACKAGES=(containerd runc containernetworking-plugins iptables busybox-static
+	gcc libc6-dev) # gcc and libc6-dev: go test -race needs cgo
+CNI_BIN_DIR=/usr/lib/cni
+CNI_CONF=/etc/cni/net.d/10-berth-bridge.conflist
+ETC_CONFIG=/etc/containerd/config.toml
+MARKER="# Written by berth hack/node-setup.sh; delete this line to keep your own edits."
+PID_FILE=$STATE_DIR/containerd.pid
+LOG_FILE=$STATE_DIR/containerd.log
+HASH_FILE=$STATE_DIR/containerd.config.sha256
+
+install_packages() {
+	local missing=() p
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	((${#missing[@]} == 0)) && return 0
+	log "installing ${missing[*]}"
+	quiet apt-get update
+	quiet env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# put_file writes content (stdin) to path when it differs, atomically, and
+# says whether it did through the global CHANGED.
+put_file() {
+	local path=$1 tmp
+	tmp=$(mktemp "$(dirname "$path")/.berth-XXXXXX")
+	cat >"$tmp"
+	if cmp -s "$tmp" "$path"; then
+		rm -f "$tmp"
+		CHANGED=0
+		return 0
+	fi
+	chmod 0644 "$tmp"
+	mv -f "$tmp" "$path"
+	CHANGED=1
+	log "wrote $path"
+}
+
+setup_network() {
+	mkdir -p "$(dirname "$CNI_CONF")"
+	put_file "$CNI_CONF" <<-'EOF'
+		{
+		  "cniVersion": "1.0.0",
+		  "name": "berth",
+		  "plugins": [
+		    {
+		      "type": "bridge",
+		      "bridge": "berth0",
+		      "isGateway": true,
+		      "ipMasq": true,
+		      "hairpinMode": true,
+		      "ipam": {
+		        "type": "host-local",
+		        "ranges": [[{ "subnet": "10.88.0.0/16" }]],
+		        "routes": [{ "dst": "0.0.0.0/0" }]
+		      }
+		    },
+		    { "type": "portmap", "capabilities": { "portMappings": true } }
+		  ]
+		}
+	EOF
+	local first
+	first=$(find "$(dirname "$CNI_CONF")" -maxdepth 1 -name '*.conf*' | sort | head -n1)
+	[[ $first == "$CNI_CONF" ]] || warn "containerd uses the first CNI config, $first, not $CNI_CONF"
+	mkdir -p /etc/sysctl.d
+	put_file /etc/sysctl.d/99-berth.conf <<<"net.ipv4.ip_forward = 1"
+	sysctl -qw net.ipv4.ip_forward=1
+	modprobe -q overlay 2>/dev/null || true
+}
+
+# containerd_config prints berth's containerd configuration.
+containerd_config() {
+	# restrict_oom_score_adj keeps containers' oom_score_adj at or above
+	# containerd's own; it is required when root lacks CAP_SYS_RESOURCE
+	# (bit 24 of CapEff), as in unprivileged containers and some VMs.
+	local capeff restrict=false
+	capeff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+	(((0x$capeff >> 24) & 1)) || restrict=true
+	# The runc runtime uses the cgroupfs driver, matching cgroupDriver in
+	# examples/kubelet-config.yaml, with or without systemd. AppArmor needs no
+	# setting: containerd applies it only where the kernel enables it.
+	cat <<-EOF
+		$MARKER
+		version = 2
+
+		[plugins]
+		  [plugins."io.containerd.grpc.v1.cri"]
+		    sandbox_image = "registry.k8s.io/pause:3.10.1"
+		    restrict_oom_score_adj = $restrict
+		    [plugins."io.containerd.grpc.v1.cri".cni]
+		      bin_dir = "$CNI_BIN_DIR"
+		      conf_dir = "$(dirname "$CNI_CONF")"
+		    [plugins."io.containerd.grpc.v1.cri".containerd]
+		      default_runtime_name = "runc"
+		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+		        runtime_type = "io.containerd.runc.v2"
+		        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+		          SystemdCgroup = false
+		  [plugins."io.containerd.internal.v1.opt"]
+		    path = "/var/lib/containerd/opt"
+	EOF
+}
+
+# etc_config_kind classifies /etc/containerd/config.toml: absent, ours,
+# pristine (Debian's unmodified default) or foreign.
+etc_config_kind() {
+	if [[ ! -e $ETC_CONFIG ]]; then
+		echo absent
+	elif [[ $(head -n1 "$ETC_CONFIG") == "$MARKER" ]]; then
+		echo ours
+	else
+		local want have
+		want=$(dpkg-query -W -f='${Conffiles}\n' containerd 2>/dev/null | awk -v f="$ETC_CONFIG" '$1 == f { print $2 }')
+		have=$(md5sum <"$ETC_CONFIG" | cut -d' ' -f1)
+		if [[ -n $want && $have == "$want" ]]; then echo pristine; else echo foreign; fi
+	fi
+}
+
+# write_containerd_config sets CONFIG_PATH to berth's config file and
+# FOREIGN_CONFIG to 1 when /etc/containerd/config.toml is someone else's.
+write_containerd_config() {
+	FOREIGN_CONFIG=0
+	CONFIG_PATH=$ETC_CONFIG
+	case $(etc_config_kind) in
+	pristine) cp -p "$ETC_CONFIG" "$ETC_CONFIG.berth-orig" ;;
+	foreign)
+		FOREIGN_CONFIG=1
+		CONFIG_PATH=$STATE_DIR/containerd.toml
+		;;
+	esac
+	mkdir -p "$(dirname "$CONFIG_PATH")"
+	containerd_config | put_file "$CONFIG_PATH"
+	if ((FOREIGN_CONFIG && CHANGED)); then
+		log "kept your $ETC_CONFIG; berth's containerd config is $CONFIG_PATH"
+	fi
+}
+
+# our_pid prints the pid of the containerd this script started, if it runs.
+our_pid() {
+	local pid
+	pid=$(cat "$PID_FILE" 2>/dev/null) || return 0
+	[[ $(cat "/proc/$pid/comm" 2>/dev/null) == containerd ]] && echo "$pid"
+	return 0
+}
+
+containerd_answers() {
+	[[ -S $CONTAINERD_SOCK ]] && ctr --address "$CONTAINERD_SOCK" --connect-timeout 1s version >/dev/null 2>&1
+}
+
+# cri_status prints the CRI plugin's status: ok, error, skip or nothing.
+cri_status() {
+	ctr --address "$CONTAINERD_SOCK" --connect-timeout 1s plugins ls 2>/dev/null |
+		awk '$1 == "io.containerd.grpc.v1" && $2 == "cri" { print $NF }'
+}
+
+# wait_ready waits up to 60s for containerd with a working CRI plugin.
+wait_ready() {
+	local pid=${1:-} i
+	for ((i = 0; i < 120; i++)); do
+		if containerd_answers; then
+			case $(cri_status) in
+			ok) return 0 ;;
+			error | skip) fail_containerd "its CRI plugin did not load" ;;
+			esac
+		fi
+		if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+			fail_containerd "containerd (pid $pid) exited"
+		fi
+		sleep 0.5
+	done
+	fail_containerd "containerd did not answer on $CONTAINERD_SOCK within 60s"
+}
+
+fail_containerd() {
+	echo "berth: error: $1" >&2
+	if [[ -d /run/systemd/system ]]; then
+		journalctl -u containerd -n 30 --no-pager >&2 || true
+	elif [[ -f $LOG_FILE ]]; then
+		echo "--- last lines of $LOG_FILE:" >&2
+		tail -n 30 "$LOG_FILE" >&2
+	fi
+	exit 1
+}
+
+start_with_systemd() {
+	local hash=$1
+	if ((FOREIGN_CONFIG)); then
+		systemctl is-active -q containerd || systemctl start containerd
+		warn "containerd runs on your $ETC_CONFIG; berth needs what $CONFIG_PATH sets"
+	elif ! systemctl is-active -q containerd || [[ $(cat "$HASH_FILE" 2>/dev/null) != "$hash" ]]; then
+		log "restarting containerd with systemd"
+		systemctl enable -q containerd 2>/dev/null || true
+		systemctl restart containerd
+		echo "$hash" >"$HASH_FILE"
+	fi
+	wait_ready
+}
+
+start_ourselves() {
+	local hash=$1 pid i
+	pid=$(our_pid)
+	if [[ -n $pid && $(cat "$HASH_FILE" 2>/dev/null) == "$hash" ]]; then
+		wait_ready "$pid"
+		return 0
+	fi
+	if [[ -n $pid ]]; then
+		log "restarting containerd (pid $pid): its config changed"
+		kill -TERM "$pid"
+		for ((i = 0; i < 40; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+		kill -KILL "$pid" 2>/dev/null || true
+	elif containerd_answers; then
+		((CHANGED)) && warn "a containerd not started by berth runs on $CONTAINERD_SOCK; restart it to apply $CONFIG_PATH"
+		wait_ready
+		return 0
+	fi
+	[[ -f $LOG_FILE ]] && mv -f "$LOG_FILE" "$LOG_FILE.1"
+	# setsid: containerd leaves our session and outlives this script and make.
+	# 9>&-: containerd must not inherit (and hold) our lock.
+	setsid containerd --config "$CONFIG_PATH" </dev/null >"$LOG_FILE" 2>&1 9>&- &
+	pid=$!
+	echo "$pid" >"$PID_FILE"
+	echo "$hash" >"$HASH_FILE"
+	log "started containerd (pid $pid, log $LOG_FILE)"
+	wait_ready "$pid"
+}
+
+main() {
+	require_root
+	lock_node
+	install_packages
+	setup_network
+	write_containerd_config
+	local hash
+	hash=$(sha256sum <"$CONFIG_PATH" | cut -d' ' -f1)
+	if [[ -d /run/systemd/system ]]; then
+		start_with_systemd "$hash"
+	else
+		start_ourselves "$hash"
+	fi
+	"$REPO_ROOT/hack/images.sh"
+	log "node ready: containerd on $CONTAINERD_SOCK, CNI $CNI_CONF"
+}
+
+main "$@"
