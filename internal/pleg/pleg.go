@@ -21,10 +21,13 @@ import (
 type Runtime interface {
 	// ListPods returns every pod the runtime holds, keyed by UID, filled
 	// only with what the CRI list calls carry (IDs, states, names, creation
-	// times). It is called once per relist.
+	// times). It is called once per relist. The PLEG keeps the returned
+	// pods as the base of the next diff: the runtime must not modify them.
 	ListPods(ctx context.Context) (map[types.UID]*runtimestate.Pod, error)
 	// PodStatus returns the full status of one pod. It is called only for
-	// pods whose containers changed since the previous relist.
+	// pods whose containers changed since the previous relist. The result
+	// goes into the Cache and is shared with pod workers: it must not be
+	// modified afterwards.
 	PodStatus(ctx context.Context, uid types.UID, name, namespace string) (*runtimestate.Pod, error)
 }
 

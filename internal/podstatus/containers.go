@@ -38,6 +38,7 @@ func containerStatuses(in *Input, old []corev1.ContainerStatus, specs []corev1.C
 		oldStatus, _ := statusByName(old, spec.Name)
 		instances := in.Runtime.ContainersNamed(spec.Name) // newest first
 		s := baseStatus(in, spec, oldStatus, instances, defaultReason)
+		s.VolumeMounts = volumeMountStatuses(spec.VolumeMounts)
 		applyStartFailure(in, &s, spec, instances, isInit)
 		applyProbes(in, &s, spec, isInit)
 		out = append(out, s)
@@ -271,4 +272,28 @@ func anyRegularContainerCreated(in *Input) bool {
 		}
 	}
 	return false
+}
+
+// volumeMountStatuses reports the container's mounts as upstream does
+// (status.volumeMounts). Read-only mounts carry their recursive read-only
+// mode: Enabled only when the spec demands it (the runtime could not have
+// started the container otherwise), else Disabled; berth does not yet ask
+// the runtime whether IfPossible could be honoured.
+func volumeMountStatuses(mounts []corev1.VolumeMount) []corev1.VolumeMountStatus {
+	if len(mounts) == 0 {
+		return nil
+	}
+	out := make([]corev1.VolumeMountStatus, 0, len(mounts))
+	for _, m := range mounts {
+		vs := corev1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
+		if m.ReadOnly {
+			mode := corev1.RecursiveReadOnlyDisabled
+			if m.RecursiveReadOnly != nil && *m.RecursiveReadOnly == corev1.RecursiveReadOnlyEnabled {
+				mode = corev1.RecursiveReadOnlyEnabled
+			}
+			vs.RecursiveReadOnly = &mode
+		}
+		out = append(out, vs)
+	}
+	return out
 }

@@ -171,3 +171,23 @@ func TestDeletedPodDoesNotShowRestart(t *testing.T) {
 		t.Errorf("deleted pod: restartCount %d, state %+v; want 2 and ContainerCreating (no failure shown)", s.RestartCount, s.State)
 	}
 }
+
+func TestVolumeMountStatuses(t *testing.T) {
+	pod := staticPod("app")
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{
+		{Name: "data", MountPath: "/data"},
+		{Name: "config", MountPath: "/etc/app", ReadOnly: true},
+		{Name: "certs", MountPath: "/certs", ReadOnly: true, RecursiveReadOnly: ptr(corev1.RecursiveReadOnlyEnabled)},
+	}
+	want := []corev1.VolumeMountStatus{
+		{Name: "data", MountPath: "/data"},
+		{Name: "config", MountPath: "/etc/app", ReadOnly: true, RecursiveReadOnly: ptr(corev1.RecursiveReadOnlyDisabled)},
+		{Name: "certs", MountPath: "/certs", ReadOnly: true, RecursiveReadOnly: ptr(corev1.RecursiveReadOnlyEnabled)},
+	}
+	for _, runtime := range []*runtimestate.Pod{nil, rt(sbs(readySandbox("10.1.1.1")), running("app", "c1", 0))} {
+		got := Generate(Input{Pod: pod, Runtime: runtime, Now: now})
+		if diff := cmp.Diff(want, got.ContainerStatuses[0].VolumeMounts); diff != "" {
+			t.Errorf("volumeMounts mismatch (-want +got):\n%s", diff)
+		}
+	}
+}
