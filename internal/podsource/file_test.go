@@ -97,11 +97,30 @@ func (h *sourceHarness) waitNames(t *testing.T, want ...string) map[string]types
 				last = append(last, p.Name)
 			}
 			sort.Strings(last)
-			if cmp.Equal(want, last, cmp.Comparer(func(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") })) {
+			if strings.Join(want, ",") == strings.Join(last, ",") {
 				return uids
 			}
 		case <-deadline:
 			t.Fatalf("no snapshot with pods %v; last had %v", want, last)
+			return nil
+		}
+	}
+}
+
+// waitPod reads snapshots until one has the named pod and ok accepts it.
+func (h *sourceHarness) waitPod(t *testing.T, name string, ok func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		select {
+		case s := <-h.out:
+			for _, p := range s.Pods {
+				if p.Name == name && ok(p) {
+					return p
+				}
+			}
+		case <-deadline:
+			t.Fatalf("no snapshot with the wanted pod %s", name)
 			return nil
 		}
 	}
@@ -136,23 +155,18 @@ func TestFileSourceFollowsDirectory(t *testing.T) {
 	// A hidden file never becomes a pod.
 	writeFile(t, filepath.Join(dir, ".hidden.yaml"), manifest("hidden", "x:1"))
 	writeFile(t, filepath.Join(dir, "c.yaml"), manifest("c", "nginx:1"))
-	h.waitNames(t, "a-node1", "c-node1", "web-node1")
+	uids2 = h.waitNames(t, "a-node1", "c-node1", "web-node1")
 
 	// New content is a new pod: new UID.
 	writeFile(t, filepath.Join(dir, "a.yaml"), manifest("a", "nginx:2"))
-	var uids3 map[string]types.UID
-	for uids3 = h.waitNames(t, "a-node1", "c-node1", "web-node1"); uids3["a-node1"] == uids["a-node1"]; {
-		uids3 = h.waitNames(t, "a-node1", "c-node1", "web-node1")
-	}
+	h.waitPod(t, "a-node1", func(p *corev1.Pod) bool { return p.UID != uids["a-node1"] })
 
 	// A rename is a new pod too (the path is part of the UID), as upstream.
 	if err := os.Rename(filepath.Join(dir, "c.yaml"), filepath.Join(dir, "d.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	var uids4 map[string]types.UID
-	for uids4 = h.waitNames(t, "a-node1", "c-node1", "web-node1"); uids4["c-node1"] == uids3["c-node1"]; {
-		uids4 = h.waitNames(t, "a-node1", "c-node1", "web-node1")
-	}
+	oldC := uids2["c-node1"]
+	h.waitPod(t, "c-node1", func(p *corev1.Pod) bool { return p.UID != oldC })
 
 	if err := os.Remove(filepath.Join(dir, "b.json")); err != nil {
 		t.Fatal(err)
@@ -216,15 +230,8 @@ func TestFileSourceSingleFile(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "ignored.yaml"), manifest("ignored", "nginx:1"))
 	h := startFileSource(t, path)
 	uids := h.waitNames(t, "a-node1")
-	var pod *corev1.Pod
 	writeFile(t, path, manifest("a", "nginx:2"))
-	for {
-		s := h.next(t)
-		if len(s.Pods) == 1 && s.Pods[0].UID != uids["a-node1"] {
-			pod = s.Pods[0]
-			break
-		}
-	}
+	pod := h.waitPod(t, "a-node1", func(p *corev1.Pod) bool { return p.UID != uids["a-node1"] })
 	if got := pod.Spec.Containers[0].Image; got != "nginx:2" {
 		t.Errorf("image = %q, want nginx:2", got)
 	}
@@ -233,5 +240,35 @@ func TestFileSourceSingleFile(t *testing.T) {
 func TestNewFileSourceValidates(t *testing.T) {
 	if _, err := NewFileSource(FileConfig{Path: "/x"}); err == nil {
 		t.Error("want an error without node name and clock")
+	}
+}
+
+// TestFileSourceThroughMerger: a renamed manifest reaches berth as the old
+// pod removed and a new one added, as upstream.
+func TestFileSourceThroughMerger(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.yaml"), manifest("a", "nginx:1"))
+	m := startMerger(t, FileSource)
+	s, err := NewFileSource(FileConfig{Path: dir, NodeName: "node1", Period: testPeriod, Clock: clocktesting.NewFakeClock(testNow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSource(t, func(ctx context.Context, _ chan<- Snapshot) error { return s.Run(ctx, m.Snapshots()) }, nil)
+	first := recvUpdate(t, m.Updates())
+	if diff := cmp.Diff([]string{"ADD:a-node1"}, summarize([]Update{first})); diff != "" {
+		t.Fatalf("first update (-want +got):\n%s", diff)
+	}
+	if !m.SourcesReady() {
+		t.Error("file source sent a snapshot but the merger is not ready")
+	}
+	if err := os.Rename(filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 2 {
+		got = append(got, summarize([]Update{recvUpdate(t, m.Updates())})...)
+	}
+	if diff := cmp.Diff([]string{"REMOVE:a-node1", "ADD:a-node1"}, got); diff != "" {
+		t.Errorf("rename updates (-want +got):\n%s", diff)
 	}
 }
