@@ -106,7 +106,40 @@ func podDNSConfig(pod *corev1.Pod, host hostDNS) *runtimeapi.DNSConfig {
 			cfg.Options = mergeOptions(cfg.Options, opt)
 		}
 	}
+	fitDNSLimits(cfg)
 	return cfg
+}
+
+// Resolver limits (upstream validation.MaxDNSNameservers and
+// MaxDNSSearchPaths/MaxDNSSearchListChars): glibc reads at most 3
+// nameservers and resolv.conf search lines are bounded.
+const (
+	maxDNSNameservers     = 3
+	maxDNSSearchPaths     = 32
+	maxDNSSearchListChars = 2048
+)
+
+// fitDNSLimits drops the nameservers and search domains beyond the limits,
+// as upstream formDNSConfigFitsLimits does.
+func fitDNSLimits(cfg *runtimeapi.DNSConfig) {
+	if len(cfg.Servers) > maxDNSNameservers {
+		cfg.Servers = cfg.Servers[:maxDNSNameservers]
+	}
+	if len(cfg.Searches) > maxDNSSearchPaths {
+		cfg.Searches = cfg.Searches[:maxDNSSearchPaths]
+	}
+	// The search line is the domains joined by spaces.
+	chars := 0
+	for i, s := range cfg.Searches {
+		if i > 0 {
+			chars++
+		}
+		chars += len(s)
+		if chars > maxDNSSearchListChars {
+			cfg.Searches = cfg.Searches[:i]
+			break
+		}
+	}
 }
 
 // appendUnique appends the values not already present.

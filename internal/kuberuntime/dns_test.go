@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -82,6 +83,20 @@ func TestPodDNSConfig(t *testing.T) {
 			name: "Default merges the pod's config", policy: corev1.DNSDefault, cfg: podCfg, host: host,
 			want: &runtimeapi.DNSConfig{Servers: []string{"10.0.0.2", "8.8.8.8"}, Searches: []string{"example.com", "svc.local"}, Options: []string{"ndots:5", "rotate"}},
 		},
+		{
+			name: "limits: 3 nameservers, 32 search domains", policy: corev1.DNSNone,
+			cfg: &corev1.PodDNSConfig{
+				Nameservers: []string{"1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"},
+				Searches:    manyDomains(40, "d"),
+			},
+			want: &runtimeapi.DNSConfig{Servers: []string{"1.1.1.1", "2.2.2.2", "3.3.3.3"}, Searches: manyDomains(32, "d")},
+		},
+		{
+			name: "limits: 2048 characters of search domains", policy: corev1.DNSNone,
+			cfg: &corev1.PodDNSConfig{Searches: manyDomains(20, strings.Repeat("x", 200))},
+			// 202 characters per domain plus a separator: 10 fit.
+			want: &runtimeapi.DNSConfig{Searches: manyDomains(10, strings.Repeat("x", 200))},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,4 +107,12 @@ func TestPodDNSConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+func manyDomains(n int, prefix string) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("%s%02d", prefix, i))
+	}
+	return out
 }

@@ -380,3 +380,51 @@ func TestSyncPodHostNetwork(t *testing.T) {
 		t.Errorf("sandboxes = %d, want 1", n)
 	}
 }
+
+func TestSyncPodImagePolicies(t *testing.T) {
+	tests := []struct {
+		name       string
+		image      string
+		policy     corev1.PullPolicy
+		present    bool
+		pullable   bool
+		wantReason string
+		wantEvent  string
+	}{
+		{name: "Always pulls a present image", image: "busybox:1.36", policy: corev1.PullAlways, present: true, pullable: true,
+			wantEvent: `Normal Pulling Pulling image "busybox:1.36"`},
+		{name: "Always fails when the registry does", image: "busybox:1.36", policy: corev1.PullAlways, present: true,
+			wantReason: ReasonErrImagePull, wantEvent: `Warning Failed Failed to pull image "busybox:1.36": `},
+		{name: "IfNotPresent pulls an absent image", image: "busybox:1.36", policy: corev1.PullIfNotPresent, pullable: true,
+			wantEvent: `Normal Pulled Successfully pulled image "busybox:1.36"`},
+		{name: "Never uses a present image", image: "busybox:1.36", policy: corev1.PullNever, present: true,
+			wantEvent: `Normal Pulled Container image "busybox:1.36" already present on machine`},
+		{name: "untagged defaults to latest and Always", image: "busybox", present: true, pullable: true,
+			wantEvent: `Normal Pulling Pulling image "busybox"`},
+		{name: "invalid name", image: "Busy Box", policy: corev1.PullIfNotPresent,
+			wantReason: ReasonInvalidImageName, wantEvent: `Warning InspectFailed Failed to apply default image tag "Busy Box": `},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tt.present {
+				e.fake.AddImage(tt.image)
+			}
+			if tt.pullable {
+				e.fake.AllowPull(tt.image)
+			}
+			pod := basePod()
+			pod.Spec.Containers[0].Image, pod.Spec.Containers[0].ImagePullPolicy = tt.image, tt.policy
+			f := e.sync(pod)["app"]
+			if f.Reason != tt.wantReason {
+				t.Errorf("failure = %+v, want reason %q", f, tt.wantReason)
+			}
+			if evs := e.events.take(); !hasEvent(evs, tt.wantEvent) {
+				t.Errorf("events %q lack %q", evs, tt.wantEvent)
+			}
+			if tt.wantReason == "" {
+				e.running(pod, "app")
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package kuberuntime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -30,10 +29,6 @@ func (m *Manager) hostDNS() (hostDNS, error) {
 		return hostDNS{NoResolvConf: true}, nil
 	}
 	f, err := os.Open(m.cfg.ResolvConf)
-	if errors.Is(err, os.ErrNotExist) {
-		// Upstream tolerates a missing resolv.conf: no host resolvers.
-		return hostDNS{}, nil
-	}
 	if err != nil {
 		return hostDNS{}, fmt.Errorf("open resolv.conf %q: %w", m.cfg.ResolvConf, err)
 	}
