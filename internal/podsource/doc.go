@@ -4,9 +4,9 @@
 //   - decode.go, defaults.go, staticpod.go, validate.go turn a manifest (one
 //     Pod, or for the URL source a PodList, in YAML or JSON) into static pods:
 //     API-server defaults, the static pod name/UID/annotations, validation.
-//   - file.go watches a manifest directory (or one file) with fsnotify and
-//     re-lists it periodically; http.go polls a URL. Both send full
-//     Snapshots of their pods.
+//   - file.go lists a manifest directory (or one file) on every fsnotify event
+//     (watch.go) and every period; http.go polls a URL. Both send full
+//     Snapshots of their pods when they change, and once at start.
 //   - merger.go is the one goroutine that keeps, per source, the pods it last
 //     gave; diff.go is the pure function that turns a source's new pod set
 //     into ADD/UPDATE/DELETE/REMOVE/RECONCILE Updates.

@@ -102,54 +102,59 @@ type httpPoll struct {
 	// sent is set once a snapshot went out; sum is that body's sum.
 	sent bool
 	sum  [sha256.Size]byte
+	// failedSum is the sum of the last body that failed to load, so the
+	// same bad body is neither decoded nor logged again.
+	failedSum [sha256.Size]byte
 	// lastErr is the last error logged, so a lasting failure logs once.
 	lastErr string
 }
 
-// poll fetches and decodes the URL. changed is true when the pods differ
-// from the last snapshot sent (or none was sent yet).
+// poll fetches and loads the URL. changed is true when the pods differ from
+// the last snapshot sent (or none was sent yet).
 func (p *httpPoll) poll(ctx context.Context) (pods []*corev1.Pod, changed bool) {
-	logger := klog.FromContext(ctx)
-	pods, sum, err := p.src.fetchPods(ctx, p.sum, p.sent)
-	if err != nil {
-		if ctx.Err() != nil {
+	data, err := p.src.fetch(ctx)
+	if err == nil {
+		sum := sha256.Sum256(data)
+		switch {
+		case p.sent && sum == p.sum:
+			p.recovered(ctx)
+			return nil, false
+		case p.lastErr != "" && sum == p.failedSum:
 			return nil, false
 		}
-		if err.Error() != p.lastErr {
-			logger.Error(err, "Unable to read static pods from URL, keeping the previous ones")
-			p.lastErr = err.Error()
+		if pods, err = p.src.load(ctx, data); err == nil {
+			p.recovered(ctx)
+			p.sent, p.sum = true, sum
+			return pods, true
 		}
-		return nil, false
+		p.failedSum = sum
 	}
-	if p.lastErr != "" {
-		logger.Info("Static pods from URL readable again")
-		p.lastErr = ""
+	if ctx.Err() == nil && err.Error() != p.lastErr {
+		klog.FromContext(ctx).Error(err, "Unable to read static pods from URL, keeping the previous ones")
+		p.lastErr = err.Error()
 	}
-	if p.sent && sum == p.sum {
-		return nil, false
-	}
-	p.sent, p.sum = true, sum
-	return pods, true
+	return nil, false
 }
 
-// fetchPods fetches the body and, unless its sum equals lastSum (and
-// haveLast), decodes it. An empty body means no pods, as upstream.
-func (s *HTTPPoller) fetchPods(ctx context.Context, lastSum [sha256.Size]byte, haveLast bool) ([]*corev1.Pod, [sha256.Size]byte, error) {
-	data, err := s.fetch(ctx)
-	if err != nil {
-		return nil, [sha256.Size]byte{}, err
+func (p *httpPoll) recovered(ctx context.Context) {
+	if p.lastErr != "" {
+		klog.FromContext(ctx).Info("Static pods from URL readable again")
+		p.lastErr = ""
 	}
-	sum := sha256.Sum256(data)
-	if (haveLast && sum == lastSum) || len(data) == 0 {
-		return []*corev1.Pod{}, sum, nil
+}
+
+// load decodes a body. An empty body means no pods, as upstream.
+func (s *HTTPPoller) load(ctx context.Context, data []byte) ([]*corev1.Pod, error) {
+	if len(data) == 0 {
+		return []*corev1.Pod{}, nil
 	}
 	o := origin{source: HTTPSource, location: s.cfg.URL, nodeName: s.cfg.NodeName, now: s.cfg.Clock.Now()}
 	pods, warnings, err := loadManifest(s.decoder, data, o)
 	logWarnings(klog.FromContext(ctx), "url", s.redacted, warnings)
 	if err != nil {
-		return nil, sum, fmt.Errorf("load manifest from %q: %w", s.redacted, err)
+		return nil, fmt.Errorf("load manifest from %q: %w", s.redacted, err)
 	}
-	return pods, sum, nil
+	return pods, nil
 }
 
 func (s *HTTPPoller) fetch(ctx context.Context) ([]byte, error) {
