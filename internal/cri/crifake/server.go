@@ -3,6 +3,8 @@ package crifake
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,11 +33,7 @@ func (f *Fake) Client(t testing.TB) *cri.Client {
 func (f *Fake) ClientWithOptions(t testing.TB, o cri.Options) *cri.Client {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(f.intercept))
-	runtimeapi.RegisterRuntimeServiceServer(srv, f)
-	runtimeapi.RegisterImageServiceServer(srv, f)
-	go func() { _ = srv.Serve(lis) }()
-
+	srv := f.serve(lis)
 	dial := func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }
 	opts := append(cri.DialOptions(o), grpc.WithContextDialer(dial))
 	conn, err := grpc.NewClient("passthrough:///crifake", opts...)
@@ -49,6 +47,40 @@ func (f *Fake) ClientWithOptions(t testing.TB, o cri.Options) *cri.Client {
 		srv.Stop()
 	})
 	return c
+}
+
+// Endpoint serves the fake on a unix socket in a fresh temporary directory
+// and returns its endpoint in upstream form ("unix:///tmp/.../cri.sock"),
+// for tests of code that dials an endpoint itself. Server and directory are
+// removed by t.Cleanup.
+func (f *Fake) Endpoint(t testing.TB) string {
+	t.Helper()
+	// t.TempDir paths can exceed the 108-byte limit of socket paths.
+	dir, err := os.MkdirTemp("", "crifake")
+	if err != nil {
+		t.Fatalf("create socket directory: %v", err)
+	}
+	sock := filepath.Join(dir, "cri.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		t.Fatalf("listen on %s: %v", sock, err)
+	}
+	srv := f.serve(lis)
+	t.Cleanup(func() {
+		srv.Stop()
+		_ = os.RemoveAll(dir)
+	})
+	return "unix://" + sock
+}
+
+// serve starts a gRPC server for the fake on lis.
+func (f *Fake) serve(lis net.Listener) *grpc.Server {
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(f.intercept))
+	runtimeapi.RegisterRuntimeServiceServer(srv, f)
+	runtimeapi.RegisterImageServiceServer(srv, f)
+	go func() { _ = srv.Serve(lis) }()
+	return srv
 }
 
 // intercept logs every call and answers with an injected error if there is
