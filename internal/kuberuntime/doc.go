@@ -8,7 +8,8 @@
 // The decisions live elsewhere: podplan.Compute says what to do, the Manager
 // only performs it. One operation per file:
 //
-//	manager.go          Config, New, Manager, ForgetPod
+//	manager.go          Config, New, Manager, Recorder, ForgetPod
+//	events.go           event and waiting reasons, CRI error messages
 //	sync.go             SyncPod: compute the plan and apply it in order
 //	sandbox_config.go   pure PodSandboxConfig builder
 //	sandbox_create.go   RunPodSandbox (log directory, resolv.conf)
@@ -22,7 +23,8 @@
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag
 //	kill.go             KillPod and killContainer
-//	remove.go           RemovePod and pruning of exited containers
+//	remove.go           RemovePod; pruning of old exited containers and
+//	                    empty old sandboxes
 //	list.go, status.go  ListPods and PodStatus
 //	convert.go          CRI values to runtimestate values
 //	labels.go           label and annotation keys, readers and writers

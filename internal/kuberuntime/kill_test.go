@@ -201,3 +201,28 @@ func TestExitedToPrune(t *testing.T) {
 		t.Error("exitedToPrune(nil) != nil")
 	}
 }
+
+func TestSandboxesToPrune(t *testing.T) {
+	sb := func(id string, st runtimestate.SandboxState) runtimestate.Sandbox {
+		return runtimestate.Sandbox{ID: id, State: st}
+	}
+	ctr := func(id, sandbox string) runtimestate.Container {
+		return runtimestate.Container{ID: id, SandboxID: sandbox, State: runtimestate.ContainerExited}
+	}
+	rt := &runtimestate.Pod{
+		Sandboxes: []runtimestate.Sandbox{
+			sb("s3", runtimestate.SandboxNotReady), // newest: kept even if not ready
+			sb("s2", runtimestate.SandboxNotReady), // holds c2: kept
+			sb("s1", runtimestate.SandboxNotReady), // only held c1, pruned: goes
+			sb("s0", runtimestate.SandboxReady),    // ready: kept
+		},
+		Containers: []runtimestate.Container{ctr("c2", "s2"), ctr("c1", "s1")},
+	}
+	var got []string
+	for _, s := range sandboxesToPrune(rt, []runtimestate.Container{ctr("c1", "s1")}) {
+		got = append(got, s.ID)
+	}
+	if want := []string{"s1"}; !slices.Equal(got, want) {
+		t.Errorf("sandboxesToPrune = %v, want %v", got, want)
+	}
+}

@@ -62,12 +62,48 @@ func exitedToPrune(rt *runtimestate.Pod) []runtimestate.Container {
 	return out
 }
 
-// pruneExited removes the exited containers exitedToPrune lists. Failures
-// are logged only: the next sync tries again.
+// sandboxesToPrune lists the sandboxes that can go once the pruned
+// containers are removed: not the newest, not ready, and holding no other
+// container.
+func sandboxesToPrune(rt *runtimestate.Pod, pruned []runtimestate.Container) []runtimestate.Sandbox {
+	if rt == nil || len(rt.Sandboxes) < 2 {
+		return nil
+	}
+	gone := map[string]bool{}
+	for _, c := range pruned {
+		gone[c.ID] = true
+	}
+	used := map[string]bool{}
+	for _, c := range rt.Containers {
+		if !gone[c.ID] {
+			used[c.SandboxID] = true
+		}
+	}
+	var out []runtimestate.Sandbox
+	for _, s := range rt.Sandboxes[1:] {
+		if s.State != runtimestate.SandboxReady && !used[s.ID] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pruneExited removes the exited containers exitedToPrune lists, then the
+// sandboxes left empty that sandboxesToPrune lists. Failures are logged
+// only: the next sync tries again.
 func (m *Manager) pruneExited(ctx context.Context, rt *runtimestate.Pod) {
-	for _, c := range exitedToPrune(rt) {
+	logger := klog.FromContext(ctx)
+	pruned := exitedToPrune(rt)
+	for _, c := range pruned {
 		if err := m.removeContainer(ctx, c); err != nil {
-			klog.FromContext(ctx).Error(err, "Cannot prune exited container", "podUID", rt.UID)
+			logger.Error(err, "Cannot prune exited container")
+			return
+		}
+	}
+	for _, s := range sandboxesToPrune(rt, pruned) {
+		_, err := m.cfg.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.ID})
+		if err != nil && !errors.Is(err, cri.ErrNotFound) {
+			logger.Error(err, "Cannot prune old pod sandbox", "sandboxID", s.ID)
 		}
 	}
 }
