@@ -129,6 +129,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	}
 	listPods := func() []corev1.Pod { return podsWithStatus(loop.Pods(), statuses) }
 
+	health.check(ctx) // a first verdict before the sync loop asks for one
 	g := newGroup(ctx)
 	g.Go("runtime-health", health.Run)
 	g.Go("pleg", relister.Run)
