@@ -428,3 +428,14 @@ func TestSyncPodImagePolicies(t *testing.T) {
 		})
 	}
 }
+
+func TestSyncPodNilRuntimeState(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36")
+	pod := basePod()
+	res, err := e.m.SyncPod(e.ctx, pod, nil, podplan.ProbeSnapshot{})
+	if err != nil || len(res.Failures) != 0 || res.Failures == nil {
+		t.Fatalf("SyncPod(nil state) = %+v, %v", res, err)
+	}
+	e.running(pod, "app")
+}
