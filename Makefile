@@ -42,8 +42,10 @@ unit:
 vet:
 	$(GO) vet ./...
 
+# Every Go file but generated output, hidden directories and testdata.
 fmt-check:
-	@files=$$($(GOFMT) -l $$(git ls-files --cached --others --exclude-standard -- '*.go')); \
+	@files=$$(find . \( -path './_output' -o -path './bin' -o -path './.*' -o -name testdata \) -prune \
+		-o -name '*.go' -print0 | xargs -0r $(GOFMT) -l); \
 	if [[ -n $$files ]]; then echo "gofmt -l lists files to format:"; echo "$$files"; exit 1; fi
 
 clean:

@@ -37,6 +37,7 @@ MARKER="# Written by berth hack/node-setup.sh; delete this line to keep your own
 PID_FILE=$STATE_DIR/containerd.pid
 LOG_FILE=$STATE_DIR/containerd.log
 HASH_FILE=$STATE_DIR/containerd.config.sha256
+CHANGED=0 # set by put_file
 
 install_packages() {
 	local missing=() p
@@ -159,7 +160,7 @@ write_containerd_config() {
 		;;
 	esac
 	mkdir -p "$(dirname "$CONFIG_PATH")"
-	containerd_config | put_file "$CONFIG_PATH"
+	put_file "$CONFIG_PATH" < <(containerd_config)
 	if ((FOREIGN_CONFIG && CHANGED)); then
 		log "kept your $ETC_CONFIG; berth's containerd config is $CONFIG_PATH"
 	fi
