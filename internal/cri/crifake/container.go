@@ -2,14 +2,12 @@ package crifake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/berthk8s/berth/internal/cri"
 )
 
 // container is one container. Guarded by Fake.mu.
@@ -45,11 +43,12 @@ func (f *Fake) CreateContainer(_ context.Context, req *runtimeapi.CreateContaine
 		return nil, fmt.Errorf("failed to find sandbox id %q: %w", req.GetPodSandboxId(), err)
 	}
 	cfg := req.GetConfig()
-	if cfg.GetMetadata().GetName() == "" {
-		return nil, cri.StatusError(cri.ErrInvalidArgument, "container config must include metadata name")
+	if cfg.GetMetadata() == nil {
+		return nil, errors.New("container config must include metadata")
 	}
 	if s.state != runtimeapi.PodSandboxState_SANDBOX_READY {
-		return nil, fmt.Errorf("failed to get sandbox container task: sandbox %q is not running", s.id)
+		// containerd 1.6 answers NotFound: the sandbox's task is gone.
+		return nil, notFoundError{msg: fmt.Sprintf("failed to get sandbox container task: no running task found: task %s not found: not found", s.id)}
 	}
 	name := containerName(s.config.GetMetadata(), cfg.GetMetadata())
 	for _, c := range f.world.containers {
@@ -73,8 +72,10 @@ func (f *Fake) CreateContainer(_ context.Context, req *runtimeapi.CreateContaine
 	if dir := req.GetSandboxConfig().GetLogDirectory(); dir != "" && cfg.GetLogPath() != "" {
 		c.logPath = filepath.Join(dir, cfg.GetLogPath())
 	}
+	// containerd reports (possibly empty) Linux resources for every container.
+	c.resources = &runtimeapi.ContainerResources{Linux: &runtimeapi.LinuxContainerResources{}}
 	if r := cfg.GetLinux().GetResources(); r != nil {
-		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(r).(*runtimeapi.LinuxContainerResources)}
+		c.resources.Linux = proto.Clone(r).(*runtimeapi.LinuxContainerResources)
 	}
 	c.id, c.seq = f.newID("container")
 	f.world.containers[c.id] = c
@@ -90,7 +91,7 @@ func (f *Fake) StartContainer(_ context.Context, req *runtimeapi.StartContainerR
 		return nil, err
 	}
 	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
-		return nil, fmt.Errorf("container %q is in %s state", c.id, stateName(c.state))
+		return nil, fmt.Errorf("failed to set starting state for container %q: container is in %s state", c.id, c.state)
 	}
 	if s := f.world.sandboxes[c.sandboxID]; s == nil || s.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return nil, fmt.Errorf("sandbox container %q is not running", c.sandboxID)
@@ -208,9 +209,7 @@ func (c *container) status() *runtimeapi.ContainerStatus {
 	for _, m := range c.config.GetMounts() {
 		st.Mounts = append(st.Mounts, proto.Clone(m).(*runtimeapi.Mount))
 	}
-	if c.resources != nil {
-		st.Resources = proto.Clone(c.resources).(*runtimeapi.ContainerResources)
-	}
+	st.Resources = proto.Clone(c.resources).(*runtimeapi.ContainerResources)
 	return st
 }
 
@@ -236,9 +235,4 @@ func (f *Fake) findContainer(id string) (*container, error) {
 		return nil, err
 	}
 	return f.world.containers[full], nil
-}
-
-// stateName spells a state as containerd does in its messages.
-func stateName(s runtimeapi.ContainerState) string {
-	return strings.ToUpper(strings.TrimPrefix(s.String(), "CONTAINER_"))
 }

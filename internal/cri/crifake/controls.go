@@ -44,7 +44,7 @@ func (f *Fake) ExitContainer(id string, exitCode int32, reason string) error {
 		return err
 	}
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return fmt.Errorf("exit container %q: it is %s, not running", id, stateName(c.state))
+		return fmt.Errorf("exit container %q: it is %s, not running", id, c.state)
 	}
 	f.exit(c, exitCode, reason, "")
 	return nil

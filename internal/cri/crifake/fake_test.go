@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -159,8 +160,9 @@ func TestContainerTimesAndExits(t *testing.T) {
 		ImageRef:   got.GetImageRef(),
 		ImageId:    got.GetImageId(),
 		LogPath:    "/var/log/pods/x/app/0.log",
+		Resources:  &runtimeapi.ContainerResources{Linux: &runtimeapi.LinuxContainerResources{}},
 	}
-	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 

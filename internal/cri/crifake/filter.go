@@ -20,7 +20,7 @@ import (
 // isNotFound recognises; a prefix that matches several objects is an error.
 func resolveID[T any](id string, objs map[string]T, kind string) (string, error) {
 	if id == "" {
-		return "", cri.StatusError(cri.ErrInvalidArgument, fmt.Sprintf("%s ID must not be empty", kind))
+		return "", fmt.Errorf("an error occurred when try to find %s %q: Prefix can't be empty", kind, id)
 	}
 	if _, ok := objs[id]; ok {
 		return id, nil

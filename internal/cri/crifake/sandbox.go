@@ -2,12 +2,11 @@ package crifake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/berthk8s/berth/internal/cri"
 )
 
 // sandbox is one pod sandbox. Guarded by Fake.mu.
@@ -40,8 +39,8 @@ func (f *Fake) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxReq
 	defer f.mu.Unlock()
 	cfg := req.GetConfig()
 	md := cfg.GetMetadata()
-	if md == nil || md.GetName() == "" || md.GetUid() == "" || md.GetNamespace() == "" {
-		return nil, cri.StatusError(cri.ErrInvalidArgument, "sandbox config must include metadata name, uid and namespace")
+	if md == nil {
+		return nil, errors.New("sandbox config must include metadata")
 	}
 	name := sandboxName(md)
 	for _, s := range f.world.sandboxes {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/cri"
@@ -20,7 +21,7 @@ func (s *suite) testSandboxLifecycle(t *testing.T) {
 	if st.GetId() != id || st.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY || st.GetCreatedAt() <= 0 {
 		t.Errorf("new sandbox: id %q state %s createdAt %d, want %q READY and a creation time", st.GetId(), st.GetState(), st.GetCreatedAt(), id)
 	}
-	if diff := cmp.Diff(cfg.GetMetadata().String(), st.GetMetadata().String()); diff != "" {
+	if diff := cmp.Diff(cfg.GetMetadata(), st.GetMetadata(), protocmp.Transform()); diff != "" {
 		t.Errorf("metadata (-sent +reported):\n%s", diff)
 	}
 	if diff := cmp.Diff(cfg.GetLabels(), st.GetLabels()); diff != "" {
