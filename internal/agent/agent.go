@@ -30,7 +30,6 @@ const (
 	plegThreshold       = 3 * time.Minute
 	runtimeCheckPeriod  = 5 * time.Second
 	workerBackoffPeriod = 10 * time.Second
-	podLogsDir          = "/var/log/pods"
 )
 
 // Run builds berth from cfg and runs it until ctx ends. Start order:
@@ -52,6 +51,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		"apiVersion", info.RuntimeAPIVersion, "cgroupDriver", cgroupDriver(ctx, kc.CgroupDriver, info.CgroupDriver))
 
 	podsDir := filepath.Join(cfg.RootDir, "pods")
+	podLogsDir := kc.PodLogsDir
 	for _, dir := range []string{cfg.RootDir, podsDir, podLogsDir} {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return fmt.Errorf("create directory %q: %w", dir, err)
@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	}
 	health := newRuntimeHealth(client, clk, runtimeCheckPeriod)
 	keeper := newHousekeeper(housekeeperConfig{
-		Workers: workers, Runtime: runtimeMgr, SourcesReady: sources.Ready, PodsDir: podsDir,
+		Workers: workers, Runtime: runtimeMgr, SourcesReady: sources.Ready, PodsDir: podsDir, PodLogsDir: podLogsDir,
 		Statuses: statuses, Forget: runtimeMgr.ForgetPod,
 	})
 	loop, err = syncloop.New(syncloop.Config{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,7 +27,9 @@ type housekeeperConfig struct {
 	// cleaned up, so a restarted berth never kills a pod it will adopt.
 	SourcesReady func() bool
 	PodsDir      string
-	Statuses     interface{ Delete(uid types.UID) }
+	// PodLogsDir holds one <namespace>_<name>_<uid> directory per pod.
+	PodLogsDir string
+	Statuses   interface{ Delete(uid types.UID) }
 	// Forget drops per-pod runtime state (backoff) of a pod gone for good.
 	Forget func(uid types.UID)
 }
@@ -73,6 +76,28 @@ func (h *housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 		return !want[uid] && !isKnown && !isRunning
 	}
 	h.removeOrphanedDirs(ctx, gone)
+	h.removeOrphanedLogDirs(ctx, gone)
+}
+
+// removeOrphanedLogDirs removes the log directories of pods gone for good.
+func (h *housekeeper) removeOrphanedLogDirs(ctx context.Context, gone func(types.UID) bool) {
+	entries, err := os.ReadDir(h.cfg.PodLogsDir)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Housekeeping: read pod logs directory", "path", h.cfg.PodLogsDir)
+		return
+	}
+	for _, e := range entries {
+		i := strings.LastIndexByte(e.Name(), '_')
+		if !e.IsDir() || i < 0 || !gone(types.UID(e.Name()[i+1:])) {
+			continue
+		}
+		path := filepath.Join(h.cfg.PodLogsDir, e.Name())
+		if err := os.RemoveAll(path); err != nil {
+			klog.FromContext(ctx).Error(err, "Housekeeping: remove pod log directory", "path", path)
+			continue
+		}
+		klog.FromContext(ctx).V(2).Info("Removed pod log directory", "path", path)
+	}
 }
 
 // removeOrphanedDirs removes pod directories of pods gone for good, and

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -54,12 +56,21 @@ func TestStaticPodServesHTTP(t *testing.T) {
 	if strings.TrimSpace(body) != "hello-berth" {
 		t.Errorf("body = %q, want hello-berth", body)
 	}
+	logDir := filepath.Join("/var/log/pods", fmt.Sprintf("default_%s_%s", pod.Name, pod.UID))
+	if _, err := os.Stat(filepath.Join(logDir, "web", "0.log")); err != nil {
+		t.Errorf("container log file: %v", err)
+	}
 	c := runtimeClient(t)
 	n.removeManifest("web.yaml")
 	n.waitNoPod(fullName("web"))
 	n.waitFor("sandbox and containers removed", func() bool {
 		sb, cs := runtimeObjects(t, c, string(pod.UID))
 		return len(sb) == 0 && len(cs) == 0
+	})
+	n.waitFor("pod and log directories removed", func() bool {
+		_, errLog := os.Stat(logDir)
+		_, errPod := os.Stat(filepath.Join(n.rootDir, "pods", string(pod.UID)))
+		return os.IsNotExist(errLog) && os.IsNotExist(errPod)
 	})
 }
 
