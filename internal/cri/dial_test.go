@@ -2,6 +2,7 @@ package cri_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,16 @@ func TestDialRejectsBadEndpoints(t *testing.T) {
 			_ = c.Close()
 			t.Errorf("Dial(%+v) succeeded, want an error", o)
 		}
+	}
+}
+
+func TestDialAbsentRuntimeIsUnavailable(t *testing.T) {
+	c, err := cri.Dial(context.Background(), cri.Options{RuntimeEndpoint: "unix://" + t.TempDir() + "/absent.sock", Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer func() { _ = c.Close() }()
+	if _, err := c.Verify(context.Background()); !errors.Is(err, cri.ErrUnavailable) {
+		t.Errorf("Verify of an absent runtime: %v, want cri.ErrUnavailable", err)
 	}
 }

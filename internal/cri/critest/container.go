@@ -2,6 +2,7 @@ package critest
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -142,7 +143,7 @@ func (s *suite) testContainerExits(t *testing.T) {
 	sbID := s.runSandbox(t, ctx, sb)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			script := "exit " + string(rune('0'+tc.code))
+			script := fmt.Sprintf("exit %d", tc.code)
 			id := s.createContainer(t, ctx, sbID, sb, s.containerConfig(t, sb, tc.name, script))
 			s.startContainer(t, ctx, id)
 			if s.Exit != nil {
