@@ -179,3 +179,18 @@ func TestVerifyRejectsOtherAPIVersions(t *testing.T) {
 		t.Errorf("Verify against a v1alpha2 runtime: %v", err)
 	}
 }
+
+func TestStreamErrorsAreClassified(t *testing.T) {
+	f := crifake.New(clocktesting.NewFakeClock(epoch))
+	c := f.Client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := c.Runtime.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	var criErr *cri.Error
+	if !errors.Is(err, cri.ErrUnimplemented) || !errors.As(err, &criErr) || criErr.Method != "GetContainerEvents" {
+		t.Errorf("GetContainerEvents on the fake: %v, want a classified Unimplemented", err)
+	}
+}
