@@ -8,6 +8,7 @@
 # Archives land in _output/images/. An image whose digest is already in
 # containerd is not imported again, so a second run only rebuilds (seconds).
 set -euo pipefail
+# shellcheck source=hack/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1

@@ -6,6 +6,7 @@
 #   CONTAINERD_SOCK   containerd's socket (default /run/containerd/containerd.sock)
 #   GO                the go command (default: go on PATH, else /usr/local/go/bin/go)
 
+# shellcheck disable=SC2034 # the settings below are used by the scripts sourcing this file
 # Functions called as $(f) stop at their first failing command too.
 shopt -s inherit_errexit
 

@@ -26,6 +26,7 @@
 #   config changed, and never starts a second one next to a containerd that
 #   already answers on $CONTAINERD_SOCK.
 set -euo pipefail
+# shellcheck source=hack/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PACKAGES=(containerd runc containernetworking-plugins iptables busybox-static
@@ -42,6 +43,9 @@ CHANGED=0 # set by put_file
 install_packages() {
 	local missing=() p
 	for p in "${PACKAGES[@]}"; do
+		# A containerd or runc from elsewhere (Docker's containerd.io, say)
+		# will do, and Debian's packages would conflict with it.
+		[[ $p == containerd || $p == runc ]] && command -v "$p" >/dev/null && continue
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 	done
 	((${#missing[@]} == 0)) && return 0
@@ -178,10 +182,15 @@ containerd_answers() {
 	[[ -S $CONTAINERD_SOCK ]] && ctr --address "$CONTAINERD_SOCK" --connect-timeout 1s version >/dev/null 2>&1
 }
 
-# cri_status prints the CRI plugin's status: ok, error, skip or nothing.
+# cri_status prints the CRI plugin's status: ok, error or skip; nothing when
+# containerd has no CRI plugin; unreachable when containerd did not answer.
 cri_status() {
-	ctr --address "$CONTAINERD_SOCK" --connect-timeout 1s plugins ls 2>/dev/null |
-		awk '$1 == "io.containerd.grpc.v1" && $2 == "cri" { print $NF }'
+	local plugins
+	plugins=$(ctr --address "$CONTAINERD_SOCK" --connect-timeout 1s plugins ls 2>/dev/null) || {
+		echo unreachable
+		return 0
+	}
+	awk '$1 == "io.containerd.grpc.v1" && $2 == "cri" { print $NF }' <<<"$plugins"
 }
 
 # wait_ready waits up to 60s for containerd with a working CRI plugin.
@@ -189,9 +198,12 @@ wait_ready() {
 	local pid=${1:-} i
 	for ((i = 0; i < 120; i++)); do
 		if containerd_answers; then
+			# Plugins load before containerd serves, so its answer is final.
 			case $(cri_status) in
 			ok) return 0 ;;
-			error | skip) fail_containerd "its CRI plugin did not load" ;;
+			unreachable) ;;
+			"") fail_containerd "containerd has no CRI plugin (disabled_plugins in its config?)" ;;
+			*) fail_containerd "containerd's CRI plugin did not load" ;;
 			esac
 		fi
 		if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
