@@ -170,12 +170,19 @@ write_containerd_config() {
 	fi
 }
 
+# running says whether pid is a live containerd. A zombie does not count: an
+# init that does not reap would leave a dead containerd looking alive.
+running() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ $stat == *" (containerd) "[!Z]* ]]
+}
+
 # our_pid prints the pid of the containerd this script started, if it runs.
 our_pid() {
 	local pid
 	pid=$(cat "$PID_FILE" 2>/dev/null) || return 0
-	[[ $(cat "/proc/$pid/comm" 2>/dev/null) == containerd ]] && echo "$pid"
-	return 0
+	if running "$pid"; then echo "$pid"; fi
 }
 
 containerd_answers() {
@@ -206,7 +213,7 @@ wait_ready() {
 			*) fail_containerd "containerd's CRI plugin did not load" ;;
 			esac
 		fi
-		if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+		if [[ -n $pid ]] && ! running "$pid"; then
 			fail_containerd "containerd (pid $pid) exited"
 		fi
 		sleep 0.5
@@ -249,7 +256,7 @@ start_ourselves() {
 	if [[ -n $pid ]]; then
 		log "restarting containerd (pid $pid): its config changed"
 		kill -TERM "$pid"
-		for ((i = 0; i < 40; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+		for ((i = 0; i < 40; i++)); do running "$pid" || break; sleep 0.25; done
 		kill -KILL "$pid" 2>/dev/null || true
 	elif containerd_answers; then
 		((CHANGED)) && warn "a containerd not started by berth runs on $CONTAINERD_SOCK; restart it to apply $CONFIG_PATH"
