@@ -1,0 +1,237 @@
+package syncloop
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/pleg"
+	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podworker"
+)
+
+// recorder is a fake Workers that hands every call to the test.
+type recorder struct {
+	calls chan string
+}
+
+func (r *recorder) Update(_ context.Context, o podworker.UpdateOptions) {
+	name := "<runtime>"
+	if o.Pod != nil {
+		name = o.Pod.Name
+	}
+	s := o.Type.String() + " " + name
+	if o.KillGracePeriod != nil {
+		s += " grace=" + time.Duration(*o.KillGracePeriod*int64(time.Second)).String()
+	}
+	r.calls <- s
+}
+
+func (r *recorder) SyncDue(context.Context) { r.calls <- "syncDue" }
+
+func (r *recorder) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case c := <-r.calls:
+		return c
+	case <-time.After(30 * time.Second):
+		t.Fatal("timed out waiting for a worker call")
+		return ""
+	}
+}
+
+func pod(name string, uid types.UID) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid}}
+}
+
+type harness struct {
+	loop    *Loop
+	clock   *clocktesting.FakeClock
+	updates chan podsource.Update
+	events  chan pleg.Event
+	workers *recorder
+	house   chan []*corev1.Pod
+	// mu guards rtErr.
+	mu    sync.Mutex
+	rtErr error
+}
+
+func start(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{
+		clock:   clocktesting.NewFakeClock(time.Unix(1000, 0)),
+		updates: make(chan podsource.Update),
+		events:  make(chan pleg.Event),
+		workers: &recorder{calls: make(chan string, 100)},
+		house:   make(chan []*corev1.Pod, 10),
+	}
+	loop, err := New(Config{
+		Updates: h.updates, Events: h.events, Workers: h.workers, Clock: h.clock,
+		Housekeeping: func(_ context.Context, desired []*corev1.Pod) { h.house <- desired },
+		RuntimeErr: func() error {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return h.rtErr
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.loop = loop
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- loop.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return h
+}
+
+func (h *harness) send(u podsource.Update) { h.updates <- u }
+
+func names(pods []*corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func TestDispatchSourceUpdates(t *testing.T) {
+	h := start(t)
+	a, b := pod("a", "ua"), pod("b", "ub")
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{b, a}})
+	got := []string{h.workers.next(t), h.workers.next(t)}
+	if diff := cmp.Diff([]string{"create b", "create a"}, got); diff != "" {
+		t.Errorf("add (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, names(h.loop.Pods())); diff != "" {
+		t.Errorf("desired pods (-want +got):\n%s", diff)
+	}
+
+	a2 := a.DeepCopy()
+	a2.Labels = map[string]string{"v": "2"}
+	h.send(podsource.Update{Op: podsource.OpUpdate, Pods: []*corev1.Pod{a2}})
+	if got := h.workers.next(t); got != "update a" {
+		t.Errorf("update: got %q", got)
+	}
+	if p, ok := h.loop.Pod("ua"); !ok || p.Labels["v"] != "2" {
+		t.Errorf("Pod(ua) = %v, %v; want the updated pod", p, ok)
+	}
+
+	// A status-only change needs no work.
+	h.send(podsource.Update{Op: podsource.OpReconcile, Pods: []*corev1.Pod{a2}})
+	del := b.DeepCopy()
+	del.DeletionTimestamp = &metav1.Time{Time: h.clock.Now()}
+	del.DeletionGracePeriodSeconds = ptr.To[int64](5)
+	h.send(podsource.Update{Op: podsource.OpDelete, Pods: []*corev1.Pod{del}})
+	if got := h.workers.next(t); got != "kill b grace=5s" {
+		t.Errorf("delete: got %q", got)
+	}
+	if _, ok := h.loop.Pod("ub"); !ok {
+		t.Errorf("a pod being deleted gracefully must stay desired until removed")
+	}
+	h.send(podsource.Update{Op: podsource.OpRemove, Pods: []*corev1.Pod{del}})
+	if got := h.workers.next(t); got != "kill b" {
+		t.Errorf("remove: got %q", got)
+	}
+	if diff := cmp.Diff([]string{"a"}, names(h.loop.Pods())); diff != "" {
+		t.Errorf("desired pods after remove (-want +got):\n%s", diff)
+	}
+}
+
+func TestPLEGEventsWakeKnownPodsOnly(t *testing.T) {
+	h := start(t)
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}})
+	h.workers.next(t)
+	h.events <- pleg.Event{ID: "unknown", Type: pleg.ContainerDied}
+	h.events <- pleg.Event{ID: "ua", Type: pleg.ContainerDied}
+	if got := h.workers.next(t); got != "sync a" {
+		t.Errorf("got %q, want sync a (and nothing for the unknown pod)", got)
+	}
+}
+
+func TestTicksDispatchResyncAndHousekeeping(t *testing.T) {
+	h := start(t)
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}})
+	h.workers.next(t)
+	h.clock.Step(time.Second)
+	if got := h.workers.next(t); got != "syncDue" {
+		t.Errorf("resync tick: got %q", got)
+	}
+	h.clock.Step(time.Second)
+	h.workers.next(t) // the second resync tick
+	select {
+	case desired := <-h.house:
+		if diff := cmp.Diff([]string{"a"}, names(desired)); diff != "" {
+			t.Errorf("housekeeping desired (-want +got):\n%s", diff)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("housekeeping did not run on its tick")
+	}
+}
+
+func TestRuntimeErrorHoldsDispatch(t *testing.T) {
+	h := start(t)
+	h.mu.Lock()
+	h.rtErr = errors.New("container runtime is down")
+	h.mu.Unlock()
+	// The loop is parked in its backoff wait or in the select; an update
+	// sent now is taken only once the runtime is healthy again.
+	sent := make(chan struct{})
+	go func() {
+		h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}})
+		close(sent)
+	}()
+	for i := 0; i < 5; i++ {
+		waitForWaiters(t, h.clock)
+		h.clock.Step(maxBackoff)
+	}
+	select {
+	case <-sent:
+		t.Fatal("the loop took a pod update while the runtime was down")
+	default:
+	}
+	h.mu.Lock()
+	h.rtErr = nil
+	h.mu.Unlock()
+	for {
+		select {
+		case <-sent:
+			for {
+				if got := h.workers.next(t); got != "syncDue" {
+					if got != "create a" {
+						t.Errorf("got %q, want create a", got)
+					}
+					return
+				}
+			}
+		case <-time.After(10 * time.Millisecond):
+			h.clock.Step(maxBackoff)
+		}
+	}
+}
+
+// waitForWaiters waits until something waits on the fake clock.
+func waitForWaiters(t *testing.T, c *clocktesting.FakeClock) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !c.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing waits on the clock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
