@@ -3,6 +3,7 @@
 #   make run     set up this machine (root), build, run berth on the examples
 #   make test    set up this machine (root), vet, gofmt check, all tests incl. e2e
 #   make unit    unit tests only, no containerd needed
+#   PKGS=...     limit test and unit to some packages (default ./...)
 #
 # The node set-up (hack/node-setup.sh) installs and starts containerd with the
 # berth CNI network and imports the locally built test images; it is
@@ -14,6 +15,8 @@ GOFMT := $(shell $(GO) env GOROOT)/bin/gofmt
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CRI_ENDPOINT ?= unix:///run/containerd/containerd.sock
 BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
+# Packages to test, e.g. make unit PKGS=./internal/podplan/...
+PKGS ?= ./...
 export GO
 
 .PHONY: all build node run test unit vet fmt-check clean
@@ -34,10 +37,10 @@ run: node build
 # a berth agent removes every CRI pod it was not asked to run, so two packages
 # testing at once would remove each other's pods.
 test: node vet fmt-check
-	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 $(GO) test -race -count=1 -p 1 -timeout 30m ./...
+	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 $(GO) test -race -count=1 -p 1 -timeout 30m $(PKGS)
 
 unit:
-	$(GO) test -race ./...
+	$(GO) test -race $(PKGS)
 
 vet:
 	$(GO) vet ./...
