@@ -33,7 +33,7 @@ build_pause() {
 build_busybox() {
 	local dir=$OUT/busybox root=$OUT/busybox/rootfs applet
 	[[ -x /bin/busybox ]] || die "/bin/busybox is missing: apt-get install busybox-static"
-	rm -rf "$root" && mkdir -p "$root/bin" "$root/etc" "$root/root" "$root/tmp"
+	rm -rf "$root" && mkdir -p "$root/bin" "$root/etc" "$root/home" "$root/root" "$root/tmp"
 	chmod 1777 "$root/tmp"
 	chmod 0700 "$root/root"
 	cp /bin/busybox "$root/bin/busybox"

@@ -287,7 +287,7 @@ main() {
 	else
 		start_ourselves "$hash"
 	fi
-	"$REPO_ROOT/hack/images.sh"
+	bash "$REPO_ROOT/hack/images.sh"
 	log "node ready: containerd on $CONTAINERD_SOCK, CNI $CNI_CONF"
 }
 
