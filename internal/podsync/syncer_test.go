@@ -1,0 +1,213 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/berthk8s/berth/internal/kuberuntime"
+	"github.com/berthk8s/berth/internal/podplan"
+	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podworker"
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// runtime is an in-test Runtime that records calls and returns canned results.
+type runtime struct {
+	calls    []string
+	failures map[string]runtimestate.StartFailure
+	err      error
+}
+
+func (r *runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, _ podplan.ProbeSnapshot) (kuberuntime.Result, error) {
+	r.calls = append(r.calls, "sync "+pod.Name)
+	return kuberuntime.Result{Failures: r.failures}, r.err
+}
+
+func (r *runtime) KillPod(_ context.Context, pod *corev1.Pod, rt *runtimestate.Pod, grace *int64) error {
+	name := string(rt.UID)
+	if pod != nil {
+		name = pod.Name
+	}
+	g := "nil"
+	if grace != nil {
+		g = time.Duration(*grace * int64(time.Second)).String()
+	}
+	r.calls = append(r.calls, "kill "+name+" grace="+g)
+	return r.err
+}
+
+func (r *runtime) RemovePod(_ context.Context, rt *runtimestate.Pod) error {
+	r.calls = append(r.calls, "remove "+string(rt.UID))
+	return r.err
+}
+
+func (r *runtime) ForgetPod(uid types.UID) { r.calls = append(r.calls, "forget "+string(uid)) }
+
+type fixture struct {
+	s       *Syncer
+	rt      *runtime
+	store   *podstatus.Store
+	desired map[types.UID]bool
+	ctx     context.Context
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	f := &fixture{rt: &runtime{}, store: podstatus.NewStore(), desired: map[types.UID]bool{}, ctx: ctx}
+	s, err := New(Config{
+		Runtime: f.rt, Statuses: f.store, Clock: clocktesting.NewFakePassiveClock(time.Unix(1000, 0)),
+		PodsDir: t.TempDir(), HostIPs: []string{"192.0.2.10"},
+		Desired: func(uid types.UID) bool { return f.desired[uid] },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s = s
+	return f
+}
+
+func testPod(policy corev1.RestartPolicy) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: policy,
+			Containers:    []corev1.Container{{Name: "web", Image: "busybox"}},
+		},
+	}
+}
+
+func exited(code int32) *runtimestate.Pod {
+	return &runtimestate.Pod{
+		UID:       "u1",
+		Sandboxes: []runtimestate.Sandbox{{ID: "s1", State: runtimestate.SandboxReady, IPs: []string{"10.88.0.2"}}},
+		Containers: []runtimestate.Container{{
+			ID: "c1", Name: "web", SandboxID: "s1", State: runtimestate.ContainerExited, ExitCode: code,
+			StartedAt: time.Unix(900, 0), FinishedAt: time.Unix(950, 0),
+		}},
+	}
+}
+
+func TestSyncPodConvergesAndStoresStatus(t *testing.T) {
+	f := newFixture(t)
+	pod := testPod(corev1.RestartPolicyAlways)
+	terminal, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"})
+	if terminal || err != nil {
+		t.Fatalf("SyncPod = %v, %v; want false, nil", terminal, err)
+	}
+	if diff := cmp.Diff([]string{"sync web"}, f.rt.calls); diff != "" {
+		t.Errorf("runtime calls (-want +got):\n%s", diff)
+	}
+	st, ok := f.store.Get("u1")
+	if !ok || st.Phase != corev1.PodPending || st.HostIP != "192.0.2.10" {
+		t.Errorf("stored status = %v %+v; want Pending with the host IP", ok, st)
+	}
+	if _, err := os.Stat(f.s.PodDir("u1")); err != nil {
+		t.Errorf("pod directory: %v", err)
+	}
+}
+
+func TestSyncPodTerminalPhaseEndsThePod(t *testing.T) {
+	f := newFixture(t)
+	terminal, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
+	if !terminal || err != nil {
+		t.Fatalf("SyncPod = %v, %v; want true, nil", terminal, err)
+	}
+	if len(f.rt.calls) != 0 {
+		t.Errorf("a finished pod must not be synced to the runtime, got %v", f.rt.calls)
+	}
+	if st, _ := f.store.Get("u1"); st.Phase != corev1.PodSucceeded {
+		t.Errorf("phase = %s, want Succeeded", st.Phase)
+	}
+}
+
+func TestStartFailuresReachStatusAndRetry(t *testing.T) {
+	f := newFixture(t)
+	f.rt.failures = map[string]runtimestate.StartFailure{"web": {Reason: "ErrImagePull", Message: "pull failed"}}
+	_, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, testPod(corev1.RestartPolicyAlways), &runtimestate.Pod{UID: "u1"})
+	if err == nil {
+		t.Fatal("SyncPod with a start failure must return an error so the worker retries")
+	}
+	st, _ := f.store.Get("u1")
+	w := st.ContainerStatuses[0].State.Waiting
+	if w == nil || w.Reason != "ErrImagePull" || w.Message != "pull failed" {
+		t.Errorf("waiting state = %+v, want ErrImagePull: pull failed", w)
+	}
+
+	f.rt.failures = nil
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyAlways), &runtimestate.Pod{UID: "u1"}); err != nil {
+		t.Fatalf("SyncPod after recovery: %v", err)
+	}
+	st, _ = f.store.Get("u1")
+	if w := st.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ContainerCreating" {
+		t.Errorf("after recovery waiting = %+v, want ContainerCreating", w)
+	}
+}
+
+func TestRuntimeErrorIsReturned(t *testing.T) {
+	f := newFixture(t)
+	f.rt.err = errors.New("sandbox creation failed")
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, testPod(corev1.RestartPolicyAlways), nil); err == nil {
+		t.Fatal("want the runtime's error")
+	}
+}
+
+func TestTermination(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		desired   bool
+		wantCalls []string
+		wantDir   bool
+		wantState bool
+	}{
+		{name: "still desired keeps containers for logs", desired: true,
+			wantCalls: []string{"kill web grace=3s"}, wantDir: true, wantState: true},
+		{name: "removed pod is cleaned up", desired: false,
+			wantCalls: []string{"kill web grace=3s", "remove u1", "forget u1"}, wantDir: false, wantState: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.desired["u1"] = tc.desired
+			pod := testPod(corev1.RestartPolicyAlways)
+			if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"}); err != nil {
+				t.Fatal(err)
+			}
+			f.rt.calls = nil
+			if err := f.s.SyncTerminatingPod(f.ctx, pod, exited(137), 3); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantCalls, f.rt.calls); diff != "" {
+				t.Errorf("runtime calls (-want +got):\n%s", diff)
+			}
+			if _, err := os.Stat(f.s.PodDir("u1")); (err == nil) != tc.wantDir {
+				t.Errorf("pod directory exists = %v, want %v", err == nil, tc.wantDir)
+			}
+			if _, ok := f.store.Get("u1"); ok != tc.wantState {
+				t.Errorf("status kept = %v, want %v", ok, tc.wantState)
+			}
+		})
+	}
+}
+
+func TestOrphanIsKilledAndRemoved(t *testing.T) {
+	f := newFixture(t)
+	if err := f.s.SyncTerminatingRuntimePod(f.ctx, exited(137)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"kill u1 grace=nil", "remove u1", "forget u1"}, f.rt.calls); diff != "" {
+		t.Errorf("runtime calls (-want +got):\n%s", diff)
+	}
+}
