@@ -209,23 +209,24 @@ wait_ready() {
 			case $(cri_status) in
 			ok) return 0 ;;
 			unreachable) ;;
-			"") fail_containerd "containerd has no CRI plugin (disabled_plugins in its config?)" ;;
-			*) fail_containerd "containerd's CRI plugin did not load" ;;
+			"") fail_containerd "containerd has no CRI plugin (disabled_plugins in its config?)" "$pid" ;;
+			*) fail_containerd "containerd's CRI plugin did not load" "$pid" ;;
 			esac
 		fi
 		if [[ -n $pid ]] && ! running "$pid"; then
-			fail_containerd "containerd (pid $pid) exited"
+			fail_containerd "containerd (pid $pid) exited" "$pid"
 		fi
 		sleep 0.5
 	done
-	fail_containerd "containerd did not answer on $CONTAINERD_SOCK within 60s"
+	fail_containerd "containerd did not answer on $CONTAINERD_SOCK within 60s" "$pid"
 }
 
 fail_containerd() {
-	echo "berth: error: $1" >&2
+	local msg=$1 pid=${2:-}
+	echo "berth: error: $msg" >&2
 	if [[ -d /run/systemd/system ]]; then
 		journalctl -u containerd -n 30 --no-pager >&2 || true
-	elif [[ -f $LOG_FILE ]]; then
+	elif [[ -n $pid && -f $LOG_FILE ]]; then
 		echo "--- last lines of $LOG_FILE:" >&2
 		tail -n 30 "$LOG_FILE" >&2
 	fi
