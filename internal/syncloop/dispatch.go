@@ -10,40 +10,45 @@ import (
 	"github.com/berthk8s/berth/internal/podworker"
 )
 
-// handleUpdate applies one source update to the desired set and dispatches
-// the pods it names to their workers.
+// handleUpdate applies one source update to the desired set, publishes the
+// set, and only then dispatches the pods to their workers, so that a worker
+// acting on an update sees the desired set that includes it (a removed pod
+// is no longer desired when its worker cleans up).
 func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 	logger := klog.FromContext(ctx)
 	now := l.cfg.Clock.Now()
 	logger.V(2).Info("Pod update", "op", u.Op, "source", u.Source, "pods", klog.KObjSlice(u.Pods))
+	var dispatch []podworker.UpdateOptions
 	for _, pod := range u.Pods {
+		_, known := l.pods[pod.UID]
 		switch u.Op {
 		case podsource.OpAdd, podsource.OpUpdate, podsource.OpReconcile:
-			_, known := l.pods[pod.UID]
 			l.pods[pod.UID] = pod
+			if u.Op == podsource.OpReconcile && known {
+				continue // only the status changed in the source: nothing to run
+			}
 			t := podworker.SyncPodUpdate
 			if !known {
 				t = podworker.SyncPodCreate
 			}
-			if u.Op == podsource.OpReconcile && known {
-				// Only the status changed in the source: nothing to run.
-				continue
-			}
-			l.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: t, Pod: pod, StartTime: now})
+			dispatch = append(dispatch, podworker.UpdateOptions{Type: t, Pod: pod, StartTime: now})
 		case podsource.OpDelete:
-			// Graceful deletion: the pod stays desired until it is removed,
+			// Graceful deletion: the pod stays desired until it is removed;
 			// its worker terminates it with the requested grace period.
 			l.pods[pod.UID] = pod
-			l.cfg.Workers.Update(ctx, podworker.UpdateOptions{
+			dispatch = append(dispatch, podworker.UpdateOptions{
 				Type: podworker.SyncPodKill, Pod: pod, StartTime: now,
 				KillGracePeriod: pod.DeletionGracePeriodSeconds,
 			})
 		case podsource.OpRemove:
 			delete(l.pods, pod.UID)
-			l.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodKill, Pod: pod, StartTime: now})
+			dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodKill, Pod: pod, StartTime: now})
 		}
 	}
 	l.publish()
+	for _, opts := range dispatch {
+		l.cfg.Workers.Update(ctx, opts)
+	}
 }
 
 // handleEvent wakes the worker of the pod a PLEG event is about. Events for
