@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,6 +42,9 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	ctx = klog.NewContext(ctx, logger)
 	kc := &cfg.Kubelet
 	clk := clock.RealClock{}
+	if cfg.Kubeconfig != "" {
+		return errors.New("cluster mode (--kubeconfig) is being wired and does not run yet")
+	}
 
 	client, info, err := connectRuntime(ctx, cfg)
 	if err != nil {

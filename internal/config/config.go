@@ -28,8 +28,8 @@ type Config struct {
 	// flags. Fields berth does not honour hold their defaults.
 	Kubelet kubeletconfigv1beta1.KubeletConfiguration `json:"kubelet"`
 
-	// Kubeconfig and BootstrapKubeconfig are empty: cluster mode is not
-	// supported yet.
+	// Kubeconfig, when set, puts berth in cluster mode. BootstrapKubeconfig
+	// is always empty: TLS bootstrap is not supported yet.
 	Kubeconfig          string `json:"kubeconfig,omitempty"`
 	BootstrapKubeconfig string `json:"bootstrapKubeconfig,omitempty"`
 	// HostnameOverride is --hostname-override as given.
@@ -43,8 +43,9 @@ type Config struct {
 	CertDir                string `json:"certDir"`
 	PodInfraContainerImage string `json:"podInfraContainerImage"`
 
-	// NodeLabels and RegisterWithTaints are validated now and used once
-	// berth registers a Node (cluster mode).
+	// NodeLabels (--node-labels) and RegisterWithTaints (registerWithTaints,
+	// or --register-with-taints when given) are what the Node is registered
+	// with in cluster mode.
 	NodeLabels         map[string]string `json:"nodeLabels,omitempty"`
 	RegisterWithTaints []corev1.Taint    `json:"registerWithTaints,omitempty"`
 
@@ -82,6 +83,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 
 	var problems problems
 	problems.addAll(validateKubelet(kc))
+	problems.addAll(validateCluster(kc))
 	problems.addAll(unsupportedFields(kc))
 
 	cfg := &Config{
@@ -173,9 +175,12 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 	flagProblem := func(name string, err error) {
 		ps = append(ps, problem{key: "flag " + name, msg: fmt.Sprintf("flag --%s: %v", name, err)})
 	}
-	for _, name := range []string{"kubeconfig", "bootstrap-kubeconfig"} {
-		if flags.IsSet(name) {
-			flagProblem(name, fmt.Errorf("cluster mode is not supported yet"))
+	if flags.IsSet("bootstrap-kubeconfig") {
+		flagProblem("bootstrap-kubeconfig", fmt.Errorf("TLS bootstrap is not supported yet: give --kubeconfig with the node's credentials"))
+	}
+	if flags.Kubeconfig != "" {
+		if _, err := env.ReadFile(flags.Kubeconfig); err != nil {
+			flagProblem("kubeconfig", fmt.Errorf("read %q: %w", flags.Kubeconfig, err))
 		}
 	}
 	if flags.Verbosity < 0 {
@@ -188,8 +193,11 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 	if cfg.NodeLabels, err = parseNodeLabels(flags.NodeLabels); err != nil {
 		flagProblem("node-labels", err)
 	}
-	if cfg.RegisterWithTaints, err = parseTaints(flags.RegisterWithTaints); err != nil {
-		flagProblem("register-with-taints", err)
+	cfg.RegisterWithTaints = cfg.Kubelet.RegisterWithTaints
+	if flags.IsSet("register-with-taints") {
+		if cfg.RegisterWithTaints, err = parseTaints(flags.RegisterWithTaints); err != nil {
+			flagProblem("register-with-taints", err)
+		}
 	}
 	for name, v := range map[string]string{"root-dir": flags.RootDir, "cert-dir": flags.CertDir, "pod-infra-container-image": flags.PodInfraContainerImage} {
 		if strings.TrimSpace(v) == "" {

@@ -112,7 +112,7 @@ func TestLoadGolden(t *testing.T) {
 			"--root-dir=",
 			"-v=-1",
 		}},
-		{name: "cluster-mode-rejected", args: []string{
+		{name: "kubeconfig-problems", args: []string{
 			"--config=testdata/minimal.yaml",
 			"--kubeconfig=/etc/kubernetes/kubelet.conf",
 			"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
