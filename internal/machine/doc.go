@@ -1,0 +1,17 @@
+// Package machine reads the facts about the host that the Node object
+// reports: logical CPUs, memory, huge pages, swap, the machine, system and
+// boot IDs, the kernel release, the OS image and the size of the filesystem
+// that holds berth's root directory.
+//
+// The parsers (parse.go) are pure functions over file contents, tested with
+// tables over testdata; Read (read.go) is the thin part that opens the
+// files through a Host, which tests replace.
+//
+// What is read follows cadvisor, which the upstream kubelet uses:
+// /proc/cpuinfo (logical CPUs), /proc/meminfo (MemTotal, SwapTotal),
+// /sys/kernel/mm/hugepages, /etc/machine-id or /var/lib/dbus/machine-id,
+// /sys/class/dmi/id/product_uuid (absent or unreadable in many VMs: then
+// empty, as upstream), /proc/sys/kernel/random/boot_id, uname's release,
+// PRETTY_NAME of /etc/os-release (or /usr/lib/os-release; "Linux" when it
+// has none) and statfs of the root directory.
+package machine

@@ -1,0 +1,29 @@
+package machine
+
+// Info is what berth knows about the host. It is a plain value: copy it
+// freely and read it from any goroutine.
+type Info struct {
+	// NumCPU is the number of logical CPUs.
+	NumCPU int
+	// MemoryBytes is MemTotal.
+	MemoryBytes int64
+	// SwapBytes is SwapTotal (0 without swap).
+	SwapBytes int64
+	// HugePages maps a page size, written as a Kubernetes quantity ("2Mi",
+	// "1Gi"), to the total bytes of the pages of that size the kernel has
+	// reserved. The resource name is "hugepages-" + the key.
+	HugePages map[string]int64
+
+	MachineID     string
+	SystemUUID    string
+	BootID        string
+	KernelVersion string
+	OSImage       string
+	// OperatingSystem and Architecture are GOOS and GOARCH, as upstream.
+	OperatingSystem string
+	Architecture    string
+
+	// RootFSBytes is the capacity of the filesystem that holds the root
+	// directory: the node's ephemeral-storage.
+	RootFSBytes int64
+}

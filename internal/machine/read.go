@@ -1,0 +1,120 @@
+package machine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sort"
+)
+
+// Host is what Read looks at. OSHost returns the real one; tests inject
+// their own. Read calls the functions from its own goroutine only.
+type Host struct {
+	ReadFile func(name string) ([]byte, error)
+	ReadDir  func(name string) ([]fs.DirEntry, error)
+	// KernelRelease is uname's release ("6.1.0-18-amd64").
+	KernelRelease func() (string, error)
+	// FSCapacity is the size in bytes of the filesystem holding path.
+	FSCapacity func(path string) (int64, error)
+	// NumCPU is the fallback when /proc/cpuinfo lists no processor.
+	NumCPU func() int
+}
+
+// The files Read opens, named once.
+const (
+	cpuInfoFile     = "/proc/cpuinfo"
+	memInfoFile     = "/proc/meminfo"
+	hugePagesDir    = "/sys/kernel/mm/hugepages"
+	productUUIDFile = "/sys/class/dmi/id/product_uuid"
+	bootIDFile      = "/proc/sys/kernel/random/boot_id"
+)
+
+var (
+	machineIDFiles = []string{"/etc/machine-id", "/var/lib/dbus/machine-id"}
+	osReleaseFiles = []string{"/etc/os-release", "/usr/lib/os-release"}
+)
+
+// Read gathers Info. Facts that may be missing on a healthy host (system
+// UUID, machine ID, huge pages, swap) are left empty; an error is returned
+// when memory or the root filesystem cannot be read, together with the
+// facts that could be.
+func Read(rootDir string, h Host) (Info, error) {
+	info := Info{
+		OperatingSystem: runtime.GOOS,
+		Architecture:    runtime.GOARCH,
+		MachineID:       firstID(h, machineIDFiles),
+		SystemUUID:      firstID(h, []string{productUUIDFile}),
+		BootID:          firstID(h, []string{bootIDFile}),
+		OSImage:         "Linux",
+	}
+	var errs []error
+	if b, err := h.ReadFile(cpuInfoFile); err == nil {
+		info.NumCPU = ParseCPUInfo(string(b))
+	}
+	if info.NumCPU == 0 {
+		info.NumCPU = h.NumCPU()
+	}
+	b, err := h.ReadFile(memInfoFile)
+	if err == nil {
+		info.MemoryBytes, info.SwapBytes, err = ParseMemInfo(string(b))
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("read memory: %w", err))
+	}
+	info.HugePages = readHugePages(h)
+	if rel, err := h.KernelRelease(); err == nil {
+		info.KernelVersion = rel
+	} else {
+		errs = append(errs, fmt.Errorf("read kernel release: %w", err))
+	}
+	for _, f := range osReleaseFiles {
+		if b, err := h.ReadFile(f); err == nil {
+			info.OSImage = ParseOSRelease(string(b))
+			break
+		}
+	}
+	if info.RootFSBytes, err = h.FSCapacity(rootDir); err != nil {
+		errs = append(errs, fmt.Errorf("stat filesystem of %q: %w", rootDir, err))
+	}
+	return info, errors.Join(errs...)
+}
+
+// firstID returns the trimmed content of the first readable file, or "".
+func firstID(h Host, files []string) string {
+	for _, f := range files {
+		if b, err := h.ReadFile(f); err == nil {
+			return ParseID(string(b))
+		}
+	}
+	return ""
+}
+
+// readHugePages reads the reserved pages of every size; nil without any.
+func readHugePages(h Host) map[string]int64 {
+	entries, err := h.ReadDir(hugePagesDir)
+	if err != nil {
+		return nil
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	var out map[string]int64
+	for _, e := range entries {
+		size, ok := ParseHugePageDir(e.Name())
+		if !ok {
+			continue
+		}
+		b, err := h.ReadFile(hugePagesDir + "/" + e.Name() + "/nr_hugepages")
+		if err != nil {
+			continue
+		}
+		n, err := parseCount(ParseID(string(b)))
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]int64{}
+		}
+		out[HugePageSize(size)] = size * n
+	}
+	return out
+}
