@@ -2,6 +2,11 @@ package syncloop
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/klog/v2"
 
@@ -13,25 +18,35 @@ import (
 // handleUpdate applies one source update to the desired set, publishes the
 // set, and only then dispatches the pods to their workers, so that a worker
 // acting on an update sees the desired set that includes it (a removed pod
-// is no longer desired when its worker cleans up).
+// is no longer desired when its worker cleans up). Mirror pods are not run:
+// they are tracked apart and wake their static pod.
 func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 	logger := klog.FromContext(ctx)
 	now := l.cfg.Clock.Now()
 	logger.V(2).Info("Pod update", "op", u.Op, "source", u.Source, "pods", klog.KObjSlice(u.Pods))
+	pods := u.Pods
+	if u.Op == podsource.OpAdd {
+		pods = byCreation(pods)
+	}
 	var dispatch []podworker.UpdateOptions
-	for _, pod := range u.Pods {
+	for _, pod := range pods {
+		if podsource.IsMirrorPod(pod) {
+			dispatch = append(dispatch, l.updateMirror(u.Op, pod, now)...)
+			continue
+		}
 		_, known := l.pods[pod.UID]
 		switch u.Op {
 		case podsource.OpAdd, podsource.OpUpdate, podsource.OpReconcile:
 			l.pods[pod.UID] = pod
-			if u.Op == podsource.OpReconcile && known {
-				continue // only the status changed in the source: nothing to run
+			if known {
+				if u.Op == podsource.OpReconcile {
+					continue // only the status changed in the source: nothing to run
+				}
+				dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodUpdate, Pod: pod, StartTime: now})
+				continue
 			}
-			t := podworker.SyncPodUpdate
-			if !known {
-				t = podworker.SyncPodCreate
-			}
-			dispatch = append(dispatch, podworker.UpdateOptions{Type: t, Pod: pod, StartTime: now})
+			l.admit(ctx, pod)
+			dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodCreate, Pod: pod, StartTime: now})
 		case podsource.OpDelete:
 			// Graceful deletion: the pod stays desired until it is removed;
 			// its worker terminates it with the requested grace period.
@@ -49,6 +64,52 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 	for _, opts := range dispatch {
 		l.cfg.Workers.Update(ctx, opts)
 	}
+}
+
+// admit runs admission for a pod new to berth against the pods admitted
+// before it. A rejected pod stays desired: Admit has recorded its failed
+// status, and its worker ends it without running anything.
+func (l *Loop) admit(ctx context.Context, pod *corev1.Pod) {
+	if l.cfg.Admit == nil {
+		return
+	}
+	others := make([]*corev1.Pod, 0, len(l.pods))
+	for uid, p := range l.pods {
+		if uid != pod.UID {
+			others = append(others, p)
+		}
+	}
+	l.cfg.Admit(ctx, pod, byCreation(others))
+}
+
+// updateMirror records a mirror pod change and wakes the static pod it
+// mirrors, which re-creates or replaces the mirror as needed.
+func (l *Loop) updateMirror(op podsource.Op, mirror *corev1.Pod, now time.Time) []podworker.UpdateOptions {
+	name := podsource.GetPodFullName(mirror)
+	if op == podsource.OpRemove {
+		delete(l.mirrors, name)
+	} else {
+		l.mirrors[name] = mirror
+	}
+	for _, p := range l.pods {
+		if podsource.IsStaticPod(p) && podsource.GetPodFullName(p) == name {
+			return []podworker.UpdateOptions{{Type: podworker.SyncPodSync, Pod: p, StartTime: now}}
+		}
+	}
+	return nil
+}
+
+// byCreation returns pods sorted by creation time, then full name, the
+// order in which upstream admits them.
+func byCreation(pods []*corev1.Pod) []*corev1.Pod {
+	out := slices.Clone(pods)
+	slices.SortStableFunc(out, func(a, b *corev1.Pod) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(podsource.GetPodFullName(a), podsource.GetPodFullName(b))
+	})
+	return out
 }
 
 // handleEvent wakes the worker of the pod a PLEG event is about. Events for

@@ -3,6 +3,7 @@ package syncloop
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,10 @@ type Config struct {
 	Updates <-chan podsource.Update
 	Events  <-chan pleg.Event
 	Workers Workers
+	// Admit is asked about every pod new to berth, with the pods already
+	// desired, oldest first. It records a rejection itself (failed status,
+	// event); the loop dispatches the pod either way. Nil admits everything.
+	Admit func(ctx context.Context, pod *corev1.Pod, others []*corev1.Pod)
 	// Housekeeping runs on the housekeeping tick with the current desired
 	// pods; nil disables it.
 	Housekeeping func(ctx context.Context, desired []*corev1.Pod)
@@ -43,10 +48,13 @@ type Config struct {
 // Loop is the sync loop. Run owns every field but the published snapshot.
 type Loop struct {
 	cfg Config
-	// pods is the desired set, owned by the Run goroutine.
-	pods map[types.UID]*corev1.Pod
-	// snapshot is the published, read-only copy of pods.
-	snapshot atomic.Pointer[[]*corev1.Pod]
+	// pods is the desired set and mirrors the mirror pods by full name,
+	// both owned by the Run goroutine.
+	pods    map[types.UID]*corev1.Pod
+	mirrors map[string]*corev1.Pod
+	// snapshot and mirrorSnapshot are the published, read-only copies.
+	snapshot       atomic.Pointer[[]*corev1.Pod]
+	mirrorSnapshot atomic.Pointer[map[string]*corev1.Pod]
 	// lastIteration is the unix nano time of the last loop iteration.
 	lastIteration atomic.Int64
 }
@@ -62,9 +70,8 @@ func New(cfg Config) (*Loop, error) {
 	if cfg.HousekeepingPeriod <= 0 {
 		cfg.HousekeepingPeriod = 2 * time.Second
 	}
-	l := &Loop{cfg: cfg, pods: map[types.UID]*corev1.Pod{}}
-	empty := []*corev1.Pod{}
-	l.snapshot.Store(&empty)
+	l := &Loop{cfg: cfg, pods: map[types.UID]*corev1.Pod{}, mirrors: map[string]*corev1.Pod{}}
+	l.publish()
 	return l, nil
 }
 
@@ -80,6 +87,13 @@ func (l *Loop) Pod(uid types.UID) (*corev1.Pod, bool) {
 		}
 	}
 	return nil, false
+}
+
+// MirrorPod returns the mirror pod of the static pod with the given full
+// name (name_namespace), if the API source has one.
+func (l *Loop) MirrorPod(fullName string) (*corev1.Pod, bool) {
+	p, ok := (*l.mirrorSnapshot.Load())[fullName]
+	return p, ok
 }
 
 // LastIteration is when the loop last went round; for health checks.
@@ -150,4 +164,6 @@ func (l *Loop) publish() {
 		return out[i].Name < out[j].Name
 	})
 	l.snapshot.Store(&out)
+	mirrors := maps.Clone(l.mirrors)
+	l.mirrorSnapshot.Store(&mirrors)
 }

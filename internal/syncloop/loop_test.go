@@ -3,6 +3,7 @@ package syncloop
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,6 +61,7 @@ type harness struct {
 	events  chan pleg.Event
 	workers *recorder
 	house   chan []*corev1.Pod
+	admit   chan string
 	// mu guards rtErr.
 	mu    sync.Mutex
 	rtErr error
@@ -73,10 +75,14 @@ func start(t *testing.T) *harness {
 		events:  make(chan pleg.Event),
 		workers: &recorder{calls: make(chan string, 100)},
 		house:   make(chan []*corev1.Pod, 10),
+		admit:   make(chan string, 10),
 	}
 	loop, err := New(Config{
 		Updates: h.updates, Events: h.events, Workers: h.workers, Clock: h.clock,
 		Housekeeping: func(_ context.Context, desired []*corev1.Pod) { h.house <- desired },
+		Admit: func(_ context.Context, p *corev1.Pod, others []*corev1.Pod) {
+			h.admit <- p.Name + " after " + strings.Join(names(others), ",")
+		},
 		RuntimeErr: func() error {
 			h.mu.Lock()
 			defer h.mu.Unlock()
@@ -114,7 +120,8 @@ func TestDispatchSourceUpdates(t *testing.T) {
 	a, b := pod("a", "ua"), pod("b", "ub")
 	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{b, a}})
 	got := []string{h.workers.next(t), h.workers.next(t)}
-	if diff := cmp.Diff([]string{"create b", "create a"}, got); diff != "" {
+	// Same creation time: admitted and dispatched in full-name order.
+	if diff := cmp.Diff([]string{"create a", "create b"}, got); diff != "" {
 		t.Errorf("add (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, names(h.loop.Pods())); diff != "" {
@@ -233,5 +240,63 @@ func waitForWaiters(t *testing.T, c *clocktesting.FakeClock) {
 			t.Fatal("nothing waits on the clock")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestAdmissionInCreationOrder(t *testing.T) {
+	h := start(t)
+	// a-young sorts first by name but was created after b-old.
+	young, old := pod("a-young", "uy"), pod("b-old", "uo")
+	young.CreationTimestamp = metav1.Unix(20, 0)
+	old.CreationTimestamp = metav1.Unix(10, 0)
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{young, old}})
+	for _, want := range []string{"b-old after ", "a-young after b-old"} {
+		select {
+		case got := <-h.admit:
+			if got != want {
+				t.Errorf("admit: got %q, want %q", got, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("admission not asked")
+		}
+	}
+	if a, b := h.workers.next(t), h.workers.next(t); a != "create b-old" || b != "create a-young" {
+		t.Errorf("dispatch order %q, %q", a, b)
+	}
+	// Updates of known pods are not admitted again.
+	h.send(podsource.Update{Op: podsource.OpUpdate, Pods: []*corev1.Pod{old}})
+	h.workers.next(t)
+	select {
+	case got := <-h.admit:
+		t.Errorf("update admitted again: %q", got)
+	default:
+	}
+}
+
+func TestMirrorPodsWakeTheirStaticPod(t *testing.T) {
+	h := start(t)
+	static := pod("web-node", "static-uid")
+	static.Annotations = map[string]string{podsource.ConfigSourceAnnotation: podsource.FileSource}
+	h.send(podsource.Update{Op: podsource.OpAdd, Source: podsource.FileSource, Pods: []*corev1.Pod{static}})
+	h.workers.next(t)
+
+	mirror := pod("web-node", "mirror-uid")
+	mirror.Annotations = map[string]string{podsource.ConfigMirrorAnnotation: "static-uid"}
+	h.send(podsource.Update{Op: podsource.OpAdd, Source: podsource.APISource, Pods: []*corev1.Pod{mirror}})
+	if got := h.workers.next(t); got != "sync web-node" {
+		t.Errorf("mirror add: got %q, want a sync of the static pod", got)
+	}
+	if m, ok := h.loop.MirrorPod("web-node_default"); !ok || m.UID != "mirror-uid" {
+		t.Errorf("MirrorPod = %v, %v", m, ok)
+	}
+	if _, ok := h.loop.Pod("mirror-uid"); ok {
+		t.Error("a mirror pod must not be desired")
+	}
+	h.send(podsource.Update{Op: podsource.OpRemove, Source: podsource.APISource, Pods: []*corev1.Pod{mirror}})
+	if got := h.workers.next(t); got != "sync web-node" {
+		t.Errorf("mirror remove: got %q, want a sync of the static pod", got)
+	}
+	if _, ok := h.loop.MirrorPod("web-node_default"); ok {
+		t.Error("removed mirror pod still published")
 	}
 }
