@@ -86,3 +86,36 @@ func TestStoreConcurrent(t *testing.T) {
 		t.Errorf("%d pods left", n)
 	}
 }
+
+func TestStoreChanged(t *testing.T) {
+	s := NewStore()
+	pending := func() bool {
+		select {
+		case <-s.Changed():
+			return true
+		default:
+			return false
+		}
+	}
+	running := corev1.PodStatus{Phase: corev1.PodRunning}
+	steps := []struct {
+		name string
+		do   func()
+		want bool
+	}{
+		{"nothing yet", func() {}, false},
+		{"first set", func() { s.Set("a", running) }, true},
+		{"same status again", func() { s.Set("a", running) }, false},
+		{"new status", func() { s.Set("a", corev1.PodStatus{Phase: corev1.PodFailed}) }, true},
+		{"refused move out of terminal phase changes nothing", func() { s.Set("a", corev1.PodStatus{Phase: corev1.PodRunning}) }, false},
+		{"two changes coalesce", func() { s.Set("b", running); s.Set("c", running) }, true},
+		{"delete of an unknown pod", func() { s.Delete("zzz") }, false},
+		{"delete", func() { s.Delete("b") }, true},
+	}
+	for _, st := range steps {
+		st.do()
+		if got := pending(); got != st.want {
+			t.Errorf("%s: signal pending = %v, want %v", st.name, got, st.want)
+		}
+	}
+}
