@@ -38,6 +38,14 @@ type StatusStore interface {
 	Delete(uid types.UID)
 }
 
+// Mirrors keeps the mirror pods of static pods in the API server.
+type Mirrors interface {
+	// Sync creates or replaces the static pod's mirror pod as needed.
+	Sync(ctx context.Context, static *corev1.Pod) error
+	// Delete removes the mirror pod of a static pod that is gone.
+	Delete(ctx context.Context, static *corev1.Pod) error
+}
+
 // Config holds the syncer's collaborators.
 type Config struct {
 	Runtime  Runtime
@@ -51,6 +59,10 @@ type Config struct {
 	// Desired reports whether a source still wants the pod; a terminated pod
 	// that is no longer desired has its containers and directories removed.
 	Desired func(uid types.UID) bool
+	// IsStatic reports whether a pod came from a file or URL source.
+	IsStatic func(pod *corev1.Pod) bool
+	// Mirrors is nil in standalone mode.
+	Mirrors Mirrors
 }
 
 // Syncer implements podworker.Syncer. It is safe for concurrent use; the
@@ -69,6 +81,9 @@ func New(cfg Config) (*Syncer, error) {
 	if cfg.Runtime == nil || cfg.Statuses == nil || cfg.Clock == nil || cfg.PodsDir == "" || cfg.Desired == nil {
 		return nil, errors.New("podsync: Runtime, Statuses, Clock, PodsDir and Desired are required")
 	}
+	if cfg.Mirrors != nil && cfg.IsStatic == nil {
+		return nil, errors.New("podsync: IsStatic is required with Mirrors")
+	}
 	if cfg.RuntimeName == "" {
 		cfg.RuntimeName = "containerd"
 	}
@@ -79,6 +94,7 @@ func New(cfg Config) (*Syncer, error) {
 // converges the runtime toward the pod's spec.
 func (s *Syncer) SyncPod(ctx context.Context, _ podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (bool, error) {
 	status := s.generate(pod, rt)
+	s.syncMirror(ctx, pod)
 	if isTerminal(status.Phase) {
 		return true, nil
 	}
@@ -131,11 +147,27 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {
 		return fmt.Errorf("remove pod %q: %w", klog.KObj(pod), err)
 	}
+	if s.cfg.Mirrors != nil && s.cfg.IsStatic(pod) {
+		if err := s.cfg.Mirrors.Delete(ctx, pod); err != nil {
+			return fmt.Errorf("delete mirror pod of %q: %w", klog.KObj(pod), err)
+		}
+	}
 	if err := os.RemoveAll(s.PodDir(pod.UID)); err != nil {
 		return fmt.Errorf("remove pod directory: %w", err)
 	}
 	s.forget(pod.UID)
 	return nil
+}
+
+// syncMirror keeps a static pod's mirror pod in the API server. A failure
+// is logged and retried on the next sync: it must not stop the pod.
+func (s *Syncer) syncMirror(ctx context.Context, pod *corev1.Pod) {
+	if s.cfg.Mirrors == nil || !s.cfg.IsStatic(pod) {
+		return
+	}
+	if err := s.cfg.Mirrors.Sync(ctx, pod); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to sync mirror pod", "pod", klog.KObj(pod))
+	}
 }
 
 // PodDir is the pod's directory under PodsDir.
