@@ -64,6 +64,8 @@ type node struct {
 	logPath   string
 	cmd       *exec.Cmd
 	exited    chan struct{}
+	// extraArgs are added to berth's command line (e.g. --kubeconfig).
+	extraArgs []string
 }
 
 func requireE2E(t *testing.T) {
@@ -73,8 +75,9 @@ func requireE2E(t *testing.T) {
 	}
 }
 
-// newNode prepares directories and a config; start runs berth.
-func newNode(t *testing.T) *node {
+// newNode prepares directories and a config; start runs berth. extraConfig
+// lines are appended to the KubeletConfiguration.
+func newNode(t *testing.T, extraConfig ...string) *node {
 	t.Helper()
 	requireE2E(t)
 	dir := t.TempDir()
@@ -96,7 +99,7 @@ address: 127.0.0.1
 healthzPort: 0
 containerRuntimeEndpoint: %s
 cgroupDriver: cgroupfs
-`, n.manifests, n.port, criEndpoint)
+`, n.manifests, n.port, criEndpoint) + strings.Join(extraConfig, "\n")
 	must(t, os.WriteFile(n.config, []byte(cfg), 0o644))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -110,8 +113,8 @@ func (n *node) start() {
 	n.t.Helper()
 	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	must(n.t, err)
-	n.cmd = exec.Command(berthBinary, "--config", n.config, "--root-dir", n.rootDir,
-		"--hostname-override", nodeName, "-v", "4")
+	args := append([]string{"--config", n.config, "--root-dir", n.rootDir, "--hostname-override", nodeName, "-v", "4"}, n.extraArgs...)
+	n.cmd = exec.Command(berthBinary, args...)
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
 	must(n.t, n.cmd.Start())
 	n.exited = make(chan struct{})
