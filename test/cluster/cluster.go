@@ -1,0 +1,293 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The components, by binary name.
+const (
+	Etcd              = "etcd"
+	APIServer         = "kube-apiserver"
+	ControllerManager = "kube-controller-manager"
+	Scheduler         = "kube-scheduler"
+	Kubectl           = "kubectl"
+)
+
+// BinDirEnv names the variable that says where the binaries are.
+const BinDirEnv = "BERTH_TOOLS_BIN"
+
+// Options configure Start. The zero value is ready to use.
+type Options struct {
+	// BinDir holds the binaries. Default: $BERTH_TOOLS_BIN, else
+	// <repo>/_output/tools/bin.
+	BinDir string
+	// TempDir is where the cluster's directory is made. Default: os.TempDir().
+	TempDir string
+	// NodeNames get a node kubeconfig at start; NodeKubeconfig issues
+	// more on demand.
+	NodeNames []string
+	// StartTimeout bounds the wait for each component to be healthy.
+	// Default: 2 minutes.
+	StartTimeout time.Duration
+	// KeepDir leaves the directory (certificates, etcd data, logs) after Stop.
+	KeepDir bool
+}
+
+// Cluster is a running control plane. Safe for concurrent use.
+type Cluster struct {
+	binDir  string
+	layout  Layout
+	timeout time.Duration
+	keepDir bool
+	pki     pki
+	admin   *http.Client // trusts the CA, presents the admin certificate
+
+	mu      sync.Mutex          // guards the fields below
+	procs   map[string]*process // running components, by name
+	nodes   map[string]string   // node name -> kubeconfig path
+	stopped bool
+}
+
+// Start starts etcd, kube-apiserver, kube-controller-manager and
+// kube-scheduler on loopback and returns once each is healthy. On error,
+// everything it started is stopped again.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	binDir, err := ResolveBinDir(opts.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckBinaries(binDir); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(opts.TempDir, "berth-cluster-")
+	if err != nil {
+		return nil, fmt.Errorf("make cluster directory: %w", err)
+	}
+	c := &Cluster{
+		binDir:  binDir,
+		layout:  Layout{Dir: dir},
+		timeout: opts.StartTimeout,
+		keepDir: opts.KeepDir,
+		procs:   map[string]*process{},
+		nodes:   map[string]string{},
+	}
+	if c.timeout <= 0 {
+		c.timeout = 2 * time.Minute
+	}
+	if err := c.start(ctx, opts.NodeNames); err != nil {
+		if stopErr := c.Stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		return nil, fmt.Errorf("start cluster in %s: %w", dir, err)
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context, nodeNames []string) error {
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	c.layout.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
+		ControllerManager: ports[3], Scheduler: ports[4]}
+	ca, err := NewCA(rand.Reader, time.Now(), "berth-dev-ca")
+	if err != nil {
+		return err
+	}
+	if c.pki, err = writePKI(rand.Reader, ca, c.layout); err != nil {
+		return err
+	}
+	if c.admin, err = healthClient(ca.KeyPair().CertPEM, &c.pki.admin); err != nil {
+		return err
+	}
+	for _, name := range nodeNames {
+		if _, err := c.NodeKubeconfig(name); err != nil {
+			return err
+		}
+	}
+	etcdClient, err := healthClient(ca.KeyPair().CertPEM, &c.pki.etcdClient)
+	if err != nil {
+		return err
+	}
+	anonymous, err := healthClient(ca.KeyPair().CertPEM, nil)
+	if err != nil {
+		return err
+	}
+	l := c.layout
+	steps := []struct {
+		name   string
+		args   []string
+		client *http.Client
+		url    string
+	}{
+		{Etcd, EtcdArgs(l), etcdClient, l.EtcdURL() + "/health"},
+		{APIServer, APIServerArgs(l), c.admin, l.APIServerURL() + "/readyz"},
+		{ControllerManager, ControllerManagerArgs(l), anonymous, httpsURL(l.Ports.ControllerManager) + "/healthz"},
+		{Scheduler, SchedulerArgs(l), anonymous, httpsURL(l.Ports.Scheduler) + "/healthz"},
+	}
+	for _, s := range steps {
+		if err := c.startComponent(ctx, s.name, s.args, s.client, s.url); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startComponent starts one component and waits for its health endpoint.
+func (c *Cluster) startComponent(ctx context.Context, name string, args []string, client *http.Client, url string) error {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return errors.New("cluster is stopped")
+	}
+	if _, running := c.procs[name]; running {
+		c.mu.Unlock()
+		return fmt.Errorf("start %s: already running", name)
+	}
+	p, err := startProcess(name, filepath.Join(c.binDir, name), args, c.LogPath(name))
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.procs[name] = p
+	c.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return waitHealthy(ctx, p, client, url)
+}
+
+// stopComponent stops one component if it runs.
+func (c *Cluster) stopComponent(name string) {
+	c.mu.Lock()
+	p := c.procs[name]
+	delete(c.procs, name)
+	c.mu.Unlock()
+	if p != nil {
+		p.stop()
+	}
+}
+
+// Stop stops every component, newest first, and removes the cluster's
+// directory unless Options.KeepDir. It is idempotent.
+func (c *Cluster) Stop() error {
+	c.mu.Lock()
+	already := c.stopped
+	c.stopped = true
+	c.mu.Unlock()
+	if already {
+		return nil
+	}
+	for _, name := range []string{Scheduler, ControllerManager, APIServer, Etcd} {
+		c.stopComponent(name)
+	}
+	if c.keepDir {
+		return nil
+	}
+	if err := os.RemoveAll(c.layout.Dir); err != nil {
+		return fmt.Errorf("remove cluster directory %q: %w", c.layout.Dir, err)
+	}
+	return nil
+}
+
+// StopAPIServer stops kube-apiserver; etcd and the rest keep running.
+func (c *Cluster) StopAPIServer() { c.stopComponent(APIServer) }
+
+// StartAPIServer starts kube-apiserver again, on the same port with the same
+// etcd, and waits until it is ready.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	return c.startComponent(ctx, APIServer, APIServerArgs(c.layout), c.admin, c.layout.APIServerURL()+"/readyz")
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	c.StopAPIServer()
+	return c.StartAPIServer(ctx)
+}
+
+// nodeNameRE is a lower-case RFC 1123 subdomain, what a Node name must be.
+var nodeNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// NodeKubeconfig returns the path of a kubeconfig for the kubelet of
+// nodeName (user system:node:<nodeName>, group system:nodes), issuing its
+// certificate on first use.
+func (c *Cluster) NodeKubeconfig(nodeName string) (string, error) {
+	if len(nodeName) > 253 || !nodeNameRE.MatchString(nodeName) {
+		return "", fmt.Errorf("node kubeconfig %q: not a valid node name (lower-case RFC 1123 subdomain)", nodeName)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if path, ok := c.nodes[nodeName]; ok {
+		return path, nil
+	}
+	path, err := writeNodeKubeconfig(c.pki.ca, c.layout, nodeName)
+	if err != nil {
+		return "", fmt.Errorf("node kubeconfig %q: %w", nodeName, err)
+	}
+	c.nodes[nodeName] = path
+	return path, nil
+}
+
+// Kubectl runs kubectl as the admin and returns its standard output; on
+// failure the error carries its standard error.
+func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
+	return c.KubectlAs(ctx, c.AdminKubeconfig(), args...)
+}
+
+// KubectlAs runs kubectl with the given kubeconfig.
+func (c *Cluster) KubectlAs(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, c.KubectlPath(), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("run kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// Dir is the cluster's directory: certificates under pki/, kubeconfigs,
+// etcd's data and one <component>.log per component.
+func (c *Cluster) Dir() string { return c.layout.Dir }
+
+// Server is the API server's URL.
+func (c *Cluster) Server() string { return c.layout.APIServerURL() }
+
+// CAFile is the path of the cluster CA's certificate.
+func (c *Cluster) CAFile() string { return c.layout.PKI("ca.crt") }
+
+// AdminKubeconfig is the path of the admin's (system:masters) kubeconfig.
+func (c *Cluster) AdminKubeconfig() string { return c.layout.Path("admin.kubeconfig") }
+
+// KubectlPath is the path of the kubectl binary.
+func (c *Cluster) KubectlPath() string { return filepath.Join(c.binDir, Kubectl) }
+
+// LogPath is the path of a component's log file.
+func (c *Cluster) LogPath(component string) string { return c.layout.Path(component + ".log") }
+
+// freePorts returns n distinct free loopback ports, held open together
+// while chosen so that none is returned twice.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", loopback+":0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,29 @@
+// Package cluster runs a real Kubernetes control plane on loopback for
+// berth's development and tests: etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler, built from the tools modules
+// (hack/cluster-build.sh, `make cluster-tools`) and found in $BERTH_TOOLS_BIN
+// (default <repo>/_output/tools/bin).
+//
+// Start makes a temporary directory and issues, with crypto/x509, a CA,
+// serving certificates, a service-account key pair and client certificates
+// for the admin (system:masters), the controller-manager, the scheduler, the
+// API server's kubelet client and each node (system:node:<name> in
+// system:nodes). The API server runs with --authorization-mode=Node,RBAC and
+// the NodeRestriction admission plugin, so a node kubeconfig has exactly the
+// rights a real kubelet has. Every connection, etcd's included, is TLS with
+// client certificates; every listener is on 127.0.0.1.
+//
+// Files:
+//
+//	pki.go        the CA and the certificates and keys it issues (pure but for randomness)
+//	kubeconfig.go kubeconfig files
+//	flags.go      the command line of each component (pure)
+//	process.go    one child process: process group, log file, stop, log tail
+//	cluster.go    Start, Stop, the accessors and the API server restart
+//	health.go     waiting for a component's health endpoint
+//	testing.go    ForTest, the helper Go tests call
+//
+// A Cluster is safe for concurrent use; its mutex guards the running
+// processes. Stop ends every process it started (by process group) and
+// removes the directory.
+package cluster
