@@ -3,6 +3,9 @@
 #   make run     set up this machine (root), build, run berth on the examples
 #   make test    set up this machine (root), vet, gofmt check, all tests incl. e2e
 #   make unit    unit tests only, no containerd needed
+#   make cluster set up this machine (root), run a loopback control plane and a
+#                berth node joined to it; prints the kubectl command line
+#   make cluster-tools  build the control plane binaries (cached, ~10 min cold)
 #   PKGS=...     limit test and unit to some packages (default ./...)
 #
 # The node set-up (hack/node-setup.sh) installs and starts containerd with the
@@ -19,7 +22,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run test unit vet fmt-check clean
+.PHONY: all build node run test unit vet fmt-check clean cluster cluster-tools
 
 all: build
 
@@ -36,8 +39,19 @@ run: node build
 # -p 1: one test binary at a time. End-to-end tests share one containerd, and
 # a berth agent removes every CRI pod it was not asked to run, so two packages
 # testing at once would remove each other's pods.
-test: node vet fmt-check
+test: node vet fmt-check cluster-tools
 	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 $(GO) test -race -count=1 -p 1 -timeout 30m $(PKGS)
+
+# The development control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl) from the tools/ modules, built into
+# _output/tools/bin once and again only when a pinned version changes.
+cluster-tools:
+	@bash hack/cluster-build.sh
+
+# The control plane on 127.0.0.1 and a berth node joined to it (see
+# hack/cluster.sh); Ctrl-C stops both.
+cluster:
+	@bash hack/cluster.sh
 
 unit:
 	$(GO) test -race $(PKGS)

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# make cluster: berth's development cluster on this machine.
+#
+#   1. node set-up (containerd, CNI, test images; hack/node-setup.sh)
+#   2. the control plane binaries (hack/cluster-build.sh; cached)
+#   3. berth (bin/berth) and berth-cluster (_output/bin/berth-cluster)
+#   4. berth-cluster: etcd, kube-apiserver, kube-controller-manager and
+#      kube-scheduler on 127.0.0.1 with real TLS, then berth joined to them
+#      as node $(hostname), with examples/static-pods. It prints the kubectl
+#      command line to use. Ctrl-C or SIGTERM stops berth and the control
+#      plane.
+#
+# Arguments go to berth-cluster; after `--`, to berth. Examples:
+#
+#   bash hack/cluster.sh --node-name=dev1
+#   BERTH_CLUSTER_CONTROL_PLANE_ONLY=1 bash hack/cluster.sh   # no node set-up, no berth
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GO=${GO:-$(command -v go 2>/dev/null || echo /usr/local/go/bin/go)}
+cd "$ROOT"
+
+log() { printf '[cluster] %s\n' "$*"; }
+
+BERTH_FLAG=(--berth "$ROOT/bin/berth")
+if [[ ${BERTH_CLUSTER_CONTROL_PLANE_ONLY:-} == 1 ]]; then
+	BERTH_FLAG=(--berth "")
+	log "control plane only: no node set-up, no berth"
+else
+	log "node set-up"
+	bash hack/node-setup.sh
+fi
+
+bash hack/cluster-build.sh
+
+if [[ ${BERTH_CLUSTER_CONTROL_PLANE_ONLY:-} != 1 ]]; then
+	log "building berth"
+	VERSION=${VERSION:-$(git describe --always --dirty 2>/dev/null || echo unknown)}
+	"$GO" build -ldflags "-X main.version=$VERSION" -o bin/berth ./cmd/berth
+fi
+log "building berth-cluster"
+"$GO" build -o _output/bin/berth-cluster ./test/cluster/cmd/berth-cluster
+
+exec _output/bin/berth-cluster "${BERTH_FLAG[@]}" "$@"

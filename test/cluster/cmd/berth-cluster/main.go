@@ -1,0 +1,169 @@
+// Command berth-cluster runs berth's development cluster: the control plane
+// of package cluster on loopback and, with --berth, a berth node joined to
+// it. It prints the kubectl command line to use, and on Ctrl-C or SIGTERM
+// stops berth, then the control plane. `make cluster` runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/berthk8s/berth/test/cluster"
+)
+
+type options struct {
+	berth         string
+	nodeName      string
+	staticPodPath string
+	criEndpoint   string
+	binDir        string
+	keep          bool
+	berthArgs     []string
+}
+
+func main() {
+	if err := run(parseFlags()); err != nil {
+		fmt.Fprintln(os.Stderr, "berth-cluster:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags() options {
+	var o options
+	hostname, _ := os.Hostname()
+	flag.StringVar(&o.berth, "berth", "", "berth binary to run as a node of the cluster; empty: the control plane alone")
+	flag.StringVar(&o.nodeName, "node-name", strings.ToLower(hostname), "the berth node's name (its kubeconfig is for system:node:<name>)")
+	flag.StringVar(&o.staticPodPath, "static-pod-path", "examples/static-pods", "staticPodPath of the berth node")
+	flag.StringVar(&o.criEndpoint, "cri-endpoint", "unix:///run/containerd/containerd.sock", "containerRuntimeEndpoint of the berth node")
+	flag.StringVar(&o.binDir, "bin-dir", "", "directory of the control plane binaries (default $"+cluster.BinDirEnv+", else <repo>/_output/tools/bin)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's directory (certificates, etcd data, logs) after stopping")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: berth-cluster [flags] [-- berth flags...]\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	o.berthArgs = flag.Args()
+	return o
+}
+
+func run(o options) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	staticPods, err := filepath.Abs(o.staticPodPath)
+	if err != nil {
+		return fmt.Errorf("resolve static pod path %q: %w", o.staticPodPath, err)
+	}
+	fmt.Println("berth-cluster: starting etcd, kube-apiserver, kube-controller-manager and kube-scheduler on 127.0.0.1 ...")
+	start := time.Now()
+	c, err := cluster.Start(ctx, cluster.Options{BinDir: o.binDir, NodeNames: []string{o.nodeName}, KeepDir: o.keep})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("berth-cluster: stopping the control plane")
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "berth-cluster:", err)
+		}
+	}()
+	nodeKubeconfig, err := c.NodeKubeconfig(o.nodeName)
+	if err != nil {
+		return err
+	}
+	kubeletConfig := filepath.Join(c.Dir(), "kubelet-config.yaml")
+	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, o.criEndpoint), 0o644); err != nil {
+		return fmt.Errorf("write kubelet configuration: %w", err)
+	}
+	printHints(c, time.Since(start), o.nodeName, nodeKubeconfig)
+
+	if o.berth == "" {
+		fmt.Println("berth-cluster: no --berth given: the control plane alone; Ctrl-C stops it")
+		<-ctx.Done()
+		return nil
+	}
+	args := append([]string{"--kubeconfig=" + nodeKubeconfig, "--config=" + kubeletConfig,
+		"--hostname-override=" + o.nodeName}, o.berthArgs...)
+	fmt.Printf("berth-cluster: running %s %s\n\n", o.berth, strings.Join(args, " "))
+	return runBerth(ctx, o.berth, args)
+}
+
+// runBerth runs berth until it exits or ctx ends; then it sends SIGTERM and
+// waits for berth to exit.
+func runBerth(ctx context.Context, bin string, args []string) error {
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start berth: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("berth exited: %w", err)
+		}
+		return errors.New("berth exited")
+	case <-ctx.Done():
+	}
+	fmt.Println("\nberth-cluster: stopping berth")
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	return nil
+}
+
+func printHints(c *cluster.Cluster, took time.Duration, nodeName, nodeKubeconfig string) {
+	kubectl := c.KubectlPath()
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, kubectl); err == nil && !strings.HasPrefix(rel, "..") {
+			kubectl = rel
+		}
+	}
+	fmt.Printf(`
+berth-cluster: control plane ready in %s at %s
+  directory:  %s (logs: *.log, certificates: pki/)
+
+  kubectl as the admin:
+    %s --kubeconfig %s get nodes
+  or:
+    export KUBECONFIG=%s
+
+  kubectl as the node %s (system:node:%s, what berth uses):
+    %s --kubeconfig %s auth can-i --list
+
+`, took.Round(100*time.Millisecond), c.Server(), c.Dir(),
+		kubectl, c.AdminKubeconfig(), c.AdminKubeconfig(),
+		nodeName, nodeName, kubectl, nodeKubeconfig)
+}
+
+// kubeletConfigYAML is the berth node's KubeletConfiguration in cluster mode.
+func kubeletConfigYAML(staticPodPath, criEndpoint string) []byte {
+	return []byte(fmt.Sprintf(`# Written by berth-cluster: berth as a node of the development cluster.
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: %s
+fileCheckFrequency: 5s
+syncFrequency: 1m
+containerRuntimeEndpoint: %s
+runtimeRequestTimeout: 2m
+cgroupDriver: cgroupfs
+address: 127.0.0.1
+readOnlyPort: 10255
+logging:
+  verbosity: 2
+`, staticPodPath, criEndpoint))
+}
