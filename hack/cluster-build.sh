@@ -11,9 +11,9 @@
 # When the stamp matches and every binary is there, nothing is built; change
 # a pinned version and the next run rebuilds.
 #
-# Two modules, not one: k8s.io/kubernetes v1.37.2 requires the etcd v3.7
-# client modules, and one build list would lift etcd server v3.6's own api,
-# client and pkg modules to v3.7, a mix etcd never released.
+# Two modules, not one: k8s.io/kubernetes v1.37.2 and k8s.io/apiserver
+# v0.37.2 require go.etcd.io/etcd/server/v3 v3.7.0 (and its v3.7 api and
+# client modules), so in one build list the etcd server could not be v3.6.
 #
 # A cold build takes about 10 minutes on 2 cores (kube-apiserver is most of
 # it); a warm one, with the Go build cache, is much shorter.
