@@ -110,8 +110,10 @@ func TestEventsReachTheAPI(t *testing.T) {
 			Source: source, Count: 1, Type: corev1.EventTypeWarning, ReportingController: "kubelet", ReportingInstance: nodeName,
 		},
 	}, {
-		name:   "container",
-		record: func(r *Recorder) { r.ContainerEventf(testPod(), "app", corev1.EventTypeNormal, "Started", "Started container %s", "app") },
+		name: "container",
+		record: func(r *Recorder) {
+			r.ContainerEventf(testPod(), "app", corev1.EventTypeNormal, "Started", "Started container %s", "app")
+		},
 		wantNS: "shop",
 		want: corev1.Event{
 			InvolvedObject: withPath("spec.containers{app}"), Reason: "Started", Message: "Started container app",
