@@ -1,0 +1,165 @@
+package nodestatus
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Setter sets one concern of a node's status from a snapshot, in place, and
+// returns the events the change calls for. Setters are pure.
+type Setter func(node *corev1.Node, in Inputs) []Event
+
+// Setters returns every setter in the order upstream runs them. The Ready
+// condition comes last: it checks the capacity the others set, and
+// version-skewed readers expect it last among the conditions.
+func Setters() []Setter {
+	return []Setter{
+		Addresses,
+		MachineInfo,
+		VersionInfo,
+		DaemonEndpoints,
+		Images,
+		RuntimeHandlers,
+		MemoryPressureCondition,
+		DiskPressureCondition,
+		PIDPressureCondition,
+		ReadyCondition,
+	}
+}
+
+// Apply runs every setter over node and returns the events, in order.
+func Apply(node *corev1.Node, in Inputs) []Event {
+	var events []Event
+	for _, set := range Setters() {
+		events = append(events, set(node, in)...)
+	}
+	return events
+}
+
+// maxNamesPerImage is how many names of one image the status reports.
+const maxNamesPerImage = 5
+
+// Addresses sets the InternalIP (or the IPv4/IPv6 pair) and Hostname
+// addresses. With no usable node IP it takes the hostname when that is an
+// IP; otherwise it leaves the addresses as they are, as upstream does when
+// it cannot find the node's IP.
+func Addresses(node *corev1.Node, in Inputs) []Event {
+	var ips []net.IP
+	for _, ip := range in.NodeIPs {
+		if ip != nil && !ip.IsUnspecified() {
+			ips = append(ips, ip)
+		}
+	}
+	if len(ips) > 2 {
+		ips = ips[:2]
+	}
+	if len(ips) == 0 {
+		if ip := net.ParseIP(in.Hostname); ip != nil {
+			ips = []net.IP{ip}
+		}
+	}
+	if len(ips) == 0 {
+		return nil
+	}
+	addrs := make([]corev1.NodeAddress, 0, len(ips)+1)
+	for _, ip := range ips {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip.String()})
+	}
+	node.Status.Addresses = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: in.Hostname})
+	return nil
+}
+
+// MachineInfo sets the machine, system and boot IDs, swap, capacity and
+// allocatable. A boot ID different from a previously reported one is a
+// reboot, reported with a Warning event.
+func MachineInfo(node *corev1.Node, in Inputs) []Event {
+	var events []Event
+	info := &node.Status.NodeInfo
+	info.MachineID = in.Machine.MachineID
+	info.SystemUUID = in.Machine.SystemUUID
+	if info.BootID != "" && info.BootID != in.Machine.BootID {
+		events = append(events, Event{
+			Type:    corev1.EventTypeWarning,
+			Reason:  "Rebooted",
+			Message: fmt.Sprintf("Node %s has been rebooted, boot id: %s", in.NodeName, in.Machine.BootID),
+		})
+	}
+	info.BootID = in.Machine.BootID
+	info.Swap = nil
+	if in.Machine.SwapBytes != 0 {
+		swap := in.Machine.SwapBytes
+		info.Swap = &corev1.NodeSwapStatus{Capacity: &swap}
+	}
+	node.Status.Capacity = Capacity(node.Status.Capacity, in)
+	node.Status.Allocatable = Allocatable(node.Status.Capacity, in)
+	return events
+}
+
+// VersionInfo sets the kernel, OS image, OS, architecture, runtime and
+// kubelet versions. kubeProxyVersion is cleared: upstream's
+// DisableNodeKubeProxyVersion is on by default since v1.33.
+func VersionInfo(node *corev1.Node, in Inputs) []Event {
+	info := &node.Status.NodeInfo
+	info.KernelVersion = in.Machine.KernelVersion
+	info.OSImage = in.Machine.OSImage
+	info.OperatingSystem = in.Machine.OperatingSystem
+	info.Architecture = in.Machine.Architecture
+	info.ContainerRuntimeVersion = in.RuntimeVersion
+	info.KubeletVersion = in.KubeletVersion
+	info.KubeProxyVersion = ""
+	return nil
+}
+
+// DaemonEndpoints sets the kubelet endpoint's port.
+func DaemonEndpoints(node *corev1.Node, in Inputs) []Event {
+	node.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{
+		KubeletEndpoint: corev1.DaemonEndpoint{Port: in.KubeletPort},
+	}
+	return nil
+}
+
+// Images sets the node's images, largest first, at most MaxImages of them
+// (all with -1), each with at most five names: digests, then tags. Images
+// of equal size are ordered by their names so that an unchanged set never
+// reads as a change.
+func Images(node *corev1.Node, in Inputs) []Event {
+	imgs := make([]corev1.ContainerImage, 0, len(in.Images))
+	for _, img := range in.Images {
+		names := append(append([]string{}, img.RepoDigests...), img.RepoTags...)
+		if len(names) > maxNamesPerImage {
+			names = names[:maxNamesPerImage]
+		}
+		imgs = append(imgs, corev1.ContainerImage{Names: names, SizeBytes: img.SizeBytes})
+	}
+	sort.SliceStable(imgs, func(i, j int) bool {
+		if imgs[i].SizeBytes != imgs[j].SizeBytes {
+			return imgs[i].SizeBytes > imgs[j].SizeBytes
+		}
+		return strings.Join(imgs[i].Names, ",") < strings.Join(imgs[j].Names, ",")
+	})
+	if in.MaxImages > -1 && int(in.MaxImages) < len(imgs) {
+		imgs = imgs[:in.MaxImages]
+	}
+	if len(imgs) == 0 {
+		imgs = nil
+	}
+	node.Status.Images = imgs
+	return nil
+}
+
+// RuntimeHandlers sets the runtime handlers and, when the runtime reports
+// them, its features.
+func RuntimeHandlers(node *corev1.Node, in Inputs) []Event {
+	node.Status.RuntimeHandlers = nil
+	for _, h := range in.RuntimeHandlers {
+		node.Status.RuntimeHandlers = append(node.Status.RuntimeHandlers, *h.DeepCopy())
+	}
+	if in.Features != nil {
+		node.Status.Features = in.Features.DeepCopy()
+	}
+	return nil
+}
