@@ -17,7 +17,8 @@
 // from copies of one rest.Config, so client-go's transport cache lets them
 // share the TLS connection to the API server.
 //
-// restConfigs is the pure part (kubeconfig in, rest.Configs out) and is
-// what the tests look at; New reads the file and makes the clientsets.
+// OptionsFromConfig maps berth's Config onto Options. restConfigs is the
+// pure part (loaded kubeconfig in, rest.Configs out) and is what the tests
+// look at; New reads the file and makes the clientsets, sending nothing.
 // Certificate bootstrap and client certificate rotation are not here.
 package kubeclient

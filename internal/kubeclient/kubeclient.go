@@ -175,3 +175,26 @@ func setContentType(cfg *rest.Config, contentType string) {
 		cfg.AcceptContentTypes = strings.Join([]string{ContentTypeProtobuf, ContentTypeJSON}, ",")
 	}
 }
+
+// OptionsFromConfig takes the client settings from berth's configuration:
+// the kubeconfig path, contentType, kubeAPIQPS/kubeAPIBurst,
+// eventRecordQPS/eventBurst, nodeStatusUpdateFrequency and
+// nodeLeaseDurationSeconds, and the user agent UserAgent(berthVersion).
+func OptionsFromConfig(cfg *config.Config, berthVersion string) Options {
+	kc := &cfg.Kubelet
+	deref := func(p *int32) float32 {
+		if p == nil {
+			return 0
+		}
+		return float32(*p)
+	}
+	return Options{
+		Kubeconfig:  cfg.Kubeconfig,
+		ContentType: kc.ContentType,
+		QPS:         deref(kc.KubeAPIQPS), Burst: int(kc.KubeAPIBurst),
+		EventQPS: deref(kc.EventRecordQPS), EventBurst: int(kc.EventBurst),
+		NodeStatusUpdateFrequency: kc.NodeStatusUpdateFrequency.Duration,
+		NodeLeaseDuration:         time.Duration(kc.NodeLeaseDurationSeconds) * time.Second,
+		UserAgent:                 UserAgent(berthVersion),
+	}
+}

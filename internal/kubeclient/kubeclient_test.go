@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/berthk8s/berth/internal/config"
 )
 
 const kubeconfig = `apiVersion: v1
@@ -203,5 +206,24 @@ func TestNewResolvesRelativePaths(t *testing.T) {
 	}
 	if _, err := New(Options{}); err == nil {
 		t.Error("New succeeded without a kubeconfig path")
+	}
+}
+
+func TestOptionsFromConfig(t *testing.T) {
+	qps, eventQPS := int32(25), int32(0)
+	cfg := &config.Config{Kubeconfig: "/etc/kubernetes/kubelet.conf"}
+	kc := &cfg.Kubelet
+	kc.ContentType, kc.KubeAPIQPS, kc.KubeAPIBurst = ContentTypeJSON, &qps, 30
+	kc.EventRecordQPS, kc.EventBurst = &eventQPS, 9
+	kc.NodeStatusUpdateFrequency = metav1.Duration{Duration: 10 * time.Second}
+	kc.NodeLeaseDurationSeconds = 40
+	want := Options{
+		Kubeconfig: "/etc/kubernetes/kubelet.conf", ContentType: ContentTypeJSON,
+		QPS: 25, Burst: 30, EventQPS: 0, EventBurst: 9,
+		NodeStatusUpdateFrequency: 10 * time.Second, NodeLeaseDuration: 40 * time.Second,
+		UserAgent: UserAgent("v1.2.3"),
+	}
+	if d := cmp.Diff(want, OptionsFromConfig(cfg, "v1.2.3")); d != "" {
+		t.Errorf("OptionsFromConfig (-want +got):\n%s", d)
 	}
 }
