@@ -1,0 +1,30 @@
+// Package admission decides whether the node may run a pod: the checks the
+// upstream kubelet makes before it starts one (pkg/kubelet/lifecycle
+// predicate.go, the scheduler's GeneralPredicates adapted to the kubelet).
+//
+// Admit is pure: it sees the pod, the node and the pods already admitted,
+// and returns the first failure with upstream's reason and message. The
+// caller (the sync loop) admits new pods in creation order (SortByCreation),
+// each against the pods admitted before it, and for a rejected pod records a
+// Warning event with the reason and sets the status RejectedStatus returns,
+// as upstream's HandlePodAdditions and rejectPod do. Mirror pods are never
+// admitted themselves: their static pods are.
+//
+// The checks, in upstream's order:
+//
+//	os.go         PodOSSelectorNodeLabelDoesNotMatch, PodOSNotSupported,
+//	              SupplementalGroupsPolicyNotSupported
+//	resources.go  OutOfpods, OutOfcpu, OutOfmemory, OutOfephemeral-storage,
+//	              OutOf<resource> (hugepages, extended resources);
+//	              PodRequests, the pod's effective request
+//	affinity.go   NodeAffinity: nodeSelector and required node affinity
+//	admit.go      NodeName
+//	ports.go      NodePorts: host port conflicts with admitted pods
+//	taints.go     TaintToleration: untolerated NoExecute taints (not for
+//	              static pods)
+//
+// Not done here, unlike upstream's other admit handlers: eviction pressure,
+// sysctls, AppArmor, node shutdown, resource managers (CPU, memory,
+// topology, devices) and the preemption of lower-priority pods for a
+// critical pod that does not fit.
+package admission

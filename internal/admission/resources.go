@@ -1,0 +1,189 @@
+package admission
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// PodRequests returns the pod's effective request, as upstream's resource
+// helpers compute it for scheduling and admission:
+//
+//   - the sum of the containers' requests;
+//   - restartable init containers (sidecars) run beside them: each adds to
+//     that sum;
+//   - a regular init container runs alone with the sidecars started before
+//     it: the pod needs at least its request plus theirs;
+//   - the effective request is the larger of the two, per resource;
+//   - pod-level requests (spec.resources) replace it for cpu, memory and
+//     hugepages;
+//   - the pod overhead is added.
+//
+// Requests of running pods being resized in place are not considered: berth
+// does not resize pods.
+func PodRequests(pod *corev1.Pod) corev1.ResourceList {
+	return podRequests(pod, nil)
+}
+
+// podRequests is PodRequests with keep deciding which container requests
+// count (nil: all).
+func podRequests(pod *corev1.Pod, keep func(corev1.ResourceName) bool) corev1.ResourceList {
+	sum := corev1.ResourceList{}
+	for i := range pod.Spec.Containers {
+		add(sum, pod.Spec.Containers[i].Resources.Requests, keep)
+	}
+	sidecars := corev1.ResourceList{}
+	initMax := corev1.ResourceList{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		var during corev1.ResourceList
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			add(sum, c.Resources.Requests, keep)
+			add(sidecars, c.Resources.Requests, keep)
+			during = sidecars
+		} else {
+			during = corev1.ResourceList{}
+			add(during, c.Resources.Requests, keep)
+			add(during, sidecars, nil)
+		}
+		maxInto(initMax, during)
+	}
+	maxInto(sum, initMax)
+	if r := pod.Spec.Resources; r != nil {
+		for name, q := range r.Requests {
+			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || isHugePages(name) {
+				sum[name] = q.DeepCopy()
+			}
+		}
+	}
+	add(sum, pod.Spec.Overhead, nil)
+	return sum
+}
+
+func add(into, from corev1.ResourceList, keep func(corev1.ResourceName) bool) {
+	for name, q := range from {
+		if keep != nil && !keep(name) {
+			continue
+		}
+		sum := into[name]
+		sum.Add(q)
+		into[name] = sum
+	}
+}
+
+func maxInto(into, from corev1.ResourceList) {
+	for name, q := range from {
+		if cur, ok := into[name]; !ok || q.Cmp(cur) > 0 {
+			into[name] = q.DeepCopy()
+		}
+	}
+}
+
+// amounts is a resource vector in the units upstream's scheduler counts:
+// millicores, bytes, and the value of every scalar resource.
+type amounts struct {
+	milliCPU, memory, ephemeral int64
+	pods                        int64
+	scalar                      map[corev1.ResourceName]int64
+}
+
+func toAmounts(list corev1.ResourceList) amounts {
+	a := amounts{scalar: map[corev1.ResourceName]int64{}}
+	a.add(list)
+	return a
+}
+
+func (a *amounts) add(list corev1.ResourceList) {
+	for name, q := range list {
+		switch name {
+		case corev1.ResourceCPU:
+			a.milliCPU += q.MilliValue()
+		case corev1.ResourceMemory:
+			a.memory += q.Value()
+		case corev1.ResourceEphemeralStorage:
+			a.ephemeral += q.Value()
+		case corev1.ResourcePods:
+			a.pods += q.Value()
+		default:
+			if isScalar(name) {
+				a.scalar[name] += q.Value()
+			}
+		}
+	}
+}
+
+// shortfall is a resource the node lacks for the pod.
+type shortfall struct {
+	name                       corev1.ResourceName
+	requested, used, capacity int64
+}
+
+// fit returns the resources the node's allocatable lacks for pod beside the
+// active pods, in upstream's order: pods, cpu, memory, ephemeral-storage,
+// then the scalar resources (by name).
+func fit(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod) []shortfall {
+	alloc := toAmounts(node.Status.Allocatable)
+	var out []shortfall
+	if n := int64(len(active)); n+1 > alloc.pods {
+		out = append(out, shortfall{corev1.ResourcePods, 1, n, alloc.pods})
+	}
+	// Upstream drops the pod's requests of extended resources the node does
+	// not know (cluster-level resources) before it checks.
+	known := func(name corev1.ResourceName) bool {
+		if !isExtended(name) {
+			return true
+		}
+		_, ok := node.Status.Allocatable[name]
+		return ok
+	}
+	want := toAmounts(podRequests(pod, known))
+	used := toAmounts(nil)
+	for _, p := range active {
+		used.add(PodRequests(p))
+	}
+	check := func(name corev1.ResourceName, want, used, alloc int64) {
+		if want > 0 && want > alloc-used {
+			out = append(out, shortfall{name, want, used, alloc})
+		}
+	}
+	check(corev1.ResourceCPU, want.milliCPU, used.milliCPU, alloc.milliCPU)
+	check(corev1.ResourceMemory, want.memory, used.memory, alloc.memory)
+	check(corev1.ResourceEphemeralStorage, want.ephemeral, used.ephemeral, alloc.ephemeral)
+	names := make([]corev1.ResourceName, 0, len(want.scalar))
+	for name := range want.scalar {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		check(name, want.scalar[name], used.scalar[name], alloc.scalar[name])
+	}
+	return out
+}
+
+// isScalar reports whether upstream's scheduler counts name as a scalar
+// resource: extended resources, hugepages, kubernetes.io/-prefixed native
+// resources and attachable volumes.
+func isScalar(name corev1.ResourceName) bool {
+	return isExtended(name) || isHugePages(name) || isPrefixedNative(name) ||
+		strings.HasPrefix(string(name), corev1.ResourceAttachableVolumesPrefix)
+}
+
+func isHugePages(name corev1.ResourceName) bool {
+	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
+}
+
+func isPrefixedNative(name corev1.ResourceName) bool {
+	return strings.Contains(string(name), corev1.ResourceDefaultNamespacePrefix)
+}
+
+// isExtended reports whether name is an extended resource: fully qualified
+// outside kubernetes.io/, and valid as a quota name "requests.<name>".
+func isExtended(name corev1.ResourceName) bool {
+	s := string(name)
+	if !strings.Contains(s, "/") || isPrefixedNative(name) || strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+s)) == 0
+}
