@@ -116,7 +116,7 @@ func (a *amounts) add(list corev1.ResourceList) {
 
 // shortfall is a resource the node lacks for the pod.
 type shortfall struct {
-	name                       corev1.ResourceName
+	name                      corev1.ResourceName
 	requested, used, capacity int64
 }
 
