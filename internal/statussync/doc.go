@@ -1,0 +1,35 @@
+// Package statussync writes the statuses berth generates for its pods to the
+// API server, as the upstream kubelet's status manager does.
+//
+// podsync stores each pod's generated v1.PodStatus in a podstatus.Store,
+// keyed by the pod's UID. The Syncer's one goroutine (Run) reads the store
+// when it signals a change and every SyncPeriod (10 s), and:
+//
+//   - plans (plan.go, pure): which pods need a status write, a held write
+//     or a deletion. A pod needs a write when its status differs from the
+//     one last written to the same API object, and, on the periodic pass,
+//     when writing would change the API object's current status
+//     (upstream's needsReconcile). An API pod's status goes to the pod; a
+//     static pod's to its mirror pod (same name, other UID), and nowhere
+//     while it has none.
+//   - merges (merge.go, pure): the kubelet owns phase, reason, message,
+//     host and pod IPs, start time, QoS class, container statuses and the
+//     conditions PodScheduled, PodReadyToStartContainers, Initialized,
+//     Ready, ContainersReady and the resize conditions; DisruptionTarget is
+//     shared and sent only with the move to a terminal phase. Everything
+//     else (other controllers' conditions, nominatedNodeName, resource
+//     claim statuses, resize status) is kept from the API object. A
+//     terminal phase in the API is never moved back: such a write is held
+//     and logged.
+//   - patches (patch.go, pure bytes): a strategic merge patch of
+//     pods/status from the current API status to the merged one, carrying
+//     metadata.uid as a precondition, as upstream's PatchPodStatus.
+//   - deletes an API pod that has a deletion timestamp, a terminal phase in
+//     the API and that the pod workers report finished (CanBeDeleted), once,
+//     with grace period 0 and a UID precondition; mirror pods are never
+//     deleted here (see package mirrorpod).
+//
+// A failed write leaves the pod's record as it was, so the next pass (at
+// the latest the periodic one) retries: losing the API server loses no
+// status. The syncer never writes to the store.
+package statussync

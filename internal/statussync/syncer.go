@@ -1,0 +1,249 @@
+package statussync
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/mirrorpod"
+	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podstatus"
+)
+
+// DefaultSyncPeriod is the period of the full pass, as upstream's.
+const DefaultSyncPeriod = 10 * time.Second
+
+// requestTimeout bounds each API request, so one hung request cannot stall
+// every pod's status.
+const requestTimeout = 30 * time.Second
+
+// Config holds the syncer's collaborators.
+type Config struct {
+	Client kubernetes.Interface
+	Store  *podstatus.Store
+	// Pod returns the pod a source wants for uid (the config pod).
+	Pod func(uid types.UID) (*corev1.Pod, bool)
+	// MirrorPod returns the API server's mirror pod of a static pod, from
+	// the API source. A pod whose config.mirror annotation is not the
+	// static pod's config hash is not taken as its mirror.
+	MirrorPod func(static *corev1.Pod) (*corev1.Pod, bool)
+	// CanBeDeleted reports that the pod workers have terminated the pod and
+	// released its resources.
+	CanBeDeleted func(uid types.UID) bool
+	Clock        clock.WithTicker
+	// SyncPeriod is the period of the full pass; DefaultSyncPeriod when 0.
+	SyncPeriod time.Duration
+}
+
+// Syncer writes pod statuses to the API server.
+//
+// Concurrency: Run is the one goroutine that owns the per-pod records and
+// talks to the API server; Wake may be called from any goroutine.
+type Syncer struct {
+	cfg  Config
+	wake chan struct{}
+	// records is owned by the Run goroutine.
+	records map[types.UID]Record
+	// afterPass, when set (tests), is called by Run after every pass.
+	afterPass func(periodic bool)
+}
+
+// New validates cfg and returns a Syncer. It starts nothing.
+func New(cfg Config) (*Syncer, error) {
+	if cfg.Client == nil || cfg.Store == nil || cfg.Pod == nil || cfg.MirrorPod == nil || cfg.CanBeDeleted == nil || cfg.Clock == nil {
+		return nil, errors.New("statussync: Client, Store, Pod, MirrorPod, CanBeDeleted and Clock are required")
+	}
+	if cfg.SyncPeriod <= 0 {
+		cfg.SyncPeriod = DefaultSyncPeriod
+	}
+	return &Syncer{cfg: cfg, wake: make(chan struct{}, 1), records: map[types.UID]Record{}}, nil
+}
+
+// Wake asks for a pass soon without a status change: for instance when the
+// pod workers finish a pod, which CanBeDeleted then reports. It never
+// blocks; wakes coalesce.
+func (s *Syncer) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run makes a full pass, then one on every store change or Wake and a full
+// one every SyncPeriod, until ctx ends. It returns nil.
+func (s *Syncer) Run(ctx context.Context) error {
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("statussync"))
+	ticker := s.cfg.Clock.NewTicker(s.cfg.SyncPeriod)
+	defer ticker.Stop()
+	periodic := true
+	for {
+		s.pass(ctx, periodic)
+		if s.afterPass != nil {
+			s.afterPass(periodic)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.cfg.Store.Changed():
+			periodic = false
+		case <-s.wake:
+			periodic = false
+		case <-ticker.C():
+			periodic = true
+		}
+	}
+}
+
+// pass gathers a snapshot, plans and applies the operations.
+func (s *Syncer) pass(ctx context.Context, periodic bool) {
+	statuses := s.cfg.Store.Snapshot()
+	for uid := range s.records {
+		if _, ok := statuses[uid]; !ok {
+			delete(s.records, uid)
+		}
+	}
+	pods := make([]Pod, 0, len(statuses))
+	byUID := make(map[types.UID]*Pod, len(statuses))
+	for uid, st := range statuses {
+		pods = append(pods, s.gather(uid, st))
+	}
+	for i := range pods {
+		byUID[pods[i].UID] = &pods[i]
+	}
+	now := s.cfg.Clock.Now()
+	for _, op := range Plan(Inputs{Pods: pods, Records: s.records, Periodic: periodic, Now: now}) {
+		if ctx.Err() != nil {
+			return
+		}
+		s.apply(ctx, byUID[op.UID], op, now)
+	}
+}
+
+// gather looks up what the planner needs of one stored pod.
+func (s *Syncer) gather(uid types.UID, st corev1.PodStatus) Pod {
+	p := Pod{UID: uid, Status: st}
+	config, ok := s.cfg.Pod(uid)
+	if !ok {
+		return p
+	}
+	p.Config = config
+	if !podsource.IsStaticPod(config) {
+		p.API = config
+	} else if mirror, ok := s.cfg.MirrorPod(config); ok && mirrorpod.IsMirrorOf(mirror, config) {
+		p.API = mirror
+	}
+	if config.DeletionTimestamp != nil {
+		p.CanBeDeleted = s.cfg.CanBeDeleted(uid)
+	}
+	return p
+}
+
+// apply performs one pod's operation and updates its record.
+func (s *Syncer) apply(ctx context.Context, p *Pod, op Op, now time.Time) {
+	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(p.API), "podUID", p.UID)
+	if op.Hold != "" {
+		logger.Error(nil, "Not writing the pod status", "reason", op.Hold)
+		s.records[p.UID] = Record{Target: p.API.UID, Status: p.Status, Held: true, Deleted: s.records[p.UID].Deleted}
+	}
+	api := p.API
+	if op.Write {
+		written, ok := s.write(klog.NewContext(ctx, logger), p, now)
+		if !ok {
+			return
+		}
+		api = written
+	}
+	if op.Delete && deletable(p.Config, api, api.Status.Phase) {
+		s.delete(klog.NewContext(ctx, logger), p.UID, api)
+	}
+}
+
+// write patches the API object's status with the merge of its current
+// status and berth's. It returns the API object after the write and
+// whether it may go on (to a deletion).
+func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time) (*corev1.Pod, bool) {
+	logger := klog.FromContext(ctx)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	pods := s.cfg.Client.CoreV1().Pods(p.API.Namespace)
+	cur, err := pods.Get(rctx, p.API.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		logger.V(3).Info("Pod does not exist on the server")
+		s.forget(p.UID)
+		return nil, false
+	case err != nil:
+		logger.Info("Failed to get status for pod", "err", err)
+		return nil, false
+	case cur.UID != p.API.UID:
+		logger.V(2).Info("Pod was deleted and then recreated, skipping status update", "newUID", cur.UID)
+		s.forget(p.UID)
+		return nil, false
+	}
+	if isTerminal(cur.Status.Phase) && p.Status.Phase != cur.Status.Phase {
+		logger.Error(nil, "Not writing the pod status", "reason", holdReason(cur.Status.Phase, p.Status.Phase))
+		s.records[p.UID] = Record{Target: cur.UID, Status: p.Status, Held: true, Deleted: s.records[p.UID].Deleted}
+		return cur, true
+	}
+	merged := merge(cur.Status, p.Status, now)
+	patch, unchanged, err := statusPatch(cur.UID, cur.Status, merged)
+	if err != nil {
+		logger.Error(err, "Failed to build the status patch")
+		return nil, false
+	}
+	if !unchanged {
+		updated, err := pods.Patch(rctx, cur.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		switch {
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			// Gone, or replaced by another object of that name.
+			logger.V(3).Info("Pod is gone, skipping status update", "err", err)
+			s.forget(p.UID)
+			return nil, false
+		case err != nil:
+			logger.Info("Failed to update status for pod", "err", err)
+			return nil, false
+		}
+		logger.V(3).Info("Patched pod status", "patch", string(patch))
+		cur = updated
+	} else {
+		logger.V(4).Info("Pod status is up to date")
+	}
+	s.records[p.UID] = Record{Target: cur.UID, Status: p.Status, Deleted: s.records[p.UID].Deleted}
+	return cur, true
+}
+
+// delete deletes the API pod at once, only if it is still that object.
+func (s *Syncer) delete(ctx context.Context, uid types.UID, api *corev1.Pod) {
+	logger := klog.FromContext(ctx)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	opts := metav1.DeleteOptions{GracePeriodSeconds: new(int64), Preconditions: metav1.NewUIDPreconditions(string(api.UID))}
+	err := s.cfg.Client.CoreV1().Pods(api.Namespace).Delete(rctx, api.Name, opts)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		logger.Info("Failed to delete pod", "err", err)
+		return
+	}
+	logger.V(2).Info("Pod fully terminated and removed from the API server")
+	rec := s.records[uid]
+	rec.Deleted = true
+	s.records[uid] = rec
+}
+
+// forget drops what was written for a pod whose API object is gone or
+// replaced, so that a new object gets a full write; that the pod was
+// deleted is kept, so it is deleted only once.
+func (s *Syncer) forget(uid types.UID) {
+	if s.records[uid].Deleted {
+		s.records[uid] = Record{Deleted: true}
+		return
+	}
+	delete(s.records, uid)
+}
