@@ -48,6 +48,11 @@ type Recorder struct {
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorderLogger
 
+	// ctxDone is New's context's Done channel, stopped is closed by
+	// Shutdown: after either, events are only logged, since the broadcaster
+	// refuses them.
+	ctxDone  <-chan struct{}
+	stopped  chan struct{}
 	shutdown sync.Once
 }
 
@@ -61,7 +66,7 @@ func New(ctx context.Context, cfg Config) (*Recorder, error) {
 	if logger.GetSink() == nil {
 		logger = klog.FromContext(ctx)
 	}
-	r := &Recorder{logger: logger, nodeName: cfg.NodeName}
+	r := &Recorder{logger: logger, nodeName: cfg.NodeName, ctxDone: ctx.Done(), stopped: make(chan struct{})}
 	if cfg.Client == nil {
 		logger.Info("No API server client: events are only logged")
 		return r, nil
@@ -82,6 +87,7 @@ func New(ctx context.Context, cfg Config) (*Recorder, error) {
 // lost. Later events are only logged. Safe to call more than once.
 func (r *Recorder) Shutdown() {
 	r.shutdown.Do(func() {
+		close(r.stopped)
 		if r.broadcaster != nil {
 			r.broadcaster.Shutdown()
 		}
@@ -143,7 +149,17 @@ func (r *Recorder) NodeEventf(eventType, reason, messageFmt string, args ...any)
 
 // sending reports whether events go to the API server.
 func (r *Recorder) sending() bool {
-	return r.recorder != nil
+	if r.recorder == nil {
+		return false
+	}
+	select {
+	case <-r.ctxDone:
+		return false
+	case <-r.stopped:
+		return false
+	default:
+		return true
+	}
 }
 
 // log writes an event to the log: Warning events at the default verbosity,

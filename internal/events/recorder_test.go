@@ -64,7 +64,7 @@ func newSending(t *testing.T, logs *logLines) (*Recorder, <-chan *corev1.Event) 
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	r, err := New(ctx, Config{Client: client, NodeName: nodeName, QPS: -1, Logger: logs.logger()})
+	r, err := New(ctx, Config{Client: client, NodeName: nodeName, QPS: 50, Burst: 100, Logger: logs.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,6 +226,26 @@ func TestShutdownThenRecordOnlyLogs(t *testing.T) {
 	r.NodeEventf(corev1.EventTypeWarning, "Rebooted", "rebooted")
 	if !strings.Contains(logs.all(), `"reason"="Rebooted"`) {
 		t.Errorf("event not logged after Shutdown; log:\n%s", logs.all())
+	}
+	if strings.Contains(logs.all(), "Unable to record event") {
+		t.Errorf("event handed to the stopped broadcaster; log:\n%s", logs.all())
+	}
+}
+
+func TestCanceledContextThenRecordOnlyLogs(t *testing.T) {
+	logs := &logLines{}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := New(ctx, Config{Client: fake.NewClientset(), NodeName: nodeName, Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	r.Eventf(testPod(), corev1.EventTypeWarning, "Late", "late")
+	if !strings.Contains(logs.all(), `"reason"="Late"`) {
+		t.Errorf("event not logged after the context ended; log:\n%s", logs.all())
+	}
+	if strings.Contains(logs.all(), "Unable to record event") {
+		t.Errorf("event handed to the stopped broadcaster; log:\n%s", logs.all())
 	}
 }
 
