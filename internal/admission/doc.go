@@ -6,9 +6,11 @@
 // and returns the first failure with upstream's reason and message. The
 // caller (the sync loop) admits new pods in creation order (SortByCreation),
 // each against the pods admitted before it, and for a rejected pod records a
-// Warning event with the reason and sets the status RejectedStatus returns,
-// as upstream's HandlePodAdditions and rejectPod do. Mirror pods are never
-// admitted themselves: their static pods are.
+// Warning event with the reason and the message (Eventf(pod, Warning,
+// r.Reason, "%s", r.Message)) and sets the status RejectedStatus returns, as
+// upstream's HandlePodAdditions and rejectPod do. Mirror pods are never
+// admitted themselves: their static pods are. A pod whose termination was
+// already requested is not admitted again.
 //
 // The checks, in upstream's order:
 //
@@ -19,7 +21,8 @@
 //	              PodRequests, the pod's effective request
 //	affinity.go   NodeAffinity: nodeSelector and required node affinity
 //	admit.go      NodeName
-//	ports.go      NodePorts: host port conflicts with admitted pods
+//	ports.go      NodePorts: host port conflicts with admitted pods (their
+//	              containers and sidecars)
 //	taints.go     TaintToleration: untolerated NoExecute taints (not for
 //	              static pods)
 //

@@ -12,12 +12,15 @@ type hostPort struct {
 	port         int32
 }
 
-// hostPorts returns the host ports of the pod's regular containers, with
-// upstream's defaults: protocol TCP, host IP 0.0.0.0.
+// hostPorts returns the host ports of the containers that run for the
+// pod's whole life, sidecars and regular containers, as upstream's
+// GetHostPorts, with upstream's defaults: protocol TCP, host IP 0.0.0.0.
+// Regular init containers finish before the others start: their ports are
+// not reserved.
 func hostPorts(pod *corev1.Pod) []hostPort {
 	var out []hostPort
-	for i := range pod.Spec.Containers {
-		for _, p := range pod.Spec.Containers[i].Ports {
+	collect := func(c *corev1.Container) {
+		for _, p := range c.Ports {
 			if p.HostPort <= 0 {
 				continue
 			}
@@ -30,6 +33,14 @@ func hostPorts(pod *corev1.Pod) []hostPort {
 			}
 			out = append(out, hp)
 		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; isSidecar(c) {
+			collect(c)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		collect(&pod.Spec.Containers[i])
 	}
 	return out
 }

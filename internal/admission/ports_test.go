@@ -55,3 +55,33 @@ func TestContainerPortsWithoutHostPortDoNotConflict(t *testing.T) {
 		t.Error("container ports without a host port conflict")
 	}
 }
+
+func TestSidecarHostPortsAreReserved(t *testing.T) {
+	withInit := func(name string, restart *corev1.ContainerRestartPolicy) *corev1.Pod {
+		p := testPod(name)
+		p.Spec.InitContainers = []corev1.Container{{
+			Name:          "init",
+			RestartPolicy: restart,
+			Ports:         []corev1.ContainerPort{{ContainerPort: 9000, HostPort: 9000}},
+		}}
+		return p
+	}
+	always := ptrTo(corev1.ContainerRestartPolicyAlways)
+	tests := []struct {
+		name         string
+		active, want *corev1.Pod
+		fits         bool
+	}{
+		{"active sidecar holds the port", withInit("old", always), withHostPort(testPod("new"), "", "", 9000), false},
+		{"wanted sidecar needs the port", withHostPort(testPod("old"), "", "", 9000), withInit("new", always), false},
+		{"init container of an active pod holds nothing", withInit("old", nil), withHostPort(testPod("new"), "", "", 9000), true},
+		{"wanted init container needs nothing", withHostPort(testPod("old"), "", "", 9000), withInit("new", nil), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := portsFit(tt.want, []*corev1.Pod{tt.active}); got != tt.fits {
+				t.Errorf("portsFit = %v, want %v", got, tt.fits)
+			}
+		})
+	}
+}
