@@ -108,17 +108,16 @@ func (c *Controller) NodeUID() types.UID {
 }
 
 // Run registers the Node (when Register is set) and then updates its status
-// every UpdateFrequency until ctx ends. It returns nil when ctx ends.
+// UpdateFrequency after the end of each update (as upstream's sliding
+// period) until ctx ends. It returns nil when ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	l := &loop{c: c}
-	t := c.cfg.Clock.NewTicker(c.cfg.UpdateFrequency)
-	defer t.Stop()
 	for {
 		l.sync(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C():
+		case <-c.cfg.Clock.After(c.cfg.UpdateFrequency):
 		}
 	}
 }
@@ -186,6 +185,8 @@ func (l *loop) tryRegister(ctx context.Context) bool {
 	l.record(ctx, events)
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
+		// A created Node carries its status: that is a report.
+		l.lastReport = l.c.cfg.Clock.Now()
 		l.c.node.Store(created)
 		return true
 	}
