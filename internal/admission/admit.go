@@ -38,13 +38,14 @@ const (
 
 // Inputs is everything Admit looks at. Admit does not modify it.
 type Inputs struct {
-	// Pod is the pod to admit.
+	// Pod is the pod to admit: a pod from the API server or a static pod,
+	// never a mirror pod. Required.
 	Pod *corev1.Pod
 	// Node is this node. Nil before the node is registered: then only the
 	// checks that need no node run, and MaxPods bounds the pod count.
 	Node *corev1.Node
-	// Active are the pods already admitted and not terminal. An entry with
-	// Pod's UID is ignored.
+	// Active are the pods already admitted and not terminal (static pods,
+	// not their mirror pods). An entry with Pod's UID is ignored.
 	Active []*corev1.Pod
 	// MaxPods bounds the number of pods when Node is nil; 0 is no bound.
 	MaxPods int
