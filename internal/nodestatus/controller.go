@@ -65,6 +65,8 @@ type Config struct {
 // goroutine.
 type Controller struct {
 	cfg Config
+	// kick wakes Run for an update before the period ends; capacity 1.
+	kick chan struct{}
 	// node is the latest Node the API server returned; never mutated once
 	// stored.
 	node atomic.Pointer[corev1.Node]
@@ -91,7 +93,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.UpdateFrequency <= 0 || cfg.ReportFrequency <= 0 {
 		return nil, fmt.Errorf("create node status controller: update frequency %v and report frequency %v must be positive", cfg.UpdateFrequency, cfg.ReportFrequency)
 	}
-	return &Controller{cfg: cfg}, nil
+	return &Controller{cfg: cfg, kick: make(chan struct{}, 1)}, nil
 }
 
 // Node returns the latest Node the API server returned, or nil before the
@@ -107,6 +109,16 @@ func (c *Controller) NodeUID() types.UID {
 	return ""
 }
 
+// Kick asks Run for a status update now, e.g. when the runtime's readiness
+// changed: a Ready node need not wait for the next period. It never blocks;
+// kicks that arrive while one is pending merge into it.
+func (c *Controller) Kick() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
 // Run registers the Node (when Register is set) and then updates its status
 // UpdateFrequency after the end of each update (as upstream's sliding
 // period) until ctx ends. It returns nil when ctx ends.
@@ -117,6 +129,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-c.kick:
 		case <-c.cfg.Clock.After(c.cfg.UpdateFrequency):
 		}
 	}

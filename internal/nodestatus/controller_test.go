@@ -262,6 +262,13 @@ func TestControllerRegistrationBacksOff(t *testing.T) {
 	if diff := cmp.Diff([]string{"get nodes"}, h.requests()); diff != "" {
 		t.Errorf("periodic update requests mismatch (-want +got):\n%s", diff)
 	}
+	// A kick updates at once, without the clock moving.
+	h.setInputs(func(in *Inputs) { in.NetworkReady = false })
+	h.ctrl.Kick()
+	waitFor(t, "the kicked update", func() bool { return len(h.client.Actions()) == 2 && h.clock.HasWaiters() })
+	if diff := cmp.Diff([]string{"get nodes", "patch nodes/status"}, h.requests()); diff != "" {
+		t.Errorf("kicked update requests mismatch (-want +got):\n%s", diff)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run() = %v", err)

@@ -20,7 +20,11 @@
 //     (100 ms doubling to 7 s between attempts), then every
 //     nodeStatusUpdateFrequency computes the status and patches it when it
 //     changed or nodeStatusReportFrequency has passed, re-registering a
-//     Node deleted under it. It publishes the latest Node (Node()).
+//     Node deleted under it. Kick asks for an update at once (say, when
+//     the runtime's readiness changed). The events a change calls for
+//     (NodeHasSufficientMemory, NodeReady, NodeNotReady, Rebooted, ...)
+//     are recorded once the change is stored. It publishes the latest
+//     Node (Node()) for readers such as admission.
 //   - lease.go: Lease, one goroutine that keeps kube-node-lease/<node>
 //     renewed every quarter of nodeLeaseDurationSeconds.
 //
