@@ -69,6 +69,25 @@ func (c *Client) Delete(ctx context.Context, name, namespace string, uid types.U
 	return nil
 }
 
+// Apply performs a, an Action that Plan returned for static and mirror:
+// Create creates the mirror of static, Delete deletes mirror, Recreate
+// deletes mirror (UID precondition) and then creates the mirror of static,
+// as upstream's SyncPod does in one sync.
+func (c *Client) Apply(ctx context.Context, a Action, static, mirror *corev1.Pod) error {
+	switch a {
+	case Create:
+		return c.Create(ctx, static)
+	case Delete:
+		return c.Delete(ctx, mirror.Name, mirror.Namespace, mirror.UID)
+	case Recreate:
+		if err := c.Delete(ctx, mirror.Name, mirror.Namespace, mirror.UID); err != nil {
+			return err
+		}
+		return c.Create(ctx, static)
+	}
+	return nil
+}
+
 // build returns the mirror pod of static: a copy of its metadata (name,
 // namespace, labels, annotations) and spec, with the config.mirror
 // annotation and a controller owner reference to the Node. The

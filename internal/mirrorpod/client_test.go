@@ -132,3 +132,43 @@ func TestDelete(t *testing.T) {
 		})
 	}
 }
+
+func TestApply(t *testing.T) {
+	old := mirrorPod()
+	old.Annotations[podsource.ConfigMirrorAnnotation] = "old"
+	tests := []struct {
+		name   string
+		action Action
+		want   []string
+	}{
+		{"none", None, nil},
+		{"create", Create, []string{"create pods default/"}},
+		{"delete", Delete, []string{"delete pods default/web-node1"}},
+		{"recreate", Recreate, []string{"delete pods default/web-node1", "create pods default/"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset(old)
+			if err := New(cs, "node1", nodeUID("u")).Apply(context.Background(), tc.action, staticPod(), old); err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			var got []string
+			for _, a := range cs.Actions() {
+				name := ""
+				if d, ok := a.(clienttesting.DeleteAction); ok {
+					name = d.GetName()
+				}
+				got = append(got, a.GetVerb()+" "+a.GetResource().Resource+" "+a.GetNamespace()+"/"+name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+			if tc.action == Recreate {
+				p, err := cs.CoreV1().Pods("default").Get(context.Background(), "web-node1", metav1.GetOptions{})
+				if err != nil || p.Annotations[podsource.ConfigMirrorAnnotation] != "hash1" {
+					t.Errorf("after Recreate: %v, %v; want the new mirror pod", p, err)
+				}
+			}
+		})
+	}
+}

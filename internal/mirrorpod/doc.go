@@ -13,7 +13,7 @@
 //     with the kubernetes.io/config.mirror annotation and a controller
 //     owner reference to the Node, as the NodeRestriction admission plugin
 //     requires; Delete removes a mirror with grace period 0 and a UID
-//     precondition.
+//     precondition. Apply performs what Plan returned.
 //
 // The caller (the agent's wiring) decides when to plan and holds the Node's
 // UID; this package keeps no state of its own.
