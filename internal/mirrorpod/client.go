@@ -30,7 +30,8 @@ type Client struct {
 }
 
 // New returns a Client for the node nodeName. nodeUID returns the UID of
-// the node's Node object, or "" while the node is not registered.
+// the node's Node object, or "" while the node is not registered (or is
+// being deleted: upstream creates no mirror pods then either).
 func New(client kubernetes.Interface, nodeName string, nodeUID func() types.UID) *Client {
 	return &Client{client: client, nodeName: nodeName, nodeUID: nodeUID}
 }

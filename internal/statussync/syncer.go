@@ -67,9 +67,10 @@ func New(cfg Config) (*Syncer, error) {
 	return &Syncer{cfg: cfg, wake: make(chan struct{}, 1), records: map[types.UID]Record{}}, nil
 }
 
-// Wake asks for a pass soon without a status change: for instance when the
-// pod workers finish a pod, which CanBeDeleted then reports. It never
-// blocks; wakes coalesce.
+// Wake asks for a pass soon without a status change: when the pod workers
+// finish a pod (CanBeDeleted turns true) or a static pod's mirror pod
+// appears. Without it the next periodic pass catches up. It never blocks;
+// wakes coalesce.
 func (s *Syncer) Wake() {
 	select {
 	case s.wake <- struct{}{}:
