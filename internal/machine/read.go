@@ -38,9 +38,9 @@ var (
 // Read gathers Info. Facts that may be missing on a healthy host (system
 // UUID, machine ID, huge pages, swap) are left empty; an error is returned
 // when memory, the kernel release or the root filesystem cannot be read,
-// together with the facts that could be. Read every status update: boot
-// ID and huge pages can change while berth runs, and the agent may cache
-// the rest.
+// together with the facts that could be. Huge pages and the filesystem's
+// size can change while berth runs; a caller that caches Info should read
+// it again now and then.
 func Read(rootDir string, h Host) (Info, error) {
 	info := Info{
 		OperatingSystem: runtime.GOOS,
