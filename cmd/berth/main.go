@@ -30,7 +30,7 @@ func main() {
 		stdout:       os.Stdout,
 		stderr:       os.Stderr,
 		env:          config.OSEnv(),
-		runAgent:     agent.Run,
+		runAgent:     func(ctx context.Context, cfg *config.Config) error { return agent.Run(ctx, cfg, version) },
 		setVerbosity: setKlogVerbosity,
 	})
 	stop()

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/pleg"
+	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podsync"
 	"github.com/berthk8s/berth/internal/podworker"
@@ -33,18 +33,17 @@ const (
 	workerBackoffPeriod = 10 * time.Second
 )
 
-// Run builds berth from cfg and runs it until ctx ends. Start order:
-// runtime connection, runtime manager, PLEG, pod workers, sources, sync
-// loop, servers. Everything stops together when ctx ends or a component
-// fails; stopping berth never stops a pod.
-func Run(ctx context.Context, cfg *config.Config) error {
+// Run builds berth from cfg and runs it until ctx ends. version is berth's
+// own version (for the API user agent). Start order: runtime connection,
+// runtime manager, PLEG, pod workers, (in cluster mode) API clients, node
+// status, lease and status writer, sources, sync loop, servers. Everything
+// stops together when ctx ends or a component fails; stopping berth never
+// stops a pod.
+func Run(ctx context.Context, cfg *config.Config, version string) error {
 	logger := klog.FromContext(ctx).WithValues("node", cfg.NodeName)
 	ctx = klog.NewContext(ctx, logger)
 	kc := &cfg.Kubelet
 	clk := clock.RealClock{}
-	if cfg.Kubeconfig != "" {
-		return errors.New("cluster mode (--kubeconfig) is being wired and does not run yet")
-	}
 
 	client, info, err := connectRuntime(ctx, cfg)
 	if err != nil {
@@ -65,12 +64,24 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
+	health := newRuntimeHealth(client, clk, runtimeCheckPeriod)
+	health.check(ctx) // a first verdict before anything asks for one
+	inputs, err := newNodeInputs(cfg, ips, health, client.Image, clk)
+	if err != nil {
+		return fmt.Errorf("read machine information: %w", err)
+	}
+	cl, err := newCluster(ctx, cfg, version, inputs, clk)
+	if err != nil {
+		return err
+	}
+	recorder := cl.recorder
+	defer recorder.Shutdown()
 
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime:       client.Runtime,
 		Images:        client.Image,
 		Clock:         clk,
-		Recorder:      logRecorder{logger: logger.WithName("events")},
+		Recorder:      recorder,
 		PodLogsDir:    podLogsDir,
 		PodsDir:       podsDir,
 		ResolvConf:    ptr.Deref(kc.ResolverConfig, ""),
@@ -86,40 +97,47 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	}
 	statuses := podstatus.NewStore()
 
-	var loop *syncloop.Loop // the Desired func below reads its snapshot
+	var loop *syncloop.Loop        // the funcs below read its snapshots
+	var workers *podworker.Workers // likewise
+	desired := func(uid types.UID) bool { _, ok := loop.Pod(uid); return ok }
 	syncer, err := podsync.New(podsync.Config{
 		Runtime: runtimeMgr, Statuses: statuses, Clock: clk, PodsDir: podsDir, HostIPs: ips,
-		RuntimeName: info.RuntimeName,
-		Desired: func(uid types.UID) bool {
-			_, ok := loop.Pod(uid)
-			return ok
-		},
+		RuntimeName: info.RuntimeName, Desired: desired, IsStatic: podsource.IsStaticPod,
+		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return loop.MirrorPod(fullName) },
+			func(uid types.UID) bool { return workers.IsPodTerminationRequested(uid) }),
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
 	}
-	workers, err := podworker.New(podworker.Config{
+	workers, err = podworker.New(podworker.Config{
 		Syncer: syncer, Cache: cache, Clock: clk,
 		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod workers: %w", err)
 	}
-	sources, err := newSources(cfg, clk)
+	sources, err := newSources(cfg, clk, cl.api)
 	if err != nil {
 		return err
 	}
-	health := newRuntimeHealth(client, clk, runtimeCheckPeriod)
 	keeper := newHousekeeper(housekeeperConfig{
 		Workers: workers, Runtime: runtimeMgr, SourcesReady: sources.Ready, PodsDir: podsDir, PodLogsDir: podLogsDir,
 		Statuses: statuses, Forget: runtimeMgr.ForgetPod,
 	})
+	admit := &admitter{
+		node: cl.node, maxPods: int(kc.MaxPods), recorder: recorder,
+		active: func(uid types.UID) bool { return isActive(statuses, workers, uid) },
+		reject: func(uid types.UID, st corev1.PodStatus) { statuses.Set(uid, st) },
+	}
 	loop, err = syncloop.New(syncloop.Config{
 		Updates: sources.Updates(), Events: relister.Events(), Workers: workers,
-		Housekeeping: keeper.Run, RuntimeErr: health.Err, Clock: clk,
+		Admit: admit.Admit, Housekeeping: keeper.Run, RuntimeErr: health.Err, Clock: clk,
 	})
 	if err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
+	}
+	if err := cl.startStatusSync(statuses, loop, workers); err != nil {
+		return err
 	}
 
 	healthCheck := func() error {
@@ -133,10 +151,12 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	}
 	listPods := func() []corev1.Pod { return podsWithStatus(loop.Pods(), statuses) }
 
-	health.check(ctx) // a first verdict before the sync loop asks for one
 	g := newGroup(ctx)
 	g.Go("runtime-health", health.Run)
 	g.Go("pleg", relister.Run)
+	for name, run := range cl.runs() {
+		g.Go(name, run)
+	}
 	g.Go("pod-sources", sources.Run)
 	g.Go("sync-loop", loop.Run)
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
@@ -153,6 +173,16 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	workers.Wait()
 	logger.Info("berth stopped", "err", err)
 	return err
+}
+
+// isActive reports whether an admitted pod still counts against the node:
+// its worker has not terminated it and its phase is not terminal.
+func isActive(statuses *podstatus.Store, workers *podworker.Workers, uid types.UID) bool {
+	if workers.IsPodKnownTerminated(uid) {
+		return false
+	}
+	st, ok := statuses.Get(uid)
+	return !ok || (st.Phase != corev1.PodSucceeded && st.Phase != corev1.PodFailed)
 }
 
 // connectRuntime dials the CRI endpoints and checks the runtime answers.

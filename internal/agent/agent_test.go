@@ -62,7 +62,7 @@ func TestRunAgainstFakeRuntime(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
+	go func() { done <- Run(ctx, cfg, "test") }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -18,8 +18,10 @@ type runtimeHealth struct {
 	client *cri.Client
 	clock  clock.WithTicker
 	period time.Duration
-	// err holds the latest verdict: nil when the runtime is ready.
-	err atomic.Pointer[error]
+	// err holds the latest verdict: nil when the runtime is ready; info
+	// the latest status the runtime reported.
+	err  atomic.Pointer[error]
+	info atomic.Pointer[cri.Info]
 }
 
 func newRuntimeHealth(c *cri.Client, clk clock.WithTicker, period time.Duration) *runtimeHealth {
@@ -31,6 +33,14 @@ func newRuntimeHealth(c *cri.Client, clk clock.WithTicker, period time.Duration)
 
 // Err reports why the runtime cannot run pods now, or nil.
 func (h *runtimeHealth) Err() error { return *h.err.Load() }
+
+// Info is the latest status the runtime reported (zero before the first).
+func (h *runtimeHealth) Info() cri.Info {
+	if i := h.info.Load(); i != nil {
+		return *i
+	}
+	return cri.Info{}
+}
 
 // Run checks the runtime now and then every period until ctx ends.
 func (h *runtimeHealth) Run(ctx context.Context) error {
@@ -48,6 +58,7 @@ func (h *runtimeHealth) Run(ctx context.Context) error {
 
 func (h *runtimeHealth) check(ctx context.Context) {
 	info, err := h.client.Status(ctx)
+	h.info.Store(&info)
 	switch {
 	case err != nil:
 		err = fmt.Errorf("container runtime is down: %w", err)

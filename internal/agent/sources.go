@@ -18,8 +18,9 @@ type sources struct {
 	runs   []func(ctx context.Context) error
 }
 
-// newSources builds the file and URL sources the configuration asks for.
-func newSources(cfg *config.Config, clk clock.WithTicker) (*sources, error) {
+// newSources builds the file and URL sources the configuration asks for,
+// and the API source when berth joins a cluster (api is nil otherwise).
+func newSources(cfg *config.Config, clk clock.WithTicker, api *podsource.APIWatcher) (*sources, error) {
 	kc := &cfg.Kubelet
 	var names []string
 	var runs []func(ctx context.Context, out chan<- podsource.Snapshot) error
@@ -51,6 +52,9 @@ func newSources(cfg *config.Config, clk clock.WithTicker) (*sources, error) {
 		names = append(names, podsource.HTTPSource)
 		runs = append(runs, hs.Run)
 	}
+	if api != nil {
+		names = append(names, podsource.APISource)
+	}
 	merger, err := podsource.NewMerger(podsource.MergerConfig{Sources: names, Clock: clk})
 	if err != nil {
 		return nil, fmt.Errorf("create pod source merger: %w", err)
@@ -58,6 +62,9 @@ func newSources(cfg *config.Config, clk clock.WithTicker) (*sources, error) {
 	s := &sources{merger: merger}
 	for _, run := range runs {
 		s.runs = append(s.runs, func(ctx context.Context) error { return run(ctx, merger.Snapshots()) })
+	}
+	if api != nil {
+		s.runs = append(s.runs, func(ctx context.Context) error { return api.Run(ctx, merger.Snapshots(), merger.Changes()) })
 	}
 	return s, nil
 }

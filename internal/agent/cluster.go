@@ -1,0 +1,154 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/events"
+	"github.com/berthk8s/berth/internal/kubeclient"
+	"github.com/berthk8s/berth/internal/mirrorpod"
+	"github.com/berthk8s/berth/internal/nodestatus"
+	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podsync"
+	"github.com/berthk8s/berth/internal/podworker"
+	"github.com/berthk8s/berth/internal/statussync"
+	"github.com/berthk8s/berth/internal/syncloop"
+)
+
+// cluster holds what berth runs only when it joins a cluster (--kubeconfig)
+// and answers the questions Run asks in both modes: in standalone mode its
+// API parts are nil and it admits pods against a Node computed locally.
+type cluster struct {
+	clients  *kubeclient.Clients // nil: standalone
+	recorder *events.Recorder
+	nodeCtl  *nodestatus.Controller
+	lease    *nodestatus.Lease
+	api      *podsource.APIWatcher
+	status   *statussync.Syncer
+	// localNode is the Node admission uses in standalone mode.
+	localNode *corev1.Node
+	// nodeSynced is closed once the Node is registered; the API source
+	// lists pods only then, as upstream.
+	nodeSynced chan struct{}
+	nodeName   string
+	clock      clock.WithTicker
+}
+
+func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodeInputs, clk clock.WithTicker) (*cluster, error) {
+	kc := &cfg.Kubelet
+	c := &cluster{nodeSynced: make(chan struct{}), nodeName: cfg.NodeName, clock: clk}
+	if cfg.Kubeconfig == "" {
+		c.localNode = nodestatus.InitialNode(inputs.Inputs(ctx), cfg.NodeLabels, cfg.RegisterWithTaints)
+		rec, err := events.New(ctx, events.Config{NodeName: cfg.NodeName})
+		if err != nil {
+			return nil, fmt.Errorf("create event recorder: %w", err)
+		}
+		c.recorder = rec
+		return c, nil
+	}
+	clients, err := kubeclient.New(kubeclient.OptionsFromConfig(cfg, version))
+	if err != nil {
+		return nil, fmt.Errorf("create API clients: %w", err)
+	}
+	c.clients = clients
+	// The events client carries eventRecordQPS/eventBurst: no second limit.
+	if c.recorder, err = events.New(ctx, events.Config{Client: clients.Events, NodeName: cfg.NodeName, QPS: -1}); err != nil {
+		return nil, fmt.Errorf("create event recorder: %w", err)
+	}
+	if c.nodeCtl, err = nodestatus.New(nodestatus.Config{
+		Client: clients.Heartbeat, NodeName: cfg.NodeName, Labels: cfg.NodeLabels, Taints: cfg.RegisterWithTaints,
+		Register: kc.RegisterNode == nil || *kc.RegisterNode, Clock: clk,
+		UpdateFrequency: kc.NodeStatusUpdateFrequency.Duration, ReportFrequency: kc.NodeStatusReportFrequency.Duration,
+		Inputs: inputs.Inputs, Recorder: c.recorder,
+	}); err != nil {
+		return nil, err
+	}
+	if c.lease, err = nodestatus.NewLease(nodestatus.LeaseConfig{
+		Client: clients.Heartbeat, NodeName: cfg.NodeName, Duration: kc.NodeLeaseDurationSeconds, Clock: clk,
+		NodeUID: c.nodeCtl.NodeUID,
+	}); err != nil {
+		return nil, err
+	}
+	c.recorder.NodeEventf(corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+	if c.api, err = podsource.NewAPISource(podsource.APIConfig{
+		Client: clients.Main, NodeName: cfg.NodeName, NodeSynced: c.nodeSynced, Clock: clk,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// node is the Node to admit pods against: the registered one in cluster
+// mode (nil until registration), the locally computed one in standalone.
+func (c *cluster) node() *corev1.Node {
+	if c.nodeCtl == nil {
+		return c.localNode
+	}
+	return c.nodeCtl.Node()
+}
+
+// mirrors returns the mirror pod keeper, or nil in standalone mode.
+func (c *cluster) mirrors(lookup func(fullName string) (*corev1.Pod, bool), terminating func(types.UID) bool) podsync.Mirrors {
+	if c.clients == nil {
+		return nil
+	}
+	return &mirrors{client: mirrorpod.New(c.clients.Main, c.nodeName, c.nodeCtl.NodeUID), lookup: lookup, terminating: terminating}
+}
+
+// startStatusSync builds the pod status writer (cluster mode only).
+func (c *cluster) startStatusSync(store *podstatus.Store, loop *syncloop.Loop, workers *podworker.Workers) error {
+	if c.clients == nil {
+		return nil
+	}
+	s, err := statussync.New(statussync.Config{
+		Client: c.clients.Main, Store: store, Pod: loop.Pod,
+		MirrorPod: func(static *corev1.Pod) (*corev1.Pod, bool) {
+			m, ok := loop.MirrorPod(podsource.GetPodFullName(static))
+			return m, ok && mirrorpod.IsMirrorOf(m, static)
+		},
+		CanBeDeleted: workers.IsPodKnownTerminated,
+		Clock:        c.clock,
+	})
+	if err != nil {
+		return fmt.Errorf("create pod status writer: %w", err)
+	}
+	c.status = s
+	return nil
+}
+
+// runs returns the cluster-mode components to run, by name.
+func (c *cluster) runs() map[string]func(ctx context.Context) error {
+	if c.clients == nil {
+		return nil
+	}
+	return map[string]func(ctx context.Context) error{
+		"node-status": c.nodeCtl.Run,
+		"node-lease":  c.lease.Run,
+		"pod-status":  c.status.Run,
+		"node-synced": c.waitNodeSynced,
+	}
+}
+
+// waitNodeSynced closes nodeSynced once the Node is registered, then waits
+// for ctx like every component.
+func (c *cluster) waitNodeSynced(ctx context.Context) error {
+	t := c.clock.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for c.nodeCtl.Node() == nil {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+	close(c.nodeSynced)
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"context"
+	"net"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/machine"
+	"github.com/berthk8s/berth/internal/nodestatus"
+)
+
+// kubeletPort is the kubelet API port berth will serve (daemonEndpoints).
+const kubeletPort = 10250
+
+// nodeInputs gathers the snapshot node status is computed from: machine
+// facts read once at start, the runtime's latest status and its images.
+type nodeInputs struct {
+	cfg     *config.Config
+	machine machine.Info
+	ips     []net.IP
+	health  *runtimeHealth
+	images  runtimeapi.ImageServiceClient
+	clock   clock.PassiveClock
+}
+
+func newNodeInputs(cfg *config.Config, ips []string, health *runtimeHealth, images runtimeapi.ImageServiceClient, clk clock.PassiveClock) (*nodeInputs, error) {
+	info, err := machine.Read(cfg.RootDir, machine.OSHost())
+	if err != nil {
+		return nil, err
+	}
+	n := &nodeInputs{cfg: cfg, machine: info, health: health, images: images, clock: clk}
+	for _, ip := range ips {
+		n.ips = append(n.ips, net.ParseIP(ip))
+	}
+	return n, nil
+}
+
+// Inputs returns a fresh snapshot. A failure to list images leaves the
+// image list empty for this round; it is logged, not fatal.
+func (n *nodeInputs) Inputs(ctx context.Context) nodestatus.Inputs {
+	kc := &n.cfg.Kubelet
+	rt := n.health.Info()
+	in := nodestatus.Inputs{
+		NodeName:       n.cfg.NodeName,
+		Hostname:       n.cfg.NodeName,
+		Machine:        n.machine,
+		NodeIPs:        n.ips,
+		RuntimeVersion: rt.RuntimeName + "://" + rt.RuntimeVersion,
+		RuntimeReady:   rt.RuntimeReady && n.health.Err() == nil,
+		NetworkReady:   rt.NetworkReady,
+		KubeletVersion: config.KubernetesVersion,
+		KubeletPort:    kubeletPort,
+		MaxPods:        kc.MaxPods,
+		KubeReserved:   kc.KubeReserved,
+		SystemReserved: kc.SystemReserved,
+		EvictionHard:   kc.EvictionHard,
+		MaxImages:      derefInt32(kc.NodeStatusMaxImages, 50),
+		Now:            n.clock.Now(),
+	}
+	if !in.RuntimeReady {
+		reason, msg := splitReason(rt.RuntimeMessage)
+		if err := n.health.Err(); err != nil && msg == "" {
+			msg = err.Error()
+		}
+		in.RuntimeMessage = nodestatus.RuntimeNotReadyMessage(reason, msg)
+	}
+	if !in.NetworkReady {
+		reason, msg := splitReason(rt.NetworkMessage)
+		in.NetworkMessage = nodestatus.NetworkNotReadyMessage(reason, msg)
+	}
+	resp, err := n.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "List images for node status")
+		return in
+	}
+	for _, img := range resp.GetImages() {
+		in.Images = append(in.Images, nodestatus.Image{
+			RepoTags:    sets.List(sets.New(img.GetRepoTags()...)),
+			RepoDigests: img.GetRepoDigests(),
+			SizeBytes:   int64(img.GetSize()),
+		})
+	}
+	return in
+}
+
+// splitReason splits the cri package's "reason: message" form.
+func splitReason(s string) (reason, message string) {
+	if r, m, ok := strings.Cut(s, ": "); ok {
+		return r, m
+	}
+	return "", s
+}
+
+func derefInt32(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
