@@ -36,15 +36,23 @@ func TestControlPlane(t *testing.T) {
 			want string
 		}{
 			{[]string{"create", "nodes"}, "yes"},
-			{[]string{"get", "nodes"}, "yes"},
+			{[]string{"get", "nodes/node-a"}, "yes"},
+			// Since v1.37 a node reads only its own Node object.
+			{[]string{"get", "nodes"}, "no"},
+			{[]string{"get", "nodes/node-b"}, "no"},
+			{[]string{"patch", "nodes/node-a", "--subresource=status"}, "yes"},
+			// Since v1.37 a node lists and watches pods only with a
+			// spec.nodeName field selector.
+			{[]string{"list", "pods", "-A"}, "no"},
 			{[]string{"create", "leases", "-n", "kube-node-lease"}, "yes"},
 			{[]string{"get", "secrets", "-A"}, "no"},
 			{[]string{"create", "deployments"}, "no"},
 		} {
-			// can-i exits 1 when the answer is no; the answer is on stdout.
+			// can-i exits 1 when the answer is no; the answer, and for a
+			// no the authorizer's reason, is on stdout.
 			out, _ := c.KubectlAs(ctx, nodeKC, append([]string{"auth", "can-i"}, tc.args...)...)
-			if got := strings.TrimSpace(out); got != tc.want {
-				t.Errorf("node-a: auth can-i %s = %q, want %q", strings.Join(tc.args, " "), got, tc.want)
+			if got, _, _ := strings.Cut(strings.TrimSpace(out), " "); got != tc.want {
+				t.Errorf("node-a: auth can-i %s = %q, want %q", strings.Join(tc.args, " "), out, tc.want)
 			}
 		}
 	})
