@@ -76,6 +76,8 @@ func TestArgs(t *testing.T) {
 			"allow-privileged":                 "true",
 			"service-account-key-file":         "/c/pki/sa.pub",
 			"service-account-signing-key-file": "/c/pki/sa.key",
+			"requestheader-client-ca-file":     "/c/pki/front-proxy-ca.crt",
+			"proxy-client-cert-file":           "/c/pki/front-proxy-client.crt",
 		}},
 		{"kube-controller-manager", ControllerManagerArgs(l), map[string]string{
 			"kubeconfig":                       "/c/controller-manager.kubeconfig",

@@ -15,6 +15,7 @@ const (
 	SchedulerUser         = "system:kube-scheduler"
 	apiserverKubeletUser  = "kube-apiserver-kubelet-client"
 	apiserverEtcdUser     = "kube-apiserver-etcd-client"
+	frontProxyUser        = "front-proxy-client"
 	mastersGroup          = "system:masters"
 )
 
@@ -56,6 +57,24 @@ func writePKI(rand io.Reader, ca *CA, l Layout) (pki, error) {
 			return pki{}, err
 		}
 		pairs[name] = kp
+	}
+	// The front proxy's own CA, as kubeadm does: the API server's
+	// aggregator presents front-proxy-client to extension API servers, and
+	// the controller-manager and scheduler read the CA from the
+	// extension-apiserver-authentication ConfigMap.
+	frontCA, err := NewCA(rand, ca.now, "berth-dev-front-proxy-ca")
+	if err != nil {
+		return pki{}, err
+	}
+	frontClient, err := frontCA.Issue(ClientSpec(frontProxyUser))
+	if err != nil {
+		return pki{}, err
+	}
+	if err := writePair(l, "front-proxy-ca", frontCA.KeyPair()); err != nil {
+		return pki{}, err
+	}
+	if err := writePair(l, "front-proxy-client", frontClient); err != nil {
+		return pki{}, err
 	}
 	sa, saPub, err := NewServiceAccountKey(rand)
 	if err != nil {

@@ -94,6 +94,13 @@ func APIServerArgs(l Layout) []string {
 		// now, so no --kubelet-certificate-authority.
 		"--kubelet-preferred-address-types=Hostname,InternalIP",
 		"--allow-privileged=true",
+		"--requestheader-client-ca-file=" + l.PKI("front-proxy-ca.crt"),
+		"--requestheader-allowed-names=" + frontProxyUser,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + l.PKI("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + l.PKI("front-proxy-client.key"),
 		// The kubernetes Service cannot have a loopback endpoint (Endpoints
 		// validation refuses 127.0.0.0/8), so do not try to keep one.
 		"--endpoint-reconciler-type=none",
