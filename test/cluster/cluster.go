@@ -153,9 +153,11 @@ func (c *Cluster) startComponent(ctx context.Context, name string, args []string
 		c.mu.Unlock()
 		return errors.New("cluster is stopped")
 	}
-	if _, running := c.procs[name]; running {
-		c.mu.Unlock()
-		return fmt.Errorf("start %s: already running", name)
+	if old, ok := c.procs[name]; ok {
+		if exited, _ := old.exited(); !exited {
+			c.mu.Unlock()
+			return fmt.Errorf("start %s: already running", name)
+		}
 	}
 	p, err := startProcess(name, filepath.Join(c.binDir, name), args, c.LogPath(name))
 	if err != nil {

@@ -16,11 +16,13 @@
 // Files:
 //
 //	pki.go        the CA and the certificates and keys it issues (pure but for randomness)
+//	files.go      every certificate, key and kubeconfig of a cluster, on disk
 //	kubeconfig.go kubeconfig files
 //	flags.go      the command line of each component (pure)
 //	process.go    one child process: process group, log file, stop, log tail
 //	cluster.go    Start, Stop, the accessors and the API server restart
 //	health.go     waiting for a component's health endpoint
+//	bindir.go     finding the binaries
 //	testing.go    ForTest, the helper Go tests call
 //
 // A Cluster is safe for concurrent use; its mutex guards the running
