@@ -180,3 +180,39 @@ func TestNodeKubeconfigRefusesBadNames(t *testing.T) {
 		}
 	}
 }
+
+// TestStartReportsAComponentThatExits starts a cluster whose etcd is a
+// script that fails: Start returns the exit and the log's tail, and leaves
+// no directory behind.
+func TestStartReportsAComponentThatExits(t *testing.T) {
+	bin := t.TempDir()
+	for _, name := range Binaries() {
+		script := "#!/bin/sh\nexit 0\n"
+		if name == Etcd {
+			script = "#!/bin/sh\necho \"etcd: cannot start: $1\" >&2\nexit 3\n"
+		}
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := t.TempDir()
+	_, err := Start(t.Context(), Options{BinDir: bin, TempDir: tmp})
+	if err == nil {
+		t.Fatal("Start with a failing etcd: want an error")
+	}
+	for _, want := range []string{"etcd exited: exit status 3", "etcd: cannot start: --name=berth-dev"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("left behind in the temp dir: %v", entries)
+	}
+}
+
+func TestStartWithoutBinaries(t *testing.T) {
+	_, err := Start(t.Context(), Options{BinDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "run `make cluster-tools`") {
+		t.Errorf("Start without binaries = %v, want a hint to run make cluster-tools", err)
+	}
+}
