@@ -172,13 +172,18 @@ func (c *Cluster) startComponent(ctx context.Context, name string, args []string
 	return waitHealthy(ctx, p, client, url)
 }
 
-// stopComponent stops one component if it runs.
-func (c *Cluster) stopComponent(name string) {
+// stopComponent stops one component if it runs: gracefully (SIGTERM, then
+// SIGKILL after stopGrace), or at once with SIGKILL when kill is set.
+func (c *Cluster) stopComponent(name string, kill bool) {
 	c.mu.Lock()
 	p := c.procs[name]
 	delete(c.procs, name)
 	c.mu.Unlock()
-	if p != nil {
+	switch {
+	case p == nil:
+	case kill:
+		p.kill()
+	default:
 		p.stop()
 	}
 }
@@ -194,7 +199,7 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	for _, name := range []string{Scheduler, ControllerManager, APIServer, Etcd} {
-		c.stopComponent(name)
+		c.stopComponent(name, false)
 	}
 	if c.keepDir {
 		return nil
@@ -205,8 +210,10 @@ func (c *Cluster) Stop() error {
 	return nil
 }
 
-// StopAPIServer stops kube-apiserver; etcd and the rest keep running.
-func (c *Cluster) StopAPIServer() { c.stopComponent(APIServer) }
+// StopAPIServer stops kube-apiserver gracefully (SIGTERM; SIGKILL if it is
+// not gone after 10 s, which with open watches it often is not); etcd and
+// the rest keep running.
+func (c *Cluster) StopAPIServer() { c.stopComponent(APIServer, false) }
 
 // StartAPIServer starts kube-apiserver again, on the same port with the same
 // etcd, and waits until it is ready.
@@ -214,9 +221,10 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	return c.startComponent(ctx, APIServer, APIServerArgs(c.layout), c.admin, c.layout.APIServerURL()+"/readyz")
 }
 
-// RestartAPIServer stops kube-apiserver and starts it again.
+// RestartAPIServer kills kube-apiserver (SIGKILL, as a crash would) and
+// starts it again on the same port with the same etcd.
 func (c *Cluster) RestartAPIServer(ctx context.Context) error {
-	c.StopAPIServer()
+	c.stopComponent(APIServer, true)
 	return c.StartAPIServer(ctx)
 }
 

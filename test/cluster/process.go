@@ -82,6 +82,15 @@ func (p *process) stop() {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
+// kill sends SIGKILL to the process group, as a crash would, and waits
+// for the process to end. It is idempotent.
+func (p *process) kill() {
+	if done, _ := p.exited(); !done {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
 // failure wraps err with the tail of the process's log.
 func (p *process) failure(err error) error {
 	return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, p.logPath, logTail(p.logPath, logTailBytes))
