@@ -10,6 +10,9 @@
 #      command line to use. Ctrl-C or SIGTERM stops berth and the control
 #      plane.
 #
+# Like `make run`, berth removes every CRI pod on containerd it was not asked
+# to run: do not start it while tests use the same containerd.
+#
 # Arguments go to berth-cluster; after `--`, to berth. Examples:
 #
 #   bash hack/cluster.sh --node-name=dev1
