@@ -5,7 +5,7 @@
 #   make unit    unit tests only, no containerd needed
 #   make cluster set up this machine (root), run a loopback control plane and a
 #                berth node joined to it; prints the kubectl command line
-#   make cluster-tools  build the control plane binaries (cached, ~10 min cold)
+#   make cluster-tools  build the control plane binaries (cached; 12-20 min cold)
 #   PKGS=...     limit test and unit to some packages (default ./...)
 #
 # The node set-up (hack/node-setup.sh) installs and starts containerd with the
