@@ -66,7 +66,7 @@ func Run(ctx context.Context, cfg *config.Config, version string) error {
 	}
 	health := newRuntimeHealth(client, clk, runtimeCheckPeriod)
 	health.check(ctx) // a first verdict before anything asks for one
-	inputs, err := newNodeInputs(cfg, ips, health, client.Image, clk)
+	inputs, err := newNodeInputs(cfg, info, ips, health, client.Image, clk)
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/nodestatus"
 )
@@ -23,18 +24,23 @@ const kubeletPort = 10250
 type nodeInputs struct {
 	cfg     *config.Config
 	machine machine.Info
-	ips     []net.IP
-	health  *runtimeHealth
-	images  runtimeapi.ImageServiceClient
-	clock   clock.PassiveClock
+	// runtimeVersion is "<name>://<version>" as the runtime reported it at start.
+	runtimeVersion string
+	ips            []net.IP
+	health         *runtimeHealth
+	images         runtimeapi.ImageServiceClient
+	clock          clock.PassiveClock
 }
 
-func newNodeInputs(cfg *config.Config, ips []string, health *runtimeHealth, images runtimeapi.ImageServiceClient, clk clock.PassiveClock) (*nodeInputs, error) {
+func newNodeInputs(cfg *config.Config, runtime cri.Info, ips []string, health *runtimeHealth, images runtimeapi.ImageServiceClient, clk clock.PassiveClock) (*nodeInputs, error) {
 	info, err := machine.Read(cfg.RootDir, machine.OSHost())
 	if err != nil {
 		return nil, err
 	}
-	n := &nodeInputs{cfg: cfg, machine: info, health: health, images: images, clock: clk}
+	n := &nodeInputs{
+		cfg: cfg, machine: info, health: health, images: images, clock: clk,
+		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
+	}
 	for _, ip := range ips {
 		n.ips = append(n.ips, net.ParseIP(ip))
 	}
@@ -51,7 +57,7 @@ func (n *nodeInputs) Inputs(ctx context.Context) nodestatus.Inputs {
 		Hostname:       n.cfg.NodeName,
 		Machine:        n.machine,
 		NodeIPs:        n.ips,
-		RuntimeVersion: rt.RuntimeName + "://" + rt.RuntimeVersion,
+		RuntimeVersion: n.runtimeVersion,
 		RuntimeReady:   rt.RuntimeReady && n.health.Err() == nil,
 		NetworkReady:   rt.NetworkReady,
 		KubeletVersion: config.KubernetesVersion,

@@ -28,6 +28,7 @@ type Runtime interface {
 	SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, probes podplan.ProbeSnapshot) (kuberuntime.Result, error)
 	KillPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod *int64) error
 	RemovePod(ctx context.Context, rt *runtimestate.Pod) error
+	PodStatus(ctx context.Context, uid types.UID, name, namespace string) (*runtimestate.Pod, error)
 	ForgetPod(uid types.UID)
 }
 
@@ -93,7 +94,7 @@ func New(cfg Config) (*Syncer, error) {
 // SyncPod generates the pod's status and, unless the pod is finished,
 // converges the runtime toward the pod's spec.
 func (s *Syncer) SyncPod(ctx context.Context, _ podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (bool, error) {
-	status := s.generate(pod, rt)
+	status := s.generate(pod, rt, false)
 	s.syncMirror(ctx, pod)
 	if isTerminal(status.Phase) {
 		return true, nil
@@ -103,7 +104,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworker.UpdateType, pod *corev
 	}
 	res, err := s.cfg.Runtime.SyncPod(ctx, pod, rt, podplan.ProbeSnapshot{})
 	if changed := s.setFailures(pod.UID, res.Failures); changed {
-		s.generate(pod, rt)
+		s.generate(pod, rt, false)
 	}
 	if err != nil {
 		return false, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), err)
@@ -116,11 +117,19 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworker.UpdateType, pod *corev
 	return false, nil
 }
 
-// SyncTerminatingPod stops every container and sandbox of the pod.
+// SyncTerminatingPod stops every container and sandbox of the pod, then
+// records its final status from what the runtime says after the kill: the
+// pod is terminal (upstream's podIsTerminal), so its phase becomes
+// Succeeded or Failed.
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod int64) error {
 	if err := s.cfg.Runtime.KillPod(ctx, pod, rt, &gracePeriod); err != nil {
 		return fmt.Errorf("kill pod %q: %w", klog.KObj(pod), err)
 	}
+	after, err := s.cfg.Runtime.PodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return fmt.Errorf("read status of killed pod %q: %w", klog.KObj(pod), err)
+	}
+	s.generate(pod, after, true)
 	return nil
 }
 
@@ -141,7 +150,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate
 // A finished pod that is still desired keeps its containers for their logs.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
 	if s.cfg.Desired(pod.UID) {
-		s.generate(pod, rt)
+		s.generate(pod, rt, true)
 		return nil
 	}
 	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {
@@ -182,8 +191,9 @@ func (s *Syncer) forget(uid types.UID) {
 	s.cfg.Runtime.ForgetPod(uid)
 }
 
-// generate computes and stores the pod's status from the runtime snapshot.
-func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod) corev1.PodStatus {
+// generate computes and stores the pod's status from the runtime snapshot;
+// terminal says the pod worker has finished the pod.
+func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, terminal bool) corev1.PodStatus {
 	var prev *corev1.PodStatus
 	if st, ok := s.cfg.Statuses.Get(pod.UID); ok {
 		prev = &st
@@ -196,6 +206,7 @@ func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod) corev1.PodStatu
 		Runtime:     rt,
 		Previous:    prev,
 		Failures:    failures,
+		Terminal:    terminal,
 		HostIPs:     s.cfg.HostIPs,
 		RuntimeName: s.cfg.RuntimeName,
 		Now:         s.cfg.Clock.Now(),

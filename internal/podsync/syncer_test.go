@@ -24,6 +24,7 @@ import (
 // runtime is an in-test Runtime that records calls and returns canned results.
 type runtime struct {
 	calls    []string
+	after    *runtimestate.Pod // what PodStatus returns
 	failures map[string]runtimestate.StartFailure
 	err      error
 }
@@ -52,6 +53,11 @@ func (r *runtime) RemovePod(_ context.Context, rt *runtimestate.Pod) error {
 }
 
 func (r *runtime) ForgetPod(uid types.UID) { r.calls = append(r.calls, "forget "+string(uid)) }
+
+func (r *runtime) PodStatus(_ context.Context, uid types.UID, _, _ string) (*runtimestate.Pod, error) {
+	r.calls = append(r.calls, "status "+string(uid))
+	return r.after, r.err
+}
 
 type fixture struct {
 	s       *Syncer
@@ -171,9 +177,9 @@ func TestTermination(t *testing.T) {
 		wantState bool
 	}{
 		{name: "still desired keeps containers for logs", desired: true,
-			wantCalls: []string{"kill web grace=3s"}, wantDir: true, wantState: true},
+			wantCalls: []string{"kill web grace=3s", "status u1"}, wantDir: true, wantState: true},
 		{name: "removed pod is cleaned up", desired: false,
-			wantCalls: []string{"kill web grace=3s", "remove u1", "forget u1"}, wantDir: false, wantState: false},
+			wantCalls: []string{"kill web grace=3s", "status u1", "remove u1", "forget u1"}, wantDir: false, wantState: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -183,8 +189,13 @@ func TestTermination(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.rt.calls = nil
-			if err := f.s.SyncTerminatingPod(f.ctx, pod, exited(137), 3); err != nil {
+			f.rt.after = exited(137)
+			if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), 3); err != nil {
 				t.Fatal(err)
+			}
+			// A killed pod is terminal: Always restarts nothing any more.
+			if st, ok := f.store.Get("u1"); tc.wantState && (!ok || st.Phase != corev1.PodFailed) {
+				t.Errorf("phase after termination = %q, want Failed", st.Phase)
 			}
 			if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
 				t.Fatal(err)
@@ -210,4 +221,11 @@ func TestOrphanIsKilledAndRemoved(t *testing.T) {
 	if diff := cmp.Diff([]string{"kill u1 grace=nil", "remove u1", "forget u1"}, f.rt.calls); diff != "" {
 		t.Errorf("runtime calls (-want +got):\n%s", diff)
 	}
+}
+
+func running() *runtimestate.Pod {
+	p := exited(0)
+	p.Containers[0].State = runtimestate.ContainerRunning
+	p.Containers[0].FinishedAt = time.Time{}
+	return p
 }
