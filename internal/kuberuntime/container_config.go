@@ -1,7 +1,6 @@
 package kuberuntime
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -9,10 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
-
-// errVolumesUnsupported refuses pods with volumes until volume support
-// lands: a container must never start with a volume silently missing.
-var errVolumesUnsupported = errors.New("volumes are not supported yet")
 
 // containerLogPath is the container's log file relative to the pod log
 // directory: <container name>/<restart count>.log.
@@ -35,6 +30,8 @@ type containerParams struct {
 	// TerminationMessageHostPath is the host file mounted at the
 	// container's terminationMessagePath ("" for none).
 	TerminationMessageHostPath string
+	// Mounts are the container's volumeMounts, resolved (resolveMounts).
+	Mounts []*runtimeapi.Mount
 }
 
 // buildContainerConfig builds the ContainerConfig for one container
@@ -42,9 +39,6 @@ type containerParams struct {
 // configuration errors (CreateContainerConfigError).
 func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error) {
 	pod, c := p.Pod, p.Container
-	if len(pod.Spec.Volumes) > 0 || len(c.VolumeMounts) > 0 || len(c.VolumeDevices) > 0 {
-		return nil, errVolumesUnsupported
-	}
 	envs, vars, err := containerEnv(c)
 	if err != nil {
 		return nil, err
@@ -75,6 +69,7 @@ func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error
 			SecurityContext: security,
 		},
 	}
+	cfg.Mounts = append(cfg.Mounts, p.Mounts...)
 	if p.TerminationMessageHostPath != "" && c.TerminationMessagePath != "" {
 		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{
 			HostPath:      p.TerminationMessageHostPath,

@@ -97,11 +97,13 @@ func TestBuildContainerConfig(t *testing.T) {
 			wantErr: "envFrom is not supported yet",
 		},
 		{
-			name: "pod volumes are refused",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
-				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			name: "resolved volume mounts come before the termination message",
+			mutate: func(p *corev1.Pod, cp *containerParams) {
+				cp.Mounts = []*runtimeapi.Mount{{HostPath: "/pods/uid-1/volumes/data", ContainerPath: "/data", Readonly: true}}
 			},
-			wantErr: "volumes are not supported yet",
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Mounts = append([]*runtimeapi.Mount{{HostPath: "/pods/uid-1/volumes/data", ContainerPath: "/data", Readonly: true}}, c.Mounts...)
+			},
 		},
 		{
 			name: "resources",

@@ -25,6 +25,8 @@ type startTarget struct {
 	SandboxID  string
 	SandboxCfg *runtimeapi.PodSandboxConfig
 	Runtime    *runtimestate.Pod
+	// Volumes maps the pod's volume names to their host directories.
+	Volumes map[string]string
 }
 
 // startContainer pulls the image, creates and starts one container
@@ -72,9 +74,21 @@ func (m *Manager) prepareContainer(t startTarget, imageRef string, restartCount 
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create container log directory for container %s failed: %v", c.Name, err)
 	}
+	_, vars, err := containerEnv(c)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := mountSpecs(pod, c, t.Volumes, vars)
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := resolveMounts(specs)
+	if err != nil {
+		return nil, err
+	}
 	params := containerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
-		RestartCount: restartCount, ImageRef: imageRef,
+		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts,
 	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)

@@ -90,7 +90,7 @@ func (e *env) status(pod *corev1.Pod) *runtimestate.Pod {
 // sync runs one SyncPod over the current status and returns the failures.
 func (e *env) sync(pod *corev1.Pod) map[string]runtimestate.StartFailure {
 	e.t.Helper()
-	res, err := e.m.SyncPod(e.ctx, pod, e.status(pod), podplan.ProbeSnapshot{})
+	res, err := e.m.SyncPod(e.ctx, pod, e.status(pod), SyncOptions{})
 	if err != nil {
 		e.t.Fatalf("SyncPod: %v", err)
 	}
@@ -307,7 +307,7 @@ func TestSyncPodSandboxFailure(t *testing.T) {
 	e := newEnv(t)
 	e.fake.InjectError("RunPodSandbox", fmt.Errorf("network plugin not ready"))
 	pod := basePod()
-	if _, err := e.m.SyncPod(e.ctx, pod, e.status(pod), podplan.ProbeSnapshot{}); err == nil {
+	if _, err := e.m.SyncPod(e.ctx, pod, e.status(pod), SyncOptions{}); err == nil {
 		t.Fatal("SyncPod succeeded though RunPodSandbox failed")
 	}
 	if evs := e.events.take(); !hasEvent(evs, "Warning FailedCreatePodSandBox Failed to create pod sandbox: network plugin not ready") {
@@ -433,7 +433,7 @@ func TestSyncPodNilRuntimeState(t *testing.T) {
 	e := newEnv(t)
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
-	res, err := e.m.SyncPod(e.ctx, pod, nil, podplan.ProbeSnapshot{})
+	res, err := e.m.SyncPod(e.ctx, pod, nil, SyncOptions{})
 	if err != nil || len(res.Failures) != 0 || res.Failures == nil {
 		t.Fatalf("SyncPod(nil state) = %+v, %v", res, err)
 	}

@@ -22,6 +22,16 @@ type Result struct {
 	Failures map[string]runtimestate.StartFailure
 }
 
+// SyncOptions is what SyncPod needs besides the pod and its runtime state.
+type SyncOptions struct {
+	// Probes are the prober's verdicts that force restarts.
+	Probes podplan.ProbeSnapshot
+	// Volumes maps each of the pod's volumes to its host directory, as
+	// the volume manager set them up. A volumeMount of a volume missing
+	// here fails the container with CreateContainerConfigError.
+	Volumes map[string]string
+}
+
 // SyncPod computes the pod's plan from the runtime state rt and the probe
 // verdicts, then applies it in order: kill the pod (containers then
 // sandboxes) or the containers the plan names, prune old exited
@@ -31,11 +41,11 @@ type Result struct {
 // Containers that cannot start are reported in Result.Failures, not as an
 // error; the error reports what stops the sync itself (killing, creating
 // the sandbox). The Result is valid even when err is not nil.
-func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, probes podplan.ProbeSnapshot) (Result, error) {
+func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, opts SyncOptions) (Result, error) {
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
 	ctx = klog.NewContext(ctx, logger)
 	res := Result{Failures: map[string]runtimestate.StartFailure{}}
-	actions := m.plan(pod, rt, probes)
+	actions := m.plan(pod, rt, opts.Probes)
 	for name, w := range actions.Waiting {
 		res.Failures[name] = runtimestate.StartFailure{Reason: w.Reason, Message: w.Message}
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventBackOff,
@@ -66,7 +76,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodSandBox, "Failed to create pod sandbox: %v", criMessage(err))
 		return res, fmt.Errorf("create pod sandbox: %w", err)
 	}
-	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt}
+	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt, Volumes: opts.Volumes}
 	if i := actions.InitContainer; i >= 0 && i < len(pod.Spec.InitContainers) {
 		target.Container, target.Type = &pod.Spec.InitContainers[i], containerTypeInit
 		if f := m.startContainer(ctx, target); f != nil {

@@ -17,7 +17,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/kuberuntime"
-	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podworker"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -25,7 +24,7 @@ import (
 
 // Runtime is what the syncer needs of the runtime manager.
 type Runtime interface {
-	SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, probes podplan.ProbeSnapshot) (kuberuntime.Result, error)
+	SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, opts kuberuntime.SyncOptions) (kuberuntime.Result, error)
 	KillPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod *int64) error
 	RemovePod(ctx context.Context, rt *runtimestate.Pod) error
 	PodStatus(ctx context.Context, uid types.UID, name, namespace string) (*runtimestate.Pod, error)
@@ -37,6 +36,15 @@ type StatusStore interface {
 	Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus
 	Get(uid types.UID) (corev1.PodStatus, bool)
 	Delete(uid types.UID)
+}
+
+// Volumes sets up and tears down pods' volumes.
+type Volumes interface {
+	// SetUp mounts every volume of the pod (idempotent) and returns each
+	// volume's host directory by name.
+	SetUp(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	// TearDown releases the volumes of a terminated pod.
+	TearDown(ctx context.Context, uid types.UID) error
 }
 
 // Mirrors keeps the mirror pods of static pods in the API server.
@@ -64,6 +72,9 @@ type Config struct {
 	IsStatic func(pod *corev1.Pod) bool
 	// Mirrors is nil in standalone mode.
 	Mirrors Mirrors
+	// Volumes may be nil: then a pod's volumeMounts fail its containers
+	// with CreateContainerConfigError (never silently skipped).
+	Volumes Volumes
 }
 
 // Syncer implements podworker.Syncer. It is safe for concurrent use; the
@@ -102,7 +113,15 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworker.UpdateType, pod *corev
 	if err := os.MkdirAll(s.PodDir(pod.UID), 0o750); err != nil {
 		return false, fmt.Errorf("create pod directory: %w", err)
 	}
-	res, err := s.cfg.Runtime.SyncPod(ctx, pod, rt, podplan.ProbeSnapshot{})
+	var volumes map[string]string
+	if s.cfg.Volumes != nil && len(pod.Spec.Volumes) > 0 {
+		v, err := s.cfg.Volumes.SetUp(ctx, pod)
+		if err != nil {
+			return false, fmt.Errorf("set up volumes of pod %q: %w", klog.KObj(pod), err)
+		}
+		volumes = v
+	}
+	res, err := s.cfg.Runtime.SyncPod(ctx, pod, rt, kuberuntime.SyncOptions{Volumes: volumes})
 	if changed := s.setFailures(pod.UID, res.Failures); changed {
 		s.generate(pod, rt, false)
 	}
@@ -149,6 +168,11 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate
 // wants the pod any more, removes its containers, sandboxes and directories.
 // A finished pod that is still desired keeps its containers for their logs.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
+	if s.cfg.Volumes != nil {
+		if err := s.cfg.Volumes.TearDown(ctx, pod.UID); err != nil {
+			return fmt.Errorf("tear down volumes of pod %q: %w", klog.KObj(pod), err)
+		}
+	}
 	if s.cfg.Desired(pod.UID) {
 		s.generate(pod, rt, true)
 		return nil

@@ -15,7 +15,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/kuberuntime"
-	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podworker"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -29,7 +28,7 @@ type runtime struct {
 	err      error
 }
 
-func (r *runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, _ podplan.ProbeSnapshot) (kuberuntime.Result, error) {
+func (r *runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, _ kuberuntime.SyncOptions) (kuberuntime.Result, error) {
 	r.calls = append(r.calls, "sync "+pod.Name)
 	return kuberuntime.Result{Failures: r.failures}, r.err
 }
