@@ -1,0 +1,22 @@
+// Package atomicwriter writes a set of files into a volume directory so that
+// a reader sees either the whole old set or the whole new set, never a mix,
+// the way upstream's pkg/volume/util/atomic_writer.go does for configMap,
+// secret, downwardAPI and projected volumes.
+//
+// Layout of a volume directory after a write:
+//
+//	<dir>/..2026_11_22_20_00_00.123456789   the files of this version
+//	<dir>/..data -> ..2026_11_22_20_00_00.123456789
+//	<dir>/<top>  -> ..data/<top>            one per top-level path of the payload
+//
+// A new version is written into a fresh timestamped directory; then a
+// symlink ..data_tmp pointing at it is renamed over ..data (rename(2) is
+// atomic), then the user-visible symlinks of new top-level paths are created,
+// those of vanished paths removed, and the old version's directory removed.
+//
+//	plan.go    Payload, File, Plan and the pure Compute (what a write changes)
+//	writer.go  Write: the plan applied to the real filesystem
+//
+// Concurrency: Write must not run concurrently for the same directory; the
+// caller (the volume manager) serialises writes per pod.
+package atomicwriter
