@@ -1,0 +1,84 @@
+package archtest
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// effects are imports no pure file may have: RPC, API clients, HTTP,
+// processes, upstream's kubelet. (k8s.io/api pulls net/http in
+// transitively; the rules are about what a file imports itself.)
+var effects = []string{"google.golang.org/grpc", "k8s.io/client-go", "net/http", "os/exec", "k8s.io/kubernetes"}
+
+// rule says which files of a package are pure and what else they must not
+// import. Files nil means every non-test file of the package.
+type rule struct {
+	dir   string
+	files []string
+	also  []string
+}
+
+var rules = []rule{
+	{dir: "podplan", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
+	{dir: "podstatus"},
+	{dir: "pleg", files: []string{"diff.go", "cache.go"}},
+	{dir: "admission", also: []string{"k8s.io/component-helpers"}},
+	{dir: "nodestatus", files: []string{"inputs.go", "setters.go", "allocatable.go", "conditions.go", "initial.go", "patch.go"}},
+	{dir: "mirrorpod", files: []string{"plan.go"}},
+	{dir: "statussync", files: []string{"plan.go", "merge.go", "patch.go"}},
+}
+
+// TestPureFiles holds the line of STYLE.md: planners take a snapshot and
+// return a value; they never perform effects or read the time themselves.
+func TestPureFiles(t *testing.T) {
+	for _, r := range rules {
+		dir := filepath.Join("..", r.dir)
+		files := r.files
+		if files == nil {
+			all, err := filepath.Glob(filepath.Join(dir, "*.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range all {
+				if !strings.HasSuffix(f, "_test.go") {
+					files = append(files, filepath.Base(f))
+				}
+			}
+		}
+		if len(files) == 0 {
+			t.Errorf("%s: no files to check", r.dir)
+		}
+		forbidden := append(append([]string{}, effects...), r.also...)
+		for _, name := range files {
+			checkFile(t, filepath.Join(dir, name), forbidden)
+		}
+	}
+}
+
+func checkFile(t *testing.T, path string, forbidden []string) {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(src), "time.Now(") {
+		t.Errorf("%s reads the clock: the time must come in as an input", path)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		for _, bad := range forbidden {
+			if p == bad || strings.HasPrefix(p, bad+"/") {
+				t.Errorf("%s imports %s", path, p)
+			}
+		}
+	}
+}
