@@ -1,0 +1,38 @@
+// Package volume sets up the volumes a pod mounts — emptyDir, hostPath,
+// configMap, secret, downwardAPI and projected (serviceAccountToken,
+// configMap, secret, downwardAPI sources, among them the kube-api-access-*
+// volume of every API pod) — keeps their content current while the pod
+// runs, and tears them down after it terminated.
+//
+// Layout, as upstream: PodsDir/<uid>/volumes/<plugin>/<name>, with plugin
+// kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api, ~projected.
+// hostPath volumes are the host path itself. Secret and projected volumes
+// and emptyDir volumes of medium Memory are tmpfs mounts (Mounter).
+// configMap, secret, downwardAPI and projected content is written by the
+// atomic writer (package atomicwriter).
+//
+// Pure decisions, each with table tests:
+//
+//	plugins.go    Classify: which plugin serves a volume, the unsupported-type error
+//	payload.go    Payload: (pod, fetched objects, tokens) -> files, content and modes
+//	downward.go   the downward API values and their key="value" format
+//	hostpath.go   checkHostPath: the hostPath type checks over an injected stat
+//	token.go      the TokenRequest of a projected token and when to refresh it
+//	ownership.go  fsGroup modes (SetVolumeOwnership) and the OnRootMismatch test
+//	mount.go      the Mounter interface and the mountinfo parser
+//
+// Effects:
+//
+//	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state
+//	setup.go       one volume's set-up: directory, tmpfs, payload, ownership
+//	fetch.go       configMaps and secrets from the API, tokens with their cache
+//	mount_linux.go SysMounter (mount(2))
+//
+// State and concurrency: the Manager's mutex guards only the map of pods;
+// each pod's state (set-up volumes, cached tokens, reported events) has its
+// own mutex that serialises SetUp, Run's refresh and TearDown of that pod,
+// so different pods set up in parallel. Run re-fetches every minute and
+// rewrites content only when it changed (the atomic writer compares);
+// tokens are requested again once 80% of their lifetime passed or after a
+// day, as upstream's token manager.
+package volume

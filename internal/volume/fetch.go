@@ -1,0 +1,100 @@
+package volume
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// fetch gets the objects and tokens a volume's content depends on.
+func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (Inputs, error) {
+	in := Inputs{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}, Tokens: map[string]string{}}
+	if m.cfg.NodeAllocatable != nil {
+		in.Allocatable = m.cfg.NodeAllocatable()
+	}
+	s := v.VolumeSource
+	var err error
+	switch {
+	case s.ConfigMap != nil:
+		err = m.fetchConfigMap(ctx, pod.Namespace, s.ConfigMap.Name, in.ConfigMaps)
+	case s.Secret != nil:
+		err = m.fetchSecret(ctx, pod.Namespace, s.Secret.SecretName, in.Secrets)
+	case s.Projected != nil:
+		for _, src := range s.Projected.Sources {
+			switch {
+			case src.ConfigMap != nil:
+				err = m.fetchConfigMap(ctx, pod.Namespace, src.ConfigMap.Name, in.ConfigMaps)
+			case src.Secret != nil:
+				err = m.fetchSecret(ctx, pod.Namespace, src.Secret.Name, in.Secrets)
+			case src.ServiceAccountToken != nil:
+				key := tokenKey(v.Name, src.ServiceAccountToken.Path)
+				in.Tokens[key], err = m.token(ctx, pod, src.ServiceAccountToken, key, st)
+			}
+			if err != nil {
+				return in, err
+			}
+		}
+	}
+	return in, err
+}
+
+func (m *Manager) fetchConfigMap(ctx context.Context, ns, name string, into map[string]*corev1.ConfigMap) error {
+	if m.cfg.Client == nil {
+		return fmt.Errorf("configmap %q needs an API server (berth runs standalone)", name)
+	}
+	cm, err := m.cfg.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		into[name] = nil
+	case err != nil:
+		return fmt.Errorf("get configmap %q: %w", name, err)
+	default:
+		into[name] = cm
+	}
+	return nil
+}
+
+func (m *Manager) fetchSecret(ctx context.Context, ns, name string, into map[string]*corev1.Secret) error {
+	if m.cfg.Client == nil {
+		return fmt.Errorf("secret %q needs an API server (berth runs standalone)", name)
+	}
+	sec, err := m.cfg.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		into[name] = nil
+	case err != nil:
+		return fmt.Errorf("get secret %q: %w", name, err)
+	default:
+		into[name] = sec
+	}
+	return nil
+}
+
+// token returns the cached token of a projected source or requests a new
+// one when it needs a refresh; a failed refresh keeps a token that has not
+// expired yet, as upstream's token manager.
+func (m *Manager) token(ctx context.Context, pod *corev1.Pod, src *corev1.ServiceAccountTokenProjection, key string, st *podState) (string, error) {
+	now := m.cfg.Clock.Now()
+	cached := st.tokens[key]
+	if !needsRefresh(cached, now) {
+		return cached.Status.Token, nil
+	}
+	sa := serviceAccountName(pod)
+	if m.cfg.Client == nil {
+		return "", fmt.Errorf("token of service account %q needs an API server (berth runs standalone)", sa)
+	}
+	tr, err := m.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, tokenRequest(pod, src), metav1.CreateOptions{})
+	if err != nil {
+		if !expired(cached, now) {
+			klog.FromContext(ctx).Error(err, "Token refresh failed, keeping the current token", "pod", klog.KObj(pod), "serviceAccount", sa)
+			return cached.Status.Token, nil
+		}
+		return "", fmt.Errorf("request token of service account %q: %w", sa, err)
+	}
+	st.tokens[key] = tr
+	return tr.Status.Token, nil
+}

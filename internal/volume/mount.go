@@ -1,0 +1,72 @@
+package volume
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Mounter mounts and unmounts the tmpfs that backs secret and projected
+// volumes and emptyDir volumes of medium Memory.
+type Mounter interface {
+	// MountTmpfs mounts a tmpfs on target; sizeBytes 0 means the kernel's
+	// default size.
+	MountTmpfs(target string, sizeBytes int64) error
+	// Unmount unmounts target.
+	Unmount(target string) error
+	// IsMountPoint reports whether path is a mount point.
+	IsMountPoint(path string) (bool, error)
+}
+
+// tmpfsOptions is the data argument of the tmpfs mount.
+func tmpfsOptions(sizeBytes int64) string {
+	if sizeBytes > 0 {
+		return "size=" + strconv.FormatInt(sizeBytes, 10)
+	}
+	return ""
+}
+
+// isMountPointIn reports whether path is a mount point in a
+// /proc/self/mountinfo listing (field 5 is the mount point, with spaces and
+// other special characters octal-escaped).
+func isMountPointIn(mountinfo, path string) bool {
+	path = filepath.Clean(path)
+	sc := bufio.NewScanner(strings.NewReader(mountinfo))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 5 && unescapeOctal(fields[4]) == path {
+			return true
+		}
+	}
+	return false
+}
+
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// readMountInfo reads the mount table of berth's mount namespace.
+func readMountInfo() (string, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("read mountinfo: %w", err)
+	}
+	return string(data), nil
+}

@@ -1,0 +1,38 @@
+package volume
+
+import (
+	"errors"
+	"fmt"
+
+	"syscall"
+)
+
+// SysMounter mounts with mount(2). Safe for concurrent use.
+type SysMounter struct{}
+
+var _ Mounter = SysMounter{}
+
+// MountTmpfs implements Mounter.
+func (SysMounter) MountTmpfs(target string, sizeBytes int64) error {
+	if err := syscall.Mount("tmpfs", target, "tmpfs", 0, tmpfsOptions(sizeBytes)); err != nil {
+		return fmt.Errorf("mount tmpfs on %q: %w", target, err)
+	}
+	return nil
+}
+
+// Unmount implements Mounter.
+func (SysMounter) Unmount(target string) error {
+	if err := syscall.Unmount(target, 0); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("unmount %q: %w", target, err)
+	}
+	return nil
+}
+
+// IsMountPoint implements Mounter.
+func (SysMounter) IsMountPoint(path string) (bool, error) {
+	info, err := readMountInfo()
+	if err != nil {
+		return false, err
+	}
+	return isMountPointIn(info, path), nil
+}

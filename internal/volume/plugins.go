@@ -1,0 +1,118 @@
+package volume
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Kind is a volume plugin berth implements.
+type Kind int
+
+const (
+	KindEmptyDir Kind = iota + 1
+	KindHostPath
+	KindConfigMap
+	KindSecret
+	KindDownwardAPI
+	KindProjected
+)
+
+// PluginDir returns the directory name of the plugin below
+// <pods>/<uid>/volumes, as upstream ("" for hostPath, which has none).
+func (k Kind) PluginDir() string {
+	switch k {
+	case KindEmptyDir:
+		return "kubernetes.io~empty-dir"
+	case KindConfigMap:
+		return "kubernetes.io~configmap"
+	case KindSecret:
+		return "kubernetes.io~secret"
+	case KindDownwardAPI:
+		return "kubernetes.io~downward-api"
+	case KindProjected:
+		return "kubernetes.io~projected"
+	}
+	return ""
+}
+
+// onTmpfs reports whether the plugin's directory is a tmpfs regardless of
+// the volume's spec: secrets and projected volumes, as upstream, never touch
+// a disk.
+func (k Kind) onTmpfs() bool { return k == KindSecret || k == KindProjected }
+
+// atomic reports whether the plugin's content is written by the atomic
+// writer.
+func (k Kind) atomic() bool {
+	return k == KindConfigMap || k == KindSecret || k == KindDownwardAPI || k == KindProjected
+}
+
+// Classify returns the plugin of a volume, or an error naming the type
+// berth does not support (SetUp prefixes it with the volume's name).
+func Classify(v corev1.Volume) (Kind, error) {
+	s := v.VolumeSource
+	switch {
+	case s.EmptyDir != nil:
+		return KindEmptyDir, nil
+	case s.HostPath != nil:
+		return KindHostPath, nil
+	case s.ConfigMap != nil:
+		return KindConfigMap, nil
+	case s.Secret != nil:
+		return KindSecret, nil
+	case s.DownwardAPI != nil:
+		return KindDownwardAPI, nil
+	case s.Projected != nil:
+		for _, src := range s.Projected.Sources {
+			if src.ClusterTrustBundle != nil {
+				return 0, errors.New("type projected clusterTrustBundle is not supported by berth yet")
+			}
+			if src.PodCertificate != nil {
+				return 0, errors.New("type projected podCertificate is not supported by berth yet")
+			}
+		}
+		return KindProjected, nil
+	}
+	return 0, fmt.Errorf("type %s is not supported by berth yet", sourceType(s))
+}
+
+// sourceType names the set field of an unsupported volume source by its
+// JSON name.
+func sourceType(s corev1.VolumeSource) string {
+	named := []struct {
+		set  bool
+		name string
+	}{
+		{s.PersistentVolumeClaim != nil, "persistentVolumeClaim"},
+		{s.CSI != nil, "csi"},
+		{s.Ephemeral != nil, "ephemeral"},
+		{s.Image != nil, "image"},
+		{s.NFS != nil, "nfs"},
+		{s.ISCSI != nil, "iscsi"},
+		{s.GCEPersistentDisk != nil, "gcePersistentDisk"},
+		{s.AWSElasticBlockStore != nil, "awsElasticBlockStore"},
+		{s.GitRepo != nil, "gitRepo"},
+		{s.Glusterfs != nil, "glusterfs"},
+		{s.RBD != nil, "rbd"},
+		{s.FlexVolume != nil, "flexVolume"},
+		{s.Cinder != nil, "cinder"},
+		{s.CephFS != nil, "cephfs"},
+		{s.Flocker != nil, "flocker"},
+		{s.FC != nil, "fc"},
+		{s.AzureFile != nil, "azureFile"},
+		{s.AzureDisk != nil, "azureDisk"},
+		{s.VsphereVolume != nil, "vsphereVolume"},
+		{s.Quobyte != nil, "quobyte"},
+		{s.PhotonPersistentDisk != nil, "photonPersistentDisk"},
+		{s.PortworxVolume != nil, "portworxVolume"},
+		{s.ScaleIO != nil, "scaleIO"},
+		{s.StorageOS != nil, "storageos"},
+	}
+	for _, n := range named {
+		if n.set {
+			return n.name
+		}
+	}
+	return "<unknown>"
+}

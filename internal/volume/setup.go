@@ -1,0 +1,131 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/volume/atomicwriter"
+)
+
+// setUpPod sets up every volume of pod; the caller holds st.mu.
+func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState) (map[string]string, error) {
+	out := map[string]string{}
+	var errs []error
+	for _, v := range pod.Spec.Volumes {
+		dir, err := m.setUpVolume(ctx, pod, v, st)
+		if err != nil {
+			m.recordFailure(pod, st, v.Name, err)
+			errs = append(errs, fmt.Errorf("volume %q: %w", v.Name, err))
+			continue
+		}
+		out[v.Name] = dir
+	}
+	return out, errors.Join(errs...)
+}
+
+func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (string, error) {
+	kind, err := Classify(v)
+	if err != nil {
+		return "", err
+	}
+	if kind == KindHostPath {
+		return setUpHostPath(v.HostPath)
+	}
+	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", kind.PluginDir(), v.Name)
+	first := !st.prepared[v.Name]
+	if err := m.prepareDir(dir, kind, v); err != nil {
+		return "", err
+	}
+	fsGroup, onRootMismatch := fsGroupOf(pod)
+	if kind == KindEmptyDir {
+		if fsGroup != nil && first {
+			if err := setOwnership(dir, *fsGroup, false, onRootMismatch); err != nil {
+				return "", fmt.Errorf("set ownership: %w", err)
+			}
+		}
+		st.prepared[v.Name] = true
+		return dir, nil
+	}
+	in, err := m.fetch(ctx, pod, v, st)
+	if err != nil {
+		return "", err
+	}
+	payload, err := Payload(pod, v, in)
+	if err != nil {
+		return "", err
+	}
+	var setPerms func(string) error
+	if fsGroup != nil {
+		setPerms = func(versionDir string) error { return setOwnership(versionDir, *fsGroup, true, false) }
+	}
+	if _, err := atomicwriter.Write(dir, payload, m.cfg.Clock.Now(), setPerms); err != nil {
+		return "", fmt.Errorf("write volume: %w", err)
+	}
+	if fsGroup != nil && first {
+		if err := setOwnership(dir, *fsGroup, true, onRootMismatch); err != nil {
+			return "", fmt.Errorf("set ownership: %w", err)
+		}
+	}
+	st.prepared[v.Name] = true
+	return dir, nil
+}
+
+// prepareDir creates the volume directory, mounts a tmpfs on it when the
+// plugin or medium asks for one, and makes it world-writable as upstream's
+// emptyDir (which backs every plugin but hostPath upstream).
+func (m *Manager) prepareDir(dir string, kind Kind, v corev1.Volume) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("create volume directory: %w", err)
+	}
+	tmpfs, size, err := wantsTmpfs(kind, v)
+	if err != nil {
+		return err
+	}
+	if tmpfs {
+		mounted, err := m.cfg.Mounter.IsMountPoint(dir)
+		if err != nil {
+			return fmt.Errorf("check mount %q: %w", dir, err)
+		}
+		if !mounted {
+			if err := m.cfg.Mounter.MountTmpfs(dir, size); err != nil {
+				return err
+			}
+		}
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("stat volume directory: %w", err)
+	}
+	if info.Mode().Perm() != 0o777 {
+		if err := os.Chmod(dir, info.Mode()&^os.ModePerm|0o777); err != nil {
+			return fmt.Errorf("chmod volume directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// wantsTmpfs decides whether a volume lives on tmpfs and its size limit.
+func wantsTmpfs(kind Kind, v corev1.Volume) (bool, int64, error) {
+	if kind.onTmpfs() {
+		return true, 0, nil
+	}
+	if kind != KindEmptyDir {
+		return false, 0, nil
+	}
+	switch v.EmptyDir.Medium {
+	case corev1.StorageMediumDefault:
+		return false, 0, nil
+	case corev1.StorageMediumMemory:
+		var size int64
+		if v.EmptyDir.SizeLimit != nil {
+			size = v.EmptyDir.SizeLimit.Value()
+		}
+		return true, size, nil
+	}
+	return false, 0, fmt.Errorf("emptyDir medium %s is not supported by berth yet", v.EmptyDir.Medium)
+}
