@@ -65,12 +65,14 @@ func Run(ctx context.Context, cfg *config.Config, version string) error {
 		return err
 	}
 	health := newRuntimeHealth(client, clk, runtimeCheckPeriod)
+	var cl *cluster // node status is kicked when the runtime's health changes
+	health.onChange = func() { cl.kickNode() }
 	health.check(ctx) // a first verdict before anything asks for one
 	inputs, err := newNodeInputs(cfg, info, ips, health, client.Image, clk)
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
-	cl, err := newCluster(ctx, cfg, version, inputs, clk)
+	cl, err = newCluster(ctx, cfg, version, inputs, clk)
 	if err != nil {
 		return err
 	}
@@ -105,6 +107,7 @@ func Run(ctx context.Context, cfg *config.Config, version string) error {
 		RuntimeName: info.RuntimeName, Desired: desired, IsStatic: podsource.IsStaticPod,
 		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return loop.MirrorPod(fullName) },
 			func(uid types.UID) bool { return workers.IsPodTerminationRequested(uid) }),
+		Terminated: func(types.UID) { cl.wakeStatus() },
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)

@@ -152,3 +152,17 @@ func (c *cluster) waitNodeSynced(ctx context.Context) error {
 	<-ctx.Done()
 	return nil
 }
+
+// wakeStatus asks the pod status writer for a pass now (cluster mode).
+func (c *cluster) wakeStatus() {
+	if c != nil && c.status != nil {
+		c.status.Wake()
+	}
+}
+
+// kickNode asks for a node status update now (cluster mode).
+func (c *cluster) kickNode() {
+	if c != nil && c.nodeCtl != nil {
+		c.nodeCtl.Kick()
+	}
+}

@@ -22,6 +22,9 @@ type runtimeHealth struct {
 	// the latest status the runtime reported.
 	err  atomic.Pointer[error]
 	info atomic.Pointer[cri.Info]
+	// onChange, when set before Run, is called from Run's goroutine when
+	// the verdict flips between healthy and unhealthy.
+	onChange func()
 }
 
 func newRuntimeHealth(c *cri.Client, clk clock.WithTicker, period time.Duration) *runtimeHealth {
@@ -67,6 +70,9 @@ func (h *runtimeHealth) check(ctx context.Context) {
 	}
 	prev := h.Err()
 	if (prev == nil) != (err == nil) {
+		if h.onChange != nil {
+			defer h.onChange()
+		}
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Container runtime unhealthy")
 		} else {

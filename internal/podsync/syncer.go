@@ -75,6 +75,10 @@ type Config struct {
 	// Volumes may be nil: then a pod's volumeMounts fail its containers
 	// with CreateContainerConfigError (never silently skipped).
 	Volumes Volumes
+	// Terminated, when set, is told about every pod whose containers are
+	// all stopped (the status writer then deletes a deleted API pod at once
+	// rather than at its next periodic pass).
+	Terminated func(uid types.UID)
 }
 
 // Syncer implements podworker.Syncer. It is safe for concurrent use; the
@@ -168,6 +172,9 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate
 // wants the pod any more, removes its containers, sandboxes and directories.
 // A finished pod that is still desired keeps its containers for their logs.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
+	if s.cfg.Terminated != nil {
+		s.cfg.Terminated(pod.UID)
+	}
 	if s.cfg.Volumes != nil {
 		if err := s.cfg.Volumes.TearDown(ctx, pod.UID); err != nil {
 			return fmt.Errorf("tear down volumes of pod %q: %w", klog.KObj(pod), err)
