@@ -187,6 +187,10 @@ func TestSetUpRefreshTearDown(t *testing.T) {
 	if info, _ := os.Stat(filepath.Join(paths["sec"], "pw")); info.Mode().Perm() != 0o440 {
 		t.Errorf("secret file mode = %v, want 0440", info.Mode())
 	}
+	// A token under an fsGroup: 0600 plus group read.
+	if info, _ := os.Stat(filepath.Join(paths["kube-api-access-abcde"], "token")); info.Mode().Perm() != 0o640 {
+		t.Errorf("token file mode = %v, want 0640", info.Mode())
+	}
 	wantTR := authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3607),
 		BoundObjectRef: &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Pod", Name: "web", UID: "uid-1"}}
 	if len(*e.tokens) != 1 || !cmp.Equal(wantTR, (*e.tokens)[0].Spec) {

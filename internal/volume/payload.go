@@ -155,7 +155,7 @@ func projectedPayload(pod *corev1.Pod, volume string, p *corev1.ProjectedVolumeS
 			if !ok {
 				return nil, fmt.Errorf("no token for path %q", src.ServiceAccountToken.Path)
 			}
-			part = atomicwriter.Payload{src.ServiceAccountToken.Path: {Data: []byte(tok), Mode: mode}}
+			part = atomicwriter.Payload{src.ServiceAccountToken.Path: tokenFile(pod, tok, mode)}
 		default:
 			return nil, fmt.Errorf("projected source of an unsupported type")
 		}
@@ -167,6 +167,44 @@ func projectedPayload(pod *corev1.Pod, volume string, p *corev1.ProjectedVolumeS
 		}
 	}
 	return out, nil
+}
+
+// tokenFile is a projected token file: with an fsGroup or a user all
+// containers share, mode 0600 owned by that user (the group gets read from
+// the fsGroup ownership), as upstream; else the volume's defaultMode.
+func tokenFile(pod *corev1.Pod, token string, mode int32) atomicwriter.File {
+	fsUser := fsUserOf(pod)
+	if fsGroup, _ := fsGroupOf(pod); fsUser != nil || fsGroup != nil {
+		mode = 0o600
+	}
+	return atomicwriter.File{Data: []byte(token), Mode: mode, FsUser: fsUser}
+}
+
+// fsUserOf returns the runAsUser every container of the pod runs as, or nil
+// when they differ or one has none.
+func fsUserOf(pod *corev1.Pod) *int64 {
+	var user *int64
+	first := true
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			u := containerUser(pod, c)
+			if u == nil || (!first && *u != *user) {
+				return nil
+			}
+			user, first = u, false
+		}
+	}
+	return user
+}
+
+func containerUser(pod *corev1.Pod, c corev1.Container) *int64 {
+	if c.SecurityContext != nil && c.SecurityContext.RunAsUser != nil {
+		return c.SecurityContext.RunAsUser
+	}
+	if pod.Spec.SecurityContext != nil {
+		return pod.Spec.SecurityContext.RunAsUser
+	}
+	return nil
 }
 
 func modeOr(m *int32) int32 {

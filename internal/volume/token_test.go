@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/volume/atomicwriter"
 )
 
 var t0 = time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC)
@@ -67,6 +69,39 @@ func TestTokenRequest(t *testing.T) {
 			tt.want.BoundObjectRef = &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Pod", Name: "web", UID: "uid-1"}
 			if diff := cmp.Diff(tt.want, tokenRequest(pod, &tt.src).Spec); diff != "" {
 				t.Errorf("tokenRequest() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTokenFile(t *testing.T) {
+	withSC := func(sc *corev1.PodSecurityContext, containerUser *int64) *corev1.Pod {
+		pod := testPod()
+		pod.Spec.SecurityContext = sc
+		if containerUser != nil {
+			pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: containerUser}
+		}
+		return pod
+	}
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want atomicwriter.File
+	}{
+		{name: "no fsGroup", pod: testPod(), want: atomicwriter.File{Data: []byte("jwt"), Mode: 0o644}},
+		{name: "fsGroup", pod: withSC(&corev1.PodSecurityContext{FSGroup: ptr.To[int64](2000)}, nil), want: atomicwriter.File{Data: []byte("jwt"), Mode: 0o600}},
+		{name: "pod runAsUser", pod: withSC(&corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}, nil), want: atomicwriter.File{Data: []byte("jwt"), Mode: 0o600, FsUser: ptr.To[int64](1000)}},
+		{name: "container overrides", pod: withSC(&corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}, ptr.To[int64](7)), want: atomicwriter.File{Data: []byte("jwt"), Mode: 0o600, FsUser: ptr.To[int64](7)}},
+		{name: "users differ", pod: func() *corev1.Pod {
+			p := withSC(&corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}, nil)
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "d", SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](5)}})
+			return p
+		}(), want: atomicwriter.File{Data: []byte("jwt"), Mode: 0o644}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tokenFile(tt.pod, "jwt", 0o644)); diff != "" {
+				t.Errorf("tokenFile() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

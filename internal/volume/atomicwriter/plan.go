@@ -8,10 +8,12 @@ import (
 	"strings"
 )
 
-// File is one file of a payload: its content and its permission bits.
+// File is one file of a payload: its content, its permission bits and,
+// when FsUser is set, the user that owns it.
 type File struct {
-	Data []byte
-	Mode int32
+	Data   []byte
+	Mode   int32
+	FsUser *int64
 }
 
 // Payload maps a relative, slash-separated path to the file written there.

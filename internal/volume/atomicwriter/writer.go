@@ -105,6 +105,11 @@ func writePayload(versionDir string, payload Payload) error {
 		if err := os.Chmod(full, mode); err != nil {
 			return fmt.Errorf("chmod file %q: %w", p, err)
 		}
+		if f.FsUser != nil {
+			if err := os.Chown(full, int(*f.FsUser), -1); err != nil {
+				return fmt.Errorf("chown file %q: %w", p, err)
+			}
+		}
 	}
 	return nil
 }
