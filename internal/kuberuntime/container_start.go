@@ -36,33 +36,33 @@ func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimesta
 	pod, c := t.Pod, t.Container
 	imageRef, failure := m.ensureImage(ctx, pod, c, t.SandboxCfg)
 	if failure != nil {
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailed, "Error: %s", failure.Reason)
+		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Error: %s", failure.Reason)
 		return failure
 	}
 	restartCount := m.nextRestartCount(ctx, t)
 	cfg, err := m.prepareContainer(t, imageRef, restartCount)
 	if err != nil {
-		return m.startFailed(pod, ReasonCreateContainerConfigError, err.Error())
+		return m.startFailed(pod, c.Name, ReasonCreateContainerConfigError, err.Error())
 	}
 	created, err := m.cfg.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
 		PodSandboxId: t.SandboxID, Config: cfg, SandboxConfig: t.SandboxCfg,
 	})
 	if err != nil {
-		return m.startFailed(pod, ReasonCreateContainerError, criMessage(err))
+		return m.startFailed(pod, c.Name, ReasonCreateContainerError, criMessage(err))
 	}
 	id := created.GetContainerId()
-	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventCreated, "Created container: %s", c.Name)
+	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventCreated, "Created container: %s", c.Name)
 	if _, err := m.cfg.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
 		// The runtime's message often names the container ID; events name
 		// the container so that they aggregate.
-		return m.startFailed(pod, ReasonRunContainerError, strings.ReplaceAll(criMessage(err), id, c.Name))
+		return m.startFailed(pod, c.Name, ReasonRunContainerError, strings.ReplaceAll(criMessage(err), id, c.Name))
 	}
-	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventStarted, "Started container %s", c.Name)
+	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventStarted, "Started container %s", c.Name)
 	return nil
 }
 
-func (m *Manager) startFailed(pod *corev1.Pod, reason, msg string) *runtimestate.StartFailure {
-	m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailed, "Error: %s", msg)
+func (m *Manager) startFailed(pod *corev1.Pod, container, reason, msg string) *runtimestate.StartFailure {
+	m.cfg.Recorder.ContainerEventf(pod, container, corev1.EventTypeWarning, eventFailed, "Error: %s", msg)
 	return &runtimestate.StartFailure{Reason: reason, Message: msg}
 }
 

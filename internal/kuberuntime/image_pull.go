@@ -35,38 +35,38 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	image, err := withDefaultTag(c.Image)
 	if err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventInspectFailed, "%s", msg)
+		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventInspectFailed, "%s", msg)
 		return "", &runtimestate.StartFailure{Reason: ReasonInvalidImageName, Message: msg}
 	}
 	spec := &runtimeapi.ImageSpec{Image: image, Annotations: pod.Annotations, UserSpecifiedImage: c.Image}
 	st, err := m.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
 	if err != nil {
 		msg := fmt.Sprintf("Failed to inspect image %q: %v", c.Image, criMessage(err))
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventInspectFailed, "%s", msg)
+		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventInspectFailed, "%s", msg)
 		return "", &runtimestate.StartFailure{Reason: ReasonImageInspectError, Message: msg}
 	}
 	present := st.GetImage() != nil
 	policy := pullPolicy(c, image)
 	if policy == corev1.PullNever && !present {
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventErrImageNeverPull, "%s", msg)
+		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventErrImageNeverPull, "%s", msg)
 		return "", &runtimestate.StartFailure{Reason: ReasonErrImageNeverPull, Message: msg}
 	}
 	if present && policy != corev1.PullAlways {
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventPulled, "Container image %q already present on machine", c.Image)
+		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventPulled, "Container image %q already present on machine", c.Image)
 		return st.GetImage().GetId(), nil
 	}
 	now := m.cfg.Clock.Now()
 	if m.pullBackoffEntry(pod.UID, c.Image).inBackoff(now) {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventBackOff, "%s", msg)
+		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventBackOff, "%s", msg)
 		return "", &runtimestate.StartFailure{Reason: ReasonImagePullBackOff, Message: msg}
 	}
-	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventPulling, "Pulling image %q", c.Image)
+	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventPulling, "Pulling image %q", c.Image)
 	resp, err := m.cfg.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandbox})
 	if err != nil {
 		msg := criMessage(err)
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailed, "Failed to pull image %q: %s", c.Image, msg)
+		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Failed to pull image %q: %s", c.Image, msg)
 		m.recordPullFailure(pod.UID, c.Image, m.cfg.Clock.Now())
 		return "", &runtimestate.StartFailure{Reason: ReasonErrImagePull, Message: msg}
 	}
@@ -78,7 +78,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	} else {
 		klog.FromContext(ctx).V(4).Info("Cannot read pulled image size", "image", c.Image, "err", err)
 	}
-	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventPulled,
+	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventPulled,
 		"Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, took, took, size)
 	m.gcPullBackoff(pod.UID, now)
 	return ref, nil

@@ -99,7 +99,7 @@ func (m *Manager) killContainer(ctx context.Context, pod, evPod *corev1.Pod, c r
 	if message == "" {
 		message = fmt.Sprintf("Stopping container %s", c.Name)
 	}
-	m.cfg.Recorder.Eventf(evPod, corev1.EventTypeNormal, eventKilling, "%s", message)
+	m.cfg.Recorder.ContainerEventf(evPod, c.Name, corev1.EventTypeNormal, eventKilling, "%s", message)
 	klog.FromContext(ctx).V(2).Info("Killing container with a grace period", "pod", klog.KObj(evPod),
 		"containerName", c.Name, "containerID", c.ID, "gracePeriod", grace)
 	_, err := m.cfg.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: c.ID, Timeout: grace})

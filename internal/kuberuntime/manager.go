@@ -16,6 +16,10 @@ import (
 // consumer; implementations must be safe for concurrent use.
 type Recorder interface {
 	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
+	// ContainerEventf records an event about one container of the pod
+	// (involvedObject.fieldPath spec.containers{name}), as upstream does for
+	// pulls, creation, start, kills and back-offs.
+	ContainerEventf(pod *corev1.Pod, container, eventType, reason, messageFmt string, args ...any)
 }
 
 // Config holds the Manager's collaborators and settings.

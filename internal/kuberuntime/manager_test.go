@@ -26,6 +26,10 @@ type events struct {
 	all []string
 }
 
+func (e *events) ContainerEventf(pod *corev1.Pod, _, eventType, reason, messageFmt string, args ...any) {
+	e.Eventf(pod, eventType, reason, messageFmt, args...)
+}
+
 func (e *events) Eventf(_ *corev1.Pod, eventType, reason, messageFmt string, args ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

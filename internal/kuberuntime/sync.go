@@ -48,7 +48,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate
 	actions := m.plan(pod, rt, opts.Probes)
 	for name, w := range actions.Waiting {
 		res.Failures[name] = runtimestate.StartFailure{Reason: w.Reason, Message: w.Message}
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventBackOff,
+		m.cfg.Recorder.ContainerEventf(pod, name, corev1.EventTypeWarning, eventBackOff,
 			"Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
 	}
 	if actions.CreateSandbox && rt.LatestSandbox() != nil {

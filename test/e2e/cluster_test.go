@@ -195,6 +195,19 @@ func (e *clusterEnv) testAPIPod(t *testing.T) {
 		b, err := httpGet("http://" + pod.Status.PodIP + ":8080/")
 		return err == nil && strings.TrimSpace(b) == "api-web"
 	})
+	e.waitAPI(t, "Started event for the container", func(ctx context.Context) (bool, error) {
+		evs, err := e.admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=api-web"})
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == "Started" && ev.InvolvedObject.FieldPath == "spec.containers{web}" &&
+				ev.Source.Component == "kubelet" && ev.Source.Host == nodeName && ev.InvolvedObject.UID == pod.UID {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 	out, err := e.cl.Kubectl(ctx, "delete", "pod", "api-web", "--wait=false")
 	if err != nil {
 		t.Fatalf("kubectl delete: %v: %s", err, out)
