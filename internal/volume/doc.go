@@ -18,6 +18,7 @@
 //	downward.go   the downward API values and their key="value" format
 //	hostpath.go   checkHostPath: the hostPath type checks over an injected stat
 //	token.go      the TokenRequest of a projected token and when to refresh it
+//	tmpfs.go      which volumes live on tmpfs and the tmpfs size
 //	ownership.go  fsGroup modes (SetVolumeOwnership) and the OnRootMismatch test
 //	mount.go      the Mounter interface and the mountinfo parser
 //
@@ -26,13 +27,15 @@
 //	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state
 //	setup.go       one volume's set-up: directory, tmpfs, payload, ownership
 //	fetch.go       configMaps and secrets from the API, tokens with their cache
-//	mount_linux.go SysMounter (mount(2))
+//	mount_linux.go SysMounter (mount(2)); mount_other.go a stub elsewhere
 //
 // State and concurrency: the Manager's mutex guards only the map of pods;
 // each pod's state (set-up volumes, cached tokens, reported events) has its
 // own mutex that serialises SetUp, Run's refresh and TearDown of that pod,
-// so different pods set up in parallel. Run re-fetches every minute and
-// rewrites content only when it changed (the atomic writer compares);
+// so different pods set up in parallel. SetUp fetches a volume's content
+// only the first time; after that Run re-fetches every minute (and at once
+// after Update) and rewrites content only when it changed (the atomic
+// writer compares);
 // tokens are requested again once 80% of their lifetime passed or after a
 // day, as upstream's token manager.
 package volume

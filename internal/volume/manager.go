@@ -108,7 +108,7 @@ func (m *Manager) SetUp(ctx context.Context, pod *corev1.Pod) (map[string]string
 	st.latest.Store(pod)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	paths, err := m.setUpPod(ctx, pod, st)
+	paths, err := m.setUpPod(ctx, pod, st, false)
 	if err == nil {
 		st.ready = true
 		st.dirty.Store(false)
@@ -221,7 +221,7 @@ func (m *Manager) refreshPod(ctx context.Context, st *podState) {
 		return
 	}
 	st.dirty.Store(false)
-	if _, err := m.setUpPod(ctx, pod, st); err != nil {
+	if _, err := m.setUpPod(ctx, pod, st, true); err != nil {
 		klog.FromContext(ctx).Error(err, "Refresh of pod volumes failed", "pod", klog.KObj(pod))
 	}
 }

@@ -164,7 +164,8 @@ func TestSetUpRefreshTearDown(t *testing.T) {
 	if diff := cmp.Diff(want, paths); diff != "" {
 		t.Fatalf("SetUp() paths (-want +got):\n%s", diff)
 	}
-	wantMounts := map[string]int64{paths["mem"]: 1 << 20, paths["sec"]: 0, paths["kube-api-access-abcde"]: 0}
+	// Secret and projected tmpfs are bounded by the pod's memory limit.
+	wantMounts := map[string]int64{paths["mem"]: 1 << 20, paths["sec"]: 64 << 20, paths["kube-api-access-abcde"]: 64 << 20}
 	if diff := cmp.Diff(wantMounts, e.mounter.snapshot()); diff != "" {
 		t.Errorf("mounts (-want +got):\n%s", diff)
 	}

@@ -13,11 +13,13 @@ import (
 )
 
 // setUpPod sets up every volume of pod; the caller holds st.mu.
-func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState) (map[string]string, error) {
+// With refresh false (SetUp), the content of a volume set up before is
+// left to Run's refresh rounds, so that pod syncs do not hit the API.
+func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState, refresh bool) (map[string]string, error) {
 	out := map[string]string{}
 	var errs []error
 	for _, v := range pod.Spec.Volumes {
-		dir, err := m.setUpVolume(ctx, pod, v, st)
+		dir, err := m.setUpVolume(ctx, pod, v, st, refresh)
 		if err != nil {
 			m.recordFailure(pod, st, v.Name, err)
 			errs = append(errs, fmt.Errorf("volume %q: %w", v.Name, err))
@@ -28,7 +30,7 @@ func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState) (
 	return out, errors.Join(errs...)
 }
 
-func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (string, error) {
+func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState, refresh bool) (string, error) {
 	kind, err := Classify(v)
 	if err != nil {
 		return "", err
@@ -38,8 +40,11 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 	}
 	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", kind.PluginDir(), v.Name)
 	first := !st.prepared[v.Name]
-	if err := m.prepareDir(dir, kind, v); err != nil {
+	if err := m.prepareDir(dir, kind, pod, v); err != nil {
 		return "", err
+	}
+	if !first && !refresh {
+		return dir, nil
 	}
 	fsGroup, onRootMismatch := fsGroupOf(pod)
 	if kind == KindEmptyDir {
@@ -78,11 +83,15 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 // prepareDir creates the volume directory, mounts a tmpfs on it when the
 // plugin or medium asks for one, and makes it world-writable as upstream's
 // emptyDir (which backs every plugin but hostPath upstream).
-func (m *Manager) prepareDir(dir string, kind Kind, v corev1.Volume) error {
+func (m *Manager) prepareDir(dir string, kind Kind, pod *corev1.Pod, v corev1.Volume) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("create volume directory: %w", err)
 	}
-	tmpfs, size, err := wantsTmpfs(kind, v)
+	var allocatable corev1.ResourceList
+	if m.cfg.NodeAllocatable != nil {
+		allocatable = m.cfg.NodeAllocatable()
+	}
+	tmpfs, size, err := tmpfsSize(kind, pod, v, allocatable.Memory())
 	if err != nil {
 		return err
 	}
@@ -107,25 +116,4 @@ func (m *Manager) prepareDir(dir string, kind Kind, v corev1.Volume) error {
 		}
 	}
 	return nil
-}
-
-// wantsTmpfs decides whether a volume lives on tmpfs and its size limit.
-func wantsTmpfs(kind Kind, v corev1.Volume) (bool, int64, error) {
-	if kind.onTmpfs() {
-		return true, 0, nil
-	}
-	if kind != KindEmptyDir {
-		return false, 0, nil
-	}
-	switch v.EmptyDir.Medium {
-	case corev1.StorageMediumDefault:
-		return false, 0, nil
-	case corev1.StorageMediumMemory:
-		var size int64
-		if v.EmptyDir.SizeLimit != nil {
-			size = v.EmptyDir.SizeLimit.Value()
-		}
-		return true, size, nil
-	}
-	return false, 0, fmt.Errorf("emptyDir medium %s is not supported by berth yet", v.EmptyDir.Medium)
 }

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package volume
+
+import "errors"
+
+// SysMounter mounts nothing outside Linux.
+type SysMounter struct{}
+
+var _ Mounter = SysMounter{}
+
+var errNotLinux = errors.New("tmpfs volumes need Linux")
+
+// MountTmpfs implements Mounter.
+func (SysMounter) MountTmpfs(string, int64) error { return errNotLinux }
+
+// Unmount implements Mounter.
+func (SysMounter) Unmount(string) error { return errNotLinux }
+
+// IsMountPoint implements Mounter.
+func (SysMounter) IsMountPoint(string) (bool, error) { return false, nil }
