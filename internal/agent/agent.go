@@ -33,6 +33,21 @@ const (
 	workerBackoffPeriod = 10 * time.Second
 )
 
+// node is berth assembled: every component built, none started. Run owns
+// it; the fields are set once by assemble.
+type node struct {
+	cfg      *config.Config
+	clock    clock.WithTicker
+	client   *cri.Client
+	health   *runtimeHealth
+	cluster  *cluster
+	relister *pleg.PLEG
+	statuses *podstatus.Store
+	workers  *podworker.Workers
+	sources  *sources
+	loop     *syncloop.Loop
+}
+
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
 // own version (for the API user agent). Start order: runtime connection,
 // runtime manager, PLEG, pod workers, (in cluster mode) API clients, node
@@ -40,22 +55,36 @@ const (
 // stops together when ctx ends or a component fails; stopping berth never
 // stops a pod.
 func Run(ctx context.Context, cfg *config.Config, version string) error {
-	logger := klog.FromContext(ctx).WithValues("node", cfg.NodeName)
-	ctx = klog.NewContext(ctx, logger)
-	kc := &cfg.Kubelet
-	clk := clock.RealClock{}
-
-	client, info, err := connectRuntime(ctx, cfg)
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("node", cfg.NodeName))
+	n, err := assemble(ctx, cfg, version)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	logger.Info("Connected to container runtime", "runtime", info.RuntimeName, "version", info.RuntimeVersion,
-		"apiVersion", info.RuntimeAPIVersion, "cgroupDriver", cgroupDriver(ctx, kc.CgroupDriver, info.CgroupDriver))
+	defer n.close()
+	return n.run(ctx)
+}
 
-	podsDir := filepath.Join(cfg.RootDir, "pods")
-	podLogsDir := kc.PodLogsDir
-	for _, dir := range []string{cfg.RootDir, podsDir, podLogsDir} {
+// assemble connects to the runtime and builds every component.
+func assemble(ctx context.Context, cfg *config.Config, version string) (*node, error) {
+	kc := &cfg.Kubelet
+	n := &node{cfg: cfg, clock: clock.RealClock{}}
+	client, info, err := connectRuntime(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.client = client
+	klog.FromContext(ctx).Info("Connected to container runtime", "runtime", info.RuntimeName, "version", info.RuntimeVersion,
+		"apiVersion", info.RuntimeAPIVersion, "cgroupDriver", cgroupDriver(ctx, kc.CgroupDriver, info.CgroupDriver))
+	if err := n.assembleRest(ctx, info, version); err != nil {
+		n.close()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) error {
+	cfg := n.cfg
+	for _, dir := range []string{cfg.RootDir, n.podsDir(), cfg.Kubelet.PodLogsDir} {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return fmt.Errorf("create directory %q: %w", dir, err)
 		}
@@ -64,104 +93,98 @@ func Run(ctx context.Context, cfg *config.Config, version string) error {
 	if err != nil {
 		return err
 	}
-	health := newRuntimeHealth(client, clk, runtimeCheckPeriod)
-	var cl *cluster // node status is kicked when the runtime's health changes
-	health.onChange = func() { cl.kickNode() }
-	health.check(ctx) // a first verdict before anything asks for one
-	inputs, err := newNodeInputs(cfg, info, ips, health, client.Image, clk)
+	n.health = newRuntimeHealth(n.client, n.clock, runtimeCheckPeriod)
+	// Node status is kicked when the runtime's health changes.
+	n.health.onChange = func() { n.cluster.kickNode() }
+	n.health.check(ctx) // a first verdict before anything asks for one
+	inputs, err := newNodeInputs(cfg, info, ips, n.health, n.client.Image, n.clock)
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
-	cl, err = newCluster(ctx, cfg, version, inputs, clk)
-	if err != nil {
+	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock); err != nil {
 		return err
 	}
-	recorder := cl.recorder
-	defer recorder.Shutdown()
+	return n.assemblePods(info, ips)
+}
 
+// assemblePods builds the pod machinery: runtime manager, PLEG, syncer,
+// workers, sources, admission, housekeeping and the sync loop.
+func (n *node) assemblePods(info cri.Info, ips []string) error {
+	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
-		Runtime:       client.Runtime,
-		Images:        client.Image,
-		Clock:         clk,
-		Recorder:      recorder,
-		PodLogsDir:    podLogsDir,
-		PodsDir:       podsDir,
-		ResolvConf:    ptr.Deref(kc.ResolverConfig, ""),
-		PodInfraImage: cfg.PodInfraContainerImage,
+		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
+		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
+		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)
 	}
 	cache := pleg.NewCache()
-	relister, err := pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: clk, Period: plegPeriod, Threshold: plegThreshold})
-	if err != nil {
+	if n.relister, err = pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: clk, Period: plegPeriod, Threshold: plegThreshold}); err != nil {
 		return fmt.Errorf("create PLEG: %w", err)
 	}
-	statuses := podstatus.NewStore()
-
-	var loop *syncloop.Loop        // the funcs below read its snapshots
-	var workers *podworker.Workers // likewise
-	desired := func(uid types.UID) bool { _, ok := loop.Pod(uid); return ok }
+	n.statuses = podstatus.NewStore()
+	// The funcs below read n.loop and n.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
-		Runtime: runtimeMgr, Statuses: statuses, Clock: clk, PodsDir: podsDir, HostIPs: ips,
-		RuntimeName: info.RuntimeName, Desired: desired, IsStatic: podsource.IsStaticPod,
-		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return loop.MirrorPod(fullName) },
-			func(uid types.UID) bool { return workers.IsPodTerminationRequested(uid) }),
+		Runtime: runtimeMgr, Statuses: n.statuses, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
+		RuntimeName: info.RuntimeName, IsStatic: podsource.IsStaticPod,
+		Desired: func(uid types.UID) bool { _, ok := n.loop.Pod(uid); return ok },
+		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return n.loop.MirrorPod(fullName) },
+			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),
 		Terminated: func(types.UID) { cl.wakeStatus() },
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
 	}
-	workers, err = podworker.New(podworker.Config{
+	if n.workers, err = podworker.New(podworker.Config{
 		Syncer: syncer, Cache: cache, Clock: clk,
 		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
-	})
-	if err != nil {
+	}); err != nil {
 		return fmt.Errorf("create pod workers: %w", err)
 	}
-	sources, err := newSources(cfg, clk, cl.api)
-	if err != nil {
+	if n.sources, err = newSources(cfg, clk, cl.api); err != nil {
 		return err
 	}
 	keeper := newHousekeeper(housekeeperConfig{
-		Workers: workers, Runtime: runtimeMgr, SourcesReady: sources.Ready, PodsDir: podsDir, PodLogsDir: podLogsDir,
-		Statuses: statuses, Forget: runtimeMgr.ForgetPod,
+		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
+		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, Forget: runtimeMgr.ForgetPod,
 	})
 	admit := &admitter{
-		node: cl.node, maxPods: int(kc.MaxPods), recorder: recorder,
-		active: func(uid types.UID) bool { return isActive(statuses, workers, uid) },
-		reject: func(uid types.UID, st corev1.PodStatus) { statuses.Set(uid, st) },
+		node: cl.node, maxPods: int(kc.MaxPods), recorder: cl.recorder,
+		active: func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
+		reject: func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
 	}
-	loop, err = syncloop.New(syncloop.Config{
-		Updates: sources.Updates(), Events: relister.Events(), Workers: workers,
-		Admit: admit.Admit, Housekeeping: keeper.Run, RuntimeErr: health.Err, Clock: clk,
-	})
-	if err != nil {
+	if n.loop, err = syncloop.New(syncloop.Config{
+		Updates: n.sources.Updates(), Events: n.relister.Events(), Workers: n.workers,
+		Admit: admit.Admit, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
+	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
 	}
-	if err := cl.startStatusSync(statuses, loop, workers); err != nil {
-		return err
-	}
+	return cl.startStatusSync(n.statuses, n.loop, n.workers)
+}
 
+// run starts every component and waits until ctx ends or one fails.
+func (n *node) run(ctx context.Context) error {
+	kc := &n.cfg.Kubelet
 	healthCheck := func() error {
-		if ok, err := relister.Healthy(); !ok {
+		if ok, err := n.relister.Healthy(); !ok {
 			return fmt.Errorf("PLEG is not healthy: %w", err)
 		}
-		if since := clk.Since(loop.LastIteration()); since > 2*time.Minute {
+		if since := n.clock.Since(n.loop.LastIteration()); since > 2*time.Minute {
 			return fmt.Errorf("sync loop has not run for %s", since.Round(time.Second))
 		}
 		return nil
 	}
-	listPods := func() []corev1.Pod { return podsWithStatus(loop.Pods(), statuses) }
+	listPods := func() []corev1.Pod { return podsWithStatus(n.loop.Pods(), n.statuses) }
 
 	g := newGroup(ctx)
-	g.Go("runtime-health", health.Run)
-	g.Go("pleg", relister.Run)
-	for name, run := range cl.runs() {
+	g.Go("runtime-health", n.health.Run)
+	g.Go("pleg", n.relister.Run)
+	for name, run := range n.cluster.runs() {
 		g.Go(name, run)
 	}
-	g.Go("pod-sources", sources.Run)
-	g.Go("sync-loop", loop.Run)
+	g.Go("pod-sources", n.sources.Run)
+	g.Go("sync-loop", n.loop.Run)
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
 		g.Go("healthz", func(ctx context.Context) error {
 			return server.Serve(ctx, "healthz", kc.HealthzBindAddress, int(*kc.HealthzPort), server.HealthzHandler(healthCheck))
@@ -172,11 +195,21 @@ func Run(ctx context.Context, cfg *config.Config, version string) error {
 			return server.Serve(ctx, "read-only", kc.Address, int(kc.ReadOnlyPort), server.ReadOnlyHandler(healthCheck, listPods))
 		})
 	}
-	err = g.Wait()
-	workers.Wait()
-	logger.Info("berth stopped", "err", err)
+	err := g.Wait()
+	n.workers.Wait()
+	klog.FromContext(ctx).Info("berth stopped", "err", err)
 	return err
 }
+
+// close releases what assemble acquired.
+func (n *node) close() {
+	if n.cluster != nil {
+		n.cluster.recorder.Shutdown()
+	}
+	n.client.Close()
+}
+
+func (n *node) podsDir() string { return filepath.Join(n.cfg.RootDir, "pods") }
 
 // isActive reports whether an admitted pod still counts against the node:
 // its worker has not terminated it and its phase is not terminal.
