@@ -1,6 +1,7 @@
 package atomicwriter
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -108,5 +109,53 @@ func TestWriteNested(t *testing.T) {
 	}
 	if diff := cmp.Diff(Payload{"x/y/z": {Data: []byte("deep"), Mode: 0o644}}, got); diff != "" {
 		t.Errorf("ReadPayload (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriteConcurrentReader swaps between two versions while a reader
+// reads both files through ..data: it must always see one whole version.
+func TestWriteConcurrentReader(t *testing.T) {
+	dir := t.TempDir()
+	version := func(n int) Payload {
+		s := fmt.Sprint(n)
+		return Payload{"a": {Data: []byte(s), Mode: 0o644}, "b": {Data: []byte(s), Mode: 0o644}}
+	}
+	if _, err := Write(dir, version(0), t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	mixed := make(chan string, 1)
+	go func() {
+		defer close(mixed)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			// Resolve ..data once, as a reader holding the directory open does.
+			target, err := os.Readlink(filepath.Join(dir, DataDirName))
+			if err != nil {
+				continue
+			}
+			a, errA := os.ReadFile(filepath.Join(dir, target, "a"))
+			b, errB := os.ReadFile(filepath.Join(dir, target, "b"))
+			if errA != nil || errB != nil {
+				continue // the version was removed after the swap; retry
+			}
+			if string(a) != string(b) {
+				mixed <- fmt.Sprintf("a=%s b=%s", a, b)
+				return
+			}
+		}
+	}()
+	for i := 1; i <= 200; i++ {
+		if _, err := Write(dir, version(i), t0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if m, ok := <-mixed; ok {
+		t.Errorf("reader saw a mixed set: %s", m)
 	}
 }
