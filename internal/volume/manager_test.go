@@ -346,3 +346,60 @@ func TestSysMounterTmpfs(t *testing.T) {
 		t.Fatalf("IsMountPoint() after unmount = %v, %v", ok, err)
 	}
 }
+
+func TestSetUpTearDownRealTmpfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting tmpfs needs root")
+	}
+	e := newEnv(t, clusterObjects()...)
+	e.m.cfg.Mounter = SysMounter{}
+	pod := testPod()
+	pod.Spec.Volumes = []corev1.Volume{secretVolume("sec", nil, false)}
+	ctx := context.Background()
+	paths, err := e.m.SetUp(ctx, pod)
+	if err != nil {
+		t.Skipf("cannot set up a tmpfs secret here: %v", err)
+	}
+	t.Cleanup(func() { _ = SysMounter{}.Unmount(paths["v"]) })
+	if ok, err := (SysMounter{}).IsMountPoint(paths["v"]); err != nil || !ok {
+		t.Fatalf("secret volume is not a mount point: %v, %v", ok, err)
+	}
+	if got := readFile(t, filepath.Join(paths["v"], "pw")); got != "hunter2" {
+		t.Errorf("secret file = %q", got)
+	}
+	if err := e.m.TearDown(ctx, pod.UID); err != nil {
+		t.Fatalf("TearDown() = %v", err)
+	}
+	if ok, _ := (SysMounter{}).IsMountPoint(paths["v"]); ok {
+		t.Error("secret volume still mounted after TearDown")
+	}
+	if _, err := os.Stat(paths["v"]); !os.IsNotExist(err) {
+		t.Errorf("secret volume directory after TearDown: %v", err)
+	}
+}
+
+func TestSysMounterResolvesSymlinks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting tmpfs needs root")
+	}
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	var m SysMounter
+	if err := m.MountTmpfs(real, 0); err != nil {
+		t.Skipf("cannot mount tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Unmount(real) })
+	if ok, err := m.IsMountPoint(link); err != nil || !ok {
+		t.Errorf("IsMountPoint(symlink to mount) = %v, %v; want true", ok, err)
+	}
+	if ok, err := m.IsMountPoint(filepath.Join(dir, "missing")); err != nil || ok {
+		t.Errorf("IsMountPoint(missing) = %v, %v; want false, nil", ok, err)
+	}
+}

@@ -5,6 +5,8 @@ package volume
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 
 	"syscall"
 )
@@ -30,8 +32,17 @@ func (SysMounter) Unmount(target string) error {
 	return nil
 }
 
-// IsMountPoint implements Mounter.
+// IsMountPoint implements Mounter. The path is resolved first: mountinfo
+// lists mount points without symlinks.
 func (SysMounter) IsMountPoint(path string) (bool, error) {
+	resolved, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("resolve %q: %w", path, err)
+	}
+	path = resolved
 	info, err := readMountInfo()
 	if err != nil {
 		return false, err
