@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -71,30 +70,4 @@ func checkHostPath(path string, t corev1.HostPathType, stat statFunc) (hostPathA
 		return hostPathUse, fmt.Errorf("%s is an invalid volume type", t)
 	}
 	return hostPathUse, nil
-}
-
-// setUpHostPath checks (and creates, for the *OrCreate types) a hostPath
-// and returns the path itself.
-func setUpHostPath(src *corev1.HostPathVolumeSource) (string, error) {
-	t := corev1.HostPathUnset
-	if src.Type != nil {
-		t = *src.Type
-	}
-	action, err := checkHostPath(src.Path, t, os.Stat)
-	if err != nil {
-		return "", err
-	}
-	switch action {
-	case hostPathCreateDir:
-		if err := os.MkdirAll(src.Path, 0o755); err != nil {
-			return "", fmt.Errorf("create directory %q: %w", src.Path, err)
-		}
-	case hostPathCreateFile:
-		f, err := os.OpenFile(src.Path, os.O_CREATE, 0o644)
-		if err != nil {
-			return "", fmt.Errorf("create file %q: %w", src.Path, err)
-		}
-		_ = f.Close()
-	}
-	return src.Path, nil
 }

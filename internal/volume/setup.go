@@ -117,3 +117,29 @@ func (m *Manager) prepareDir(dir string, kind Kind, pod *corev1.Pod, v corev1.Vo
 	}
 	return nil
 }
+
+// setUpHostPath checks (and creates, for the *OrCreate types) a hostPath
+// and returns the path itself.
+func setUpHostPath(src *corev1.HostPathVolumeSource) (string, error) {
+	t := corev1.HostPathUnset
+	if src.Type != nil {
+		t = *src.Type
+	}
+	action, err := checkHostPath(src.Path, t, os.Stat)
+	if err != nil {
+		return "", err
+	}
+	switch action {
+	case hostPathCreateDir:
+		if err := os.MkdirAll(src.Path, 0o755); err != nil {
+			return "", fmt.Errorf("create directory %q: %w", src.Path, err)
+		}
+	case hostPathCreateFile:
+		f, err := os.OpenFile(src.Path, os.O_CREATE, 0o644)
+		if err != nil {
+			return "", fmt.Errorf("create file %q: %w", src.Path, err)
+		}
+		_ = f.Close()
+	}
+	return src.Path, nil
+}
