@@ -23,6 +23,7 @@ import (
 	"github.com/berthk8s/berth/internal/podworker"
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
+	"github.com/berthk8s/berth/internal/volume"
 )
 
 // Fixed periods, as upstream.
@@ -43,6 +44,7 @@ type node struct {
 	cluster  *cluster
 	relister *pleg.PLEG
 	statuses *podstatus.Store
+	volumes  *volume.Manager
 	workers  *podworker.Workers
 	sources  *sources
 	loop     *syncloop.Loop
@@ -124,6 +126,17 @@ func (n *node) assemblePods(info cri.Info, ips []string) error {
 		return fmt.Errorf("create PLEG: %w", err)
 	}
 	n.statuses = podstatus.NewStore()
+	if n.volumes, err = volume.New(volume.Config{
+		PodsDir: n.podsDir(), Client: cl.apiClient(), Clock: clk, NodeName: cfg.NodeName, Recorder: cl.recorder,
+		NodeAllocatable: func() corev1.ResourceList {
+			if node := cl.node(); node != nil {
+				return node.Status.Allocatable
+			}
+			return nil
+		},
+	}); err != nil {
+		return fmt.Errorf("create volume manager: %w", err)
+	}
 	// The funcs below read n.loop and n.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
 		Runtime: runtimeMgr, Statuses: n.statuses, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
@@ -132,6 +145,7 @@ func (n *node) assemblePods(info cri.Info, ips []string) error {
 		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return n.loop.MirrorPod(fullName) },
 			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),
 		Terminated: func(types.UID) { cl.wakeStatus() },
+		Volumes:    n.volumes,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
@@ -180,6 +194,7 @@ func (n *node) run(ctx context.Context) error {
 	g := newGroup(ctx)
 	g.Go("runtime-health", n.health.Run)
 	g.Go("pleg", n.relister.Run)
+	g.Go("volumes", n.volumes.Run)
 	for name, run := range n.cluster.runs() {
 		g.Go(name, run)
 	}

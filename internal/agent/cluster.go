@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/config"
@@ -165,4 +166,12 @@ func (c *cluster) kickNode() {
 	if c != nil && c.nodeCtl != nil {
 		c.nodeCtl.Kick()
 	}
+}
+
+// apiClient is the main API client, or nil in standalone mode.
+func (c *cluster) apiClient() kubernetes.Interface {
+	if c.clients == nil {
+		return nil
+	}
+	return c.clients.Main
 }

@@ -31,6 +31,8 @@ var rules = []rule{
 	{dir: "nodestatus", files: []string{"inputs.go", "setters.go", "allocatable.go", "conditions.go", "initial.go", "patch.go"}},
 	{dir: "mirrorpod", files: []string{"plan.go"}},
 	{dir: "statussync", files: []string{"plan.go", "merge.go", "patch.go"}},
+	{dir: "volume", files: []string{"plugins.go", "payload.go", "downward.go", "token.go", "tmpfs.go", "hostpath.go"}},
+	{dir: "volume/atomicwriter", files: []string{"plan.go"}},
 }
 
 // TestPureFiles holds the line of STYLE.md: planners take a snapshot and

@@ -45,6 +45,8 @@ type Volumes interface {
 	SetUp(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
 	// TearDown releases the volumes of a terminated pod.
 	TearDown(ctx context.Context, uid types.UID) error
+	// Update tells that the pod object changed (downward API content).
+	Update(pod *corev1.Pod)
 }
 
 // Mirrors keeps the mirror pods of static pods in the API server.
@@ -108,7 +110,7 @@ func New(cfg Config) (*Syncer, error) {
 
 // SyncPod generates the pod's status and, unless the pod is finished,
 // converges the runtime toward the pod's spec.
-func (s *Syncer) SyncPod(ctx context.Context, _ podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (bool, error) {
+func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (bool, error) {
 	status := s.generate(pod, rt, false)
 	s.syncMirror(ctx, pod)
 	if isTerminal(status.Phase) {
@@ -119,6 +121,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworker.UpdateType, pod *corev
 	}
 	var volumes map[string]string
 	if s.cfg.Volumes != nil && len(pod.Spec.Volumes) > 0 {
+		if t == podworker.SyncPodUpdate {
+			s.cfg.Volumes.Update(pod)
+		}
 		v, err := s.cfg.Volumes.SetUp(ctx, pod)
 		if err != nil {
 			return false, fmt.Errorf("set up volumes of pod %q: %w", klog.KObj(pod), err)

@@ -75,6 +75,7 @@ func TestCluster(t *testing.T) {
 	t.Run("DeploymentRunsOnNode", env.testDeployment)
 	t.Run("MirrorPodIsRecreated", env.testMirrorPod)
 	t.Run("AdmissionRejectsOutOfcpu", env.testOutOfcpu)
+	t.Run("VolumesTokenConfigMapEmptyDir", env.testVolumes)
 	t.Run("APIServerRestartKeepsPods", env.testAPIServerRestart)
 }
 
@@ -239,7 +240,6 @@ func (e *clusterEnv) testDeployment(t *testing.T) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					AutomountServiceAccountToken:  ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To[int64](1),
 					Containers:                    []corev1.Container{{Name: "sleep", Image: busybox, ImagePullPolicy: corev1.PullIfNotPresent, Command: []string{"sleep", "3600"}}},
 				},
