@@ -4,6 +4,8 @@
 #   tools/etcd  etcd                      (go.etcd.io/etcd/server/v3)
 #   tools/kube  kube-apiserver, kube-controller-manager, kube-scheduler,
 #               kubectl                   (k8s.io/kubernetes, k8s.io/kubectl)
+#   tools/registry  registry              (github.com/distribution/distribution/v3),
+#               the OCI registry the image pull tests push to
 #
 # into _output/tools/bin (or $BERTH_TOOLS_BIN), static (CGO_ENABLED=0) and
 # with -trimpath. A stamp beside the binaries records what they were built
@@ -16,7 +18,8 @@
 # client modules), so in one build list the etcd server could not be v3.6.
 #
 # A cold build needs about 23 CPU-minutes: some 12 minutes on 2 idle cores,
-# 20 on a busy machine (kube-apiserver is most of it). With the Go build
+# 20 on a busy machine (kube-apiserver is most of it; the registry, under
+# a minute). With the Go build
 # cache warm, a rebuild (new stamp) takes about 30 s; an up-to-date check,
 # a fraction of a second.
 set -euo pipefail
@@ -29,6 +32,7 @@ PARALLEL=${BERTH_TOOLS_BUILD_P:-2}
 
 ETCD_CMDS=(etcd)
 KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+REGISTRY_CMDS=(registry)
 
 log() { printf '[cluster-build %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
@@ -43,8 +47,9 @@ stamp() {
 	echo "etcd: $(module_version "$ROOT/tools/etcd" go.etcd.io/etcd/server/v3)"
 	echo "kubernetes: $(module_version "$ROOT/tools/kube" k8s.io/kubernetes)"
 	echo "kubectl: $(module_version "$ROOT/tools/kube" k8s.io/kubectl)"
+	echo "registry: $(module_version "$ROOT/tools/registry" github.com/distribution/distribution/v3)"
 	local mod
-	for mod in etcd kube; do
+	for mod in etcd kube registry; do
 		echo "$mod sources: $(cd "$ROOT/tools/$mod" && find go.mod go.sum cmd -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"
 	done
 	echo "flags: CGO_ENABLED=0 -trimpath ldflags=$(kube_ldflags)"
@@ -65,7 +70,7 @@ kube_ldflags() {
 
 all_built() {
 	local c
-	for c in "${ETCD_CMDS[@]}" "${KUBE_CMDS[@]}"; do
+	for c in "${ETCD_CMDS[@]}" "${KUBE_CMDS[@]}" "${REGISTRY_CMDS[@]}"; do
 		[[ -x $OUT/$c ]] || return 1
 	done
 }
@@ -98,6 +103,7 @@ main() {
 	local start=$SECONDS
 	build "$ROOT/tools/etcd" "-s -w" "${ETCD_CMDS[@]}"
 	build "$ROOT/tools/kube" "$(kube_ldflags)" "${KUBE_CMDS[@]}"
+	build "$ROOT/tools/registry" "-s -w" "${REGISTRY_CMDS[@]}"
 	echo "$want" >"$STAMP"
 	log "done in $((SECONDS - start))s"
 }
