@@ -79,67 +79,169 @@ func mergeOptions(existing []string, opts ...string) []string {
 	return out
 }
 
-// podDNSConfig is the sandbox DNS config for a pod (upstream GetPodDNS):
-// dnsPolicy None starts empty; every other policy uses the host's resolver,
-// since berth has no cluster DNS yet (ClusterFirst falls back to Default as
-// upstream does without clusterDNS). pod.Spec.DNSConfig is merged on top.
-func podDNSConfig(pod *corev1.Pod, host hostDNS) *runtimeapi.DNSConfig {
-	cfg := &runtimeapi.DNSConfig{}
-	if pod.Spec.DNSPolicy != corev1.DNSNone {
+// dnsSettings is the node's DNS configuration pods are given: its parsed
+// resolv.conf and the kubelet's clusterDNS and clusterDomain.
+type dnsSettings struct {
+	Host          hostDNS
+	ClusterDNS    []string
+	ClusterDomain string
+}
+
+// podEvent is a warning event the caller records about the pod.
+type podEvent struct {
+	Reason  string
+	Message string
+}
+
+// Reasons of the DNS warning events, as upstream.
+const (
+	eventMissingClusterDNS = "MissingClusterDNS"
+	eventDNSConfigForming  = "DNSConfigForming"
+)
+
+// dnsType is the resolver a pod starts from, before pod.Spec.DNSConfig is
+// merged on top.
+type dnsType int
+
+const (
+	dnsCluster dnsType = iota // cluster DNS servers and search path
+	dnsHost                   // the node's resolv.conf
+	dnsNone                   // nothing
+)
+
+// podDNSType maps the pod's dnsPolicy as upstream getPodDNSType does: a
+// host-network pod with ClusterFirst uses the host's resolver (that is
+// what ClusterFirstWithHostNet is for), and an unknown policy reads as
+// ClusterFirst.
+func podDNSType(pod *corev1.Pod) dnsType {
+	switch pod.Spec.DNSPolicy {
+	case corev1.DNSNone:
+		return dnsNone
+	case corev1.DNSClusterFirstWithHostNet:
+		return dnsCluster
+	case corev1.DNSClusterFirst:
+		if pod.Spec.HostNetwork {
+			return dnsHost
+		}
+		return dnsCluster
+	case corev1.DNSDefault:
+		return dnsHost
+	}
+	return dnsCluster
+}
+
+// podDNSConfig is the sandbox DNS config for a pod (upstream GetPodDNS).
+// Cluster DNS pods get clusterDNS as their only nameservers, the search
+// path <ns>.svc.<domain> svc.<domain> <domain> followed by the host's, and
+// ndots:5; without clusterDNS they fall back to the host's resolver with a
+// MissingClusterDNS warning. dnsPolicy None starts empty. pod.Spec.DNSConfig
+// is merged on top, then the resolver limits are applied. The events are
+// warnings for the caller to record.
+func podDNSConfig(pod *corev1.Pod, s dnsSettings) (*runtimeapi.DNSConfig, []podEvent) {
+	var events []podEvent
+	host := s.Host
+	cfg := &runtimeapi.DNSConfig{
+		Servers:  slices.Clone(host.Servers),
+		Searches: slices.Clone(host.Searches),
+		Options:  slices.Clone(host.Options),
+	}
+	typ := podDNSType(pod)
+	if typ == dnsCluster && len(s.ClusterDNS) == 0 {
+		events = append(events, podEvent{Reason: eventMissingClusterDNS, Message: fmt.Sprintf(
+			"pod: %q. kubelet does not have ClusterDNS IP configured and cannot create Pod using %q policy. Falling back to %q policy.",
+			podDesc(pod), corev1.DNSClusterFirst, corev1.DNSDefault)})
+		typ = dnsHost
+	}
+	switch typ {
+	case dnsNone:
+		cfg = &runtimeapi.DNSConfig{}
+	case dnsCluster:
+		cfg.Servers = slices.Clone(s.ClusterDNS)
+		cfg.Searches = clusterSearches(pod.Namespace, s.ClusterDomain, host.Searches)
+		cfg.Options = []string{"ndots:5"}
+	case dnsHost:
 		if host.NoResolvConf {
 			cfg.Servers = []string{"127.0.0.1"}
 			cfg.Searches = []string{"."}
-		} else {
-			cfg.Servers = slices.Clone(host.Servers)
-			cfg.Searches = slices.Clone(host.Searches)
-			cfg.Options = slices.Clone(host.Options)
 		}
 	}
 	if d := pod.Spec.DNSConfig; d != nil {
-		cfg.Servers = appendUnique(cfg.Servers, d.Nameservers...)
-		cfg.Searches = appendUnique(cfg.Searches, d.Searches...)
+		cfg.Servers = appendUnique(nil, append(cfg.Servers, d.Nameservers...)...)
+		cfg.Searches = appendUnique(nil, append(cfg.Searches, d.Searches...)...)
 		for _, o := range d.Options {
 			opt := o.Name
-			if o.Value != nil {
+			if o.Value != nil && *o.Value != "" {
 				opt += ":" + *o.Value
 			}
 			cfg.Options = mergeOptions(cfg.Options, opt)
 		}
 	}
-	fitDNSLimits(cfg)
-	return cfg
+	for _, msg := range fitDNSLimits(cfg) {
+		events = append(events, podEvent{Reason: eventDNSConfigForming, Message: msg})
+	}
+	return cfg, events
+}
+
+// clusterSearches is the ClusterFirst search path (upstream
+// generateSearchesForDNSClusterFirst): the cluster's domains, then the
+// host's, without duplicates; just the host's with no cluster domain.
+func clusterSearches(namespace, clusterDomain string, hostSearches []string) []string {
+	if clusterDomain == "" {
+		return slices.Clone(hostSearches)
+	}
+	cluster := []string{namespace + ".svc." + clusterDomain, "svc." + clusterDomain, clusterDomain}
+	return appendUnique(nil, append(cluster, hostSearches...)...)
+}
+
+// podDesc is upstream's format.Pod: name_namespace(uid).
+func podDesc(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }
 
 // Resolver limits (upstream validation.MaxDNSNameservers and
 // MaxDNSSearchPaths/MaxDNSSearchListChars): glibc reads at most 3
-// nameservers and resolv.conf search lines are bounded.
+// nameservers and resolv.conf search lines are bounded. A search domain
+// longer than a DNS subdomain may be (253) makes some resolvers abort.
 const (
 	maxDNSNameservers     = 3
 	maxDNSSearchPaths     = 32
 	maxDNSSearchListChars = 2048
+	maxDNSSearchDomainLen = 253
 )
 
 // fitDNSLimits drops the nameservers and search domains beyond the limits,
-// as upstream formDNSConfigFitsLimits does.
-func fitDNSLimits(cfg *runtimeapi.DNSConfig) {
+// as upstream formDNSConfigFitsLimits does, and returns the messages of
+// the DNSConfigForming events upstream records when it does.
+func fitDNSLimits(cfg *runtimeapi.DNSConfig) []string {
+	var msgs []string
 	if len(cfg.Servers) > maxDNSNameservers {
 		cfg.Servers = cfg.Servers[:maxDNSNameservers]
+		msgs = append(msgs, "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: "+
+			strings.Join(cfg.Servers, " "))
 	}
+	exceeded := false
 	if len(cfg.Searches) > maxDNSSearchPaths {
-		cfg.Searches = cfg.Searches[:maxDNSSearchPaths]
+		cfg.Searches, exceeded = cfg.Searches[:maxDNSSearchPaths], true
 	}
-	// The search line is the domains joined by spaces.
-	chars := 0
-	for i, s := range cfg.Searches {
-		if i > 0 {
-			chars++
+	kept := cfg.Searches[:0]
+	for _, s := range cfg.Searches {
+		if len(s) > maxDNSSearchDomainLen {
+			exceeded = true
+			continue
 		}
-		chars += len(s)
-		if chars > maxDNSSearchListChars {
-			cfg.Searches = cfg.Searches[:i]
-			break
-		}
+		kept = append(kept, s)
 	}
+	cfg.Searches = kept
+	// The search line is the domains joined by spaces; domains are dropped
+	// from the end until it fits.
+	for len(cfg.Searches) > 0 && len(strings.Join(cfg.Searches, " ")) > maxDNSSearchListChars {
+		cfg.Searches, exceeded = cfg.Searches[:len(cfg.Searches)-1], true
+	}
+	if exceeded {
+		msgs = append(msgs, "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: "+
+			strings.Join(cfg.Searches, " "))
+	}
+	return msgs
 }
 
 // appendUnique appends the values not already present.

@@ -14,6 +14,7 @@
 //	sandbox_config.go   pure PodSandboxConfig builder
 //	sandbox_create.go   RunPodSandbox (log directory, resolv.conf)
 //	dns.go              pure resolv.conf parser and pod DNS config
+//	hosts.go            the managed /etc/hosts file and its mount
 //	container_config.go pure ContainerConfig builder
 //	container_start.go  pull, create and start one container
 //	env.go, expand.go   environment and $(VAR) expansion

@@ -36,11 +36,42 @@ type Config struct {
 	// ResolvConf is the host resolv.conf given to pods using the host's DNS;
 	// "" gives them no resolver (upstream --resolv-conf="").
 	ResolvConf string
+	// ClusterDNS are the cluster DNS server IPs given to ClusterFirst pods
+	// (kubelet clusterDNS); empty makes them fall back to ResolvConf.
+	ClusterDNS []string
+	// ClusterDomain is the cluster's DNS domain (kubelet clusterDomain),
+	// used for the pod search path and subdomain FQDNs.
+	ClusterDomain string
+	// NodeHostsFile is the node's hosts file, the base of host-network
+	// pods' /etc/hosts; "" means /etc/hosts.
+	NodeHostsFile string
 	// PodInfraImage is the sandbox (pause) image. The runtime chooses the
 	// image it runs; berth keeps the name to protect it from image GC.
 	PodInfraImage string
 	// Backoff is the CrashLoopBackOff policy handed to podplan.Compute.
 	Backoff podplan.BackoffPolicy
+	// PullSecrets reads the secrets a pod's imagePullSecrets name, whose
+	// registry credentials pulls use. Nil (standalone mode) pulls
+	// anonymously.
+	PullSecrets SecretLookup
+	// SeccompProfileRoot is <root-dir>/seccomp, the root of Localhost
+	// seccomp profiles.
+	SeccompProfileRoot string
+	// SeccompDefault makes RuntimeDefault the seccomp profile of
+	// containers that ask for none (kubelet seccompDefault).
+	SeccompDefault bool
+	// MemoryCapacity is the node's memory in bytes, for the OOM score of
+	// Burstable containers; 0 scores them all 999.
+	MemoryCapacity int64
+	// HugePageSizes are the node's huge page sizes in bytes.
+	HugePageSizes []int64
+	// Env looks up what container environments read besides the pod:
+	// configMaps, secrets, services, node allocatable. Nil without an API
+	// server: configMap and secret references then fail the container.
+	Env EnvSource
+	// HostIPs are the node's IPs, primary first, for the status.hostIP(s)
+	// env fieldRefs and a host-network pod's status.podIP(s).
+	HostIPs []string
 }
 
 // Manager applies pod plans through the CRI and reads runtime state.

@@ -70,9 +70,14 @@ func newEnv(t *testing.T) *env {
 	}
 	e := &env{t: t, ctx: ctx, fake: fake, clock: clk, events: &events{},
 		logs: filepath.Join(dir, "logs"), pods: filepath.Join(dir, "pods")}
+	hosts := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1\tlocalhost node\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m, err := New(Config{
 		Runtime: client.Runtime, Images: client.Image, Clock: clk, Recorder: e.events,
 		PodLogsDir: e.logs, PodsDir: e.pods, ResolvConf: resolv,
+		ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", NodeHostsFile: hosts,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -23,6 +24,9 @@ func podLogDir(podLogsDir string, pod *corev1.Pod) string {
 func podHostname(pod *corev1.Pod) (string, error) {
 	hostname := pod.Name
 	if pod.Spec.Hostname != "" {
+		if msgs := validation.IsDNS1123Label(pod.Spec.Hostname); len(msgs) > 0 {
+			return "", fmt.Errorf("pod Hostname %q is not a valid DNS label: %s", pod.Spec.Hostname, strings.Join(msgs, ";"))
+		}
 		hostname = pod.Spec.Hostname
 	}
 	if len(hostname) <= hostnameMaxLen {
@@ -33,6 +37,40 @@ func podHostname(pod *corev1.Pod) (string, error) {
 		return "", fmt.Errorf("hostname for pod %q was invalid: %q", pod.Name, hostname)
 	}
 	return truncated, nil
+}
+
+// podHostnameAndDomain is the pod's hostname and, with spec.subdomain, its
+// domain <subdomain>.<namespace>.svc.<clusterDomain> (upstream
+// GeneratePodHostNameAndDomain). The /etc/hosts file names the pod by both.
+func podHostnameAndDomain(pod *corev1.Pod, clusterDomain string) (hostname, domain string, err error) {
+	if hostname, err = podHostname(pod); err != nil {
+		return "", "", err
+	}
+	if sub := pod.Spec.Subdomain; sub != "" {
+		if msgs := validation.IsDNS1123Label(sub); len(msgs) > 0 {
+			return "", "", fmt.Errorf("pod Subdomain %q is not a valid DNS label: %s", sub, strings.Join(msgs, ";"))
+		}
+		domain = fmt.Sprintf("%s.%s.svc.%s", sub, pod.Namespace, clusterDomain)
+	}
+	return hostname, domain, nil
+}
+
+// fqdnMaxLen is the room in the kernel's nodename field.
+const fqdnMaxLen = 64
+
+// kernelHostname is the hostname the sandbox gets: the FQDN
+// <hostname>.<domain> when setHostnameAsFQDN is true and the pod has a
+// domain, else the hostname (upstream GetNodenameForKernel).
+func kernelHostname(hostname, domain string, setHostnameAsFQDN *bool) (string, error) {
+	if domain == "" || setHostnameAsFQDN == nil || !*setHostnameAsFQDN {
+		return hostname, nil
+	}
+	fqdn := hostname + "." + domain
+	if len(fqdn) > fqdnMaxLen {
+		return "", fmt.Errorf("failed to construct FQDN from pod hostname and cluster domain, FQDN %s is too long (%d characters is the max, %d characters requested)",
+			fqdn, fqdnMaxLen, len(fqdn))
+	}
+	return fqdn, nil
 }
 
 // toRuntimeProtocol maps a port protocol; unknown protocols read as TCP.
@@ -71,15 +109,16 @@ type sandboxParams struct {
 	Attempt uint32
 	// PodLogsDir is the root of pod log directories (/var/log/pods).
 	PodLogsDir string
-	// Host is the node's parsed resolv.conf.
-	Host hostDNS
+	// DNS is the node's resolv.conf, clusterDNS and clusterDomain.
+	DNS dnsSettings
 }
 
 // buildSandboxConfig builds the PodSandboxConfig for a pod (upstream
-// generatePodSandboxConfig). It is pure: the caller reads resolv.conf and
-// creates the log directory.
-func buildSandboxConfig(p sandboxParams) (*runtimeapi.PodSandboxConfig, error) {
+// generatePodSandboxConfig). It is pure: the caller reads resolv.conf,
+// creates the log directory and records the warning events returned.
+func buildSandboxConfig(p sandboxParams) (*runtimeapi.PodSandboxConfig, []podEvent, error) {
 	pod := p.Pod
+	dns, events := podDNSConfig(pod, p.DNS)
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name:      pod.Name,
@@ -88,7 +127,7 @@ func buildSandboxConfig(p sandboxParams) (*runtimeapi.PodSandboxConfig, error) {
 			Attempt:   p.Attempt,
 		},
 		LogDirectory: podLogDir(p.PodLogsDir, pod),
-		DnsConfig:    podDNSConfig(pod, p.Host),
+		DnsConfig:    dns,
 		PortMappings: portMappings(pod),
 		Labels:       podLabels(pod),
 		Annotations:  maps.Clone(pod.Annotations),
@@ -96,11 +135,13 @@ func buildSandboxConfig(p sandboxParams) (*runtimeapi.PodSandboxConfig, error) {
 	}
 	// A host-network pod keeps the node's hostname.
 	if !pod.Spec.HostNetwork {
-		hostname, err := podHostname(pod)
+		hostname, domain, err := podHostnameAndDomain(pod, p.DNS.ClusterDomain)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		cfg.Hostname = hostname
+		if cfg.Hostname, err = kernelHostname(hostname, domain, pod.Spec.SetHostnameAsFQDN); err != nil {
+			return nil, nil, err
+		}
 	}
-	return cfg, nil
+	return cfg, events, nil
 }

@@ -69,16 +69,6 @@ func TestBuildSandboxConfig(t *testing.T) {
 			want:   func(c *runtimeapi.PodSandboxConfig) { c.Hostname = "custom" },
 		},
 		{
-			name:   "long hostname is cut to 63 without trailing dash or dot",
-			mutate: func(p *corev1.Pod) { p.Spec.Hostname = strings.Repeat("a", 61) + "-.b" },
-			want:   func(c *runtimeapi.PodSandboxConfig) { c.Hostname = strings.Repeat("a", 61) },
-		},
-		{
-			name:    "hostname of dashes is invalid",
-			mutate:  func(p *corev1.Pod) { p.Spec.Hostname = strings.Repeat("-", 70) },
-			wantErr: "was invalid",
-		},
-		{
 			name: "host network: node namespace, no hostname",
 			mutate: func(p *corev1.Pod) {
 				p.Spec.HostNetwork, p.Spec.HostPID, p.Spec.HostIPC = true, true, true
@@ -114,9 +104,40 @@ func TestBuildSandboxConfig(t *testing.T) {
 			},
 		},
 		{
-			name:   "dnsPolicy None",
-			mutate: func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSNone },
-			want:   func(c *runtimeapi.PodSandboxConfig) { c.DnsConfig = &runtimeapi.DNSConfig{} },
+			name:   "dnsPolicy Default",
+			mutate: func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSDefault },
+		},
+		{
+			name:   "subdomain does not change the hostname",
+			mutate: func(p *corev1.Pod) { p.Spec.Subdomain = "sub" },
+		},
+		{
+			name: "setHostnameAsFQDN",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.Hostname, p.Spec.Subdomain, p.Spec.SetHostnameAsFQDN = "h", "sub", &tru
+			},
+			want: func(c *runtimeapi.PodSandboxConfig) { c.Hostname = "h.sub.default.svc." },
+		},
+		{
+			name:   "setHostnameAsFQDN without subdomain keeps the hostname",
+			mutate: func(p *corev1.Pod) { p.Spec.SetHostnameAsFQDN = &tru },
+		},
+		{
+			name: "FQDN over 64 characters",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.Hostname, p.Spec.Subdomain, p.Spec.SetHostnameAsFQDN = strings.Repeat("h", 50), "sub", &tru
+			},
+			wantErr: "is too long (64 characters is the max, 67 characters requested)",
+		},
+		{
+			name:    "invalid spec hostname",
+			mutate:  func(p *corev1.Pod) { p.Spec.Hostname = "Not_A_Label" },
+			wantErr: `pod Hostname "Not_A_Label" is not a valid DNS label`,
+		},
+		{
+			name:    "invalid subdomain",
+			mutate:  func(p *corev1.Pod) { p.Spec.Subdomain = "a.b" },
+			wantErr: `pod Subdomain "a.b" is not a valid DNS label`,
 		},
 		{
 			name: "pod security context, sysctls and a privileged container",
@@ -142,7 +163,7 @@ func TestBuildSandboxConfig(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(pod)
 			}
-			got, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", Host: host})
+			got, events, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", DNS: dnsSettings{Host: host}})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -152,12 +173,93 @@ func TestBuildSandboxConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Without clusterDNS, ClusterFirst pods fall back with a warning.
+			wantMissing := pod.Spec.DNSPolicy == corev1.DNSClusterFirst && !pod.Spec.HostNetwork
+			if gotMissing := len(events) == 1 && events[0].Reason == eventMissingClusterDNS; gotMissing != wantMissing || len(events) > 1 {
+				t.Errorf("events = %v, want MissingClusterDNS: %v", events, wantMissing)
+			}
 			want := baseSandboxConfig()
 			if tt.want != nil {
 				tt.want(want)
 			}
 			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 				t.Errorf("buildSandboxConfig (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPodHostnameAndDomain(t *testing.T) {
+	tests := []struct {
+		name, podName, hostname, subdomain, clusterDomain string
+		wantHost, wantDomain, wantErr                     string
+	}{
+		{name: "pod name", podName: "web", wantHost: "web"},
+		{name: "spec hostname wins", podName: "web", hostname: "h", wantHost: "h"},
+		{
+			name: "long pod name is cut to 63 without trailing dash or dot", podName: strings.Repeat("a", 61) + "-.b",
+			wantHost: strings.Repeat("a", 61),
+		},
+		{name: "pod name of dashes is invalid", podName: strings.Repeat("-", 70), wantErr: "was invalid"},
+		{name: "63-character spec hostname", podName: "web", hostname: strings.Repeat("a", 63), wantHost: strings.Repeat("a", 63)},
+		{name: "64-character spec hostname is invalid", podName: "web", hostname: strings.Repeat("a", 64), wantErr: "is not a valid DNS label"},
+		{
+			name: "subdomain", podName: "web", subdomain: "sub", clusterDomain: "cluster.local",
+			wantHost: "web", wantDomain: "sub.ns.svc.cluster.local",
+		},
+		{name: "subdomain without cluster domain", podName: "web", subdomain: "sub", wantHost: "web", wantDomain: "sub.ns.svc."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: tt.podName, Namespace: "ns"},
+				Spec:       corev1.PodSpec{Hostname: tt.hostname, Subdomain: tt.subdomain},
+			}
+			host, domain, err := podHostnameAndDomain(pod, tt.clusterDomain)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if host != tt.wantHost || domain != tt.wantDomain {
+				t.Errorf("podHostnameAndDomain = %q, %q; want %q, %q", host, domain, tt.wantHost, tt.wantDomain)
+			}
+		})
+	}
+}
+
+func TestKernelHostname(t *testing.T) {
+	tru, fls := true, false
+	tests := []struct {
+		name, hostname, domain string
+		fqdn                   *bool
+		want, wantErr          string
+	}{
+		{name: "no FQDN asked", hostname: "h", domain: "sub.ns.svc.cluster.local", want: "h"},
+		{name: "FQDN false", hostname: "h", domain: "sub.ns.svc.cluster.local", fqdn: &fls, want: "h"},
+		{name: "FQDN without domain", hostname: "h", fqdn: &tru, want: "h"},
+		{name: "FQDN", hostname: "h", domain: "sub.ns.svc.cluster.local", fqdn: &tru, want: "h.sub.ns.svc.cluster.local"},
+		{name: "FQDN of 64 characters fits", hostname: strings.Repeat("h", 39), domain: "sub.ns.svc.cluster.local", fqdn: &tru,
+			want: strings.Repeat("h", 39) + ".sub.ns.svc.cluster.local"},
+		{name: "FQDN of 65 characters", hostname: strings.Repeat("h", 40), domain: "sub.ns.svc.cluster.local", fqdn: &tru,
+			wantErr: "failed to construct FQDN from pod hostname and cluster domain, FQDN " + strings.Repeat("h", 40) +
+				".sub.ns.svc.cluster.local is too long (64 characters is the max, 65 characters requested)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := kernelHostname(tt.hostname, tt.domain, tt.fqdn)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("kernelHostname = %q, %v; want %q", got, err, tt.want)
 			}
 		})
 	}

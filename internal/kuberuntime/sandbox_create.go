@@ -20,7 +20,13 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 	if err != nil {
 		return nil, err
 	}
-	return buildSandboxConfig(sandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, Host: host})
+	cfg, events, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, DNS: dnsSettings{
+		Host: host, ClusterDNS: m.cfg.ClusterDNS, ClusterDomain: m.cfg.ClusterDomain,
+	}})
+	for _, e := range events {
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, e.Reason, "%s", e.Message)
+	}
+	return cfg, err
 }
 
 // hostDNS reads and parses Config.ResolvConf.

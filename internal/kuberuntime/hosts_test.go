@@ -1,0 +1,166 @@
+package kuberuntime
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+const localhostEntries = "127.0.0.1\tlocalhost\n" +
+	"::1\tlocalhost ip6-localhost ip6-loopback\n" +
+	"fe00::\tip6-localnet\n" +
+	"fe00::0\tip6-mcastprefix\n" +
+	"fe00::1\tip6-allnodes\n" +
+	"fe00::2\tip6-allrouters\n"
+
+func TestManagedHostsContent(t *testing.T) {
+	aliases := []corev1.HostAlias{
+		{IP: "10.1.2.3", Hostnames: []string{"foo.local", "bar.local"}},
+		{IP: "fd00::5", Hostnames: []string{"v6.local"}},
+	}
+	tests := []struct {
+		name     string
+		ips      []string
+		hostname string
+		domain   string
+		aliases  []corev1.HostAlias
+		want     string
+	}{
+		{
+			name: "hostname only", ips: []string{"10.88.0.2"}, hostname: "web",
+			want: "# Kubernetes-managed hosts file.\n" + localhostEntries + "10.88.0.2\tweb\n",
+		},
+		{
+			name: "subdomain gives the FQDN first", ips: []string{"10.88.0.2"}, hostname: "web", domain: "sub.ns.svc.cluster.local",
+			want: "# Kubernetes-managed hosts file.\n" + localhostEntries + "10.88.0.2\tweb.sub.ns.svc.cluster.local\tweb\n",
+		},
+		{
+			name: "dual stack: a line per IP", ips: []string{"10.88.0.2", "fd00:10:88::2"}, hostname: "web", domain: "s.ns.svc.c",
+			want: "# Kubernetes-managed hosts file.\n" + localhostEntries +
+				"10.88.0.2\tweb.s.ns.svc.c\tweb\n" + "fd00:10:88::2\tweb.s.ns.svc.c\tweb\n",
+		},
+		{
+			name: "host aliases", ips: []string{"10.88.0.2"}, hostname: "web", aliases: aliases,
+			want: "# Kubernetes-managed hosts file.\n" + localhostEntries + "10.88.0.2\tweb\n" +
+				"\n# Entries added by HostAliases.\n" + "10.1.2.3\tfoo.local\tbar.local\n" + "fd00::5\tv6.local\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(managedHostsContent(tt.ips, tt.hostname, tt.domain, tt.aliases))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("managedHostsContent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHostNetworkHostsContent(t *testing.T) {
+	node := []byte("127.0.0.1 localhost\n192.168.1.5 node1\n")
+	tests := []struct {
+		name    string
+		aliases []corev1.HostAlias
+		want    string
+	}{
+		{name: "node file", want: "# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n192.168.1.5 node1\n"},
+		{
+			name: "node file and aliases", aliases: []corev1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"foo"}}},
+			want: "# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n192.168.1.5 node1\n" +
+				"\n# Entries added by HostAliases.\n10.1.2.3\tfoo\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, string(hostNetworkHostsContent(node, tt.aliases))); diff != "" {
+				t.Errorf("hostNetworkHostsContent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSyncPodHostsFile starts containers through the CRI fake and checks
+// the managed /etc/hosts mount and file.
+func TestSyncPodHostsFile(t *testing.T) {
+	tests := []struct {
+		name      string
+		mutate    func(*corev1.Pod)
+		wantMount bool
+		want      func(ip string) string
+	}{
+		{
+			name:      "pod network with subdomain and aliases",
+			wantMount: true,
+			mutate: func(p *corev1.Pod) {
+				p.Spec.Subdomain = "sub"
+				p.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"foo.local"}}}
+			},
+			want: func(ip string) string {
+				return "# Kubernetes-managed hosts file.\n" + localhostEntries + ip + "\tweb.sub.default.svc.cluster.local\tweb\n" +
+					"\n# Entries added by HostAliases.\n10.1.2.3\tfoo.local\n"
+			},
+		},
+		{
+			name:      "host network",
+			wantMount: true,
+			mutate:    func(p *corev1.Pod) { p.Spec.HostNetwork = true },
+			want: func(string) string {
+				return "# Kubernetes-managed hosts file (host network).\n127.0.0.1\tlocalhost node\n"
+			},
+		},
+		{
+			name: "container mounting /etc/hosts itself",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "h"}}
+				p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "h", MountPath: "/etc/hosts"}}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.fake.AddImage("busybox:1.36")
+			pod := basePod()
+			tt.mutate(pod)
+			volDir := t.TempDir()
+			res, err := e.m.SyncPod(e.ctx, pod, e.status(pod), SyncOptions{Volumes: map[string]string{"h": volDir}})
+			if err != nil || len(res.Failures) != 0 {
+				t.Fatalf("SyncPod: %v, failures %v", err, res.Failures)
+			}
+			path := filepath.Join(e.pods, "uid-1", "etc-hosts")
+			var hostsMounts []*runtimeapi.Mount
+			for _, c := range e.fake.Containers() {
+				for _, m := range c.GetMounts() {
+					if m.GetContainerPath() == "/etc/hosts" && m.GetHostPath() == path {
+						hostsMounts = append(hostsMounts, m)
+					}
+				}
+			}
+			if !tt.wantMount {
+				if len(hostsMounts) != 0 {
+					t.Errorf("managed /etc/hosts mounted: %v", hostsMounts)
+				}
+				return
+			}
+			want := []*runtimeapi.Mount{{HostPath: path, ContainerPath: "/etc/hosts", SelinuxRelabel: true}}
+			if diff := cmp.Diff(want, hostsMounts, protocmp.Transform()); diff != "" {
+				t.Errorf("hosts mounts (-want +got):\n%s", diff)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ip := ""
+			if sb := e.status(pod).LatestSandbox(); sb != nil && len(sb.IPs) > 0 {
+				ip = sb.IPs[0]
+			}
+			if diff := cmp.Diff(tt.want(ip), string(got)); diff != "" {
+				t.Errorf("hosts file (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
