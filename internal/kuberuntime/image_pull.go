@@ -63,7 +63,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 		return "", &runtimestate.StartFailure{Reason: ReasonImagePullBackOff, Message: msg}
 	}
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventPulling, "Pulling image %q", c.Image)
-	resp, err := m.cfg.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandbox})
+	resp, err := m.pull(ctx, pod, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandbox})
 	if err != nil {
 		msg := criMessage(err)
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Failed to pull image %q: %s", c.Image, msg)
@@ -82,6 +82,16 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 		"Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, took, took, size)
 	m.gcPullBackoff(pod.UID, now)
 	return ref, nil
+}
+
+// pull pulls with the credentials of the pod's pull secrets that match the
+// image's repository, anonymously if none do (upstream PullImage).
+func (m *Manager) pull(ctx context.Context, pod *corev1.Pod, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
+	ring, err := makeKeyring(m.pullSecrets(ctx, pod))
+	if err != nil {
+		return nil, err
+	}
+	return pullWithCredentials(ctx, m.cfg.Images, req, ring.lookup(lookupRepository(req.GetImage().GetImage())))
 }
 
 // pullBackoffEntry returns the pod+image pull back-off entry (zero if none).
