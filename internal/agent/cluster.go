@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -13,6 +14,7 @@ import (
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/events"
 	"github.com/berthk8s/berth/internal/kubeclient"
+	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/mirrorpod"
 	"github.com/berthk8s/berth/internal/nodestatus"
 	"github.com/berthk8s/berth/internal/podsource"
@@ -165,6 +167,18 @@ func (c *cluster) wakeStatus() {
 func (c *cluster) kickNode() {
 	if c != nil && c.nodeCtl != nil {
 		c.nodeCtl.Kick()
+	}
+}
+
+// pullSecrets reads pods' image pull secrets from the API server, or is nil
+// in standalone mode (anonymous pulls).
+func (c *cluster) pullSecrets() kuberuntime.SecretLookup {
+	client := c.apiClient()
+	if client == nil {
+		return nil
+	}
+	return func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+		return client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	}
 }
 
