@@ -117,7 +117,7 @@ func (n *node) assemblePods(info cri.Info, ips []string) error {
 		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
-		PullSecrets: cl.pullSecrets(),
+		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)

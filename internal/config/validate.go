@@ -11,6 +11,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
@@ -107,6 +108,23 @@ func validateKubelet(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	}
 	if kc.MaxPods < 0 {
 		ps = append(ps, fieldProblem("maxPods", "invalid value %d: must not be negative", kc.MaxPods))
+	}
+	return append(ps, validateDNS(kc)...)
+}
+
+// validateDNS checks what pods' resolv.conf is built from: clusterDNS
+// entries are nameserver IPs, clusterDomain a DNS subdomain.
+func validateDNS(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
+	var ps []problem
+	for _, ip := range kc.ClusterDNS {
+		if net.ParseIP(ip) == nil {
+			ps = append(ps, fieldProblem("clusterDNS", "invalid value %q: must be an IP address", ip))
+		}
+	}
+	if d := kc.ClusterDomain; d != "" {
+		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+			ps = append(ps, fieldProblem("clusterDomain", "invalid value %q: %s", d, strings.Join(msgs, "; ")))
+		}
 	}
 	return ps
 }
