@@ -118,6 +118,7 @@ func (n *node) assemblePods(info cri.Info, ips []string) error {
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
+		PullSecrets: cl.pullSecrets(),
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)
