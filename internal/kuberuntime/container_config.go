@@ -32,6 +32,8 @@ type containerParams struct {
 	TerminationMessageHostPath string
 	// Mounts are the container's volumeMounts, resolved (resolveMounts).
 	Mounts []*runtimeapi.Mount
+	// Env is the container's environment, resolved (resolveEnv).
+	Env containerEnv
 }
 
 // buildContainerConfig builds the ContainerConfig for one container
@@ -39,15 +41,11 @@ type containerParams struct {
 // configuration errors (CreateContainerConfigError).
 func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error) {
 	pod, c := p.Pod, p.Container
-	envs, vars, err := containerEnv(c)
-	if err != nil {
-		return nil, err
-	}
 	security, err := containerSecurity(pod, c)
 	if err != nil {
 		return nil, err
 	}
-	command, args := expandCommand(c, vars)
+	command, args := expandCommand(c, p.Env.Vars)
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata: &runtimeapi.ContainerMetadata{
 			Name:    c.Name,
@@ -57,7 +55,7 @@ func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error
 		Command:     command,
 		Args:        args,
 		WorkingDir:  c.WorkingDir,
-		Envs:        envs,
+		Envs:        p.Env.Envs,
 		Labels:      containerLabels(pod, c),
 		Annotations: containerAnnotations(pod, c, p.Type, p.Hash, p.RestartCount),
 		LogPath:     containerLogPath(c.Name, p.RestartCount),

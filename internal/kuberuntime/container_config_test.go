@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -81,20 +82,6 @@ func TestBuildContainerConfig(t *testing.T) {
 				c.WorkingDir = "/srv"
 				c.Tty, c.Stdin, c.StdinOnce = true, true, true
 			},
-		},
-		{
-			name: "valueFrom is refused",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
-				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}}
-			},
-			wantErr: `env var "NODE": valueFrom is not supported yet`,
-		},
-		{
-			name: "envFrom is refused",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
-				p.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}
-			},
-			wantErr: "envFrom is not supported yet",
 		},
 		{
 			name: "resolved volume mounts come before the termination message",
@@ -187,6 +174,11 @@ func TestBuildContainerConfig(t *testing.T) {
 				tt.mutate(pod, &params)
 			}
 			params.Container = &pod.Spec.Containers[0]
+			env, err := resolveEnv(context.Background(), envInput{Pod: pod, Container: params.Container})
+			if err != nil {
+				t.Fatal(err)
+			}
+			params.Env = env
 			got, err := buildContainerConfig(params)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -302,12 +302,15 @@ func TestSyncPodConfigError(t *testing.T) {
 	e := newEnv(t)
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
-	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{}}}
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, Key: "k"},
+	}}}
+	const msg = "couldn't get configMap default/cm: configMap references need an API server"
 	f := e.sync(pod)["app"]
-	if f.Reason != ReasonCreateContainerConfigError || f.Message != `env var "X": valueFrom is not supported yet` {
+	if f.Reason != ReasonCreateContainerConfigError || f.Message != msg {
 		t.Errorf("failure = %+v", f)
 	}
-	if evs := e.events.take(); !hasEvent(evs, `Warning Failed Error: env var "X": valueFrom is not supported yet`) {
+	if evs := e.events.take(); !hasEvent(evs, "Warning Failed Error: "+msg) {
 		t.Errorf("events %q lack the Failed event", evs)
 	}
 }

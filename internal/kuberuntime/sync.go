@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/podplan"
@@ -76,7 +77,8 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodSandBox, "Failed to create pod sandbox: %v", criMessage(err))
 		return res, fmt.Errorf("create pod sandbox: %w", err)
 	}
-	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt, Volumes: opts.Volumes}
+	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt, Volumes: opts.Volumes,
+		PodIPs: m.sandboxIPs(ctx, pod, rt, sandboxID, actions.CreateSandbox)}
 	if i := actions.InitContainer; i >= 0 && i < len(pod.Spec.InitContainers) {
 		target.Container, target.Type = &pod.Spec.InitContainers[i], containerTypeInit
 		if f := m.startContainer(ctx, target); f != nil {
@@ -153,4 +155,27 @@ func (m *Manager) killContainers(ctx context.Context, pod *corev1.Pod, rt *runti
 		return fmt.Errorf("kill containers: %w", err)
 	}
 	return nil
+}
+
+// sandboxIPs returns the pod IPs containers see in their environment: the
+// sandbox's, read from the runtime when it was just created, else from the
+// runtime state; the host's for a host-network pod (upstream takes them
+// from the generated pod status).
+func (m *Manager) sandboxIPs(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, sandboxID string, created bool) []string {
+	if pod.Spec.HostNetwork {
+		return m.cfg.HostIPs
+	}
+	if !created && rt != nil {
+		for _, s := range rt.Sandboxes {
+			if s.ID == sandboxID {
+				return s.IPs
+			}
+		}
+	}
+	resp, err := m.cfg.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sandboxID})
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to read the pod sandbox status for its IPs", "podSandboxID", sandboxID)
+		return nil
+	}
+	return sandboxFromStatus(resp.GetStatus()).IPs
 }
