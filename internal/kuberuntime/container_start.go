@@ -27,6 +27,9 @@ type startTarget struct {
 	Runtime    *runtimestate.Pod
 	// Volumes maps the pod's volume names to their host directories.
 	Volumes map[string]string
+	// PodIPs are the sandbox's IPs (the host's for a host-network pod),
+	// primary first, for env fieldRefs.
+	PodIPs []string
 }
 
 // startContainer pulls the image, creates and starts one container
@@ -40,7 +43,7 @@ func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimesta
 		return failure
 	}
 	restartCount := m.nextRestartCount(ctx, t)
-	cfg, err := m.prepareContainer(t, imageRef, restartCount)
+	cfg, err := m.prepareContainer(ctx, t, imageRef, restartCount)
 	if err == nil {
 		err = m.addHostsMount(ctx, t, cfg)
 	}
@@ -71,17 +74,22 @@ func (m *Manager) startFailed(pod *corev1.Pod, container, reason, msg string) *r
 
 // prepareContainer creates the container's log directory and termination
 // message file, then builds its config.
-func (m *Manager) prepareContainer(t startTarget, imageRef string, restartCount int) (*runtimeapi.ContainerConfig, error) {
+func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef string, restartCount int) (*runtimeapi.ContainerConfig, error) {
 	pod, c := t.Pod, t.Container
 	logDir := filepath.Join(t.SandboxCfg.GetLogDirectory(), c.Name)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create container log directory for container %s failed: %v", c.Name, err)
 	}
-	_, vars, err := containerEnv(c)
+	env, err := resolveEnv(ctx, envInput{Pod: pod, Container: c, PodIPs: t.PodIPs, HostIPs: m.cfg.HostIPs, Source: m.cfg.Env})
 	if err != nil {
 		return nil, err
 	}
-	specs, err := mountSpecs(pod, c, t.Volumes, vars)
+	for _, s := range env.Skipped {
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventInvalidEnvironmentVariableNames,
+			"Keys [%s] from the EnvFrom %s %s were skipped since they are considered invalid environment variable names.",
+			strings.Join(s.Keys, ", "), s.Kind, s.Name)
+	}
+	specs, err := mountSpecs(pod, c, t.Volumes, env.Vars)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +99,7 @@ func (m *Manager) prepareContainer(t startTarget, imageRef string, restartCount 
 	}
 	params := containerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
-		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts,
+		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Env: env,
 	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)

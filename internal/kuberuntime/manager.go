@@ -50,6 +50,13 @@ type Config struct {
 	PodInfraImage string
 	// Backoff is the CrashLoopBackOff policy handed to podplan.Compute.
 	Backoff podplan.BackoffPolicy
+	// Env looks up what container environments read besides the pod:
+	// configMaps, secrets, services, node allocatable. Nil without an API
+	// server: configMap and secret references then fail the container.
+	Env EnvSource
+	// HostIPs are the node's IPs, primary first, for the status.hostIP(s)
+	// env fieldRefs and a host-network pod's status.podIP(s).
+	HostIPs []string
 	// PullSecrets reads the secrets a pod's imagePullSecrets name, whose
 	// registry credentials pulls use. Nil (standalone mode) pulls
 	// anonymously.
