@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -16,6 +18,7 @@ import (
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/kuberuntime"
+	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/pleg"
 	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podstatus"
@@ -106,17 +109,19 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock); err != nil {
 		return err
 	}
-	return n.assemblePods(info, ips)
+	return n.assemblePods(info, ips, inputs.machine)
 }
 
 // assemblePods builds the pod machinery: runtime manager, PLEG, syncer,
 // workers, sources, admission, housekeeping and the sync loop.
-func (n *node) assemblePods(info cri.Info, ips []string) error {
+func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) error {
 	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
+		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
+		MemoryCapacity: host.MemoryBytes, HugePageSizes: hugePageSizes(host),
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(),
 	})
@@ -227,6 +232,18 @@ func (n *node) close() {
 }
 
 func (n *node) podsDir() string { return filepath.Join(n.cfg.RootDir, "pods") }
+
+// hugePageSizes are the host's huge page sizes in bytes, smallest first.
+func hugePageSizes(host machine.Info) []int64 {
+	var sizes []int64
+	for size := range host.HugePages {
+		if q, err := resource.ParseQuantity(size); err == nil {
+			sizes = append(sizes, q.Value())
+		}
+	}
+	slices.Sort(sizes)
+	return sizes
+}
 
 // isActive reports whether an admitted pod still counts against the node:
 // its worker has not terminated it and its phase is not terminal.

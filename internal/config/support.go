@@ -174,7 +174,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"reservedMemory", DefaultMatches, "empty: no memory manager"},
 		{"enableProfilingHandler", NotImplemented, noServer},
 		{"enableDebugFlagsHandler", NotImplemented, noServer},
-		{"seccompDefault", DefaultMatches, "false: pods get the seccomp profile they ask for"},
+		{"seccompDefault", Honoured, "true makes RuntimeDefault the seccomp profile of containers that ask for none"},
 		{"memoryThrottlingFactor", DefaultMatches, "unset: berth does not set memory.high"},
 		{"memoryReservationPolicy", DefaultMatches, "None: berth does not set memory.min"},
 		{"registerWithTaints", Honoured, "taints the Node is registered with (--register-with-taints overrides)"},

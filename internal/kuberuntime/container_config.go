@@ -32,6 +32,8 @@ type containerParams struct {
 	TerminationMessageHostPath string
 	// Mounts are the container's volumeMounts, resolved (resolveMounts).
 	Mounts []*runtimeapi.Mount
+	// Linux are the node settings of the Linux resources and security.
+	Linux linuxParams
 	// Env is the container's environment, resolved (resolveEnv).
 	Env containerEnv
 }
@@ -41,7 +43,7 @@ type containerParams struct {
 // configuration errors (CreateContainerConfigError).
 func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error) {
 	pod, c := p.Pod, p.Container
-	security, err := containerSecurity(pod, c)
+	security, err := containerSecurity(pod, c, p.Linux)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +65,7 @@ func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       containerResources(c),
+			Resources:       containerResources(pod, c, p.Linux),
 			SecurityContext: security,
 		},
 	}

@@ -32,7 +32,7 @@ func baseContainerConfig() *runtimeapi.ContainerConfig {
 		LogPath: "app/2.log",
 		Mounts:  []*runtimeapi.Mount{{HostPath: "/pods/uid-1/containers/app/2", ContainerPath: "/dev/termination-log"}},
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000},
+			Resources: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000, OomScoreAdj: 1000},
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
 				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
 				MaskedPaths:      slices.Clone(defaultMaskedPaths),
@@ -101,7 +101,7 @@ func TestBuildContainerConfig(t *testing.T) {
 				}
 			},
 			want: func(c *runtimeapi.ContainerConfig) {
-				c.Linux.Resources = &runtimeapi.LinuxContainerResources{CpuShares: 256, CpuPeriod: 100000, CpuQuota: 100000, MemoryLimitInBytes: 64 << 20}
+				c.Linux.Resources = &runtimeapi.LinuxContainerResources{CpuShares: 256, CpuPeriod: 100000, CpuQuota: 100000, MemoryLimitInBytes: 64 << 20, OomScoreAdj: 999}
 			},
 		},
 		{
@@ -138,29 +138,23 @@ func TestBuildContainerConfig(t *testing.T) {
 			},
 		},
 		{
-			name: "privileged unmasks",
+			// As upstream, masks follow procMount alone; runtimes drop
+			// them for privileged containers.
+			name: "privileged keeps the masks",
 			mutate: func(p *corev1.Pod, _ *containerParams) {
 				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &tru}
 			},
 			want: func(c *runtimeapi.ContainerConfig) {
 				sc := c.Linux.SecurityContext
 				sc.Privileged = true
-				sc.MaskedPaths, sc.ReadonlyPaths = nil, nil
 			},
 		},
 		{
-			name: "runAsNonRoot with root user is refused",
+			name: "forbidden sysctl",
 			mutate: func(p *corev1.Pod, _ *containerParams) {
-				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: &root, RunAsNonRoot: &tru}
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "1"}}}
 			},
-			wantErr: "breaks non-root policy",
-		},
-		{
-			name: "runAsNonRoot without a user is refused",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
-				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsNonRoot: &tru}
-			},
-			wantErr: "not supported yet",
+			wantErr: `forbidden sysctl: "kernel.msgmax" not allowlisted`,
 		},
 	}
 	for _, tt := range tests {

@@ -42,6 +42,9 @@ func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimesta
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Error: %s", failure.Reason)
 		return failure
 	}
+	if err := m.checkNonRoot(ctx, pod, c, imageRef); err != nil {
+		return m.startFailed(pod, c.Name, ReasonCreateContainerConfigError, err.Error())
+	}
 	restartCount := m.nextRestartCount(ctx, t)
 	cfg, err := m.prepareContainer(ctx, t, imageRef, restartCount)
 	if err == nil {
@@ -99,7 +102,7 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	}
 	params := containerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
-		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Env: env,
+		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Linux: m.linuxParams(), Env: env,
 	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)

@@ -50,6 +50,17 @@ type Config struct {
 	PodInfraImage string
 	// Backoff is the CrashLoopBackOff policy handed to podplan.Compute.
 	Backoff podplan.BackoffPolicy
+	// SeccompProfileRoot is <root-dir>/seccomp, the root of Localhost
+	// seccomp profiles.
+	SeccompProfileRoot string
+	// SeccompDefault makes RuntimeDefault the seccomp profile of
+	// containers that ask for none (kubelet seccompDefault).
+	SeccompDefault bool
+	// MemoryCapacity is the node's memory in bytes, for the OOM score of
+	// Burstable containers; 0 scores them all 999.
+	MemoryCapacity int64
+	// HugePageSizes are the node's huge page sizes in bytes.
+	HugePageSizes []int64
 	// Env looks up what container environments read besides the pod:
 	// configMaps, secrets, services, node allocatable. Nil without an API
 	// server: configMap and secret references then fail the container.

@@ -1,8 +1,14 @@
 package kuberuntime
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podstatus"
 )
 
 // CPU constants, as the kernel's CFS and upstream's cm package define them.
@@ -11,11 +17,41 @@ const (
 	maxShares     = 262144
 	sharesPerCPU  = 1024
 	milliCPUToCPU = 1000
-	// quotaPeriod is the CFS period in microseconds (100 ms).
+	// quotaPeriod is the CFS period in microseconds: cpuCFSQuotaPeriod's
+	// default (100ms), which upstream uses unless the alpha
+	// CustomCPUCFSQuotaPeriod gate is on.
 	quotaPeriod = 100000
 	// minQuota is the smallest CFS quota the kernel accepts (1 ms).
 	minQuota = 1000
 )
+
+// OOM score adjustments by QoS class (upstream pkg/kubelet/qos/policy.go).
+const (
+	guaranteedOOMScoreAdj = -997
+	besteffortOOMScoreAdj = 1000
+	// systemNodeCritical is the priority class that makes a critical pod
+	// node-critical; systemCriticalPriority is the priority from which a
+	// pod is critical.
+	systemNodeCritical     = "system-node-critical"
+	systemCriticalPriority = 2000000000
+)
+
+// linuxParams are the node facts and settings the Linux part of a
+// container config depends on. A plain value.
+type linuxParams struct {
+	// SeccompProfileRoot is <root-dir>/seccomp: Localhost seccomp profiles
+	// are paths relative to it.
+	SeccompProfileRoot string
+	// SeccompDefault makes RuntimeDefault the seccomp profile of
+	// containers that ask for none (kubelet seccompDefault).
+	SeccompDefault bool
+	// MemoryCapacity is the node's memory in bytes, for the OOM score of
+	// Burstable containers.
+	MemoryCapacity int64
+	// HugePageSizes are the node's huge page sizes in bytes, each limited
+	// to 0 unless the container asks for pages of that size.
+	HugePageSizes []int64
+}
 
 // milliCPUToShares converts a CPU request to cgroup cpu.shares: 1024 per
 // CPU, at least 2 (also for no request), at most 262144.
@@ -36,20 +72,252 @@ func milliCPUToQuota(milliCPU, period int64) int64 {
 	return max(milliCPU*period/milliCPUToCPU, minQuota)
 }
 
-// containerResources builds the Linux resources of a container: cpu shares
-// from the request (the limit when only a limit is set), CFS quota from the
-// limit over a 100 ms period, and the memory limit. The OOM score is left
-// to the runtime.
-func containerResources(c *corev1.Container) *runtimeapi.LinuxContainerResources {
-	cpuRequest := c.Resources.Requests.Cpu().MilliValue()
-	cpuLimit := c.Resources.Limits.Cpu().MilliValue()
-	if cpuRequest == 0 && cpuLimit != 0 {
-		cpuRequest = cpuLimit
+// linuxResources is upstream calculateLinuxResources: cpu shares from the
+// request (from the limit when there is no request), the CFS quota from
+// the limit over a 100 ms period, and the memory limit.
+func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
+	shares := milliCPUToShares(cpuLimit.MilliValue())
+	if cpuRequest != nil {
+		shares = milliCPUToShares(cpuRequest.MilliValue())
 	}
 	return &runtimeapi.LinuxContainerResources{
-		CpuShares:          milliCPUToShares(cpuRequest),
+		CpuShares:          shares,
 		CpuPeriod:          quotaPeriod,
-		CpuQuota:           milliCPUToQuota(cpuLimit, quotaPeriod),
-		MemoryLimitInBytes: c.Resources.Limits.Memory().Value(),
+		CpuQuota:           milliCPUToQuota(cpuLimit.MilliValue(), quotaPeriod),
+		MemoryLimitInBytes: memoryLimit.Value(),
+	}
+}
+
+// containerResources builds the Linux resources of a container (upstream
+// generateLinuxContainerResources): linuxResources, the OOM score
+// adjustment of its QoS class and its huge page limits.
+//
+// Guaranteed containers get -997. containerd clamps a negative value to
+// its own oom_score_adj when it runs without CAP_SYS_RESOURCE
+// (restrict_oom_score_adj), so the value is safe to send everywhere.
+func containerResources(pod *corev1.Pod, c *corev1.Container, lp linuxParams) *runtimeapi.LinuxContainerResources {
+	var cpuRequest *resource.Quantity
+	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+		cpuRequest = &q
+	}
+	r := linuxResources(cpuRequest, *c.Resources.Limits.Cpu(), *c.Resources.Limits.Memory())
+	r.OomScoreAdj = oomScoreAdjust(pod, c, lp.MemoryCapacity)
+	r.HugepageLimits = hugepageLimits(c.Resources.Limits, lp.HugePageSizes)
+	return r
+}
+
+// isNodeCritical is upstream IsNodeCriticalPod: a critical pod (static,
+// mirror or of system-critical priority) of the system-node-critical class.
+func isNodeCritical(pod *corev1.Pod) bool {
+	if pod.Spec.PriorityClassName != systemNodeCritical {
+		return false
+	}
+	return podsource.IsStaticPod(pod) || podsource.IsMirrorPod(pod) ||
+		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
+}
+
+// oomScoreAdjust is upstream GetContainerOOMScoreAdjust: -997 for
+// node-critical and Guaranteed pods, 1000 for BestEffort, and for
+// Burstable 1000 - 1000*memoryRequest/capacity kept within [3, 999]. A
+// sidecar (restartable init container) scores no higher than the regular
+// container with the smallest memory request.
+func oomScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) int64 {
+	if isNodeCritical(pod) {
+		return guaranteedOOMScoreAdj
+	}
+	qos := pod.Status.QOSClass
+	if qos == "" {
+		qos = podstatus.QOSClass(pod)
+	}
+	switch qos {
+	case corev1.PodQOSGuaranteed:
+		return guaranteedOOMScoreAdj
+	case corev1.PodQOSBestEffort:
+		return besteffortOOMScoreAdj
+	}
+	score := func(request int64) int64 {
+		if memoryCapacity <= 0 {
+			return besteffortOOMScoreAdj
+		}
+		return 1000 - 1000*request/memoryCapacity
+	}
+	adj := score(c.Resources.Requests.Memory().Value())
+	if isSidecar(pod, c) {
+		if minRequest := minRegularMemoryRequest(pod); minRequest != 0 {
+			adj = min(adj, score(minRequest))
+		}
+	}
+	if adj < 1000+guaranteedOOMScoreAdj {
+		return 1000 + guaranteedOOMScoreAdj
+	}
+	if adj == besteffortOOMScoreAdj {
+		return adj - 1
+	}
+	return adj
+}
+
+// isSidecar reports whether c is one of the pod's restartable init
+// containers.
+func isSidecar(pod *corev1.Pod, c *corev1.Container) bool {
+	if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		return false
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == c.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// minRegularMemoryRequest is the smallest non-zero memory request of the
+// pod's regular containers, 0 if none has one.
+func minRegularMemoryRequest(pod *corev1.Pod) int64 {
+	var least int64
+	for i := range pod.Spec.Containers {
+		if r := pod.Spec.Containers[i].Resources.Requests.Memory().Value(); r != 0 && (least == 0 || r < least) {
+			least = r
+		}
+	}
+	return least
+}
+
+// hugePageSizeName writes a page size in bytes the way the CRI and the
+// kernel's cgroup files name it: "2MB", "1GB", "64KB".
+func hugePageSizeName(bytes int64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB", "PB"}
+	i := 0
+	for bytes >= 1024 && bytes%1024 == 0 && i < len(units)-1 {
+		bytes /= 1024
+		i++
+	}
+	return strconv.FormatInt(bytes, 10) + units[i]
+}
+
+// hugepageLimits limits every huge page size of the node to 0, except the
+// sizes the container has a hugepages-<size> limit for (upstream
+// GetHugepageLimitsFromResources). Sizes the node lacks are dropped.
+func hugepageLimits(limits corev1.ResourceList, sizes []int64) []*runtimeapi.HugepageLimit {
+	asked := map[string]uint64{}
+	for name, q := range limits {
+		size, ok := hugePageSize(name)
+		if !ok {
+			continue
+		}
+		asked[hugePageSizeName(size)] = uint64(q.Value())
+	}
+	var out []*runtimeapi.HugepageLimit
+	for _, size := range sizes {
+		name := hugePageSizeName(size)
+		out = append(out, &runtimeapi.HugepageLimit{PageSize: name, Limit: asked[name]})
+	}
+	return out
+}
+
+// hugePageSize parses the page size of a hugepages-<size> resource name.
+func hugePageSize(name corev1.ResourceName) (int64, bool) {
+	const prefix = corev1.ResourceHugePagesPrefix
+	if len(name) <= len(prefix) || string(name[:len(prefix)]) != prefix {
+		return 0, false
+	}
+	q, err := resource.ParseQuantity(string(name[len(prefix):]))
+	if err != nil || q.Value() <= 0 {
+		return 0, false
+	}
+	return q.Value(), true
+}
+
+// overheadResources are the Linux resources of the pod's overhead, treated
+// as Guaranteed: requests equal limits (upstream
+// convertOverheadToLinuxResources). No overhead gives an empty value.
+func overheadResources(pod *corev1.Pod) *runtimeapi.LinuxContainerResources {
+	if pod.Spec.Overhead == nil {
+		return &runtimeapi.LinuxContainerResources{}
+	}
+	cpu := pod.Spec.Overhead.Cpu()
+	return linuxResources(cpu, *cpu, *pod.Spec.Overhead.Memory())
+}
+
+// sandboxResources are the Linux resources of the whole pod, overhead
+// excluded (upstream calculateSandboxResources over PodRequests and
+// PodLimits).
+func sandboxResources(pod *corev1.Pod) *runtimeapi.LinuxContainerResources {
+	requests := podTotal(pod, func(r corev1.ResourceRequirements) corev1.ResourceList { return r.Requests })
+	limits := podTotal(pod, func(r corev1.ResourceRequirements) corev1.ResourceList { return r.Limits })
+	var cpuRequest *resource.Quantity
+	if q, ok := requests[corev1.ResourceCPU]; ok {
+		cpuRequest = &q
+	}
+	return linuxResources(cpuRequest, *limits.Cpu(), *limits.Memory())
+}
+
+// podTotal sums one side (requests or limits) of the pod's cpu and memory
+// as upstream's resource helpers do: regular containers and sidecars add
+// up; each other init container counts with the sidecars started before
+// it, and the pod needs the largest of these. Pod-level resources, when
+// set, win for the resources they name.
+func podTotal(pod *corev1.Pod, side func(corev1.ResourceRequirements) corev1.ResourceList) corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for i := range pod.Spec.Containers {
+		addResources(total, side(pod.Spec.Containers[i].Resources))
+	}
+	sidecars, initMax := corev1.ResourceList{}, corev1.ResourceList{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		need := corev1.ResourceList{}
+		if isSidecar(pod, c) {
+			addResources(total, side(c.Resources))
+			addResources(sidecars, side(c.Resources))
+			addResources(need, sidecars)
+		} else {
+			addResources(need, side(c.Resources))
+			addResources(need, sidecars)
+		}
+		maxResources(initMax, need)
+	}
+	maxResources(total, initMax)
+	if pod.Spec.Resources != nil {
+		for name, q := range side(*pod.Spec.Resources) {
+			if name == corev1.ResourceCPU || name == corev1.ResourceMemory {
+				total[name] = q.DeepCopy()
+			}
+		}
+	}
+	return total
+}
+
+// addResources adds the cpu and memory of add to dst.
+func addResources(dst, add corev1.ResourceList) {
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		q, ok := add[name]
+		if !ok {
+			continue
+		}
+		sum := dst[name]
+		sum.Add(q)
+		dst[name] = sum
+	}
+}
+
+// maxResources raises the cpu and memory of dst to those of other.
+func maxResources(dst, other corev1.ResourceList) {
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		q, ok := other[name]
+		if !ok {
+			continue
+		}
+		if cur, found := dst[name]; !found || q.Cmp(cur) > 0 {
+			dst[name] = q.DeepCopy()
+		}
+	}
+}
+
+// linuxParams gathers the Manager's node settings for container configs.
+func (m *Manager) linuxParams() linuxParams {
+	return linuxParams{
+		SeccompProfileRoot: m.cfg.SeccompProfileRoot,
+		SeccompDefault:     m.cfg.SeccompDefault,
+		MemoryCapacity:     m.cfg.MemoryCapacity,
+		HugePageSizes:      m.cfg.HugePageSizes,
 	}
 }

@@ -46,6 +46,8 @@ func baseSandboxConfig() *runtimeapi.PodSandboxConfig {
 				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
 				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 			},
+			Overhead:  &runtimeapi.LinuxContainerResources{},
+			Resources: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000},
 		},
 	}
 }
@@ -144,7 +146,7 @@ func TestBuildSandboxConfig(t *testing.T) {
 			mutate: func(p *corev1.Pod) {
 				p.Spec.SecurityContext = &corev1.PodSecurityContext{
 					RunAsUser: &uid, FSGroup: &uid, SupplementalGroups: []int64{5},
-					Sysctls: []corev1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}},
+					Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
 				}
 				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &tru}
 			},
@@ -153,7 +155,7 @@ func TestBuildSandboxConfig(t *testing.T) {
 				sc.RunAsUser = &runtimeapi.Int64Value{Value: 1000}
 				sc.SupplementalGroups = []int64{1000, 5}
 				sc.Privileged = true
-				c.Linux.Sysctls = map[string]string{"net.core.somaxconn": "1024"}
+				c.Linux.Sysctls = map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"}
 			},
 		},
 	}

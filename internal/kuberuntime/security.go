@@ -3,15 +3,18 @@ package kuberuntime
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Paths masked and made read-only in unprivileged containers, as upstream's
-// securitycontext package lists them for the Default proc mount. The CRI
-// leaves this to the caller: a runtime given none masks none.
+// Paths masked and made read-only in containers with the Default proc
+// mount, as upstream's securitycontext package lists them. The CRI leaves
+// this to the caller: a runtime given none masks none. (Runtimes ignore
+// them for privileged containers.)
 var (
 	defaultMaskedPaths = []string{
 		"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys",
@@ -58,47 +61,119 @@ func hasPrivilegedContainer(pod *corev1.Pod) bool {
 	return false
 }
 
-// effectiveSecurity merges the pod's security context under the
-// container's, for the fields berth honours.
-type effectiveSecurity struct {
-	RunAsUser, RunAsGroup *int64
-	RunAsNonRoot          *bool
-	Seccomp               *corev1.SeccompProfile
-}
-
-func mergeSecurity(pod *corev1.Pod, c *corev1.Container) effectiveSecurity {
-	var e effectiveSecurity
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		e = effectiveSecurity{RunAsUser: psc.RunAsUser, RunAsGroup: psc.RunAsGroup, RunAsNonRoot: psc.RunAsNonRoot, Seccomp: psc.SeccompProfile}
+// effectiveSecurity is the container's security context with the pod's
+// fields filled in where the container leaves them unset (upstream
+// DetermineEffectiveSecurityContext). It never returns nil.
+func effectiveSecurity(pod *corev1.Pod, c *corev1.Container) *corev1.SecurityContext {
+	e := &corev1.SecurityContext{}
+	if c.SecurityContext != nil {
+		e = c.SecurityContext.DeepCopy()
 	}
-	if csc := c.SecurityContext; csc != nil {
-		if csc.RunAsUser != nil {
-			e.RunAsUser = csc.RunAsUser
-		}
-		if csc.RunAsGroup != nil {
-			e.RunAsGroup = csc.RunAsGroup
-		}
-		if csc.RunAsNonRoot != nil {
-			e.RunAsNonRoot = csc.RunAsNonRoot
-		}
-		if csc.SeccompProfile != nil {
-			e.Seccomp = csc.SeccompProfile
-		}
+	psc := pod.Spec.SecurityContext
+	if psc == nil {
+		return e
+	}
+	if e.SELinuxOptions == nil && psc.SELinuxOptions != nil {
+		e.SELinuxOptions = psc.SELinuxOptions.DeepCopy()
+	}
+	if e.RunAsUser == nil {
+		e.RunAsUser = psc.RunAsUser
+	}
+	if e.RunAsGroup == nil {
+		e.RunAsGroup = psc.RunAsGroup
+	}
+	if e.RunAsNonRoot == nil {
+		e.RunAsNonRoot = psc.RunAsNonRoot
+	}
+	if e.SeccompProfile == nil {
+		e.SeccompProfile = psc.SeccompProfile
+	}
+	if e.AppArmorProfile == nil {
+		e.AppArmorProfile = psc.AppArmorProfile
 	}
 	return e
 }
 
-// containerSecurity builds the container's Linux security context. Fields
-// berth cannot honour yet are refused (CreateContainerConfigError) rather
-// than dropped: runAsNonRoot without a numeric runAsUser (needs the image
-// user), SELinux options, a Localhost seccomp profile and AppArmor.
-func containerSecurity(pod *corev1.Pod, c *corev1.Container) (*runtimeapi.LinuxContainerSecurityContext, error) {
-	e := mergeSecurity(pod, c)
+// seccompProfile is the container's seccomp profile (upstream
+// getSeccompProfile): the container's field, else the pod's, else
+// RuntimeDefault under seccompDefault and Unconfined without. A Localhost
+// profile is a path under root (<root-dir>/seccomp).
+func seccompProfile(p *corev1.SeccompProfile, root string, seccompDefault bool) (*runtimeapi.SecurityProfile, error) {
+	if p == nil {
+		if seccompDefault {
+			return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, nil
+		}
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}, nil
+	}
+	switch p.Type {
+	case corev1.SeccompProfileTypeRuntimeDefault:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, nil
+	case corev1.SeccompProfileTypeLocalhost:
+		if p.LocalhostProfile == nil || *p.LocalhostProfile == "" {
+			return nil, errors.New("localhostProfile must be set if seccompProfile type is Localhost.")
+		}
+		return &runtimeapi.SecurityProfile{
+			ProfileType:  runtimeapi.SecurityProfile_Localhost,
+			LocalhostRef: filepath.Join(root, *p.LocalhostProfile),
+		}, nil
+	}
+	return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}, nil
+}
+
+// selinuxOptions converts SELinux options; nil stays nil.
+func selinuxOptions(o *corev1.SELinuxOptions) *runtimeapi.SELinuxOption {
+	if o == nil {
+		return nil
+	}
+	return &runtimeapi.SELinuxOption{User: o.User, Role: o.Role, Type: o.Type, Level: o.Level}
+}
+
+// podGroups are the supplemental groups of every container of the pod:
+// fsGroup first, then supplementalGroups, with the policy.
+func podGroups(psc *corev1.PodSecurityContext) ([]int64, runtimeapi.SupplementalGroupsPolicy) {
+	if psc == nil {
+		return nil, runtimeapi.SupplementalGroupsPolicy_Merge
+	}
+	var groups []int64
+	if psc.FSGroup != nil {
+		groups = append(groups, *psc.FSGroup)
+	}
+	groups = append(groups, psc.SupplementalGroups...)
+	policy := runtimeapi.SupplementalGroupsPolicy_Merge
+	if psc.SupplementalGroupsPolicy != nil && *psc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict {
+		policy = runtimeapi.SupplementalGroupsPolicy_Strict
+	}
+	return groups, policy
+}
+
+// containerSecurity builds the container's Linux security context
+// (upstream determineEffectiveSecurityContext). runAsNonRoot is checked
+// against the image's user by verifyRunAsNonRoot, not here. AppArmor
+// profiles are refused (CreateContainerConfigError) rather than dropped,
+// and so are pods whose sysctls upstream would not admit.
+func containerSecurity(pod *corev1.Pod, c *corev1.Container, lp linuxParams) (*runtimeapi.LinuxContainerSecurityContext, error) {
+	if err := checkSysctls(pod); err != nil {
+		return nil, err
+	}
+	e := effectiveSecurity(pod, c)
+	if e.AppArmorProfile != nil {
+		return nil, errors.New("appArmorProfile is not supported yet")
+	}
+	seccomp, err := seccompProfile(e.SeccompProfile, lp.SeccompProfileRoot, lp.SeccompDefault)
+	if err != nil {
+		return nil, err
+	}
 	sc := &runtimeapi.LinuxContainerSecurityContext{
 		NamespaceOptions: namespaceOptions(pod),
-		MaskedPaths:      slices.Clone(defaultMaskedPaths),
-		ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
-		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
+		SelinuxOptions:   selinuxOptions(e.SELinuxOptions),
+		Seccomp:          seccomp,
+		Privileged:       e.Privileged != nil && *e.Privileged,
+		ReadonlyRootfs:   e.ReadOnlyRootFilesystem != nil && *e.ReadOnlyRootFilesystem,
+		NoNewPrivs:       e.AllowPrivilegeEscalation != nil && !*e.AllowPrivilegeEscalation,
+	}
+	if e.ProcMount == nil || *e.ProcMount != corev1.UnmaskedProcMount {
+		sc.MaskedPaths = slices.Clone(defaultMaskedPaths)
+		sc.ReadonlyPaths = slices.Clone(defaultReadonlyPaths)
 	}
 	if e.RunAsUser != nil {
 		sc.RunAsUser = &runtimeapi.Int64Value{Value: *e.RunAsUser}
@@ -106,60 +181,8 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container) (*runtimeapi.LinuxC
 	if e.RunAsGroup != nil {
 		sc.RunAsGroup = &runtimeapi.Int64Value{Value: *e.RunAsGroup}
 	}
-	if e.RunAsNonRoot != nil && *e.RunAsNonRoot {
-		if e.RunAsUser == nil {
-			return nil, errors.New("runAsNonRoot without runAsUser is not supported yet")
-		}
-		if *e.RunAsUser == 0 {
-			return nil, errors.New("container's runAsUser breaks non-root policy")
-		}
-	}
-	if p := e.Seccomp; p != nil {
-		switch p.Type {
-		case corev1.SeccompProfileTypeRuntimeDefault:
-			sc.Seccomp = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}
-		case corev1.SeccompProfileTypeUnconfined:
-		default:
-			return nil, fmt.Errorf("seccomp profile type %q is not supported yet", p.Type)
-		}
-	}
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		if psc.SELinuxOptions != nil || psc.AppArmorProfile != nil {
-			return nil, errors.New("pod seLinuxOptions and appArmorProfile are not supported yet")
-		}
-		if psc.FSGroup != nil {
-			sc.SupplementalGroups = append(sc.SupplementalGroups, *psc.FSGroup)
-		}
-		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
-	}
-	if err := applyContainerSecurity(sc, c.SecurityContext); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-// applyContainerSecurity copies the container-only fields.
-func applyContainerSecurity(sc *runtimeapi.LinuxContainerSecurityContext, csc *corev1.SecurityContext) error {
-	if csc == nil {
-		return nil
-	}
-	if csc.SELinuxOptions != nil || csc.AppArmorProfile != nil {
-		return errors.New("container seLinuxOptions and appArmorProfile are not supported yet")
-	}
-	if csc.Privileged != nil && *csc.Privileged {
-		sc.Privileged = true
-		sc.MaskedPaths, sc.ReadonlyPaths = nil, nil
-	}
-	if csc.ProcMount != nil && *csc.ProcMount == corev1.UnmaskedProcMount {
-		sc.MaskedPaths, sc.ReadonlyPaths = nil, nil
-	}
-	if csc.ReadOnlyRootFilesystem != nil {
-		sc.ReadonlyRootfs = *csc.ReadOnlyRootFilesystem
-	}
-	if csc.AllowPrivilegeEscalation != nil {
-		sc.NoNewPrivs = !*csc.AllowPrivilegeEscalation
-	}
-	if caps := csc.Capabilities; caps != nil {
+	sc.SupplementalGroups, sc.SupplementalGroupsPolicy = podGroups(pod.Spec.SecurityContext)
+	if caps := e.Capabilities; caps != nil {
 		sc.Capabilities = &runtimeapi.Capability{}
 		for _, c := range caps.Add {
 			sc.Capabilities.AddCapabilities = append(sc.Capabilities.AddCapabilities, string(c))
@@ -168,11 +191,14 @@ func applyContainerSecurity(sc *runtimeapi.LinuxContainerSecurityContext, csc *c
 			sc.Capabilities.DropCapabilities = append(sc.Capabilities.DropCapabilities, string(c))
 		}
 	}
-	return nil
+	return sc, nil
 }
 
 // sandboxLinuxConfig is the sandbox's Linux config (upstream
-// generatePodSandboxLinuxConfig). The cgroup parent stays empty for now.
+// generatePodSandboxLinuxConfig and applySandboxResources). The sandbox
+// always runs RuntimeDefault seccomp. The cgroup parent stays empty for
+// now. Sysctls that checkSysctls refuses are not applied: the pod's
+// containers fail instead.
 func sandboxLinuxConfig(pod *corev1.Pod) *runtimeapi.LinuxPodSandboxConfig {
 	lc := &runtimeapi.LinuxPodSandboxConfig{
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
@@ -180,24 +206,91 @@ func sandboxLinuxConfig(pod *corev1.Pod) *runtimeapi.LinuxPodSandboxConfig {
 			Privileged:       hasPrivilegedContainer(pod),
 			Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 		},
+		Overhead:  overheadResources(pod),
+		Resources: sandboxResources(pod),
 	}
-	if sc := pod.Spec.SecurityContext; sc != nil {
-		if sc.RunAsUser != nil {
-			lc.SecurityContext.RunAsUser = &runtimeapi.Int64Value{Value: *sc.RunAsUser}
-		}
-		if sc.RunAsGroup != nil {
-			lc.SecurityContext.RunAsGroup = &runtimeapi.Int64Value{Value: *sc.RunAsGroup}
-		}
-		if sc.FSGroup != nil {
-			lc.SecurityContext.SupplementalGroups = append(lc.SecurityContext.SupplementalGroups, *sc.FSGroup)
-		}
-		lc.SecurityContext.SupplementalGroups = append(lc.SecurityContext.SupplementalGroups, sc.SupplementalGroups...)
-		if len(sc.Sysctls) > 0 {
-			lc.Sysctls = make(map[string]string, len(sc.Sysctls))
-			for _, s := range sc.Sysctls {
-				lc.Sysctls[s.Name] = s.Value
-			}
+	sc := pod.Spec.SecurityContext
+	if sc == nil {
+		return lc
+	}
+	if sc.RunAsUser != nil {
+		lc.SecurityContext.RunAsUser = &runtimeapi.Int64Value{Value: *sc.RunAsUser}
+	}
+	if sc.RunAsGroup != nil {
+		lc.SecurityContext.RunAsGroup = &runtimeapi.Int64Value{Value: *sc.RunAsGroup}
+	}
+	lc.SecurityContext.SupplementalGroups, lc.SecurityContext.SupplementalGroupsPolicy = podGroups(sc)
+	lc.SecurityContext.SelinuxOptions = selinuxOptions(sc.SELinuxOptions)
+	if len(sc.Sysctls) > 0 && checkSysctls(pod) == nil {
+		lc.Sysctls = make(map[string]string, len(sc.Sysctls))
+		for _, s := range sc.Sysctls {
+			lc.Sysctls[s.Name] = s.Value
 		}
 	}
 	return lc
+}
+
+// safeSysctls are the sysctls upstream allows without allowedUnsafeSysctls
+// (pkg/kubelet/sysctl/safe_sysctls.go), with the namespace each lives in.
+// berth assumes a kernel recent enough for all of them (4.15).
+var safeSysctls = map[string]string{
+	"kernel.shm_rmid_forced":              sysctlIPC,
+	"net.ipv4.ip_local_port_range":        sysctlNet,
+	"net.ipv4.tcp_syncookies":             sysctlNet,
+	"net.ipv4.ping_group_range":           sysctlNet,
+	"net.ipv4.ip_unprivileged_port_start": sysctlNet,
+	"net.ipv4.ip_local_reserved_ports":    sysctlNet,
+	"net.ipv4.tcp_keepalive_time":         sysctlNet,
+	"net.ipv4.tcp_fin_timeout":            sysctlNet,
+	"net.ipv4.tcp_keepalive_intvl":        sysctlNet,
+	"net.ipv4.tcp_keepalive_probes":       sysctlNet,
+	"net.ipv4.tcp_rmem":                   sysctlNet,
+	"net.ipv4.tcp_wmem":                   sysctlNet,
+}
+
+const (
+	sysctlIPC = "ipc"
+	sysctlNet = "net"
+)
+
+// normalizeSysctl turns a slash-separated sysctl name into the dotted
+// form: "net/ipv4/tcp_rmem" and "net.ipv4/conf/eth0.100/x" style names
+// swap '/' and '.' when '/' comes first (upstream NormalizeName).
+func normalizeSysctl(name string) string {
+	i := strings.IndexAny(name, "./")
+	if i < 0 || name[i] == '.' {
+		return name
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.':
+			return '/'
+		case '/':
+			return '.'
+		}
+		return r
+	}, name)
+}
+
+// checkSysctls refuses the pod's sysctls as upstream's sysctl admission
+// does (reason SysctlForbidden there): a sysctl outside the safe set, or a
+// safe one whose namespace the pod shares with the host. berth has no
+// allowedUnsafeSysctls and reports the refusal as a container config
+// error, with upstream's message.
+func checkSysctls(pod *corev1.Pod) error {
+	sc := pod.Spec.SecurityContext
+	if sc == nil {
+		return nil
+	}
+	for _, s := range sc.Sysctls {
+		name := normalizeSysctl(s.Name)
+		ns, ok := safeSysctls[name]
+		switch {
+		case !ok:
+			return fmt.Errorf("forbidden sysctl: %q not allowlisted", name)
+		case ns == sysctlIPC && pod.Spec.HostIPC, ns == sysctlNet && pod.Spec.HostNetwork:
+			return fmt.Errorf("forbidden sysctl: %q not allowed with host %s enabled", name, ns)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,262 @@
+package kuberuntime
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func TestSeccompProfile(t *testing.T) {
+	profile := "profiles/audit.json"
+	empty := ""
+	runtimeDefault := &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}
+	unconfined := &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}
+	tests := []struct {
+		name           string
+		profile        *corev1.SeccompProfile
+		seccompDefault bool
+		want           *runtimeapi.SecurityProfile
+		wantErr        bool
+	}{
+		{name: "none", want: unconfined},
+		{name: "none under seccompDefault", seccompDefault: true, want: runtimeDefault},
+		{name: "RuntimeDefault", profile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}, want: runtimeDefault},
+		{name: "Unconfined beats seccompDefault", profile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}, seccompDefault: true, want: unconfined},
+		{
+			name:    "Localhost is a path under the seccomp root",
+			profile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &profile},
+			want:    &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: "/var/lib/berth/seccomp/profiles/audit.json"},
+		},
+		{name: "Localhost without a profile", profile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost}, wantErr: true},
+		{name: "Localhost with an empty profile", profile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &empty}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := seccompProfile(tt.profile, "/var/lib/berth/seccomp", tt.seccompDefault)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error = %v, want error %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("seccompProfile (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContainerSecurity(t *testing.T) {
+	tru, fls := true, false
+	uid, gid, fsGroup := int64(1000), int64(3000), int64(2000)
+	podUID := int64(500)
+	unmasked := corev1.UnmaskedProcMount
+	strict := corev1.SupplementalGroupsPolicyStrict
+	localhost := "my.json"
+	lp := linuxParams{SeccompProfileRoot: "/root/seccomp"}
+	base := func() *runtimeapi.LinuxContainerSecurityContext {
+		return &runtimeapi.LinuxContainerSecurityContext{
+			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
+			MaskedPaths:      slices.Clone(defaultMaskedPaths),
+			ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
+			Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
+		}
+	}
+	tests := []struct {
+		name    string
+		mutate  func(*corev1.Pod)
+		lp      *linuxParams
+		want    func(*runtimeapi.LinuxContainerSecurityContext)
+		wantErr string
+	}{
+		{name: "nothing set"},
+		{
+			name: "users and groups: pod values, the container's user wins",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{
+					RunAsUser: &podUID, RunAsGroup: &gid, FSGroup: &fsGroup, SupplementalGroups: []int64{4000},
+					SupplementalGroupsPolicy: &strict,
+				}
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: &uid}
+			},
+			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
+				sc.RunAsUser = &runtimeapi.Int64Value{Value: 1000}
+				sc.RunAsGroup = &runtimeapi.Int64Value{Value: 3000}
+				sc.SupplementalGroups = []int64{2000, 4000}
+				sc.SupplementalGroupsPolicy = runtimeapi.SupplementalGroupsPolicy_Strict
+			},
+		},
+		{
+			name: "seccomp: the container's profile wins over the pod's",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &localhost}}
+			},
+			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
+				sc.Seccomp = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: "/root/seccomp/my.json"}
+			},
+		},
+		{
+			name: "seccomp: the pod's profile applies",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+			},
+			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
+				sc.Seccomp = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}
+			},
+		},
+		{
+			name: "seccompDefault",
+			lp:   &linuxParams{SeccompDefault: true},
+			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
+				sc.Seccomp = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}
+			},
+		},
+		{
+			name: "unmasked proc mount, read-only rootfs, no privilege escalation",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{ProcMount: &unmasked, ReadOnlyRootFilesystem: &tru, AllowPrivilegeEscalation: &fls}
+			},
+			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
+				sc.MaskedPaths, sc.ReadonlyPaths = nil, nil
+				sc.ReadonlyRootfs, sc.NoNewPrivs = true, true
+			},
+		},
+		{
+			name: "allowPrivilegeEscalation true keeps no_new_privs off",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: &tru}
+			},
+		},
+		{
+			name: "namespaces: shareProcessNamespace, host network and IPC",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.ShareProcessNamespace = &tru
+				p.Spec.HostNetwork, p.Spec.HostIPC = true, true
+			},
+			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
+				sc.NamespaceOptions = &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_POD, Ipc: runtimeapi.NamespaceMode_NODE}
+			},
+		},
+		{
+			name: "SELinux options: the container's win",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c1"}}
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}}
+			},
+			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
+				sc.SelinuxOptions = &runtimeapi.SELinuxOption{Type: "spc_t"}
+			},
+		},
+		{
+			name: "AppArmor is refused",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault}}
+			},
+			wantErr: "appArmorProfile is not supported yet",
+		},
+		{
+			name: "Localhost seccomp without a profile",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost}}
+			},
+			wantErr: "localhostProfile must be set if seccompProfile type is Localhost.",
+		},
+		{
+			name: "net sysctl with host network",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.HostNetwork = true
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}}}
+			},
+			wantErr: `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host net enabled`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := basePod()
+			if tt.mutate != nil {
+				tt.mutate(pod)
+			}
+			p := lp
+			if tt.lp != nil {
+				p = *tt.lp
+			}
+			got, err := containerSecurity(pod, &pod.Spec.Containers[0], p)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := base()
+			if tt.want != nil {
+				tt.want(want)
+			}
+			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("containerSecurity (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckSysctls(t *testing.T) {
+	tests := []struct {
+		name             string
+		sysctls          []string
+		hostNet, hostIPC bool
+		want             string
+	}{
+		{name: "none"},
+		{name: "safe ones", sysctls: []string{"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_rmem", "net.ipv4.ip_local_reserved_ports"}},
+		{name: "slash-separated names are normalized", sysctls: []string{"net/ipv4/tcp_keepalive_time"}},
+		{name: "unsafe", sysctls: []string{"kernel.msgmax"}, want: `forbidden sysctl: "kernel.msgmax" not allowlisted`},
+		{name: "unsafe net", sysctls: []string{"net.core.somaxconn"}, want: `forbidden sysctl: "net.core.somaxconn" not allowlisted`},
+		{name: "ipc sysctl with host IPC", sysctls: []string{"kernel.shm_rmid_forced"}, hostIPC: true, want: `forbidden sysctl: "kernel.shm_rmid_forced" not allowed with host ipc enabled`},
+		{name: "ipc sysctl with host network", sysctls: []string{"kernel.shm_rmid_forced"}, hostNet: true},
+		{name: "net sysctl with host network", sysctls: []string{"net.ipv4.ping_group_range"}, hostNet: true, want: `forbidden sysctl: "net.ipv4.ping_group_range" not allowed with host net enabled`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{HostNetwork: tt.hostNet, HostIPC: tt.hostIPC, SecurityContext: &corev1.PodSecurityContext{}}}
+			for _, s := range tt.sysctls {
+				pod.Spec.SecurityContext.Sysctls = append(pod.Spec.SecurityContext.Sysctls, corev1.Sysctl{Name: s, Value: "1"})
+			}
+			got := ""
+			if err := checkSysctls(pod); err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("checkSysctls = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNormalizeSysctl(t *testing.T) {
+	tests := map[string]string{
+		"net.ipv4.tcp_rmem":        "net.ipv4.tcp_rmem",
+		"net/ipv4/tcp_rmem":        "net.ipv4.tcp_rmem",
+		"net/ipv4/conf/eth0.100/x": "net.ipv4.conf.eth0/100.x",
+		"net.ipv4.conf.eth0/100.x": "net.ipv4.conf.eth0/100.x",
+		"kernel":                   "kernel",
+	}
+	for in, want := range tests {
+		if got := normalizeSysctl(in); got != want {
+			t.Errorf("normalizeSysctl(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSandboxLinuxConfigDropsForbiddenSysctls(t *testing.T) {
+	pod := basePod()
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
+		{Name: "net.ipv4.tcp_syncookies", Value: "1"}, {Name: "kernel.msgmax", Value: "1"},
+	}}
+	if got := sandboxLinuxConfig(pod).GetSysctls(); got != nil {
+		t.Errorf("sysctls = %v, want none: the pod's containers fail instead", got)
+	}
+}
