@@ -76,6 +76,7 @@ func TestCluster(t *testing.T) {
 	t.Run("MirrorPodIsRecreated", env.testMirrorPod)
 	t.Run("AdmissionRejectsOutOfcpu", env.testOutOfcpu)
 	t.Run("VolumesTokenConfigMapEmptyDir", env.testVolumes)
+	t.Run("ImagePullSecrets", env.testPullSecrets)
 	t.Run("APIServerRestartKeepsPods", env.testAPIServerRestart)
 }
 
