@@ -52,6 +52,8 @@ func startClusterEnv(t *testing.T) *clusterEnv {
 	n := newNode(t,
 		"nodeStatusUpdateFrequency: 2s",
 		"nodeLeaseDurationSeconds: 8",
+		"clusterDNS: ["+e2eClusterDNS+"]",
+		"clusterDomain: "+e2eClusterDomain,
 	)
 	n.extraArgs = []string{"--kubeconfig", kubeconfig}
 	return &clusterEnv{cl: cl, node: n, admin: admin}
@@ -77,6 +79,7 @@ func TestCluster(t *testing.T) {
 	t.Run("AdmissionRejectsOutOfcpu", env.testOutOfcpu)
 	t.Run("VolumesTokenConfigMapEmptyDir", env.testVolumes)
 	t.Run("ImagePullSecrets", env.testPullSecrets)
+	t.Run("DNSAndHosts", env.testDNS)
 	t.Run("APIServerRestartKeepsPods", env.testAPIServerRestart)
 }
 
