@@ -48,6 +48,7 @@ type node struct {
 	relister *pleg.PLEG
 	statuses *podstatus.Store
 	volumes  *volume.Manager
+	env      *envSource
 	workers  *podworker.Workers
 	sources  *sources
 	loop     *syncloop.Loop
@@ -116,6 +117,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 // workers, sources, admission, housekeeping and the sync loop.
 func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) error {
 	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
+	n.env = newEnvSource(cl.apiClient(), cl.node)
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
@@ -123,7 +125,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
 		MemoryCapacity: host.MemoryBytes, HugePageSizes: hugePageSizes(host),
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
-		PullSecrets: cl.pullSecrets(),
+		PullSecrets: cl.pullSecrets(), Env: n.env, HostIPs: ips,
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)
@@ -202,6 +204,7 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("runtime-health", n.health.Run)
 	g.Go("pleg", n.relister.Run)
 	g.Go("volumes", n.volumes.Run)
+	g.Go("env-services", n.env.Run)
 	for name, run := range n.cluster.runs() {
 		g.Go(name, run)
 	}
