@@ -222,6 +222,30 @@ func readTar(path string) (map[string][]byte, error) {
 	}
 }
 
+// removeImageNames drops containerd's names starting with prefix (the tag
+// and the repo@digest the CRI adds), not the image: the CRI's RemoveImage
+// removes an image by ID, and the pushed image has the ID of
+// docker.io/library/busybox:1.36, which the other tests run.
+func removeImageNames(t *testing.T, prefix string) {
+	out, err := exec.Command("ctr", "-n", "k8s.io", "images", "ls", "-q").Output()
+	if err != nil {
+		t.Logf("list image names: %v", err)
+		return
+	}
+	var names []string
+	for _, n := range strings.Fields(string(out)) {
+		if strings.HasPrefix(n, prefix) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	if out, err := exec.Command("ctr", append([]string{"-n", "k8s.io", "images", "rm"}, names...)...).CombinedOutput(); err != nil {
+		t.Logf("remove image names %q: %v: %s", names, err, out)
+	}
+}
+
 // privatePod runs image, always pulled, with the given pull secrets.
 func privatePod(name, image string, secrets ...string) *corev1.Pod {
 	p := &corev1.Pod{
@@ -276,12 +300,7 @@ func (e *clusterEnv) testPullSecrets(t *testing.T) {
 			}
 			return true, nil
 		})
-		// Drop only this name: the CRI's RemoveImage would remove the
-		// image by ID, and with it docker.io/library/busybox:1.36, which
-		// has the same content and which the other tests run.
-		if out, err := exec.Command("ctr", "-n", "k8s.io", "images", "rm", image).CombinedOutput(); err != nil {
-			t.Logf("remove image name %s: %v: %s", image, err, out)
-		}
+		removeImageNames(t, reg.host+"/private/")
 	})
 
 	_, err = pods.Create(ctx, privatePod("private-anon", image), metav1.CreateOptions{})
