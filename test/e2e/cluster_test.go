@@ -80,6 +80,7 @@ func TestCluster(t *testing.T) {
 	t.Run("VolumesTokenConfigMapEmptyDir", env.testVolumes)
 	t.Run("ImagePullSecrets", env.testPullSecrets)
 	t.Run("DNSAndHosts", env.testDNS)
+	t.Run("SecurityContext", env.testSecurity)
 	t.Run("APIServerRestartKeepsPods", env.testAPIServerRestart)
 }
 
