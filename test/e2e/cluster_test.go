@@ -81,6 +81,7 @@ func TestCluster(t *testing.T) {
 	t.Run("ImagePullSecrets", env.testPullSecrets)
 	t.Run("DNSAndHosts", env.testDNS)
 	t.Run("SecurityContext", env.testSecurity)
+	t.Run("EnvFromEverySource", env.testEnv)
 	t.Run("APIServerRestartKeepsPods", env.testAPIServerRestart)
 }
 
