@@ -130,3 +130,23 @@ func TestCheckNonRootAsksForTheImageUserOnlyWhenNeeded(t *testing.T) {
 		})
 	}
 }
+
+func TestSyncPodRunAsNonRootRootImage(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36") // the fake's images run as root
+	pod := basePod()
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
+	const msg = `container has runAsNonRoot and image will run as root (pod: "web_default(uid-1)", container: app)`
+	f := e.sync(pod)["app"]
+	if f.Reason != ReasonCreateContainerConfigError || f.Message != msg {
+		t.Errorf("failure = %+v", f)
+	}
+	if evs := e.events.take(); !hasEvent(evs, "Warning Failed Error: "+msg) {
+		t.Errorf("events %q lack the Failed event", evs)
+	}
+	pod.Spec.SecurityContext.RunAsUser = ptr.To[int64](1000)
+	if f := e.sync(pod); len(f) != 0 {
+		t.Errorf("with runAsUser 1000: failures %+v", f)
+	}
+	e.running(pod, "app")
+}
