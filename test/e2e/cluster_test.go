@@ -82,7 +82,6 @@ func TestCluster(t *testing.T) {
 	t.Run("DNSAndHosts", env.testDNS)
 	t.Run("SecurityContext", env.testSecurity)
 	t.Run("EnvFromEverySource", env.testEnv)
-	t.Run("SecurityContext", env.testSecurity)
 	t.Run("APIServerRestartKeepsPods", env.testAPIServerRestart)
 }
 
