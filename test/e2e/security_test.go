@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,5 +124,7 @@ func (e *clusterEnv) testSecurity(t *testing.T) {
 		// in phase Pending after termination, where upstream's TerminatePod
 		// marks it Failed, so berth never deletes the API object itself.
 		must(t, pods.Delete(ctx, "sec-nonroot", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+		dir := filepath.Join(e.node.rootDir, "pods", string(created.UID))
+		e.node.waitFor("pod directory removed", func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) })
 	})
 }
