@@ -186,7 +186,11 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 		}
 	}
 	if s.cfg.Desired(pod.UID) {
-		s.generate(pod, rt, true)
+		status := s.generate(pod, rt, true)
+		// Every container is stopped: none may stay "waiting" and the pod
+		// must end in a terminal phase, or a deleted pod whose containers
+		// never started would never be removed from the API.
+		s.cfg.Statuses.Set(pod.UID, podstatus.Terminated(status, s.cfg.IsStatic != nil && s.cfg.IsStatic(pod)))
 		return nil
 	}
 	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {

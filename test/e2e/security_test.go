@@ -120,10 +120,13 @@ func (e *clusterEnv) testSecurity(t *testing.T) {
 		if waiting.Message != want {
 			t.Errorf("waiting message = %q, want %q", waiting.Message, want)
 		}
-		// Deleted at once: berth leaves a pod whose container never started
-		// in phase Pending after termination, where upstream's TerminatePod
-		// marks it Failed, so berth never deletes the API object itself.
-		must(t, pods.Delete(ctx, "sec-nonroot", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+		// A graceful delete: berth marks the never-started pod Failed once
+		// it terminated (upstream's TerminatePod) and removes the object.
+		must(t, pods.Delete(ctx, "sec-nonroot", metav1.DeleteOptions{}))
+		e.waitAPI(t, "never-started pod object gone", func(ctx context.Context) (bool, error) {
+			_, err := pods.Get(ctx, "sec-nonroot", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
 		dir := filepath.Join(e.node.rootDir, "pods", string(created.UID))
 		e.node.waitFor("pod directory removed", func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) })
 	})
