@@ -78,6 +78,7 @@ func TestCluster(t *testing.T) {
 	t.Run("MirrorPodIsRecreated", env.testMirrorPod)
 	t.Run("AdmissionRejectsOutOfcpu", env.testOutOfcpu)
 	t.Run("VolumesTokenConfigMapEmptyDir", env.testVolumes)
+	t.Run("VolumesSecretDownwardHostPathSubPath", env.testMoreVolumes)
 	t.Run("ImagePullSecrets", env.testPullSecrets)
 	t.Run("DNSAndHosts", env.testDNS)
 	t.Run("SecurityContext", env.testSecurity)

@@ -105,8 +105,32 @@ cgroupDriver: cgroupfs
 		if t.Failed() {
 			n.dumpLog()
 		}
+		// berth stops without tearing pods down, as the kubelet does: a
+		// tmpfs volume of a pod still running would keep the temporary
+		// directory from being removed.
+		unmountUnder(t, n.rootDir)
 	})
 	return n
+}
+
+// unmountUnder unmounts every mount below dir, deepest first.
+func unmountUnder(t *testing.T, dir string) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	var targets []string
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
+			targets = append(targets, fields[4])
+		}
+	}
+	for i := len(targets) - 1; i >= 0; i-- {
+		if err := syscall.Unmount(targets[i], syscall.MNT_DETACH); err != nil {
+			t.Logf("unmount %s: %v", targets[i], err)
+		}
+	}
 }
 
 func (n *node) start() {
