@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"github.com/berthk8s/berth/internal/downward"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -183,7 +184,7 @@ func envValue(ctx context.Context, in envInput, objects *envObjects, e corev1.En
 		if in.Source != nil {
 			allocatable = in.Source.NodeAllocatable()
 		}
-		v, err := resourceRefValue(in.Pod, in.Container, from.ResourceFieldRef, allocatable)
+		v, err := downward.Resource(in.Pod, in.Container, from.ResourceFieldRef, allocatable)
 		return v, err == nil, err
 	case from.ConfigMapKeyRef != nil:
 		ref := from.ConfigMapKeyRef

@@ -3,14 +3,12 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
-	"math"
+	"github.com/berthk8s/berth/internal/downward"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // EnvSource is where container environments look up what is not in the
@@ -116,17 +114,10 @@ func fieldRefValue(pod *corev1.Pod, ref *corev1.ObjectFieldSelector, podIPs, hos
 		return "", fmt.Errorf("unsupported pod version: %s", v)
 	}
 	path := ref.FieldPath
+	if v, ok := downward.Metadata(pod, path); ok {
+		return v, nil
+	}
 	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "metadata.labels":
-		return formatMap(pod.Labels), nil
-	case "metadata.annotations":
-		return formatMap(pod.Annotations), nil
 	case "spec.nodeName":
 		return pod.Spec.NodeName, nil
 	case "spec.serviceAccountName":
@@ -147,81 +138,5 @@ func fieldRefValue(pod *corev1.Pod, ref *corev1.ObjectFieldSelector, podIPs, hos
 	case "status.podIPs":
 		return strings.Join(podIPs, ","), nil
 	}
-	if key, ok := fieldSubscript(path, "metadata.labels"); ok {
-		return pod.Labels[key], nil
-	}
-	if key, ok := fieldSubscript(path, "metadata.annotations"); ok {
-		return pod.Annotations[key], nil
-	}
 	return "", fmt.Errorf("unsupported fieldPath: %v", path)
-}
-
-// fieldSubscript parses "<prefix>['key']".
-func fieldSubscript(path, prefix string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, prefix+"['")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(rest, "']")
-}
-
-// formatMap renders labels or annotations as the downward API does:
-// key="value" lines sorted by key.
-func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	lines := make([]string, 0, len(keys))
-	for _, k := range keys {
-		lines = append(lines, fmt.Sprintf("%s=%q", k, m[k]))
-	}
-	return strings.Join(lines, "\n")
-}
-
-// resourceRefValue returns the value of an env resourceFieldRef (upstream
-// containerResourceRuntimeValue): the limit or request of the named
-// container (c when the reference names none), divided by the divisor and
-// rounded up. A cpu, memory, ephemeral-storage or hugepages limit the
-// container does not set is the node's allocatable.
-func resourceRefValue(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
-	if ref.ContainerName != "" {
-		if c = podContainer(pod, ref.ContainerName); c == nil {
-			return "", fmt.Errorf("container %s not found", ref.ContainerName)
-		}
-	}
-	kind, rest, _ := strings.Cut(ref.Resource, ".")
-	name := corev1.ResourceName(rest)
-	cpu, binary := name == corev1.ResourceCPU, name == corev1.ResourceMemory ||
-		name == corev1.ResourceEphemeralStorage || strings.HasPrefix(rest, corev1.ResourceHugePagesPrefix)
-	if (kind != "limits" && kind != "requests") || (!cpu && !binary) {
-		return "", fmt.Errorf("unsupported container resource : %v", ref.Resource)
-	}
-	q, set := c.Resources.Requests[name]
-	if kind == "limits" {
-		if q, set = c.Resources.Limits[name]; !set {
-			q = allocatable[name]
-		}
-	}
-	divisor := ref.Divisor
-	if divisor.IsZero() {
-		divisor = resource.MustParse("1")
-	}
-	if cpu {
-		return strconv.FormatInt(int64(math.Ceil(float64(q.MilliValue())/float64(divisor.MilliValue()))), 10), nil
-	}
-	return strconv.FormatInt(int64(math.Ceil(float64(q.Value())/float64(divisor.Value()))), 10), nil
-}
-
-// podContainer returns the container or init container of that name.
-func podContainer(pod *corev1.Pod, name string) *corev1.Container {
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }

@@ -7,24 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-func TestFormatMap(t *testing.T) {
-	tests := []struct {
-		name string
-		in   map[string]string
-		want string
-	}{
-		{name: "empty", in: nil, want: ""},
-		{name: "sorted and quoted", in: map[string]string{"b": "2", "a": `x"y`, "c": "line\nbreak"}, want: "a=\"x\\\"y\"\nb=\"2\"\nc=\"line\\nbreak\""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := FormatMap(tt.in); got != tt.want {
-				t.Errorf("FormatMap() = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestFieldValue(t *testing.T) {
 	tests := []struct {
 		path    string
