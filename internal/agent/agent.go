@@ -170,7 +170,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	}
 	keeper := newHousekeeper(housekeeperConfig{
 		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
-		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, Forget: runtimeMgr.ForgetPod,
+		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, Forget: runtimeMgr.ForgetPod, TearDown: n.volumes.TearDown,
 	})
 	admit := &admitter{
 		node: cl.node, maxPods: int(kc.MaxPods), recorder: cl.recorder,

@@ -32,6 +32,9 @@ type housekeeperConfig struct {
 	Statuses   interface{ Delete(uid types.UID) }
 	// Forget drops per-pod runtime state (backoff) of a pod gone for good.
 	Forget func(uid types.UID)
+	// TearDown releases what is left of a pod's volumes (tmpfs mounts)
+	// before its directory is removed.
+	TearDown func(ctx context.Context, uid types.UID) error
 }
 
 // housekeeper cleans up after pods no source wants any more. Run is called
@@ -114,6 +117,10 @@ func (h *housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UI
 			continue
 		}
 		path := filepath.Join(h.cfg.PodsDir, e.Name())
+		if err := h.cfg.TearDown(ctx, uid); err != nil {
+			klog.FromContext(ctx).Error(err, "Housekeeping: tear down volumes of orphaned pod", "podUID", uid)
+			continue
+		}
 		if err := os.RemoveAll(path); err != nil {
 			klog.FromContext(ctx).Error(err, "Housekeeping: remove orphaned pod directory", "path", path)
 			continue

@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/berthk8s/berth/internal/podworker"
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+type keeperWorkers struct {
+	known   map[types.UID]podworker.KnownState
+	updates []string
+}
+
+func (w *keeperWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworker.KnownState { return w.known }
+func (w *keeperWorkers) Update(_ context.Context, o podworker.UpdateOptions) {
+	uid := types.UID("")
+	if o.Pod != nil {
+		uid = o.Pod.UID
+	} else if o.RuntimePod != nil {
+		uid = o.RuntimePod.UID
+	}
+	w.updates = append(w.updates, o.Type.String()+" "+string(uid))
+}
+
+type keeperRuntime map[types.UID]*runtimestate.Pod
+
+func (r keeperRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Pod, error) { return r, nil }
+
+type forgetter struct{ uids []string }
+
+func (f *forgetter) Delete(uid types.UID) { f.uids = append(f.uids, "status "+string(uid)) }
+
+func TestHousekeeping(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pods, logs := t.TempDir(), t.TempDir()
+	for _, d := range []string{
+		filepath.Join(pods, "desired"), filepath.Join(pods, "worker"), filepath.Join(pods, "running"), filepath.Join(pods, "gone"),
+		filepath.Join(logs, "default_a_desired"), filepath.Join(logs, "default_b_gone"),
+	} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workers := &keeperWorkers{known: map[types.UID]podworker.KnownState{"worker": {}}}
+	runtime := keeperRuntime{"running": {UID: "running"}, "orphan": {UID: "orphan"}}
+	var calls forgetter
+	h := newHousekeeper(housekeeperConfig{
+		Workers: workers, Runtime: runtime, SourcesReady: func() bool { return true },
+		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
+		Forget: func(uid types.UID) { calls.uids = append(calls.uids, "forget "+string(uid)) },
+		TearDown: func(_ context.Context, uid types.UID) error {
+			calls.uids = append(calls.uids, "teardown "+string(uid))
+			return nil
+		},
+	})
+	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
+	h.Run(ctx, desired)
+
+	// A desired pod without a worker gets one; a runtime pod nobody owns
+	// is killed; "running" is in the runtime but not desired: killed too.
+	if diff := cmp.Diff([]string{"create desired", "kill orphan", "kill running"}, sorted(workers.updates)); diff != "" {
+		t.Errorf("worker updates (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"teardown gone", "status gone", "forget gone"}, calls.uids); diff != "" {
+		t.Errorf("cleanup calls (-want +got):\n%s", diff)
+	}
+	for path, want := range map[string]bool{
+		filepath.Join(pods, "desired"): true, filepath.Join(pods, "worker"): true, filepath.Join(pods, "running"): true,
+		filepath.Join(pods, "gone"): false, filepath.Join(logs, "default_a_desired"): true, filepath.Join(logs, "default_b_gone"): false,
+	} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", path, err == nil, want)
+		}
+	}
+}
+
+func TestHousekeepingWaitsForSources(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	workers := &keeperWorkers{}
+	h := newHousekeeper(housekeeperConfig{Workers: workers, Runtime: keeperRuntime{"x": {UID: "x"}}, SourcesReady: func() bool { return false }})
+	h.Run(ctx, nil)
+	if len(workers.updates) != 0 {
+		t.Errorf("housekeeping acted before every source was seen: %v", workers.updates)
+	}
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
