@@ -22,7 +22,9 @@ type keeperWorkers struct {
 	updates []string
 }
 
-func (w *keeperWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworker.KnownState { return w.known }
+func (w *keeperWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworker.KnownState {
+	return w.known
+}
 func (w *keeperWorkers) Update(_ context.Context, o podworker.UpdateOptions) {
 	uid := types.UID("")
 	if o.Pod != nil {
@@ -35,7 +37,9 @@ func (w *keeperWorkers) Update(_ context.Context, o podworker.UpdateOptions) {
 
 type keeperRuntime map[types.UID]*runtimestate.Pod
 
-func (r keeperRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Pod, error) { return r, nil }
+func (r keeperRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Pod, error) {
+	return r, nil
+}
 
 type forgetter struct{ uids []string }
 
