@@ -112,41 +112,40 @@ func APIServerArgs(l Layout) []string {
 // controller that is on by default (none of v1.37's needs a cloud), one
 // identity per controller, the cluster CA as the CSR signer.
 func ControllerManagerArgs(l Layout) []string {
-	kubeconfig := l.Path("controller-manager.kubeconfig")
-	return []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--bind-address=" + loopback,
-		"--secure-port=" + strconv.Itoa(l.Ports.ControllerManager),
-		"--tls-cert-file=" + l.PKI("controller-manager-serving.crt"),
-		"--tls-private-key-file=" + l.PKI("controller-manager-serving.key"),
-		"--client-ca-file=" + l.PKI("ca.crt"),
+	return append(servingArgs(l, "controller-manager", l.Ports.ControllerManager),
 		"--controllers=*",
 		"--use-service-account-credentials=true",
-		"--cluster-signing-cert-file=" + l.PKI("ca.crt"),
-		"--cluster-signing-key-file=" + l.PKI("ca.key"),
-		"--root-ca-file=" + l.PKI("ca.crt"),
-		"--service-account-private-key-file=" + l.PKI("sa.key"),
-		"--service-cluster-ip-range=" + ServiceCIDR,
+		"--cluster-signing-cert-file="+l.PKI("ca.crt"),
+		"--cluster-signing-key-file="+l.PKI("ca.key"),
+		"--root-ca-file="+l.PKI("ca.crt"),
+		"--service-account-private-key-file="+l.PKI("sa.key"),
+		"--service-cluster-ip-range="+ServiceCIDR,
 		"--leader-elect=false",
 		"--profiling=false",
-	}
+	)
 }
 
 // SchedulerArgs is kube-scheduler's command line.
 func SchedulerArgs(l Layout) []string {
-	kubeconfig := l.Path("scheduler.kubeconfig")
+	return append(servingArgs(l, "scheduler", l.Ports.Scheduler),
+		"--leader-elect=false",
+		"--profiling=false",
+	)
+}
+
+// servingArgs are the flags kube-controller-manager and kube-scheduler
+// share: the component's kubeconfig for everything, its serving
+// certificate on a loopback port, and the cluster CA for clients.
+func servingArgs(l Layout, name string, port int) []string {
+	kubeconfig := l.Path(name + ".kubeconfig")
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--bind-address=" + loopback,
-		"--secure-port=" + strconv.Itoa(l.Ports.Scheduler),
-		"--tls-cert-file=" + l.PKI("scheduler-serving.crt"),
-		"--tls-private-key-file=" + l.PKI("scheduler-serving.key"),
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + l.PKI(name+"-serving.crt"),
+		"--tls-private-key-file=" + l.PKI(name+"-serving.key"),
 		"--client-ca-file=" + l.PKI("ca.crt"),
-		"--leader-elect=false",
-		"--profiling=false",
 	}
 }
