@@ -347,7 +347,7 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name:   "liveness failed: kill and restart",
-			mutate: func(in *Inputs) { in.Probes.LivenessFailed = map[string]bool{"web": true} },
+			mutate: func(in *Inputs) { in.Probes.LivenessFailed = map[string]bool{"web-1": true} },
 			want: Actions{
 				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0},
 				KillContainers: map[ContainerRef]KillReason{{ID: "web-1", Name: "web"}: {
@@ -359,7 +359,7 @@ func TestCompute(t *testing.T) {
 			name: "liveness failed under Never: kill only",
 			mutate: func(in *Inputs) {
 				in.Pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-				in.Probes.LivenessFailed = map[string]bool{"web": true}
+				in.Probes.LivenessFailed = map[string]bool{"web-1": true}
 			},
 			want: Actions{
 				InitContainer: -1,
@@ -373,7 +373,7 @@ func TestCompute(t *testing.T) {
 			mutate: func(in *Inputs) {
 				in.Pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 				in.Runtime.Containers[1] = exited(in.Pod, "log", "log-1", "sb-0", 0, now)
-				in.Probes.LivenessFailed = map[string]bool{"web": true}
+				in.Probes.LivenessFailed = map[string]bool{"web-1": true}
 			},
 			want: Actions{
 				KillPod: true, InitContainer: -1,
@@ -384,7 +384,7 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name:   "startup failed: kill and restart",
-			mutate: func(in *Inputs) { in.Probes.StartupFailed = map[string]bool{"log": true} },
+			mutate: func(in *Inputs) { in.Probes.StartupFailed = map[string]bool{"log-1": true} },
 			want: Actions{
 				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{1},
 				KillContainers: map[ContainerRef]KillReason{{ID: "log-1", Name: "log"}: {

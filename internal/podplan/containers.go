@@ -64,9 +64,9 @@ func (p *planner) runningVerdict(spec *corev1.Container, c *runtimestate.Contain
 	case c.Hash != 0 && c.Hash != hash:
 		// A changed spec restarts the container whatever the restart policy.
 		return KillReason{Reason: KillReasonSpecChanged, Message: fmt.Sprintf("Container %s definition changed", spec.Name)}, true, true
-	case p.probes.LivenessFailed[spec.Name]:
+	case p.probes.LivenessFailed[c.ID]:
 		return KillReason{Reason: KillReasonLivenessProbe, Message: fmt.Sprintf("Container %s failed liveness probe", spec.Name)}, restart, true
-	case p.probes.StartupFailed[spec.Name]:
+	case p.probes.StartupFailed[c.ID]:
 		return KillReason{Reason: KillReasonStartupProbe, Message: fmt.Sprintf("Container %s failed startup probe", spec.Name)}, restart, true
 	}
 	return KillReason{}, false, false

@@ -136,7 +136,11 @@ func (s *sim) do(t *testing.T, line string) string {
 		if s.in.Probes.LivenessFailed == nil {
 			s.in.Probes.LivenessFailed = map[string]bool{}
 		}
-		s.in.Probes.LivenessFailed[f[1]] = f[2] == "fail"
+		c := s.rt.LatestContainer(f[1])
+		if c == nil {
+			t.Fatalf("%q: no container", line)
+		}
+		s.in.Probes.LivenessFailed[c.ID] = f[2] == "fail"
 		return ""
 	case "image":
 		specOf(s.in.Pod, f[1]).Image = f[2]

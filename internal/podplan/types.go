@@ -25,12 +25,19 @@ type Inputs struct {
 	Policy BackoffPolicy
 }
 
-// ProbeSnapshot is what the prober knows about the pod's containers, by name.
-// A true verdict applies to the container's running instance: the prober
-// must clear it once that instance is gone.
+// ProbeSnapshot is what the prober knows about the pod's running
+// containers. Every map is keyed by runtime container ID, so a verdict about
+// one instance can never apply to the next one. Nil maps mean "no verdicts".
 type ProbeSnapshot struct {
+	// LivenessFailed and StartupFailed: the instance failed its liveness or
+	// startup probe (failureThreshold reached) and must be killed.
 	LivenessFailed map[string]bool
 	StartupFailed  map[string]bool
+	// Started: the instance passed its startup probe. An instance whose
+	// spec has no startup probe is started once it runs, whatever this map
+	// says; one whose spec has a startup probe is started only when true
+	// here. (Restartable init containers wait on it.)
+	Started map[string]bool
 }
 
 // BackoffPolicy sets the CrashLoopBackOff timing. Zero fields take the
