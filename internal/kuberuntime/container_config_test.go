@@ -207,35 +207,3 @@ func TestAnnotationsRoundTrip(t *testing.T) {
 		t.Errorf("readAnnotations (-want +got):\n%s", diff)
 	}
 }
-
-func TestGracePeriodSeconds(t *testing.T) {
-	i := func(v int64) *int64 { return &v }
-	pod := func(deletion, termination *int64) *corev1.Pod {
-		p := basePod()
-		p.DeletionGracePeriodSeconds, p.Spec.TerminationGracePeriodSeconds = deletion, termination
-		return p
-	}
-	tests := []struct {
-		name                string
-		pod                 *corev1.Pod
-		annotated, override *int64
-		want                int64
-	}{
-		{name: "termination grace period", pod: pod(nil, i(30)), want: 30},
-		{name: "deletion grace period wins", pod: pod(i(10), i(30)), want: 10},
-		{name: "override wins", pod: pod(i(10), i(30)), override: i(5), want: 5},
-		{name: "minimum 2 s", pod: pod(nil, i(0)), want: 2},
-		{name: "override below minimum", pod: pod(nil, i(30)), override: i(0), want: 2},
-		{name: "unset", pod: pod(nil, nil), want: 2},
-		{name: "pod unknown: annotation", annotated: i(45), want: 45},
-		{name: "pod known: annotation ignored", pod: pod(nil, nil), annotated: i(45), want: 2},
-		{name: "pod unknown, nothing", want: 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := gracePeriodSeconds(tt.pod, tt.annotated, tt.override); got != tt.want {
-				t.Errorf("gracePeriodSeconds = %d, want %d", got, tt.want)
-			}
-		})
-	}
-}

@@ -67,7 +67,31 @@ func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimesta
 		return m.startFailed(pod, c.Name, ReasonRunContainerError, strings.ReplaceAll(criMessage(err), id, c.Name))
 	}
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventStarted, "Started container %s", c.Name)
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		return m.postStart(ctx, t, id)
+	}
 	return nil
+}
+
+// postStart runs the container's postStart hook. When it fails (upstream
+// startContainer): a FailedPostStartHook event with the hook's message, the
+// container is killed (Killing event "FailedPostStartHook", preStop
+// included) and the start fails with the waiting reason PostStartHookError.
+func (m *Manager) postStart(ctx context.Context, t startTarget, id string) *runtimestate.StartFailure {
+	pod, c := t.Pod, t.Container
+	msg, err := m.runHook(ctx, hookTarget{Pod: pod, Container: c, ContainerID: id, PodIPs: t.PodIPs}, c.Lifecycle.PostStart)
+	if err == nil {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	logger.Error(err, "Failed to execute PostStartHook", "containerName", c.Name, "containerID", id)
+	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailedPostStartHook, "%s", msg)
+	kill := killRequest{Pod: pod, EvPod: pod, Container: runtimestate.Container{ID: id, Name: c.Name},
+		Message: killReasonFailedPostStartHook, Reason: killReasonFailedPostStartHook, PodIPs: t.PodIPs}
+	if err := m.killContainer(ctx, kill); err != nil {
+		logger.Error(err, "Failed to kill container after its postStart hook failed", "containerName", c.Name, "containerID", id)
+	}
+	return &runtimestate.StartFailure{Reason: ReasonPostStartHookError, Message: msg}
 }
 
 func (m *Manager) startFailed(pod *corev1.Pod, container, reason, msg string) *runtimestate.StartFailure {

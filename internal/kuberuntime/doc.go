@@ -26,7 +26,13 @@
 //	image_pull.go       EnsureImage: pull policy, back-off, events
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag
-//	kill.go             KillPod and killContainer
+//	kill.go             KillPod and killContainer: grace periods (probe-
+//	                    level ones included), preStop inside the grace
+//	                    period
+//	kill_order.go       termination ordering: sidecars stop after the
+//	                    regular containers, in reverse order
+//	hooks.go            postStart/preStop handlers: exec (ExecSync),
+//	                    httpGet, sleep
 //	remove.go           RemovePod; pruning of old exited containers and
 //	                    empty old sandboxes
 //	list.go, status.go  ListPods and PodStatus

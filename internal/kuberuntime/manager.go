@@ -72,6 +72,9 @@ type Config struct {
 	// registry credentials pulls use. Nil (standalone mode) pulls
 	// anonymously.
 	PullSecrets SecretLookup
+	// HookHTTP sends httpGet lifecycle hook requests; nil uses a client
+	// that does not verify HTTPS certificates, as upstream's.
+	HookHTTP HTTPDoer
 }
 
 // Manager applies pod plans through the CRI and reads runtime state.
@@ -82,6 +85,9 @@ type Config struct {
 // consistent.
 type Manager struct {
 	cfg Config
+	// hookHTTP and hookUserAgent are set by New and never change.
+	hookHTTP      HTTPDoer
+	hookUserAgent string
 
 	// mu guards crashBackoff and pullBackoff, the only mutable state.
 	mu sync.Mutex
@@ -104,10 +110,16 @@ func New(cfg Config) (*Manager, error) {
 	case cfg.PodLogsDir == "" || cfg.PodsDir == "":
 		return nil, errors.New("kuberuntime: PodLogsDir and PodsDir are required")
 	}
+	hookHTTP := cfg.HookHTTP
+	if hookHTTP == nil {
+		hookHTTP = defaultHookHTTP()
+	}
 	return &Manager{
-		cfg:          cfg,
-		crashBackoff: map[types.UID]map[string]podplan.BackoffEntry{},
-		pullBackoff:  map[types.UID]map[string]pullBackoff{},
+		cfg:           cfg,
+		hookHTTP:      hookHTTP,
+		hookUserAgent: hookUserAgent(),
+		crashBackoff:  map[types.UID]map[string]podplan.BackoffEntry{},
+		pullBackoff:   map[types.UID]map[string]pullBackoff{},
 	}, nil
 }
 

@@ -57,7 +57,7 @@ type env struct {
 	pods   string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, opts ...func(*Config)) *env {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -74,11 +74,15 @@ func newEnv(t *testing.T) *env {
 	if err := os.WriteFile(hosts, []byte("127.0.0.1\tlocalhost node\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(Config{
+	cfg := Config{
 		Runtime: client.Runtime, Images: client.Image, Clock: clk, Recorder: e.events,
 		PodLogsDir: e.logs, PodsDir: e.pods, ResolvConf: resolv,
 		ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", NodeHostsFile: hosts,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,6 +137,7 @@ func sandboxAttempt(rt *runtimestate.Pod, actions podplan.Actions) uint32 {
 // plan's message in its Killing event.
 func (m *Manager) killContainers(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, kills map[podplan.ContainerRef]podplan.KillReason) error {
 	var errs []error
+	podIPs := m.hookPodIPs(pod, rt)
 	for ref, reason := range kills {
 		c := runtimestate.Container{ID: ref.ID, Name: ref.Name}
 		if rt != nil {
@@ -147,7 +148,8 @@ func (m *Manager) killContainers(ctx context.Context, pod *corev1.Pod, rt *runti
 				}
 			}
 		}
-		if err := m.killContainer(ctx, pod, pod, c, reason.Message, nil); err != nil {
+		req := killRequest{Pod: pod, EvPod: pod, Container: c, Message: reason.Message, Reason: reason.Reason, PodIPs: podIPs}
+		if err := m.killContainer(ctx, req); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -1,0 +1,372 @@
+package kuberuntime
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/podplan"
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// hookRuntime wraps the fake CRI client (which has no ExecSync) to answer
+// ExecSync and to log ExecSync and StopContainer calls in order.
+type hookRuntime struct {
+	runtimeapi.RuntimeServiceClient
+	// exitCode and stderr answer every ExecSync.
+	exitCode int32
+	stderr   string
+
+	mu  sync.Mutex
+	log []string
+}
+
+func (h *hookRuntime) ExecSync(_ context.Context, req *runtimeapi.ExecSyncRequest, _ ...grpc.CallOption) (*runtimeapi.ExecSyncResponse, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.log = append(h.log, fmt.Sprintf("exec %s %s", req.GetContainerId(), strings.Join(req.GetCmd(), " ")))
+	return &runtimeapi.ExecSyncResponse{Stdout: []byte("out"), Stderr: []byte(h.stderr), ExitCode: h.exitCode}, nil
+}
+
+func (h *hookRuntime) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest, opts ...grpc.CallOption) (*runtimeapi.StopContainerResponse, error) {
+	h.mu.Lock()
+	h.log = append(h.log, fmt.Sprintf("stop %s %d", req.GetContainerId(), req.GetTimeout()))
+	h.mu.Unlock()
+	return h.RuntimeServiceClient.StopContainer(ctx, req, opts...)
+}
+
+func (h *hookRuntime) take() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.log
+	h.log = nil
+	return out
+}
+
+func newHookEnv(t *testing.T) (*env, *hookRuntime) {
+	t.Helper()
+	var h *hookRuntime
+	e := newEnv(t, func(c *Config) {
+		h = &hookRuntime{RuntimeServiceClient: c.Runtime}
+		c.Runtime = h
+	})
+	e.fake.AddImage("busybox:1.36")
+	return e, h
+}
+
+func execHandler(cmd ...string) *corev1.LifecycleHandler {
+	return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: cmd}}
+}
+
+func TestPostStartExec(t *testing.T) {
+	e, h := newHookEnv(t)
+	pod := basePod()
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: execHandler("sh", "-c", "echo hi > /tmp/x")}
+	if f := e.sync(pod); len(f) != 0 {
+		t.Fatalf("failures: %v", f)
+	}
+	c := e.running(pod, "app")
+	if diff := cmp.Diff([]string{"exec " + c.ID + " sh -c echo hi > /tmp/x"}, h.take()); diff != "" {
+		t.Errorf("runtime calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestPostStartFailureKillsContainer(t *testing.T) {
+	e, h := newHookEnv(t)
+	h.exitCode, h.stderr = 1, "boom"
+	pod := basePod()
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: execHandler("false")}
+	f := e.sync(pod)
+	msg := `Exec lifecycle hook ([false]) for Container "app" in Pod "web_default(uid-1)" failed - ` +
+		`error: command 'false' exited with 1: boom, message: "outboom"`
+	want := map[string]runtimestate.StartFailure{"app": {Reason: ReasonPostStartHookError, Message: msg}}
+	if diff := cmp.Diff(want, f); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	c := e.status(pod).LatestContainer("app")
+	if c == nil || c.State != runtimestate.ContainerExited {
+		t.Fatalf("container after failed postStart = %+v, want exited", c)
+	}
+	evs := e.events.take()
+	for _, ev := range []string{"Warning FailedPostStartHook " + msg, "Normal Killing FailedPostStartHook"} {
+		if !slices.Contains(evs, ev) {
+			t.Errorf("events %q lack %q", evs, ev)
+		}
+	}
+	if diff := cmp.Diff([]string{"exec " + c.ID + " false", "stop " + c.ID + " 30"}, h.take()); diff != "" {
+		t.Errorf("runtime calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestPostStartHTTP(t *testing.T) {
+	e, _ := newHookEnv(t)
+	got := make(chan *http.Request, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r
+		w.WriteHeader(http.StatusInternalServerError) // upstream ignores the status
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	pod := basePod()
+	c := &pod.Spec.Containers[0]
+	p, _ := strconv.Atoi(port)
+	c.Ports = []corev1.ContainerPort{{Name: "web", ContainerPort: int32(p)}}
+	c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{
+		Host: "127.0.0.1", Port: intstr.FromString("web"), Path: "/started?x=1",
+		HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Hook", Value: "yes"}},
+	}}}
+	if f := e.sync(pod); len(f) != 0 {
+		t.Fatalf("failures: %v", f)
+	}
+	r := <-got
+	if r.URL.Path != "/started" || r.URL.RawQuery != "x=1" || r.Header.Get("X-Hook") != "yes" ||
+		r.Header.Get("User-Agent") != hookUserAgent() {
+		t.Errorf("request = %s %s headers %v", r.Method, r.URL, r.Header)
+	}
+}
+
+func TestPreStopRunsBeforeStop(t *testing.T) {
+	e, h := newHookEnv(t)
+	pod := basePod()
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: execHandler("sh", "-c", "drain")}
+	e.sync(pod)
+	c := e.running(pod, "app")
+	h.take()
+	e.events.take()
+	h.exitCode = 2
+	if err := e.m.KillPod(e.ctx, pod, e.status(pod), nil); err != nil {
+		t.Fatal(err)
+	}
+	// The fake clock does not move: the hook took 0 s of the 30 s.
+	if diff := cmp.Diff([]string{"exec " + c.ID + " sh -c drain", "stop " + c.ID + " 30"}, h.take()); diff != "" {
+		t.Errorf("runtime calls (-want +got):\n%s", diff)
+	}
+	if evs := e.events.take(); !slices.Contains(evs, "Warning FailedPreStopHook PreStopHook failed") {
+		t.Errorf("events %q lack FailedPreStopHook", evs)
+	}
+	// The pod unknown (orphan): no preStop.
+	pod2 := basePod()
+	pod2.UID, pod2.Name = "uid-2", "orphan"
+	pod2.Spec.Containers[0].Lifecycle = pod.Spec.Containers[0].Lifecycle
+	e.sync(pod2)
+	c2 := e.running(pod2, "app")
+	h.take()
+	if err := e.m.KillPod(e.ctx, nil, e.status(pod2), nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"stop " + c2.ID + " 30"}, h.take()); diff != "" {
+		t.Errorf("orphan runtime calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestKillPodStopsSidecarsLast(t *testing.T) {
+	e, h := newHookEnv(t)
+	// Start five ordinary containers, then kill them as a pod in which
+	// three of them are sidecars.
+	pod := basePod()
+	app := pod.Spec.Containers[0]
+	for _, n := range []string{"web", "s1", "s2", "s3"} {
+		c := app
+		c.Name = n
+		pod.Spec.Containers = append(pod.Spec.Containers, c)
+	}
+	e.sync(pod)
+	ids := map[string]string{}
+	for _, n := range []string{"app", "web", "s1", "s2", "s3"} {
+		ids[e.running(pod, n).ID] = n
+	}
+	always := corev1.ContainerRestartPolicyAlways
+	sidecarPod := basePod()
+	sidecarPod.Spec.Containers = []corev1.Container{pod.Spec.Containers[0], pod.Spec.Containers[1]}
+	for _, n := range []string{"s1", "init", "s2", "s3"} {
+		c := app
+		c.Name = n
+		if n != "init" {
+			c.RestartPolicy = &always
+		}
+		sidecarPod.Spec.InitContainers = append(sidecarPod.Spec.InitContainers, c)
+	}
+	h.take()
+	if err := e.m.KillPod(e.ctx, sidecarPod, e.status(pod), nil); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, l := range h.take() {
+		f := strings.Fields(l)
+		order = append(order, ids[f[1]])
+	}
+	slices.Sort(order[:2]) // the regular containers stop in parallel
+	if diff := cmp.Diff([]string{"app", "web", "s3", "s2", "s1"}, order); diff != "" {
+		t.Errorf("stop order (-want +got):\n%s", diff)
+	}
+}
+
+func TestLivenessKillUsesProbeGrace(t *testing.T) {
+	e, h := newHookEnv(t)
+	pod := basePod()
+	ten := int64(10)
+	pod.Spec.Containers[0].LivenessProbe = &corev1.Probe{TerminationGracePeriodSeconds: &ten}
+	e.sync(pod)
+	c := e.running(pod, "app")
+	h.take()
+	if _, err := e.m.SyncPod(e.ctx, pod, e.status(pod), SyncOptions{
+		Probes: podplan.ProbeSnapshot{LivenessFailed: map[string]bool{c.ID: true}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if log := h.take(); len(log) == 0 || log[0] != "stop "+c.ID+" 10" {
+		t.Errorf("runtime calls = %q, want the stop with the probe's 10 s first", log)
+	}
+}
+
+func TestKillGrace(t *testing.T) {
+	i := func(v int64) *int64 { return &v }
+	pod := func(deletion, termination *int64) *corev1.Pod {
+		p := basePod()
+		p.DeletionGracePeriodSeconds, p.Spec.TerminationGracePeriodSeconds = deletion, termination
+		return p
+	}
+	probed := &corev1.Container{Name: "app",
+		LivenessProbe: &corev1.Probe{TerminationGracePeriodSeconds: i(7)},
+		StartupProbe:  &corev1.Probe{TerminationGracePeriodSeconds: i(3)},
+	}
+	tests := []struct {
+		name                string
+		pod                 *corev1.Pod
+		spec                *corev1.Container
+		reason              string
+		annotated, override *int64
+		want                int64
+	}{
+		{name: "termination grace period", pod: pod(nil, i(30)), want: 30},
+		{name: "deletion grace period wins", pod: pod(i(10), i(30)), want: 10},
+		{name: "override wins", pod: pod(i(10), i(30)), override: i(5), want: 5},
+		{name: "zero stays zero before the hooks", pod: pod(nil, i(0)), want: 0},
+		{name: "unset", pod: pod(nil, nil), want: 2},
+		{name: "pod unknown: annotation", annotated: i(45), want: 45},
+		{name: "pod known: annotation ignored", pod: pod(nil, nil), annotated: i(45), want: 2},
+		{name: "pod unknown, nothing", want: 2},
+		{name: "liveness kill: probe grace", pod: pod(nil, i(30)), spec: probed, reason: podplan.KillReasonLivenessProbe, want: 7},
+		{name: "startup kill: probe grace", pod: pod(nil, i(30)), spec: probed, reason: podplan.KillReasonStartupProbe, want: 3},
+		{name: "probe kill, probe without grace", pod: pod(nil, i(30)), spec: &corev1.Container{LivenessProbe: &corev1.Probe{}},
+			reason: podplan.KillReasonLivenessProbe, want: 30},
+		{name: "spec change ignores probe grace", pod: pod(nil, i(30)), spec: probed, reason: podplan.KillReasonSpecChanged, want: 30},
+		{name: "deletion beats probe grace", pod: pod(i(12), i(30)), spec: probed, reason: podplan.KillReasonLivenessProbe, want: 12},
+		{name: "override beats probe grace", pod: pod(nil, i(30)), spec: probed, reason: podplan.KillReasonLivenessProbe, override: i(1), want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var pod *corev1.Pod
+			if tt.pod != nil {
+				pod = tt.pod
+			}
+			if got := killGrace(pod, tt.spec, tt.reason, tt.annotated, tt.override); got != tt.want {
+				t.Errorf("killGrace = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStopTimeout(t *testing.T) {
+	tests := []struct{ grace, hook, wait, want int64 }{
+		{grace: 30, want: 30},
+		{grace: 30, hook: 10, want: 20},
+		{grace: 30, hook: 10, wait: 5, want: 15},
+		{grace: 30, hook: 29, want: 2},
+		{grace: 30, hook: 45, want: 2},
+		{grace: 0, want: 2},
+	}
+	for _, tt := range tests {
+		if got := stopTimeout(tt.grace, tt.hook, tt.wait); got != tt.want {
+			t.Errorf("stopTimeout(%d, %d, %d) = %d, want %d", tt.grace, tt.hook, tt.wait, got, tt.want)
+		}
+	}
+}
+
+func TestStopAfter(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "s1", RestartPolicy: &always}, {Name: "init"}, {Name: "s2", RestartPolicy: &always}},
+		Containers:     []corev1.Container{{Name: "a"}, {Name: "b"}},
+	}}
+	want := map[string][]string{"s1": {"a", "b", "s2"}, "s2": {"a", "b"}}
+	if diff := cmp.Diff(want, stopAfter(pod)); diff != "" {
+		t.Errorf("stopAfter (-want +got):\n%s", diff)
+	}
+	if got := stopAfter(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}}}); len(got) != 0 {
+		t.Errorf("stopAfter without sidecars = %v", got)
+	}
+}
+
+func TestHookURL(t *testing.T) {
+	c := &corev1.Container{Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}
+	tests := []struct {
+		name    string
+		action  corev1.HTTPGetAction
+		want    string
+		wantErr bool
+	}{
+		{name: "defaults to the pod IP", action: corev1.HTTPGetAction{Port: intstr.FromInt32(80), Path: "/x"}, want: "http://10.88.0.5:80/x"},
+		{name: "named port", action: corev1.HTTPGetAction{Port: intstr.FromString("http"), Path: "/"}, want: "http://10.88.0.5:8080/"},
+		{name: "numeric string port", action: corev1.HTTPGetAction{Port: intstr.FromString("9000")}, want: "http://10.88.0.5:9000"},
+		{name: "unknown port name", action: corev1.HTTPGetAction{Port: intstr.FromString("nope")}, wantErr: true},
+		{name: "host and scheme", action: corev1.HTTPGetAction{Host: "example.com", Scheme: corev1.URISchemeHTTPS, Port: intstr.FromInt32(443), Path: "a/b?q=1"},
+			want: "https://example.com:443/a/b?q=1"},
+		{name: "IPv6 pod", action: corev1.HTTPGetAction{Host: "fd00::1", Port: intstr.FromInt32(80), Path: "/"}, want: "http://[fd00::1]:80/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := hookURL(&tt.action, c, "10.88.0.5")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("hookURL err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err == nil && u.String() != tt.want {
+				t.Errorf("hookURL = %q, want %q", u, tt.want)
+			}
+		})
+	}
+}
+
+func TestHookRequestHeaders(t *testing.T) {
+	a := &corev1.HTTPGetAction{Port: intstr.FromInt32(80), HTTPHeaders: []corev1.HTTPHeader{
+		{Name: "Host", Value: "svc.local"}, {Name: "Accept", Value: ""}, {Name: "X-A", Value: "1"},
+	}}
+	req, err := hookRequest(t.Context(), a, &corev1.Container{}, "10.0.0.1", "kube-lifecycle/1.37")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{"host": req.Host, "accept": req.Header.Get("Accept"), "ua": req.Header.Get("User-Agent"), "x-a": req.Header.Get("X-A")}
+	want := map[string]string{"host": "svc.local", "accept": "", "ua": "kube-lifecycle/1.37", "x-a": "1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("request (-want +got):\n%s", diff)
+	}
+	if _, ok := req.Header["Accept"]; ok {
+		t.Error("an empty Accept header should remove the default")
+	}
+}
+
+func TestSleepHookEndsWithContext(t *testing.T) {
+	e, _ := newHookEnv(t)
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	pod := basePod()
+	msg, err := e.m.runHook(ctx, hookTarget{Pod: pod, Container: &pod.Spec.Containers[0]},
+		&corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}})
+	want := `Sleep lifecycle hook (5) for Container "app" in Pod "web_default(uid-1)" failed - error: container terminated before sleep hook finished`
+	if err == nil || msg != want {
+		t.Errorf("runHook = %q, %v; want %q", msg, err, want)
+	}
+}
