@@ -19,6 +19,7 @@ import (
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/machine"
+	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/pleg"
 	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podstatus"
@@ -52,6 +53,8 @@ type node struct {
 	workers  *podworker.Workers
 	sources  *sources
 	loop     *syncloop.Loop
+	metrics  *metrics.Metrics
+	tap      *updateTap
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -74,7 +77,12 @@ func Run(ctx context.Context, cfg *config.Config, version string) error {
 func assemble(ctx context.Context, cfg *config.Config, version string) (*node, error) {
 	kc := &cfg.Kubelet
 	n := &node{cfg: cfg, clock: clock.RealClock{}}
-	client, info, err := connectRuntime(ctx, cfg)
+	m, err := newMetrics(cfg.NodeName, n.clock)
+	if err != nil {
+		return nil, err
+	}
+	n.metrics = m
+	client, info, err := connectRuntime(ctx, cfg, m.ObserveCRI)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +139,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		return fmt.Errorf("create runtime manager: %w", err)
 	}
 	cache := pleg.NewCache()
-	if n.relister, err = pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: clk, Period: plegPeriod, Threshold: plegThreshold}); err != nil {
+	if n.relister, err = pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: clk, Period: plegPeriod, Threshold: plegThreshold,
+		Observe: n.metrics.ObserveRelist}); err != nil {
 		return fmt.Errorf("create PLEG: %w", err)
 	}
 	n.statuses = podstatus.NewStore()
@@ -148,7 +157,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	}
 	// The funcs below read n.loop and n.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
-		Runtime: runtimeMgr, Statuses: n.statuses, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
+		Runtime: runtimeMgr, Statuses: observedStatuses{n.statuses, n.metrics}, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
 		RuntimeName: info.RuntimeName, IsStatic: podsource.IsStaticPod,
 		Desired: func(uid types.UID) bool { _, ok := n.loop.Pod(uid); return ok },
 		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return n.loop.MirrorPod(fullName) },
@@ -162,6 +171,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	if n.workers, err = podworker.New(podworker.Config{
 		Syncer: syncer, Cache: cache, Clock: clk,
 		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
+		ObserveSync: n.metrics.ObservePodSync,
 	}); err != nil {
 		return fmt.Errorf("create pod workers: %w", err)
 	}
@@ -177,8 +187,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		active: func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
 		reject: func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
 	}
+	n.tap = newUpdateTap(n.sources.Updates(), n.metrics, clk)
 	if n.loop, err = syncloop.New(syncloop.Config{
-		Updates: n.sources.Updates(), Events: n.relister.Events(), Workers: n.workers,
+		Updates: n.tap.Updates(), Events: n.relister.Events(), Workers: n.workers,
 		Admit: admit.Admit, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
@@ -209,6 +220,7 @@ func (n *node) run(ctx context.Context) error {
 		g.Go(name, run)
 	}
 	g.Go("pod-sources", n.sources.Run)
+	g.Go("pod-update-tap", n.tap.Run)
 	g.Go("sync-loop", n.loop.Run)
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
 		g.Go("healthz", func(ctx context.Context) error {
@@ -259,12 +271,13 @@ func isActive(statuses *podstatus.Store, workers *podworker.Workers, uid types.U
 }
 
 // connectRuntime dials the CRI endpoints and checks the runtime answers.
-func connectRuntime(ctx context.Context, cfg *config.Config) (*cri.Client, cri.Info, error) {
+func connectRuntime(ctx context.Context, cfg *config.Config, observe cri.ObserveFunc) (*cri.Client, cri.Info, error) {
 	kc := &cfg.Kubelet
 	client, err := cri.Dial(ctx, cri.Options{
 		RuntimeEndpoint: kc.ContainerRuntimeEndpoint,
 		ImageEndpoint:   kc.ImageServiceEndpoint,
 		Timeout:         kc.RuntimeRequestTimeout.Duration,
+		Observe:         observe,
 	})
 	if err != nil {
 		return nil, cri.Info{}, fmt.Errorf("connect to container runtime %q: %w", kc.ContainerRuntimeEndpoint, err)

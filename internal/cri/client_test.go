@@ -22,8 +22,10 @@ import (
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 type observation struct {
-	Method string
-	Err    error
+	Method  string
+	Request any
+	Start   time.Time
+	Err     error
 }
 
 // recorder collects Observe reports.
@@ -32,10 +34,10 @@ type recorder struct {
 	obs []observation
 }
 
-func (r *recorder) observe(method string, _ time.Duration, err error) {
+func (r *recorder) observe(c cri.Call) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.obs = append(r.obs, observation{method, err})
+	r.obs = append(r.obs, observation{c.Method, c.Request, c.Start, c.Err})
 }
 
 func TestInterceptorClassifiesAndObserves(t *testing.T) {
@@ -73,6 +75,12 @@ func TestInterceptorClassifiesAndObserves(t *testing.T) {
 	}
 	if !errors.Is(rec.obs[0].Err, cri.ErrUnavailable) || rec.obs[2].Err != nil {
 		t.Errorf("observed errors = %v", rec.obs)
+	}
+	if req, ok := rec.obs[1].Request.(*runtimeapi.ContainerStatusRequest); !ok || req.GetContainerId() != "nope" {
+		t.Errorf("observed request of ContainerStatus = %#v, want the ContainerStatusRequest sent", rec.obs[1].Request)
+	}
+	if !rec.obs[0].Start.Equal(epoch) {
+		t.Errorf("observed start = %v, want %v", rec.obs[0].Start, epoch)
 	}
 }
 

@@ -11,11 +11,24 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// ObserveFunc receives one report per CRI call: the short method name
-// ("ContainerStatus"), how long the call took, and its classified error.
-// It is berth's single instrumentation hook; it must be safe for concurrent
-// use and must not block.
-type ObserveFunc func(method string, d time.Duration, err error)
+// Call is the report of one CRI call.
+type Call struct {
+	// Method is the short method name ("ContainerStatus").
+	Method string
+	// Request is the request message of a unary call (nil for streams).
+	// It is shared with the caller: observers must not modify it.
+	Request any
+	// Start is when the call began; Duration how long it took.
+	Start    time.Time
+	Duration time.Duration
+	// Err is the classified error, nil on success.
+	Err error
+}
+
+// ObserveFunc receives one report per CRI call. It is berth's single
+// instrumentation hook; it must be safe for concurrent use and must not
+// block.
+type ObserveFunc func(Call)
 
 // interceptors holds what the unary and stream interceptors need. It is
 // immutable after construction and safe for concurrent use.
@@ -37,7 +50,7 @@ func (in interceptors) unary(ctx context.Context, fullMethod string, req, reply 
 	start := in.clock.Now()
 	err := classify(method, invoker(ctx, fullMethod, req, reply, cc, opts...))
 	if in.observe != nil {
-		in.observe(method, in.clock.Since(start), err)
+		in.observe(Call{Method: method, Request: req, Start: start, Duration: in.clock.Since(start), Err: err})
 	}
 	return err
 }
@@ -50,7 +63,7 @@ func (in interceptors) stream(ctx context.Context, desc *grpc.StreamDesc, cc *gr
 	cs, err := streamer(ctx, desc, cc, fullMethod, opts...)
 	err = classify(method, err)
 	if in.observe != nil {
-		in.observe(method, in.clock.Since(start), err)
+		in.observe(Call{Method: method, Start: start, Duration: in.clock.Since(start), Err: err})
 	}
 	if err != nil {
 		return nil, err

@@ -69,6 +69,12 @@ type RelistStats struct {
 	// Pods listed, pods inspected, inspections failed, events published
 	// and events dropped because the channel was full.
 	Pods, Inspected, InspectFailed, Published, Dropped int
+	// RunningPods counts the listed pods with a ready sandbox;
+	// Containers counts the listed containers by state ("running",
+	// "exited", "created", "unknown"; states without containers are
+	// absent). Both are zero when the relist failed.
+	RunningPods int
+	Containers  map[string]int
 }
 
 // PLEG relists the runtime periodically and turns changes into events and
@@ -201,6 +207,7 @@ func (p *PLEG) Relist(ctx context.Context) {
 	}
 	p.lastRelist.Store(&start)
 	stats.Pods = len(pods)
+	stats.RunningPods, stats.Containers = countRunning(pods)
 
 	var publish []Event
 	reinspect := make(map[types.UID]bool)
@@ -276,6 +283,25 @@ func (p *PLEG) publish(ctx context.Context, events []Event) (sent, dropped int) 
 		klog.FromContext(ctx).Error(nil, "Event channel is full; dropped events of this relist", "dropped", dropped)
 	}
 	return sent, dropped
+}
+
+// countRunning counts the pods with a ready sandbox and the containers by
+// state, as upstream's running pods and containers gauges do. It is pure.
+func countRunning(pods map[types.UID]*runtimestate.Pod) (int, map[string]int) {
+	running := 0
+	states := make(map[string]int)
+	for _, pod := range pods {
+		for _, c := range pod.Containers {
+			states[c.State.String()]++
+		}
+		for _, sb := range pod.Sandboxes {
+			if sb.State == runtimestate.SandboxReady {
+				running++
+				break
+			}
+		}
+	}
+	return running, states
 }
 
 // unionUIDs returns the UIDs of both maps, sorted.

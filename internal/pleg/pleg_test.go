@@ -298,8 +298,8 @@ func TestFullChannelDropsAndObserves(t *testing.T) {
 	f.clock.Step(time.Second)
 	f.pleg.Relist(context.Background())
 	want := []RelistStats{
-		{Pods: 1, Inspected: 1, Published: 1, Dropped: 2},
-		{Pods: 1, Interval: time.Second},
+		{Pods: 1, Inspected: 1, Published: 1, Dropped: 2, RunningPods: 1, Containers: map[string]int{"running": 2}},
+		{Pods: 1, Interval: time.Second, RunningPods: 1, Containers: map[string]int{"running": 2}},
 	}
 	if diff := cmp.Diff(want, f.stats); diff != "" {
 		t.Errorf("stats mismatch (-want +got):\n%s", diff)

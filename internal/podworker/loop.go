@@ -46,6 +46,7 @@ func (w *Workers) run(ctx context.Context, wk *worker) {
 			if ctx.Err() != nil {
 				return
 			}
+			w.observe(s)
 			if finished := w.finish(logger, wk, s, terminal, err); finished {
 				return
 			}
@@ -110,6 +111,23 @@ func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (term
 		return false, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
 	}
 	return false, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
+}
+
+// observe reports the call's duration since its update arrived.
+func (w *Workers) observe(s step) {
+	if w.cfg.ObserveSync == nil || s.opts.StartTime.IsZero() {
+		return
+	}
+	w.cfg.ObserveSync(durationLabel(s), w.cfg.Clock.Since(s.opts.StartTime))
+}
+
+// durationLabel is the operation label of upstream's pod worker duration:
+// "terminated" for the final cleanup, else the update type.
+func durationLabel(s step) string {
+	if s.action == CallSyncTerminatedPod {
+		return "terminated"
+	}
+	return s.opts.Type.String()
 }
 
 // resultEvent classifies the outcome of a call. It is pure.

@@ -39,6 +39,12 @@ type Config struct {
 	// concurrent use. Nil: a source private to these Workers, seeded from
 	// the clock.
 	Rand func() float64
+	// ObserveSync, if set, receives after every Syncer call of an update
+	// with a StartTime the time since that StartTime, labelled as upstream's
+	// pod worker duration: the update type ("create", "update", "sync",
+	// "kill"), or "terminated" for SyncTerminatedPod. It is called on the
+	// pod's worker goroutine and must not block.
+	ObserveSync func(operation string, d time.Duration)
 }
 
 // Workers runs one goroutine per pod UID. All methods are safe for

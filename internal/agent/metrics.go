@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/metrics"
+	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podsync"
+)
+
+// newMetrics builds berth's metric set; the components get its observers
+// as they are built (see assemble).
+func newMetrics(nodeName string, clk clock.PassiveClock) (*metrics.Metrics, error) {
+	return metrics.New(metrics.Config{NodeName: nodeName, Clock: clk})
+}
+
+// observedStatuses shows every status the pod syncer stores to the pod
+// startup tracker, and forgets a pod when its status is dropped.
+type observedStatuses struct {
+	podsync.StatusStore
+	metrics *metrics.Metrics
+}
+
+var _ podsync.StatusStore = observedStatuses{}
+
+func (s observedStatuses) Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus {
+	out := s.StatusStore.Set(uid, status)
+	s.metrics.ObservePodStatus(uid, &out)
+	return out
+}
+
+func (s observedStatuses) Delete(uid types.UID) {
+	s.StatusStore.Delete(uid)
+	s.metrics.ForgetPod(uid)
+}
+
+// updateTap relays the sources' updates to the sync loop, showing each pod
+// to the pod startup tracker on the way: berth's equivalent of upstream
+// observing pods on the watch. Run owns the relay.
+type updateTap struct {
+	in      <-chan podsource.Update
+	out     chan podsource.Update
+	metrics *metrics.Metrics
+	clock   clock.PassiveClock
+}
+
+func newUpdateTap(in <-chan podsource.Update, m *metrics.Metrics, clk clock.PassiveClock) *updateTap {
+	return &updateTap{in: in, out: make(chan podsource.Update), metrics: m, clock: clk}
+}
+
+// Updates is the relayed stream for the sync loop.
+func (t *updateTap) Updates() <-chan podsource.Update { return t.out }
+
+// Run relays until ctx ends or the input closes (then it closes Updates).
+func (t *updateTap) Run(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case u, ok := <-t.in:
+			if !ok {
+				close(t.out)
+				return nil
+			}
+			t.metrics.ObservePodsOnWatch(u.Pods, podsource.IsStaticPod, t.clock.Now())
+			select {
+			case t.out <- u:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
+}

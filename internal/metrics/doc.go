@@ -1,0 +1,13 @@
+// Package metrics owns berth's Prometheus metrics: one registry per agent
+// (never the default registerer) holding the kubelet metrics upstream
+// exposes on /metrics, under upstream's names, labels, help and buckets.
+//
+//	metrics.go   the registry, the node name gauge, the Go and process collectors, the /metrics handler
+//	runtime.go   kubelet_runtime_operations_* and started pods/containers, fed by the CRI interceptor (ObserveCRI)
+//	pleg.go      kubelet_pleg_* and the running pods/containers gauges, fed by the PLEG (ObserveRelist)
+//	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker
+//
+// Components never import this package's state: they take small observer
+// functions in their Config (nil = off), and the agent wires the methods
+// of one *Metrics into them.
+package metrics
