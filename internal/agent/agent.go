@@ -55,6 +55,7 @@ type node struct {
 	loop     *syncloop.Loop
 	metrics  *metrics.Metrics
 	tap      *updateTap
+	streams  streamingHandlers
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -193,6 +194,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		Admit: admit.Admit, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
+	}
+	if n.streams, err = n.newStreamingHandlers(cache); err != nil {
+		return err
 	}
 	return cl.startStatusSync(n.statuses, n.loop, n.workers)
 }
