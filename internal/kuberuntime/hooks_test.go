@@ -370,3 +370,28 @@ func TestSleepHookEndsWithContext(t *testing.T) {
 		t.Errorf("runHook = %q, %v; want %q", msg, err, want)
 	}
 }
+
+func TestSyncPodSidecarLifecycle(t *testing.T) {
+	e, _ := newHookEnv(t)
+	pod := basePod()
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	always := corev1.ContainerRestartPolicyAlways
+	side := pod.Spec.Containers[0]
+	side.Name, side.RestartPolicy = "proxy", &always
+	pod.Spec.InitContainers = []corev1.Container{side}
+	e.sync(pod)
+	e.running(pod, "proxy")
+	if c := e.status(pod).LatestContainer("app"); c != nil {
+		t.Fatalf("main container started with the sidecar: %+v", c)
+	}
+	e.sync(pod)
+	app := e.running(pod, "app")
+	e.running(pod, "proxy")
+	if err := e.fake.ExitContainer(app.ID, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(pod) // the main container is done: the pod is killed
+	if rt := e.status(pod); rt.Running() {
+		t.Errorf("sidecar still running after the main container completed: %+v", rt)
+	}
+}

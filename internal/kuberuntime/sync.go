@@ -36,8 +36,8 @@ type SyncOptions struct {
 // SyncPod computes the pod's plan from the runtime state rt and the probe
 // verdicts, then applies it in order: kill the pod (containers then
 // sandboxes) or the containers the plan names, prune old exited
-// containers, create the sandbox, start the next init container, then the
-// regular containers.
+// containers, create the sandbox, start the init containers the plan names
+// (the next ordinary one and sidecars), then the regular containers.
 //
 // Containers that cannot start are reported in Result.Failures, not as an
 // error; the error reports what stops the sync itself (killing, creating
@@ -65,7 +65,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate
 	m.pruneExited(ctx, rt)
 
 	sandboxID, attempt := actions.SandboxID, sandboxAttempt(rt, actions)
-	if !actions.CreateSandbox && (sandboxID == "" || (actions.InitContainer < 0 && len(actions.StartContainers) == 0)) {
+	if !actions.CreateSandbox && (sandboxID == "" || (len(actions.InitContainers) == 0 && len(actions.StartContainers) == 0)) {
 		return res, nil
 	}
 	sandboxCfg, err := m.sandboxConfig(pod, attempt)
@@ -79,10 +79,16 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate
 	}
 	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt, Volumes: opts.Volumes,
 		PodIPs: m.sandboxIPs(ctx, pod, rt, sandboxID, actions.CreateSandbox)}
-	if i := actions.InitContainer; i >= 0 && i < len(pod.Spec.InitContainers) {
+	for _, i := range actions.InitContainers {
+		if i < 0 || i >= len(pod.Spec.InitContainers) {
+			continue
+		}
 		target.Container, target.Type = &pod.Spec.InitContainers[i], containerTypeInit
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
+			if isSidecar(pod, target.Container) {
+				continue
+			}
 			// Regular containers wait for the init containers.
 			return res, nil
 		}

@@ -19,11 +19,11 @@ func TestComputeBackoff(t *testing.T) {
 			exited(pod, "web", "web-2", "sb-0", 1, at(finished)),
 			exited(pod, "web", "web-1", "sb-0", 1, at(-time.Hour)))
 	}
-	start := Actions{SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0}}
+	start := Actions{SandboxID: "sb-0", StartContainers: []int{0}}
 	withBackoff := func(a Actions, b map[string]BackoffEntry) Actions { a.Backoff = b; return a }
 	waiting := func(delay string, b map[string]BackoffEntry) Actions {
 		return Actions{
-			InitContainer: -1,
+
 			Waiting: map[string]Waiting{"web": {
 				Reason:  "CrashLoopBackOff",
 				Message: "back-off " + delay + " restarting failed container=web pod=" + testPodRef,
@@ -115,14 +115,14 @@ func TestComputeBackoff(t *testing.T) {
 				"gone": entry(20*time.Second, at(0), 7),
 			},
 			now:  time.Minute,
-			want: Actions{InitContainer: -1, Backoff: map[string]BackoffEntry{"web": entry(20*time.Second, at(0), h)}},
+			want: Actions{Backoff: map[string]BackoffEntry{"web": entry(20*time.Second, at(0), h)}},
 		},
 		{
 			name:    "entries untouched for more than 10 min are dropped",
 			rt:      rtPod(sandboxes(readySandbox("sb-0", 0)), running(pod, "web", "web-1", "sb-0")),
 			backoff: map[string]BackoffEntry{"web": entry(20*time.Second, at(0), h)},
 			now:     11 * time.Minute,
-			want:    Actions{InitContainer: -1},
+			want:    Actions{},
 		},
 		{
 			name:    "custom policy",
@@ -171,7 +171,7 @@ func TestComputeBackoffInitContainer(t *testing.T) {
 		Now:     at(10 * time.Second),
 	}
 	want := Actions{
-		InitContainer: -1,
+
 		Waiting: map[string]Waiting{"setup": {
 			Reason:  "CrashLoopBackOff",
 			Message: "back-off 20s restarting failed container=setup pod=" + testPodRef,

@@ -29,17 +29,21 @@ const (
 //     that already ran containers gets no new sandbox.
 //  2. Init containers (init.go), in the kept sandbox: one at a time, in
 //     order; a failure kills the pod under Never and restarts the init
-//     container otherwise.
+//     container otherwise. Sidecars (restartable init containers) must
+//     have started before the next init container starts and are kept
+//     running (restarted whenever they exit) during and after
+//     initialization.
 //  3. Regular containers (containers.go), once initialization is done:
 //     start the missing and restartable ones, kill and restart those whose
 //     spec changed or whose liveness/startup probe failed; tear the pod down
-//     when nothing would run any more.
+//     when nothing would run any more (sidecars do not count: they are
+//     stopped with the pod).
 //  4. Backoff (backoff.go): every start of a container whose previous
 //     instance exited passes the CrashLoopBackOff gate; held-back
 //     containers land in Waiting.
 func Compute(in Inputs) Actions {
 	p := newPlanner(in)
-	a := Actions{InitContainer: -1}
+	var a Actions
 
 	sb := decideSandbox(in.Pod, in.Runtime)
 	var w wanted
@@ -50,15 +54,17 @@ func Compute(in Inputs) Actions {
 		w = p.planExistingSandbox(&a, sb.current)
 	}
 
-	if w.init >= 0 && p.admit(&in.Pod.Spec.InitContainers[w.init], p.initHash[w.init]) {
-		a.InitContainer = w.init
+	for _, idx := range w.init {
+		if p.admit(&in.Pod.Spec.InitContainers[idx], p.initHash[idx]) {
+			a.InitContainers = append(a.InitContainers, idx)
+		}
 	}
 	for _, idx := range w.containers {
 		if p.admit(&in.Pod.Spec.Containers[idx], p.hash[idx]) {
 			a.StartContainers = append(a.StartContainers, idx)
 		}
 	}
-	if sb.current != nil && !a.KillPod && (a.InitContainer >= 0 || len(a.StartContainers) > 0) {
+	if sb.current != nil && !a.KillPod && (len(a.InitContainers) > 0 || len(a.StartContainers) > 0) {
 		a.SandboxID = sb.current.ID
 	}
 	if len(p.waiting) > 0 {
@@ -72,7 +78,7 @@ func Compute(in Inputs) Actions {
 
 // wanted is what the plan would start before the backoff gate.
 type wanted struct {
-	init       int // index into Spec.InitContainers, or -1
+	init       []int // indices into Spec.InitContainers, ascending
 	containers []int
 }
 
@@ -120,7 +126,7 @@ func newPlanner(in Inputs) *planner {
 
 // planNewSandbox fills a for a pod whose sandbox must be (re)created.
 func (p *planner) planNewSandbox(a *Actions, sb sandboxDecision) wanted {
-	none := wanted{init: -1}
+	var none wanted
 	// Whatever the runtime holds goes: running containers are stopped, and
 	// a dead sandbox is stopped too so its network is released.
 	a.KillPod = len(p.rt.Sandboxes) > 0 || len(p.rt.Containers) > 0
@@ -147,18 +153,25 @@ func (p *planner) planNewSandbox(a *Actions, sb sandboxDecision) wanted {
 		return none
 	}
 	if len(p.pod.Spec.InitContainers) > 0 {
-		return wanted{init: 0}
+		return wanted{init: []int{0}}
 	}
-	return wanted{init: -1, containers: start}
+	return wanted{containers: start}
 }
 
 // planExistingSandbox fills a for a pod whose latest sandbox is kept.
 func (p *planner) planExistingSandbox(a *Actions, sb *runtimestate.Sandbox) wanted {
-	step := p.initProgress(sb.ID)
-	if !step.done {
-		return p.planInit(a, step)
+	initialized, init := p.planInit(a, sb.ID)
+	if a.KillPod || !initialized {
+		return wanted{init: init}
 	}
-	return p.planContainers(a)
+	w := p.planContainers(a)
+	if a.KillPod {
+		// Every regular container is done: the pod completes and its
+		// sidecars are not restarted (the pod kill stops them).
+		return wanted{}
+	}
+	w.init = init
+	return w
 }
 
 // succeeded reports whether c exited with code 0.

@@ -46,24 +46,24 @@ func TestCompute(t *testing.T) {
 		{
 			name:   "steady pod: nothing to do",
 			mutate: func(in *Inputs) {},
-			want:   Actions{Attempt: 0, InitContainer: -1},
+			want:   Actions{Attempt: 0},
 		},
 		{
 			name:   "fresh pod: create sandbox, start every container",
 			mutate: func(in *Inputs) { in.Runtime = nil },
-			want:   Actions{CreateSandbox: true, InitContainer: -1, StartContainers: []int{0, 1}},
+			want:   Actions{CreateSandbox: true, StartContainers: []int{0, 1}},
 		},
 		{
 			name:   "fresh pod with init containers: create sandbox, first init container",
 			mutate: func(in *Inputs) { withInit(in, corev1.RestartPolicyAlways); in.Runtime = &runtimestate.Pod{} },
-			want:   Actions{CreateSandbox: true, InitContainer: 0},
+			want:   Actions{CreateSandbox: true, InitContainers: []int{0}},
 		},
 		{
 			name: "sandbox died: kill pod, re-create with attempt+1",
 			mutate: func(in *Inputs) {
 				in.Runtime.Sandboxes = sandboxes(deadSandbox("sb-3", 3))
 			},
-			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 4, InitContainer: -1, StartContainers: []int{0, 1}},
+			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 4, StartContainers: []int{0, 1}},
 		},
 		{
 			name: "sandbox died with exited containers: restarts pass the backoff gate",
@@ -73,7 +73,7 @@ func TestCompute(t *testing.T) {
 					exited(in.Pod, "log", "log-1", "sb-0", 137, now.Add(-time.Second)))
 			},
 			want: Actions{
-				KillPod: true, CreateSandbox: true, Attempt: 1, InitContainer: -1, StartContainers: []int{0, 1},
+				KillPod: true, CreateSandbox: true, Attempt: 1, StartContainers: []int{0, 1},
 				Backoff: map[string]BackoffEntry{
 					"web": entry(10*time.Second, now, hashOf(p, "web")),
 					"log": entry(10*time.Second, now, hashOf(p, "log")),
@@ -85,12 +85,12 @@ func TestCompute(t *testing.T) {
 			mutate: func(in *Inputs) {
 				in.Runtime.Sandboxes = sandboxes(readySandbox("sb-1", 1), readySandbox("sb-0", 0))
 			},
-			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 2, InitContainer: -1, StartContainers: []int{0, 1}},
+			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 2, StartContainers: []int{0, 1}},
 		},
 		{
 			name:   "hostNetwork changed: re-create",
 			mutate: func(in *Inputs) { in.Pod.Spec.HostNetwork = true },
-			want:   Actions{KillPod: true, CreateSandbox: true, Attempt: 1, InitContainer: -1, StartContainers: []int{0, 1}},
+			want:   Actions{KillPod: true, CreateSandbox: true, Attempt: 1, StartContainers: []int{0, 1}},
 		},
 		{
 			name: "host-network sandbox without IP is fine",
@@ -99,12 +99,12 @@ func TestCompute(t *testing.T) {
 				in.Runtime.Sandboxes[0].HostNetwork = true
 				in.Runtime.Sandboxes[0].IPs = nil
 			},
-			want: Actions{InitContainer: -1},
+			want: Actions{},
 		},
 		{
 			name:   "pod-network sandbox without IP: re-create",
 			mutate: func(in *Inputs) { in.Runtime.Sandboxes[0].IPs = nil },
-			want:   Actions{KillPod: true, CreateSandbox: true, Attempt: 1, InitContainer: -1, StartContainers: []int{0, 1}},
+			want:   Actions{KillPod: true, CreateSandbox: true, Attempt: 1, StartContainers: []int{0, 1}},
 		},
 		{
 			name: "Never pod finished: no new sandbox, nothing started",
@@ -113,7 +113,7 @@ func TestCompute(t *testing.T) {
 				in.Runtime = rtPod(sandboxes(deadSandbox("sb-0", 0)),
 					exited(in.Pod, "web", "web-1", "sb-0", 0, now), exited(in.Pod, "log", "log-1", "sb-0", 1, now))
 			},
-			want: Actions{KillPod: true, Attempt: 1, InitContainer: -1},
+			want: Actions{KillPod: true, Attempt: 1},
 		},
 		{
 			name: "Never pod whose sandbox died before any container: re-create",
@@ -121,7 +121,7 @@ func TestCompute(t *testing.T) {
 				in.Pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 				in.Runtime = rtPod(sandboxes(deadSandbox("sb-0", 0)))
 			},
-			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 1, InitContainer: -1, StartContainers: []int{0, 1}},
+			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 1, StartContainers: []int{0, 1}},
 		},
 		{
 			name: "OnFailure re-create skips containers that succeeded",
@@ -131,7 +131,7 @@ func TestCompute(t *testing.T) {
 					exited(in.Pod, "web", "web-1", "sb-0", 0, now.Add(-time.Minute)),
 					running(in.Pod, "log", "log-1", "sb-0"))
 			},
-			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 1, InitContainer: -1, StartContainers: []int{1}},
+			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 1, StartContainers: []int{1}},
 		},
 		{
 			name: "OnFailure re-create with every container succeeded: no new sandbox",
@@ -140,7 +140,7 @@ func TestCompute(t *testing.T) {
 				in.Runtime = rtPod(sandboxes(deadSandbox("sb-0", 0)),
 					exited(in.Pod, "web", "web-1", "sb-0", 0, now), exited(in.Pod, "log", "log-1", "sb-0", 0, now))
 			},
-			want: Actions{KillPod: true, Attempt: 1, InitContainer: -1},
+			want: Actions{KillPod: true, Attempt: 1},
 		},
 		{
 			name: "re-created pod with init containers starts over at the first",
@@ -148,28 +148,28 @@ func TestCompute(t *testing.T) {
 				withInit(in, corev1.RestartPolicyAlways)
 				in.Runtime.Sandboxes = sandboxes(deadSandbox("sb-0", 0))
 			},
-			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 1, InitContainer: 0},
+			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 1, InitContainers: []int{0}},
 		},
 		{
 			name: "init container running: wait",
 			mutate: func(in *Inputs) {
 				withInit(in, corev1.RestartPolicyAlways, running(in.Pod, "setup", "setup-1", "sb-0"))
 			},
-			want: Actions{InitContainer: -1},
+			want: Actions{},
 		},
 		{
 			name: "init container created but never started: start a new one",
 			mutate: func(in *Inputs) {
 				withInit(in, corev1.RestartPolicyAlways, inState(in.Pod, "setup", "setup-1", "sb-0", runtimestate.ContainerCreated))
 			},
-			want: Actions{SandboxID: "sb-0", InitContainer: 0},
+			want: Actions{SandboxID: "sb-0", InitContainers: []int{0}},
 		},
 		{
 			name: "first init container done: start the second",
 			mutate: func(in *Inputs) {
 				withInit(in, corev1.RestartPolicyAlways, exited(in.Pod, "setup", "setup-1", "sb-0", 0, now))
 			},
-			want: Actions{SandboxID: "sb-0", InitContainer: 1},
+			want: Actions{SandboxID: "sb-0", InitContainers: []int{1}},
 		},
 		{
 			name: "init container failed under Always: restart it",
@@ -177,7 +177,7 @@ func TestCompute(t *testing.T) {
 				withInit(in, corev1.RestartPolicyAlways, exited(in.Pod, "setup", "setup-1", "sb-0", 1, now.Add(-time.Second)))
 			},
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: 0,
+				SandboxID: "sb-0", InitContainers: []int{0},
 				Backoff: map[string]BackoffEntry{"setup": entry(10*time.Second, now, hashOf(newPod("", []string{"setup"}, nil), "setup"))},
 			},
 		},
@@ -189,7 +189,7 @@ func TestCompute(t *testing.T) {
 					exited(in.Pod, "setup", "setup-1", "sb-0", 0, now.Add(-time.Minute)))
 			},
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: 1,
+				SandboxID: "sb-0", InitContainers: []int{1},
 				Backoff: map[string]BackoffEntry{"migrate": entry(10*time.Second, now, hashOf(newPod("", []string{"migrate"}, nil), "migrate"))},
 			},
 		},
@@ -198,7 +198,7 @@ func TestCompute(t *testing.T) {
 			mutate: func(in *Inputs) {
 				withInit(in, corev1.RestartPolicyNever, exited(in.Pod, "setup", "setup-1", "sb-0", 1, now))
 			},
-			want: Actions{KillPod: true, InitContainer: -1},
+			want: Actions{KillPod: true},
 		},
 		{
 			name: "init container OOM-killed with exit 0 counts as failed",
@@ -207,7 +207,7 @@ func TestCompute(t *testing.T) {
 				c.Reason = "OOMKilled"
 				withInit(in, corev1.RestartPolicyNever, c)
 			},
-			want: Actions{KillPod: true, InitContainer: -1},
+			want: Actions{KillPod: true},
 		},
 		{
 			name: "init container in unknown state: kill it, start it again",
@@ -215,7 +215,7 @@ func TestCompute(t *testing.T) {
 				withInit(in, corev1.RestartPolicyAlways, inState(in.Pod, "setup", "setup-1", "sb-0", runtimestate.ContainerUnknown))
 			},
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: 0,
+				SandboxID: "sb-0", InitContainers: []int{0},
 				KillContainers: map[ContainerRef]KillReason{{ID: "setup-1", Name: "setup"}: {
 					Reason: KillReasonUnknown, Message: `Init container is in "unknown" state, try killing it before restart`,
 				}},
@@ -231,7 +231,7 @@ func TestCompute(t *testing.T) {
 			},
 			// The old instance still counts as the previous one for backoff.
 			want: Actions{
-				SandboxID: "sb-1", Attempt: 1, InitContainer: 0,
+				SandboxID: "sb-1", Attempt: 1, InitContainers: []int{0},
 				Backoff: map[string]BackoffEntry{"setup": entry(10*time.Second, now, hashOf(newPod("", []string{"setup"}, nil), "setup"))},
 			},
 		},
@@ -242,14 +242,14 @@ func TestCompute(t *testing.T) {
 					exited(in.Pod, "migrate", "migrate-1", "sb-0", 0, now),
 					exited(in.Pod, "setup", "setup-1", "sb-0", 0, now.Add(-time.Minute)))
 			},
-			want: Actions{SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0, 1}},
+			want: Actions{SandboxID: "sb-0", StartContainers: []int{0, 1}},
 		},
 		{
 			name: "init containers removed after regular containers ran: initialization stays done",
 			mutate: func(in *Inputs) {
 				withInit(in, corev1.RestartPolicyAlways, running(in.Pod, "log", "log-1", "sb-0"))
 			},
-			want: Actions{SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0}},
+			want: Actions{SandboxID: "sb-0", StartContainers: []int{0}},
 		},
 		{
 			name: "Always, exited 0: restart",
@@ -257,7 +257,7 @@ func TestCompute(t *testing.T) {
 				in.Runtime.Containers[0] = exited(in.Pod, "web", "web-1", "sb-0", 0, now.Add(-time.Minute))
 			},
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0},
+				SandboxID: "sb-0", StartContainers: []int{0},
 				Backoff: map[string]BackoffEntry{"web": entry(10*time.Second, now, hashOf(p, "web"))},
 			},
 		},
@@ -267,7 +267,7 @@ func TestCompute(t *testing.T) {
 				in.Runtime.Containers[0] = exited(in.Pod, "web", "web-1", "sb-0", 1, now.Add(-time.Minute))
 			},
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0},
+				SandboxID: "sb-0", StartContainers: []int{0},
 				Backoff: map[string]BackoffEntry{"web": entry(10*time.Second, now, hashOf(p, "web"))},
 			},
 		},
@@ -277,7 +277,7 @@ func TestCompute(t *testing.T) {
 				in.Pod.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 				in.Runtime.Containers[0] = exited(in.Pod, "web", "web-1", "sb-0", 0, now.Add(-time.Minute))
 			},
-			want: Actions{InitContainer: -1},
+			want: Actions{},
 		},
 		{
 			name: "OnFailure, exited 1: restart",
@@ -286,7 +286,7 @@ func TestCompute(t *testing.T) {
 				in.Runtime.Containers[0] = exited(in.Pod, "web", "web-1", "sb-0", 1, now.Add(-time.Minute))
 			},
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0},
+				SandboxID: "sb-0", StartContainers: []int{0},
 				Backoff: map[string]BackoffEntry{"web": entry(10*time.Second, now, hashOf(p, "web"))},
 			},
 		},
@@ -296,14 +296,14 @@ func TestCompute(t *testing.T) {
 				in.Pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 				in.Runtime.Containers[0] = exited(in.Pod, "web", "web-1", "sb-0", 1, now.Add(-time.Minute))
 			},
-			want: Actions{InitContainer: -1},
+			want: Actions{},
 		},
 		{
 			name: "container created but never started: start a new one",
 			mutate: func(in *Inputs) {
 				in.Runtime.Containers[0] = inState(in.Pod, "web", "web-1", "sb-0", runtimestate.ContainerCreated)
 			},
-			want: Actions{SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0}},
+			want: Actions{SandboxID: "sb-0", StartContainers: []int{0}},
 		},
 		{
 			name: "container in unknown state: kill it, start it again",
@@ -311,7 +311,7 @@ func TestCompute(t *testing.T) {
 				in.Runtime.Containers[0] = inState(in.Pod, "web", "web-1", "sb-0", runtimestate.ContainerUnknown)
 			},
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0},
+				SandboxID: "sb-0", StartContainers: []int{0},
 				KillContainers: map[ContainerRef]KillReason{{ID: "web-1", Name: "web"}: {
 					Reason: KillReasonUnknown, Message: `Container is in "unknown" state, try killing it before restart`,
 				}},
@@ -321,7 +321,7 @@ func TestCompute(t *testing.T) {
 			name:   "spec changed: kill and start again",
 			mutate: func(in *Inputs) { in.Pod.Spec.Containers[0].Image = "nginx:1.28" },
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0},
+				SandboxID: "sb-0", StartContainers: []int{0},
 				KillContainers: map[ContainerRef]KillReason{{ID: "web-1", Name: "web"}: {
 					Reason: KillReasonSpecChanged, Message: "Container web definition changed, will be restarted",
 				}},
@@ -334,7 +334,7 @@ func TestCompute(t *testing.T) {
 				in.Pod.Spec.Containers[1].Args = []string{"-v"}
 			},
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{1},
+				SandboxID: "sb-0", StartContainers: []int{1},
 				KillContainers: map[ContainerRef]KillReason{{ID: "log-1", Name: "log"}: {
 					Reason: KillReasonSpecChanged, Message: "Container log definition changed, will be restarted",
 				}},
@@ -343,13 +343,13 @@ func TestCompute(t *testing.T) {
 		{
 			name:   "no recorded hash: kept",
 			mutate: func(in *Inputs) { in.Runtime.Containers[0].Hash = 0 },
-			want:   Actions{InitContainer: -1},
+			want:   Actions{},
 		},
 		{
 			name:   "liveness failed: kill and restart",
 			mutate: func(in *Inputs) { in.Probes.LivenessFailed = map[string]bool{"web-1": true} },
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{0},
+				SandboxID: "sb-0", StartContainers: []int{0},
 				KillContainers: map[ContainerRef]KillReason{{ID: "web-1", Name: "web"}: {
 					Reason: KillReasonLivenessProbe, Message: "Container web failed liveness probe, will be restarted",
 				}},
@@ -362,7 +362,6 @@ func TestCompute(t *testing.T) {
 				in.Probes.LivenessFailed = map[string]bool{"web-1": true}
 			},
 			want: Actions{
-				InitContainer: -1,
 				KillContainers: map[ContainerRef]KillReason{{ID: "web-1", Name: "web"}: {
 					Reason: KillReasonLivenessProbe, Message: "Container web failed liveness probe",
 				}},
@@ -376,7 +375,7 @@ func TestCompute(t *testing.T) {
 				in.Probes.LivenessFailed = map[string]bool{"web-1": true}
 			},
 			want: Actions{
-				KillPod: true, InitContainer: -1,
+				KillPod: true,
 				KillContainers: map[ContainerRef]KillReason{{ID: "web-1", Name: "web"}: {
 					Reason: KillReasonLivenessProbe, Message: "Container web failed liveness probe",
 				}},
@@ -386,7 +385,7 @@ func TestCompute(t *testing.T) {
 			name:   "startup failed: kill and restart",
 			mutate: func(in *Inputs) { in.Probes.StartupFailed = map[string]bool{"log-1": true} },
 			want: Actions{
-				SandboxID: "sb-0", InitContainer: -1, StartContainers: []int{1},
+				SandboxID: "sb-0", StartContainers: []int{1},
 				KillContainers: map[ContainerRef]KillReason{{ID: "log-1", Name: "log"}: {
 					Reason: KillReasonStartupProbe, Message: "Container log failed startup probe, will be restarted",
 				}},
@@ -400,7 +399,7 @@ func TestCompute(t *testing.T) {
 					exited(in.Pod, "web", "web-1", "sb-0", 0, now), exited(in.Pod, "log", "log-1", "sb-0", 0, now),
 				}
 			},
-			want: Actions{KillPod: true, InitContainer: -1},
+			want: Actions{KillPod: true},
 		},
 		{
 			name: "Never, all exited: kill the pod",
@@ -410,7 +409,7 @@ func TestCompute(t *testing.T) {
 					exited(in.Pod, "web", "web-1", "sb-0", 1, now), exited(in.Pod, "log", "log-1", "sb-0", 0, now),
 				}
 			},
-			want: Actions{KillPod: true, InitContainer: -1},
+			want: Actions{KillPod: true},
 		},
 		{
 			name: "latest instance decides, not an older one",
@@ -418,7 +417,7 @@ func TestCompute(t *testing.T) {
 				in.Pod.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 				in.Runtime.Containers = append(in.Runtime.Containers, exited(in.Pod, "web", "web-0", "sb-0", 1, now.Add(-time.Hour)))
 			},
-			want: Actions{InitContainer: -1},
+			want: Actions{},
 		},
 	}
 	for _, tt := range tests {

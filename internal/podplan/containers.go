@@ -17,7 +17,7 @@ import (
 // restartPolicy is Never); otherwise it is kept. When nothing is kept and
 // nothing is to start, the pod is torn down (KillPod).
 func (p *planner) planContainers(a *Actions) wanted {
-	w := wanted{init: -1}
+	var w wanted
 	keep := 0
 	for idx := range p.pod.Spec.Containers {
 		spec := &p.pod.Spec.Containers[idx]

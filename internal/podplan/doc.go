@@ -8,7 +8,7 @@
 //	types.go       the contract: Inputs, Actions and their parts
 //	compute.go     Compute: the order of decisions, the re-created pod
 //	sandbox.go     whether the latest sandbox can be kept
-//	init.go        init container progress in the current sandbox
+//	init.go        init containers and sidecars in the current sandbox
 //	containers.go  regular containers: start, restart, kill, tear down
 //	backoff.go     the CrashLoopBackOff gate and its entries
 //	hash.go        HashContainer, the spec hash recorded on containers
@@ -26,8 +26,13 @@
 //     (upstream keys by pod, name and hash): a spec change resets them.
 //   - A running container with no recorded hash (0) is never taken as
 //     changed.
-//   - Restartable (sidecar) init containers are treated as ordinary init
-//     containers for now.
+//   - Restartable init containers (sidecars, restartPolicy Always on an
+//     init container) follow KEP-753: started in order, each started
+//     (running, and its startup probe passed per Probes.Started) before
+//     the next init container starts; restarted whenever they exit, during
+//     and after initialization; not counted when deciding that the pod is
+//     done (they are stopped with the pod). Their liveness and startup
+//     verdicts kill them like regular containers.
 //   - Pod deletion is not looked at: terminating a pod is the pod worker's
 //     business, not the planner's.
 //

@@ -2,76 +2,162 @@ package podplan
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
-// initStep is how far initialization got in the current sandbox.
-type initStep struct {
-	done bool
-	// next is the init container to start, or -1 to wait for one that runs.
-	next int
-	// failed is next's latest instance when it failed (exited non-zero,
-	// OOM-killed or in an unknown state).
-	failed *runtimestate.Container
-}
-
-// initProgress walks the init containers in order, looking only at
-// instances in the current sandbox (sandboxID): unlike upstream, berth can
-// tell the instances of a previous sandbox apart, so a re-created sandbox
-// runs its init containers again without purging the old ones first.
+// planInit decides about the init containers in the current sandbox
+// (upstream computeInitContainerActions) and reports whether the pod is
+// initialized (its regular containers may run) and which init containers
+// to start, ascending. Only instances in the current sandbox (sandboxID)
+// count: unlike upstream, berth can tell the instances of a previous
+// sandbox apart, so a re-created sandbox runs its init containers again
+// without purging the old ones first. A regular container with an instance
+// in this sandbox means the pod was initialized before (its init containers
+// may have been removed since).
 //
-// The first init container whose latest instance did not exit 0 is the one
-// to act on: none yet or created-but-never-started (upstream creates a new
-// one then) → start it; running → wait; failed → restart or fail the pod.
-// Initialization is also done when any regular container already has an
-// instance in this sandbox (its init containers may have been removed since).
+// The init containers are walked from the last one. The first one found
+// with an instance (the frontier) is acted on:
 //
-// Restartable ("sidecar") init containers, restartPolicy: Always on an init
-// container, are not handled yet: they are treated as ordinary init
-// containers, so a sidecar that never exits holds the pod in initialization.
-func (p *planner) initProgress(sandboxID string) initStep {
+//	created                  start it again
+//	running ordinary         wait for it
+//	running sidecar          wait until started (no startup probe, or
+//	                         Probes.Started); then start the next one (or
+//	                         the pod is initialized if it is the last);
+//	                         a failed startup probe restarts it
+//	exited 0 ordinary        start the next one, or initialized if last
+//	failed ordinary          restart it; under restartPolicy Never the
+//	                         pod is killed instead
+//	exited sidecar           restart it (whatever the pod's policy)
+//	unknown                  kill it and start it again (Never: kill pod)
+//
+// Every init container before the frontier (and all of them once the pod
+// is initialized) is done: ordinary ones are left alone, sidecars are kept
+// running: restarted when missing, exited or unknown, or when a startup or
+// liveness probe failed or their spec changed. With no instance at all,
+// the first init container is started.
+func (p *planner) planInit(a *Actions, sandboxID string) (initialized bool, start []int) {
 	init := p.pod.Spec.InitContainers
-	if len(init) == 0 || p.anyRegularIn(sandboxID) {
-		return initStep{done: true, next: -1}
+	if len(init) == 0 {
+		return true, nil
 	}
-	for i := range init {
-		inst := latestIn(p.rt, init[i].Name, sandboxID)
+	initialized = p.anyRegularIn(sandboxID)
+	behind := initialized // the init containers from here on are done
+	for i := len(init) - 1; i >= 0; i-- {
+		spec := &init[i]
+		sidecar := isSidecar(spec)
+		inst := latestIn(p.rt, spec.Name, sandboxID)
 		switch {
-		case inst == nil, inst.State == runtimestate.ContainerCreated:
-			return initStep{next: i}
-		case inst.State == runtimestate.ContainerRunning:
-			return initStep{next: -1}
-		case initFailed(inst):
-			return initStep{next: i, failed: inst}
+		case inst == nil:
+			if behind && sidecar {
+				start = append(start, i)
+			}
+			continue
+		case behind && !sidecar:
+			continue
+		case sidecar:
+			restart, started := p.sidecarVerdict(a, spec, inst, i)
+			if restart {
+				start = append(start, i)
+			}
+			if started && !behind {
+				if i == len(init)-1 {
+					initialized = true
+				} else {
+					start = append(start, i+1)
+				}
+			}
+		default:
+			next, killPod := p.initVerdict(a, inst, i)
+			if killPod {
+				a.KillPod = true
+				return false, nil
+			}
+			if next == len(init) {
+				initialized = true
+			} else if next >= 0 {
+				start = append(start, next)
+			}
 		}
-		// Exited 0: on to the next one.
+		behind = true
 	}
-	return initStep{done: true, next: -1}
+	if !behind {
+		start = append(start, 0)
+	}
+	slices.Reverse(start)
+	return initialized, start
 }
 
-// planInit fills a while initialization is in progress: regular containers
-// are not looked at.
-func (p *planner) planInit(a *Actions, step initStep) wanted {
-	none := wanted{init: -1}
-	if step.next < 0 {
-		return none
-	}
-	if step.failed != nil {
-		if p.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
-			a.KillPod = true
-			return none
+// initVerdict decides about the frontier's instance when it is an ordinary
+// init container at index i: the init container to start (i to restart
+// it, i+1 for the next one, len for "initialization done", -1 to wait), or
+// killPod when it failed under restartPolicy Never.
+func (p *planner) initVerdict(a *Actions, inst *runtimestate.Container, i int) (next int, killPod bool) {
+	never := p.pod.Spec.RestartPolicy == corev1.RestartPolicyNever
+	switch inst.State {
+	case runtimestate.ContainerCreated:
+		return i, false
+	case runtimestate.ContainerRunning:
+		return -1, false
+	case runtimestate.ContainerExited:
+		if !initFailed(inst) {
+			return i + 1, false
 		}
-		if step.failed.State == runtimestate.ContainerUnknown {
-			p.kill(a, step.failed, KillReason{
-				Reason:  KillReasonUnknown,
-				Message: fmt.Sprintf("Init container is in %q state, try killing it before restart", step.failed.State),
-			})
+		if never {
+			return -1, true
 		}
+		return i, false
 	}
-	return wanted{init: step.next}
+	if never {
+		return -1, true
+	}
+	p.kill(a, inst, KillReason{
+		Reason:  KillReasonUnknown,
+		Message: fmt.Sprintf("Init container is in %q state, try killing it before restart", inst.State),
+	})
+	return i, false
+}
+
+// sidecarVerdict decides about a sidecar's latest instance: whether to
+// (re)start it (killing the running instance first when needed) and
+// whether it has started, so that the next init container may start.
+func (p *planner) sidecarVerdict(a *Actions, spec *corev1.Container, inst *runtimestate.Container, i int) (restart, started bool) {
+	switch inst.State {
+	case runtimestate.ContainerCreated, runtimestate.ContainerExited:
+		return true, false
+	case runtimestate.ContainerRunning:
+	default:
+		p.kill(a, inst, KillReason{
+			Reason:  KillReasonUnknown,
+			Message: fmt.Sprintf("Init container is in %q state, try killing it before restart", inst.State),
+		})
+		return true, false
+	}
+	if spec.StartupProbe != nil && !p.probes.Started[inst.ID] {
+		if p.probes.StartupFailed[inst.ID] {
+			p.kill(a, inst, KillReason{Reason: KillReasonStartupProbe, Message: fmt.Sprintf("Init container %s failed startup probe", spec.Name)})
+			return true, false
+		}
+		return false, false
+	}
+	switch {
+	case inst.Hash != 0 && inst.Hash != p.initHash[i]:
+		p.kill(a, inst, KillReason{Reason: KillReasonSpecChanged, Message: fmt.Sprintf("Init container %s definition changed", spec.Name)})
+		return true, true
+	case p.probes.LivenessFailed[inst.ID]:
+		p.kill(a, inst, KillReason{Reason: KillReasonLivenessProbe, Message: fmt.Sprintf("Init container %s failed liveness probe", spec.Name)})
+		return true, true
+	}
+	return false, true
+}
+
+// isSidecar reports whether an init container is restartable (a sidecar:
+// restartPolicy Always on the init container).
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 // initFailed reports whether an init container instance failed: it exited

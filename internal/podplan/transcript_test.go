@@ -24,10 +24,13 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the actual 
 // starting with # are comments. Commands (times are offsets from t0):
 //
 //	pod policy=Always init=a,b containers=web,log   new pod, empty runtime
+//	    sidecars=a                                   restartable init containers
+//	    startup=a                                    containers with a startup probe
 //	sync <time>                                      Compute, print, apply
 //	exit <name> code=<n> at=<time>                   latest instance exits
 //	sandbox-dies at=<time>                           sandbox and containers stop
 //	liveness <name> fail|ok                          set a probe verdict
+//	started <name>                                   latest instance passed its startup probe
 //	image <name> <image>                             change a container's image
 //	runtime                                          print the runtime state
 func TestTranscripts(t *testing.T) {
@@ -113,6 +116,13 @@ func (s *sim) do(t *testing.T, line string) string {
 			return strings.Split(v, ",")
 		}
 		s.in = Inputs{Pod: newPod(corev1.RestartPolicy(args["policy"]), split(args["init"]), split(args["containers"]))}
+		always := corev1.ContainerRestartPolicyAlways
+		for _, n := range split(args["sidecars"]) {
+			specOf(s.in.Pod, n).RestartPolicy = &always
+		}
+		for _, n := range split(args["startup"]) {
+			specOf(s.in.Pod, n).StartupProbe = &corev1.Probe{}
+		}
 		s.rt = runtimestate.Pod{UID: testUID}
 		s.seq = map[string]int{}
 		return ""
@@ -141,6 +151,16 @@ func (s *sim) do(t *testing.T, line string) string {
 			t.Fatalf("%q: no container", line)
 		}
 		s.in.Probes.LivenessFailed[c.ID] = f[2] == "fail"
+		return ""
+	case "started":
+		if s.in.Probes.Started == nil {
+			s.in.Probes.Started = map[string]bool{}
+		}
+		c := s.rt.LatestContainer(f[1])
+		if c == nil {
+			t.Fatalf("%q: no container", line)
+		}
+		s.in.Probes.Started[c.ID] = true
 		return ""
 	case "image":
 		specOf(s.in.Pod, f[1]).Image = f[2]
@@ -176,8 +196,8 @@ func (s *sim) sync(now time.Time) string {
 		sb := readySandbox(sandboxID, a.Attempt)
 		s.rt.Sandboxes = append([]runtimestate.Sandbox{sb}, s.rt.Sandboxes...)
 	}
-	if a.InitContainer >= 0 {
-		s.start(&s.in.Pod.Spec.InitContainers[a.InitContainer], sandboxID, now)
+	for _, idx := range a.InitContainers {
+		s.start(&s.in.Pod.Spec.InitContainers[idx], sandboxID, now)
 	}
 	for _, idx := range a.StartContainers {
 		s.start(&s.in.Pod.Spec.Containers[idx], sandboxID, now)
@@ -243,8 +263,8 @@ func describe(a Actions, pod *corev1.Pod) string {
 	if a.SandboxID != "" {
 		b = append(b, "in-sandbox "+a.SandboxID)
 	}
-	if a.InitContainer >= 0 {
-		b = append(b, "start-init "+pod.Spec.InitContainers[a.InitContainer].Name)
+	for _, idx := range a.InitContainers {
+		b = append(b, "start-init "+pod.Spec.InitContainers[idx].Name)
 	}
 	for _, idx := range a.StartContainers {
 		b = append(b, "start "+pod.Spec.Containers[idx].Name)

@@ -93,8 +93,9 @@ type Waiting struct {
 
 // Actions is what the executor must do, in this order: KillPod (all
 // containers then all sandboxes), else kill KillContainers; then create the
-// sandbox when CreateSandbox; then start InitContainer (if >= 0), then
-// StartContainers in order. Compute returns fresh maps and slices that the
+// sandbox when CreateSandbox; then start InitContainers in order (an
+// ordinary init container that fails to start stops the sync there; a
+// sidecar that fails to start does not), then StartContainers in order. Compute returns fresh maps and slices that the
 // caller owns; empty ones are nil.
 type Actions struct {
 	// KillPod: stop every container and every sandbox of the pod. Set when
@@ -110,8 +111,10 @@ type Actions struct {
 	CreateSandbox bool
 	SandboxID     string
 	Attempt       uint32
-	// InitContainer is the index in Spec.InitContainers to start next, or -1.
-	InitContainer int
+	// InitContainers are indices into Spec.InitContainers to start,
+	// ascending: at most one ordinary init container (the next one), plus
+	// sidecars (restartable init containers) to (re)start.
+	InitContainers []int
 	// StartContainers are indices into Spec.Containers, ascending.
 	StartContainers []int
 	// KillContainers are running containers to stop, with the reason.
