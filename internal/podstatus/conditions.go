@@ -215,3 +215,23 @@ func podReady(pod *corev1.Pod, conds []corev1.PodCondition, all []corev1.Contain
 	}
 	return boolCondition(corev1.PodReady, true)
 }
+
+// NeedsReadinessReconcile reports whether the pod, as the API server has
+// it, shows a Ready condition that its readiness gates contradict (upstream
+// NeedToReconcilePodReadiness): another controller changed a gate's
+// condition, so the pod must be synced again for Ready to follow. Pods
+// without readiness gates, or without a Ready condition yet, never need it.
+// Call it on status-only updates (RECONCILE) from the API source.
+func NeedsReadinessReconcile(pod *corev1.Pod) bool {
+	if len(pod.Spec.ReadinessGates) == 0 {
+		return false
+	}
+	cur := findCondition(pod.Status.Conditions, corev1.PodReady)
+	if cur == nil {
+		return false
+	}
+	all := make([]corev1.ContainerStatus, 0, len(pod.Status.InitContainerStatuses)+len(pod.Status.ContainerStatuses))
+	all = append(append(all, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	want := podReady(pod, pod.Status.Conditions, all, pod.Status.Phase)
+	return cur.Status != want.Status || cur.Message != want.Message
+}

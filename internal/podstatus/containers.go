@@ -147,8 +147,8 @@ func applyStartFailure(in *Input, s *corev1.ContainerStatus, spec *corev1.Contai
 		latest = instances[0]
 	}
 	if isInit {
-		if latest != nil && latest.State == runtimestate.ContainerExited && latest.ExitCode == 0 {
-			return // done; never restarted
+		if !isSidecar(spec) && latest != nil && latest.State == runtimestate.ContainerExited && latest.ExitCode == 0 {
+			return // done; never restarted (a sidecar is)
 		}
 		if latest == nil && !isSidecar(spec) && s.State.Waiting != nil && anyRegularContainerCreated(in) {
 			// Removed from the runtime, but regular containers exist: it

@@ -7,6 +7,8 @@
 //     follows the upstream kubelet's generateAPIPodStatus: phase, kubelet
 //     conditions with preserved transition times, container statuses,
 //     pod and host IPs, start time and QoS class.
+//   - NeedsReadinessReconcile (conditions.go) tells whether an API-side
+//     change to a readiness gate's condition calls for a new sync.
 //   - Store (store.go) holds the latest generated status of every pod on
 //     the node and refuses to move a terminal phase backwards. It grows
 //     into the status manager that patches the API server.
