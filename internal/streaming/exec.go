@@ -28,7 +28,7 @@ func (s *Server) Exec() http.Handler {
 			writeError(w, r, fmt.Errorf("exec in container %q: %w", t.containerID, err))
 			return
 		}
-		proxyTo(w, r, resp.GetUrl())
+		s.proxyTo(w, r, resp.GetUrl())
 	})
 }
 
@@ -59,7 +59,7 @@ func (s *Server) Attach() http.Handler {
 			writeError(w, r, fmt.Errorf("attach to container %q: %w", t.containerID, err))
 			return
 		}
-		proxyTo(w, r, resp.GetUrl())
+		s.proxyTo(w, r, resp.GetUrl())
 	})
 }
 
@@ -86,6 +86,6 @@ func (s *Server) PortForward() http.Handler {
 			writeError(w, r, fmt.Errorf("port-forward to sandbox %q: %w", sb.ID, err))
 			return
 		}
-		proxyTo(w, r, resp.GetUrl())
+		s.proxyTo(w, r, resp.GetUrl())
 	})
 }

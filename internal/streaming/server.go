@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/proxy"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -38,11 +39,13 @@ type Config struct {
 	// RuntimePod returns the runtime's last view of the pod (the PLEG
 	// cache); a pod the runtime does not hold has no containers.
 	RuntimePod func(uid types.UID) *runtimestate.Pod
-	// IdleTimeout is streamingConnectionIdleTimeout. The proxied streams
-	// are served by the runtime's streaming server, which applies its own
-	// idle timeout (containerd: stream_idle_timeout); berth keeps the value
-	// for the runtime-facing side and does not cut streams itself.
+	// IdleTimeout is streamingConnectionIdleTimeout: a proxied stream
+	// with no traffic either way for this long is closed. Zero means never.
+	// (The runtime's streaming server has its own, e.g. containerd's
+	// stream_idle_timeout.)
 	IdleTimeout time.Duration
+	// Clock measures idleness; the real clock when nil.
+	Clock clock.Clock
 }
 
 // Server builds the streaming handlers. It holds no mutable state; its
@@ -58,6 +61,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.IdleTimeout < 0 {
 		return nil, errors.New("streaming: IdleTimeout must not be negative")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
 	return &Server{cfg: cfg}, nil
 }
@@ -126,13 +132,16 @@ func (s *Server) findContainer(r *http.Request) (target, error) {
 }
 
 // proxyTo proxies the upgrade request to the runtime's streaming URL.
-func proxyTo(w http.ResponseWriter, r *http.Request, rawURL string) {
+func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, rawURL string) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		writeError(w, r, fmt.Errorf("parse streaming URL %q: %w", rawURL, err))
 		return
 	}
 	h := proxy.NewUpgradeAwareHandler(u, nil, false, true, responder{})
+	if s.cfg.IdleTimeout > 0 {
+		w = &idleWriter{ResponseWriter: w, ctx: r.Context(), clock: s.cfg.Clock, timeout: s.cfg.IdleTimeout}
+	}
 	h.ServeHTTP(w, r)
 }
 

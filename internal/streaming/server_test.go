@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
@@ -105,6 +106,8 @@ func newTestServer(t *testing.T, rt *fakeRuntime) http.Handler {
 	}
 	s, err := New(Config{
 		Runtime: rt,
+		// Every proxied stream goes through the idle-timeout wrapper.
+		IdleTimeout: time.Hour,
 		Pod: func(ns, name string) (*corev1.Pod, bool) {
 			return pod, ns == "default" && name == "web"
 		},
