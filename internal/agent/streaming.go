@@ -45,7 +45,7 @@ func (n *node) newStreamingHandlers(cache *pleg.Cache) (streamingHandlers, error
 	}
 	srv, err := streaming.New(streaming.Config{
 		Runtime: n.client.Runtime, Pod: n.podByName, RuntimePod: runtimePod,
-		IdleTimeout: kc.StreamingConnectionIdleTimeout.Duration,
+		IdleTimeout: kc.StreamingConnectionIdleTimeout.Duration, Clock: n.clock,
 	})
 	if err != nil {
 		return streamingHandlers{}, fmt.Errorf("create streaming handlers: %w", err)
