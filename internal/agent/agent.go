@@ -56,6 +56,7 @@ type node struct {
 	metrics  *metrics.Metrics
 	tap      *updateTap
 	streams  streamingHandlers
+	observe  observability
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -198,6 +199,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	if n.streams, err = n.newStreamingHandlers(cache); err != nil {
 		return err
 	}
+	if n.observe, err = n.newObservability(); err != nil {
+		return err
+	}
 	return cl.startStatusSync(n.statuses, n.loop, n.workers)
 }
 
@@ -225,6 +229,7 @@ func (n *node) run(ctx context.Context) error {
 	}
 	g.Go("pod-sources", n.sources.Run)
 	g.Go("pod-update-tap", n.tap.Run)
+	g.Go("stats", n.observe.stats.Run)
 	g.Go("sync-loop", n.loop.Run)
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
 		g.Go("healthz", func(ctx context.Context) error {

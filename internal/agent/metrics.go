@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -10,6 +12,7 @@ import (
 	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podsync"
+	"github.com/berthk8s/berth/internal/stats"
 )
 
 // newMetrics builds berth's metric set; the components get its observers
@@ -74,4 +77,31 @@ func (t *updateTap) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// observability is the kubelet API's metrics and stats endpoints. Built
+// once by assemble; read-only.
+type observability struct {
+	// Metrics serves GET /metrics; Stats serves /stats/ and below;
+	// MetricsResource serves GET /metrics/resource.
+	Metrics, Stats, MetricsResource http.Handler
+	// stats samples CPU usage; the agent runs it.
+	stats *stats.Provider
+}
+
+// newObservability builds the stats provider and the metrics and stats
+// handlers.
+func (n *node) newObservability() (observability, error) {
+	kc := &n.cfg.Kubelet
+	p, err := stats.New(stats.Config{
+		Runtime: n.client.Runtime, Images: n.client.Image, NodeName: n.cfg.NodeName,
+		RootDir: n.cfg.RootDir, PodLogsDir: kc.PodLogsDir, Clock: n.clock,
+	})
+	if err != nil {
+		return observability{}, fmt.Errorf("create stats provider: %w", err)
+	}
+	return observability{
+		Metrics: n.metrics.Handler(), Stats: stats.Handler(p.Summary), MetricsResource: stats.ResourceHandler(p.Summary),
+		stats: p,
+	}, nil
 }

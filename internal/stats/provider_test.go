@@ -1,0 +1,146 @@
+package stats
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// fakeCRI answers the provider's CRI calls from fixed data.
+type fakeCRI struct {
+	snap criSnapshot
+	cpu  uint64 // c1's cumulative CPU, changed between samples
+}
+
+func (f *fakeCRI) ListPodSandbox(context.Context, *runtimeapi.ListPodSandboxRequest, ...grpc.CallOption) (*runtimeapi.ListPodSandboxResponse, error) {
+	return &runtimeapi.ListPodSandboxResponse{Items: f.snap.Sandboxes}, nil
+}
+
+func (f *fakeCRI) ListContainers(context.Context, *runtimeapi.ListContainersRequest, ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error) {
+	return &runtimeapi.ListContainersResponse{Containers: f.snap.Containers}, nil
+}
+
+func (f *fakeCRI) ListContainerStats(context.Context, *runtimeapi.ListContainerStatsRequest, ...grpc.CallOption) (*runtimeapi.ListContainerStatsResponse, error) {
+	return &runtimeapi.ListContainerStatsResponse{Stats: []*runtimeapi.ContainerStats{ctrStats("c1", f.cpu, nil, 1000)}}, nil
+}
+
+func (f *fakeCRI) ListPodSandboxStats(context.Context, *runtimeapi.ListPodSandboxStatsRequest, ...grpc.CallOption) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+	return nil, os.ErrNotExist
+}
+
+func (f *fakeCRI) ImageFsInfo(context.Context, *runtimeapi.ImageFsInfoRequest, ...grpc.CallOption) (*runtimeapi.ImageFsInfoResponse, error) {
+	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{{
+		Timestamp: epoch.UnixNano(), FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: "/"}, UsedBytes: u64(77), InodesUsed: u64(5),
+	}}}, nil
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestProviderSummary(t *testing.T) {
+	const mi = "MemTotal:       10485760 kB\nMemFree:         4194304 kB\n"
+	proc := map[string]string{"meminfo": mi, "stat": "cpu 1 2\nbtime 1795370000\n",
+		"sys/kernel/pid_max": "32768\n", "sys/kernel/threads-max": "192730\n"}
+	tests := []struct {
+		name   string
+		cgroup map[string]string
+		// node CPU (ns) at the two samples, and the working set expected.
+		cpu1, cpu2 string
+		wantWS     uint64
+	}{
+		{
+			name:   "cgroup v1",
+			cgroup: map[string]string{"memory/memory.usage_in_bytes": "6000\n", "memory/memory.stat": "total_inactive_file 1000\ntotal_rss 300\n"},
+			cpu1:   "cpuacct/cpuacct.usage=1000000000", cpu2: "cpuacct/cpuacct.usage=21000000000",
+			wantWS: 5000,
+		},
+		{
+			name:   "cgroup v2",
+			cgroup: map[string]string{"cgroup.controllers": "cpu memory\n", "memory.stat": "anon 300\ninactive_file 1073741824\n"},
+			cpu1:   "cpu.stat=usage_usec 1000000\n", cpu2: "cpu.stat=usage_usec 21000000\n",
+			wantWS: 6<<30 - 1<<30,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, filepath.Join(dir, "proc"), proc)
+			writeTree(t, filepath.Join(dir, "cgroup"), tt.cgroup)
+			setCPU := func(kv string) {
+				name, val, _ := strings.Cut(kv, "=")
+				writeTree(t, filepath.Join(dir, "cgroup"), map[string]string{name: val})
+			}
+			clk := clocktesting.NewFakeClock(epoch)
+			rt := &fakeCRI{snap: criSnapshot{
+				Sandboxes:  []*runtimeapi.PodSandbox{sandbox("sb1", "u1", "web", true, 2)},
+				Containers: []*runtimeapi.Container{ctr("c1", "sb1", "app", true)},
+			}, cpu: 1e9}
+			p, err := New(Config{Runtime: rt, Images: rt, NodeName: "n", RootDir: dir, PodLogsDir: dir,
+				ProcRoot: filepath.Join(dir, "proc"), CgroupRoot: filepath.Join(dir, "cgroup"), Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			setCPU(tt.cpu1)
+			p.sampler.step(ctx)
+			clk.Step(10 * time.Second)
+			setCPU(tt.cpu2)
+			rt.cpu = 6e9
+			p.sampler.step(ctx)
+
+			sum, err := p.Summary(ctx, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := sum.Node
+			if n.CPU == nil || *n.CPU.UsageCoreNanoSeconds != 21e9 || n.CPU.UsageNanoCores == nil || *n.CPU.UsageNanoCores != 2e9 {
+				t.Errorf("node cpu = %+v", n.CPU)
+			}
+			if n.Memory == nil || *n.Memory.WorkingSetBytes != tt.wantWS || *n.Memory.RSSBytes != 300 {
+				t.Errorf("node memory = %+v, want working set %d", n.Memory, tt.wantWS)
+			}
+			if n.StartTime.Unix() != 1795370000 || n.Fs == nil || n.Rlimit == nil || *n.Rlimit.MaxPID != 32768 {
+				t.Errorf("node start/fs/rlimit = %v %+v %+v", n.StartTime, n.Fs, n.Rlimit)
+			}
+			if n.Runtime == nil || *n.Runtime.ImageFs.UsedBytes != 77 || n.Runtime.ImageFs.CapacityBytes == nil {
+				t.Errorf("node runtime = %+v", n.Runtime)
+			}
+			if len(sum.Pods) != 1 || len(sum.Pods[0].Containers) != 1 || *sum.Pods[0].Containers[0].CPU.UsageNanoCores != 5e8 {
+				t.Errorf("pods = %+v", sum.Pods)
+			}
+			only, err := p.Summary(ctx, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if only.Node.Fs != nil || only.Node.Runtime != nil || only.Pods[0].EphemeralStorage != nil || only.Pods[0].Containers[0].Rootfs != nil {
+				t.Errorf("only_cpu_and_memory kept more: %+v", only)
+			}
+			if only.Node.Memory == nil || only.Pods[0].Memory == nil {
+				t.Errorf("only_cpu_and_memory lost memory: %+v", only)
+			}
+		})
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Error("New(Config{}) succeeded")
+	}
+}
