@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,7 @@ import (
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podsync"
 	"github.com/berthk8s/berth/internal/podworker"
+	"github.com/berthk8s/berth/internal/prober"
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
 	"github.com/berthk8s/berth/internal/volume"
@@ -57,6 +59,9 @@ type node struct {
 	tap      *updateTap
 	streams  streamingHandlers
 	observe  observability
+	prober   *prober.Prober
+	// probeMetrics serves the prober's registry on /metrics/probes.
+	probeMetrics http.Handler
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -146,6 +151,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		return fmt.Errorf("create PLEG: %w", err)
 	}
 	n.statuses = podstatus.NewStore()
+	if n.prober, n.probeMetrics, err = n.newProber(); err != nil {
+		return err
+	}
 	if n.volumes, err = volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Clock: clk, NodeName: cfg.NodeName, Recorder: cl.recorder,
 		NodeAllocatable: func() corev1.ResourceList {
@@ -166,6 +174,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),
 		Terminated: func(types.UID) { cl.wakeStatus() },
 		Volumes:    n.volumes,
+		Prober:     n.prober,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
@@ -191,7 +200,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	}
 	n.tap = newUpdateTap(n.sources.Updates(), n.metrics, clk)
 	if n.loop, err = syncloop.New(syncloop.Config{
-		Updates: n.tap.Updates(), Events: n.relister.Events(), Workers: n.workers,
+		Updates: n.tap.Updates(), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
 		Admit: admit.Admit, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
@@ -222,6 +231,7 @@ func (n *node) run(ctx context.Context) error {
 	g := newGroup(ctx)
 	g.Go("runtime-health", n.health.Run)
 	g.Go("pleg", n.relister.Run)
+	g.Go("prober", n.prober.Run)
 	g.Go("volumes", n.volumes.Run)
 	g.Go("env-services", n.env.Run)
 	for name, run := range n.cluster.runs() {

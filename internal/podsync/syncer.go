@@ -19,6 +19,7 @@ import (
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podworker"
+	"github.com/berthk8s/berth/internal/prober"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -57,6 +58,19 @@ type Mirrors interface {
 	Delete(ctx context.Context, static *corev1.Pod) error
 }
 
+// Prober runs the pods' probes (internal/prober).
+type Prober interface {
+	// AddPod starts (or keeps) probing a pod that runs.
+	AddPod(pod *corev1.Pod)
+	// StopLivenessAndStartup ends the probes that would restart the
+	// containers of a terminating pod.
+	StopLivenessAndStartup(uid types.UID)
+	// RemovePod ends every probe of a terminated pod.
+	RemovePod(uid types.UID)
+	// Snapshot returns the pod's probe results for the planner and status.
+	Snapshot(pod *corev1.Pod, rt *runtimestate.Pod) prober.Snapshot
+}
+
 // Config holds the syncer's collaborators.
 type Config struct {
 	Runtime  Runtime
@@ -77,6 +91,9 @@ type Config struct {
 	// Volumes may be nil: then a pod's volumeMounts fail its containers
 	// with CreateContainerConfigError (never silently skipped).
 	Volumes Volumes
+	// Prober may be nil: then no probe runs and containers are ready and
+	// started as soon as they run.
+	Prober Prober
 	// Terminated, when set, is told about every pod whose containers are
 	// all stopped (the status writer then deletes a deleted API pod at once
 	// rather than at its next periodic pass).
@@ -111,6 +128,11 @@ func New(cfg Config) (*Syncer, error) {
 // SyncPod generates the pod's status and, unless the pod is finished,
 // converges the runtime toward the pod's spec.
 func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (bool, error) {
+	if s.cfg.Prober != nil {
+		// Before the status: a container of a known pod is not ready until
+		// its readiness probe says so.
+		s.cfg.Prober.AddPod(pod)
+	}
 	status := s.generate(pod, rt, false)
 	s.syncMirror(ctx, pod)
 	if isTerminal(status.Phase) {
@@ -130,7 +152,7 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 		}
 		volumes = v
 	}
-	res, err := s.cfg.Runtime.SyncPod(ctx, pod, rt, kuberuntime.SyncOptions{Volumes: volumes})
+	res, err := s.cfg.Runtime.SyncPod(ctx, pod, rt, kuberuntime.SyncOptions{Volumes: volumes, Probes: s.probes(pod, rt).Plan})
 	if changed := s.setFailures(pod.UID, res.Failures); changed {
 		s.generate(pod, rt, false)
 	}
@@ -150,6 +172,9 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 // pod is terminal (upstream's podIsTerminal), so its phase becomes
 // Succeeded or Failed.
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod int64) error {
+	if s.cfg.Prober != nil {
+		s.cfg.Prober.StopLivenessAndStartup(pod.UID)
+	}
 	if err := s.cfg.Runtime.KillPod(ctx, pod, rt, &gracePeriod); err != nil {
 		return fmt.Errorf("kill pod %q: %w", klog.KObj(pod), err)
 	}
@@ -177,6 +202,9 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate
 // wants the pod any more, removes its containers, sandboxes and directories.
 // A finished pod that is still desired keeps its containers for their logs.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
+	if s.cfg.Prober != nil {
+		s.cfg.Prober.RemovePod(pod.UID)
+	}
 	if s.cfg.Terminated != nil {
 		s.cfg.Terminated(pod.UID)
 	}
@@ -229,6 +257,17 @@ func (s *Syncer) forget(uid types.UID) {
 	s.mu.Unlock()
 	s.cfg.Statuses.Delete(uid)
 	s.cfg.Runtime.ForgetPod(uid)
+	if s.cfg.Prober != nil {
+		s.cfg.Prober.RemovePod(uid)
+	}
+}
+
+// probes returns the prober's results for the pod (none without a prober).
+func (s *Syncer) probes(pod *corev1.Pod, rt *runtimestate.Pod) prober.Snapshot {
+	if s.cfg.Prober == nil {
+		return prober.Snapshot{}
+	}
+	return s.cfg.Prober.Snapshot(pod, rt)
 }
 
 // generate computes and stores the pod's status from the runtime snapshot;
@@ -241,11 +280,14 @@ func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, terminal bool) 
 	s.mu.Lock()
 	failures := s.failures[pod.UID]
 	s.mu.Unlock()
+	probes := s.probes(pod, rt)
 	status := podstatus.Generate(podstatus.Input{
 		Pod:         pod,
 		Runtime:     rt,
 		Previous:    prev,
 		Failures:    failures,
+		Readiness:   probes.Readiness,
+		Startup:     probes.Startup,
 		Terminal:    terminal,
 		HostIPs:     s.cfg.HostIPs,
 		RuntimeName: s.cfg.RuntimeName,

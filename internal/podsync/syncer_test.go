@@ -15,8 +15,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/kuberuntime"
+	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podworker"
+	"github.com/berthk8s/berth/internal/prober"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -26,10 +28,12 @@ type runtime struct {
 	after    *runtimestate.Pod // what PodStatus returns
 	failures map[string]runtimestate.StartFailure
 	err      error
+	opts     kuberuntime.SyncOptions // of the last SyncPod
 }
 
-func (r *runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, _ kuberuntime.SyncOptions) (kuberuntime.Result, error) {
+func (r *runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, opts kuberuntime.SyncOptions) (kuberuntime.Result, error) {
 	r.calls = append(r.calls, "sync "+pod.Name)
+	r.opts = opts
 	return kuberuntime.Result{Failures: r.failures}, r.err
 }
 
@@ -227,4 +231,56 @@ func running() *runtimestate.Pod {
 	p.Containers[0].State = runtimestate.ContainerRunning
 	p.Containers[0].FinishedAt = time.Time{}
 	return p
+}
+
+// probes is an in-test Prober: it logs calls and returns a canned snapshot.
+type probes struct {
+	calls []string
+	snap  prober.Snapshot
+}
+
+func (p *probes) AddPod(pod *corev1.Pod) { p.calls = append(p.calls, "add "+string(pod.UID)) }
+func (p *probes) StopLivenessAndStartup(uid types.UID) {
+	p.calls = append(p.calls, "stop "+string(uid))
+}
+func (p *probes) RemovePod(uid types.UID) { p.calls = append(p.calls, "remove "+string(uid)) }
+func (p *probes) Snapshot(*corev1.Pod, *runtimestate.Pod) prober.Snapshot {
+	return p.snap
+}
+
+func TestProbesReachPlanAndStatus(t *testing.T) {
+	f := newFixture(t)
+	pr := &probes{snap: prober.Snapshot{
+		Plan:      podplan.ProbeSnapshot{LivenessFailed: map[string]bool{"c1": true}},
+		Readiness: map[string]bool{"web": false},
+	}}
+	f.s.cfg.Prober = pr
+	pod := testPod(corev1.RestartPolicyAlways)
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, pod, running()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(pr.snap.Plan, f.rt.opts.Probes); diff != "" {
+		t.Errorf("SyncOptions.Probes (-want +got):\n%s", diff)
+	}
+	st, _ := f.store.Get("u1")
+	if cs := st.ContainerStatuses[0]; cs.Ready {
+		t.Errorf("container ready with a failing readiness probe: %+v", cs)
+	}
+	pr.snap.Readiness["web"] = true
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, pod, running()); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := f.store.Get("u1"); !st.ContainerStatuses[0].Ready {
+		t.Errorf("container not ready with a passing readiness probe: %+v", st.ContainerStatuses[0])
+	}
+	f.rt.after = exited(137)
+	if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"add u1", "add u1", "stop u1", "remove u1", "remove u1"}, pr.calls); diff != "" {
+		t.Errorf("prober calls (-want +got):\n%s", diff)
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/pleg"
@@ -120,5 +120,17 @@ func (l *Loop) handleEvent(ctx context.Context, ev pleg.Event) {
 		klog.FromContext(ctx).V(4).Info("PLEG event for unknown pod", "podUID", ev.ID, "event", ev.Type)
 		return
 	}
+	l.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: l.cfg.Clock.Now()})
+}
+
+// handleProbeResult syncs the pod whose probe results changed, as
+// upstream's sync loop does on liveness, readiness and startup updates: the
+// sync regenerates its status and restarts a container that failed.
+func (l *Loop) handleProbeResult(ctx context.Context, uid types.UID) {
+	pod, ok := l.pods[uid]
+	if !ok {
+		return
+	}
+	klog.FromContext(ctx).V(4).Info("Probe result changed", "pod", klog.KObj(pod), "podUID", uid)
 	l.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: l.cfg.Clock.Now()})
 }

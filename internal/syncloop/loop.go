@@ -28,7 +28,10 @@ type Workers interface {
 type Config struct {
 	Updates <-chan podsource.Update
 	Events  <-chan pleg.Event
-	Workers Workers
+	// ProbeResults carries the UID of a pod whose probe results changed
+	// (the prober's Updates); nil when nothing probes.
+	ProbeResults <-chan types.UID
+	Workers      Workers
 	// Admit is asked about every pod new to berth, with the pods already
 	// desired, oldest first. It records a rejection itself (failed status,
 	// event); the loop dispatches the pod either way. Nil admits everything.
@@ -130,6 +133,8 @@ func (l *Loop) Run(ctx context.Context) error {
 			l.handleUpdate(ctx, u)
 		case ev := <-l.cfg.Events:
 			l.handleEvent(ctx, ev)
+		case uid := <-l.cfg.ProbeResults:
+			l.handleProbeResult(ctx, uid)
 		case <-resync.C():
 			l.cfg.Workers.SyncDue(ctx)
 		case <-housekeeping.C():

@@ -59,6 +59,7 @@ type harness struct {
 	clock   *clocktesting.FakeClock
 	updates chan podsource.Update
 	events  chan pleg.Event
+	probes  chan types.UID
 	workers *recorder
 	house   chan []*corev1.Pod
 	admit   chan string
@@ -73,12 +74,13 @@ func start(t *testing.T) *harness {
 		clock:   clocktesting.NewFakeClock(time.Unix(1000, 0)),
 		updates: make(chan podsource.Update),
 		events:  make(chan pleg.Event),
+		probes:  make(chan types.UID),
 		workers: &recorder{calls: make(chan string, 100)},
 		house:   make(chan []*corev1.Pod, 10),
 		admit:   make(chan string, 10),
 	}
 	loop, err := New(Config{
-		Updates: h.updates, Events: h.events, Workers: h.workers, Clock: h.clock,
+		Updates: h.updates, Events: h.events, ProbeResults: h.probes, Workers: h.workers, Clock: h.clock,
 		Housekeeping: func(_ context.Context, desired []*corev1.Pod) { h.house <- desired },
 		Admit: func(_ context.Context, p *corev1.Pod, others []*corev1.Pod) {
 			h.admit <- p.Name + " after " + strings.Join(names(others), ",")
@@ -165,6 +167,17 @@ func TestPLEGEventsWakeKnownPodsOnly(t *testing.T) {
 	h.workers.next(t)
 	h.events <- pleg.Event{ID: "unknown", Type: pleg.ContainerDied}
 	h.events <- pleg.Event{ID: "ua", Type: pleg.ContainerDied}
+	if got := h.workers.next(t); got != "sync a" {
+		t.Errorf("got %q, want sync a (and nothing for the unknown pod)", got)
+	}
+}
+
+func TestProbeResultsWakeKnownPodsOnly(t *testing.T) {
+	h := start(t)
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}})
+	h.workers.next(t)
+	h.probes <- "unknown"
+	h.probes <- "ua"
 	if got := h.workers.next(t); got != "sync a" {
 		t.Errorf("got %q, want sync a (and nothing for the unknown pod)", got)
 	}
