@@ -130,6 +130,9 @@ kubelet_running_pods 2
 	if got := render(t, m.Registry(), "kubelet_pleg_relist_duration_seconds"); !strings.Contains(got, "kubelet_pleg_relist_duration_seconds_count 2") {
 		t.Errorf("relist durations:\n%s", got)
 	}
+	if got := render(t, m.Registry(), "kubelet_pleg_relist_interval_seconds"); !strings.Contains(got, "kubelet_pleg_relist_interval_seconds_count 1") {
+		t.Errorf("relist intervals (the failed relist's counts):\n%s", got)
+	}
 }
 
 func TestHandlerExposesKubeletMetrics(t *testing.T) {

@@ -50,20 +50,21 @@ func (p *plegMetrics) collectors() []prometheus.Collector {
 var containerStates = []string{"created", "running", "exited", "unknown"}
 
 // ObserveRelist records one relist, as upstream's generic PLEG does: its
-// duration; on success the interval since the previous one, the last-seen
-// timestamp and the running pods and containers; and discarded events. It
+// duration and the interval since the previous successful one; discarded
+// events; and on success the last-seen timestamp and the running pods and
+// containers. It
 // is a pleg.Config Observe function.
 func (m *Metrics) ObserveRelist(s pleg.RelistStats) {
 	p := &m.pleg
 	p.relistDuration.Observe(s.Duration.Seconds())
+	if s.Interval > 0 {
+		p.relistInterval.Observe(s.Interval.Seconds())
+	}
 	if s.Dropped > 0 {
 		p.discarded.Add(float64(s.Dropped))
 	}
 	if s.Err != nil {
 		return
-	}
-	if s.Interval > 0 {
-		p.relistInterval.Observe(s.Interval.Seconds())
 	}
 	p.lastSeen.Set(float64(m.clock.Now().Add(-s.Duration).Unix()))
 	p.runningPods.Set(float64(s.RunningPods))
