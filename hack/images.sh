@@ -4,6 +4,7 @@
 #
 #   registry.k8s.io/pause:3.10.1     images/pause (a static Go program)
 #   docker.io/library/busybox:1.36   /bin/busybox from Debian's busybox-static
+#   localhost/berth/grpc-health:1.0  images/grpchealth (grpc.health.v1, for probes)
 #
 # Archives land in _output/images/. An image whose digest is already in
 # containerd is not imported again, so a second run only rebuilds (seconds).
@@ -13,6 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
 BUSYBOX_IMAGE=docker.io/library/busybox:1.36
+GRPC_HEALTH_IMAGE=localhost/berth/grpc-health:1.0
 OUT=$REPO_ROOT/_output/images
 MKIMAGE=$REPO_ROOT/_output/bin/mkimage
 
@@ -27,6 +29,16 @@ build_pause() {
 	(cd "$REPO_ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags='-s -w -buildid=' \
 		-o "$dir/rootfs/pause" ./images/pause)
 	"$MKIMAGE" -rootfs "$dir/rootfs" -name "$PAUSE_IMAGE" -entrypoint /pause -o "$dir/image.tar"
+}
+
+# build_grpc_health writes the gRPC health server image archive and prints
+# its manifest digest.
+build_grpc_health() {
+	local dir=$OUT/grpc-health
+	rm -rf "$dir/rootfs" && mkdir -p "$dir/rootfs"
+	(cd "$REPO_ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags='-s -w -buildid=' \
+		-o "$dir/rootfs/grpc-health" ./images/grpchealth)
+	"$MKIMAGE" -rootfs "$dir/rootfs" -name "$GRPC_HEALTH_IMAGE" -entrypoint /grpc-health -o "$dir/image.tar"
 }
 
 # build_busybox writes the busybox image archive and prints its manifest digest.
@@ -65,12 +77,14 @@ main() {
 	lock_node
 	mkdir -p "$OUT"
 	build_mkimage
-	local pause busybox
+	local pause busybox grpc_health
 	pause=$(build_pause)
 	busybox=$(build_busybox)
+	grpc_health=$(build_grpc_health)
 	import_image "$PAUSE_IMAGE" "$OUT/pause/image.tar" "$pause"
 	import_image "$BUSYBOX_IMAGE" "$OUT/busybox/image.tar" "$busybox"
-	log "images ready: $PAUSE_IMAGE $BUSYBOX_IMAGE"
+	import_image "$GRPC_HEALTH_IMAGE" "$OUT/grpc-health/image.tar" "$grpc_health"
+	log "images ready: $PAUSE_IMAGE $BUSYBOX_IMAGE $GRPC_HEALTH_IMAGE"
 }
 
 main "$@"
