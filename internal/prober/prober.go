@@ -63,6 +63,9 @@ type podEntry struct {
 	pod *corev1.Pod
 	// stopped: liveness and startup probing ended (the pod terminates).
 	stopped bool
+	// triggers wake each container's readiness worker for an immediate
+	// probe (capacity 1), by container name.
+	triggers map[string]chan struct{}
 }
 
 // Prober runs the probes of the pods it is given.
@@ -122,7 +125,11 @@ func (p *Prober) AddPod(pod *corev1.Pod) {
 	if known {
 		e.pod = pod
 	} else {
-		p.pods[pod.UID] = &podEntry{pod: pod}
+		triggers := map[string]chan struct{}{}
+		for _, c := range probedContainers(pod) {
+			triggers[c.Name] = make(chan struct{}, 1)
+		}
+		p.pods[pod.UID] = &podEntry{pod: pod, triggers: triggers}
 	}
 	p.mu.Unlock()
 	if !known {
@@ -161,6 +168,14 @@ func (p *Prober) RemovePod(uid types.UID) {
 	}
 }
 
+// trigger signals ch without blocking.
+func trigger(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
 func (p *Prober) kick() {
 	select {
 	case p.wake <- struct{}{}:
@@ -180,7 +195,8 @@ type Snapshot struct {
 }
 
 // Snapshot returns the pod's probe results; rt gives each container's
-// current (newest) instance.
+// current (newest) instance. As upstream, a running container that is not
+// ready has its readiness probe run at once rather than at its next period.
 func (p *Prober) Snapshot(pod *corev1.Pod, rt *runtimestate.Pod) Snapshot {
 	var s Snapshot
 	p.mu.Lock()
@@ -191,12 +207,16 @@ func (p *Prober) Snapshot(pod *corev1.Pod, rt *runtimestate.Pod) Snapshot {
 	}
 	results := p.results[pod.UID]
 	for _, c := range probedContainers(e.pod) {
-		id := ""
+		id, running := "", false
 		if latest := rt.LatestContainer(c.Name); latest != nil {
-			id = latest.ID
+			id, running = latest.ID, latest.State == runtimestate.ContainerRunning
 		}
 		if c.ReadinessProbe != nil {
-			setName(&s.Readiness, c.Name, results[slot{c.Name, Readiness}] == entry{id, Success})
+			ready := results[slot{c.Name, Readiness}] == entry{id, Success}
+			setName(&s.Readiness, c.Name, ready)
+			if running && !ready {
+				trigger(e.triggers[c.Name])
+			}
 		}
 		if c.StartupProbe != nil && !e.stopped {
 			setName(&s.Startup, c.Name, results[slot{c.Name, Startup}] == entry{id, Success})

@@ -138,8 +138,28 @@ func runningStatus(id string) corev1.PodStatus {
 	return corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.1.0.7", ContainerStatuses: []corev1.ContainerStatus{*running(id, t0)}}
 }
 
+// rtWith is a runtime view whose newest "c" instance is id. Its state is
+// Created, so that a Snapshot does not trigger readiness probes (see
+// TestReadinessTriggeredWhileNotReady); results only depend on the ID.
 func rtWith(id string) *runtimestate.Pod {
-	return &runtimestate.Pod{UID: "uid-1", Containers: []runtimestate.Container{{ID: id, Name: "c", State: runtimestate.ContainerRunning}}}
+	return &runtimestate.Pod{UID: "uid-1", Containers: []runtimestate.Container{{ID: id, Name: "c", State: runtimestate.ContainerCreated}}}
+}
+
+func TestReadinessTriggeredWhileNotReady(t *testing.T) {
+	h := newHarness(t)
+	pod := probePod(corev1.Container{Name: "c", ReadinessProbe: &corev1.Probe{ProbeHandler: exec(), PeriodSeconds: 60, FailureThreshold: 1}})
+	h.statuses.set(pod.UID, runningStatus("a"))
+	h.p.AddPod(pod)
+	h.expectCall(Readiness, "a").reply <- Failure
+	h.waitSnapshot(pod, rtWith("a"), Snapshot{Readiness: map[string]bool{"c": false}})
+
+	// The status of a running, unready container is generated: the probe
+	// runs now, not a period later (no clock step).
+	running := rtWith("a")
+	running.Containers[0].State = runtimestate.ContainerRunning
+	h.p.Snapshot(pod, running)
+	h.expectCall(Readiness, "a").reply <- Success
+	h.waitSnapshot(pod, rtWith("a"), Snapshot{Readiness: map[string]bool{"c": true}})
 }
 
 func exec() corev1.ProbeHandler {

@@ -69,10 +69,14 @@ func (p *Prober) wanted() map[key]*worker {
 					continue
 				}
 				k := key{uid: uid, container: c.Name, typ: t}
-				out[k] = &worker{
+				w := &worker{
 					p: p, key: k, container: c.DeepCopy(), spec: spec,
 					metrics: p.metrics.forWorker(k, e.pod.Name, e.pod.Namespace),
 				}
+				if t == Readiness {
+					w.trigger = e.triggers[c.Name]
+				}
+				out[k] = w
 			}
 		}
 	}
@@ -87,7 +91,9 @@ type worker struct {
 	container *corev1.Container
 	spec      *corev1.Probe
 	metrics   workerMetrics
-	state     instance
+	// trigger asks for a probe now (readiness only; nil otherwise).
+	trigger <-chan struct{}
+	state   instance
 }
 
 // run probes on the probe's period until ctx ends or the probe is over.
@@ -111,6 +117,7 @@ func (w *worker) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C():
+		case <-w.trigger:
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/pleg"
 	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podworker"
 )
 
@@ -40,7 +41,13 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 			l.pods[pod.UID] = pod
 			if known {
 				if u.Op == podsource.OpReconcile {
-					continue // only the status changed in the source: nothing to run
+					// Only the status changed in the source: nothing to run,
+					// unless a readiness gate's condition now contradicts
+					// Ready (upstream HandlePodReconcile).
+					if podstatus.NeedsReadinessReconcile(pod) {
+						dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: now})
+					}
+					continue
 				}
 				dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodUpdate, Pod: pod, StartTime: now})
 				continue

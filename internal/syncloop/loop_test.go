@@ -172,6 +172,32 @@ func TestPLEGEventsWakeKnownPodsOnly(t *testing.T) {
 	}
 }
 
+func TestReconcileSyncsPodsWhoseReadinessGateChanged(t *testing.T) {
+	h := start(t)
+	a := pod("a", "ua")
+	a.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/gate"}}
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{a}})
+	h.workers.next(t)
+	// The API shows Ready=False and the gate still unset: consistent.
+	a2 := a.DeepCopy()
+	a2.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ReadinessGatesNotReady",
+		Message: "corresponding condition of pod readiness gate \"example.com/gate\" does not exist."}}
+	h.send(podsource.Update{Op: podsource.OpReconcile, Pods: []*corev1.Pod{a2}})
+	a2 = a2.DeepCopy()
+	a2.Labels = map[string]string{"v": "2"}
+	h.send(podsource.Update{Op: podsource.OpUpdate, Pods: []*corev1.Pod{a2}})
+	if got := h.workers.next(t); got != "update a" {
+		t.Fatalf("got %q, want update a (a consistent status needs no sync)", got)
+	}
+	// Another controller set the gate: Ready must follow.
+	a3 := a2.DeepCopy()
+	a3.Status.Conditions = append(a3.Status.Conditions, corev1.PodCondition{Type: "example.com/gate", Status: corev1.ConditionTrue})
+	h.send(podsource.Update{Op: podsource.OpReconcile, Pods: []*corev1.Pod{a3}})
+	if got := h.workers.next(t); got != "sync a" {
+		t.Errorf("got %q, want sync a after the gate changed", got)
+	}
+}
+
 func TestProbeResultsWakeKnownPodsOnly(t *testing.T) {
 	h := start(t)
 	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}})
