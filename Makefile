@@ -6,6 +6,8 @@
 #   make cluster set up this machine (root), run a loopback control plane and a
 #                berth node joined to it; prints the kubectl command line
 #   make cluster-tools  build the control plane binaries (cached; 12-20 min cold)
+#   make bench   berth and the upstream kubelet side by side (docs/performance.md);
+#                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
 #   PKGS=...     limit test and unit to some packages (default ./...)
 #
 # The node set-up (hack/node-setup.sh) installs and starts containerd with the
@@ -22,7 +24,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run test unit vet fmt-check clean cluster cluster-tools
+.PHONY: all build node run test unit vet fmt-check clean cluster cluster-tools bench
 
 all: build
 
@@ -52,6 +54,10 @@ cluster-tools:
 # hack/cluster.sh); Ctrl-C stops both.
 cluster:
 	@bash hack/cluster.sh
+
+# Side-by-side benchmark against the upstream kubelet (hack/bench.sh).
+bench:
+	@bash hack/bench.sh $(BENCH_ARGS)
 
 unit:
 	$(GO) test -race $(PKGS)

@@ -7,6 +7,9 @@
 #   tools/registry  registry              (github.com/distribution/distribution/v3),
 #               the OCI registry the image pull tests push to
 #
+# With --with-kubelet it also builds the upstream kubelet (tools/kube), which
+# only `make bench` runs (hack/bench.sh); it has a stamp of its own.
+#
 # into _output/tools/bin (or $BERTH_TOOLS_BIN), static (CGO_ENABLED=0) and
 # with -trimpath. A stamp beside the binaries records what they were built
 # from: the Go version and a hash of each module's go.mod, go.sum and mains.
@@ -89,10 +92,33 @@ build() {
 	done
 }
 
+# build_kubelet builds the upstream kubelet (for make bench only) unless its
+# own stamp says it is built from what the control plane is.
+build_kubelet() {
+	local want=$1
+	if [[ -x $OUT/kubelet ]] && [[ -f $STAMP.kubelet ]] && [[ $(cat "$STAMP.kubelet") == "$want" ]]; then
+		log "kubelet up to date in $OUT"
+		return 0
+	fi
+	rm -f "$STAMP.kubelet"
+	build "$ROOT/tools/kube" "$(kube_ldflags)" kubelet
+	echo "$want" >"$STAMP.kubelet"
+}
+
 main() {
 	mkdir -p "$OUT"
 	local want
 	want=$(stamp)
+	if [[ ${1:-} == --with-kubelet ]]; then
+		build_control_plane "$want"
+		build_kubelet "$want"
+		return 0
+	fi
+	build_control_plane "$want"
+}
+
+build_control_plane() {
+	local want=$1
 	if all_built && [[ -f $STAMP ]] && [[ $(cat "$STAMP") == "$want" ]]; then
 		log "up to date in $OUT"
 		return 0

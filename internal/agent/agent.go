@@ -110,7 +110,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 			return fmt.Errorf("create directory %q: %w", dir, err)
 		}
 	}
-	ips, err := hostIPs(cfg.NodeIPs)
+	ips, err := machine.HostIPs(cfg.NodeIPs)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// KeepDir leaves the directory (certificates, etcd data, logs) after Stop.
 	KeepDir bool
+	// AuditLog makes kube-apiserver log every request's metadata (user,
+	// user agent, verb, resource) to AuditLogPath, one JSON event a line.
+	AuditLog bool
 }
 
 // Cluster is a running control plane. Safe for concurrent use.
@@ -52,6 +55,7 @@ type Cluster struct {
 	layout  Layout
 	timeout time.Duration
 	keepDir bool
+	audit   bool
 	pki     pki
 	admin   *http.Client // trusts the CA, presents the admin certificate
 
@@ -81,6 +85,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		layout:  Layout{Dir: dir},
 		timeout: opts.StartTimeout,
 		keepDir: opts.KeepDir,
+		audit:   opts.AuditLog,
 		procs:   map[string]*process{},
 		nodes:   map[string]string{},
 	}
@@ -110,6 +115,11 @@ func (c *Cluster) start(ctx context.Context, nodeNames []string) error {
 	if c.pki, err = writePKI(rand.Reader, ca, c.layout); err != nil {
 		return err
 	}
+	if c.audit {
+		if err := writeFile(c.layout.Path(auditPolicyFile), []byte(auditPolicy)); err != nil {
+			return err
+		}
+	}
 	if c.admin, err = healthClient(ca.KeyPair().CertPEM, &c.pki.admin); err != nil {
 		return err
 	}
@@ -134,7 +144,7 @@ func (c *Cluster) start(ctx context.Context, nodeNames []string) error {
 		url    string
 	}{
 		{Etcd, EtcdArgs(l), etcdClient, l.EtcdURL() + "/health"},
-		{APIServer, APIServerArgs(l), c.admin, l.APIServerURL() + "/readyz"},
+		{APIServer, c.apiServerArgs(), c.admin, l.APIServerURL() + "/readyz"},
 		{ControllerManager, ControllerManagerArgs(l), anonymous, httpsURL(l.Ports.ControllerManager) + "/healthz"},
 		{Scheduler, SchedulerArgs(l), anonymous, httpsURL(l.Ports.Scheduler) + "/healthz"},
 	}
@@ -218,8 +228,21 @@ func (c *Cluster) StopAPIServer() { c.stopComponent(APIServer, false) }
 // StartAPIServer starts kube-apiserver again, on the same port with the same
 // etcd, and waits until it is ready.
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
-	return c.startComponent(ctx, APIServer, APIServerArgs(c.layout), c.admin, c.layout.APIServerURL()+"/readyz")
+	return c.startComponent(ctx, APIServer, c.apiServerArgs(), c.admin, c.layout.APIServerURL()+"/readyz")
 }
+
+// apiServerArgs is APIServerArgs plus the audit flags when asked for.
+func (c *Cluster) apiServerArgs() []string {
+	args := APIServerArgs(c.layout)
+	if c.audit {
+		args = append(args, "--audit-policy-file="+c.layout.Path(auditPolicyFile), "--audit-log-path="+c.AuditLogPath(),
+			"--audit-log-format=json", "--audit-log-mode=blocking")
+	}
+	return args
+}
+
+// AuditLogPath is the audit log's path (written only with Options.AuditLog).
+func (c *Cluster) AuditLogPath() string { return c.layout.Path("audit.log") }
 
 // RestartAPIServer kills kube-apiserver (SIGKILL, as a crash would) and
 // starts it again on the same port with the same etcd.

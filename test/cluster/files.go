@@ -134,3 +134,15 @@ func writeFile(path string, data []byte) error {
 	}
 	return nil
 }
+
+// auditPolicyFile holds auditPolicy in the cluster directory.
+const auditPolicyFile = "audit-policy.yaml"
+
+// auditPolicy logs the metadata of every request once, when its response
+// is complete (long-running watches when they start).
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+`

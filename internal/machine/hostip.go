@@ -1,4 +1,4 @@
-package agent
+package machine
 
 import (
 	"bufio"
@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// hostIPs returns the node's IPs for pod status: the configured ones, or
+// HostIPs returns the node's IPs for pod status: the configured ones, or
 // the first global unicast IPv4 (then IPv6) address of the default route's
 // interface, else of any interface that is up.
-func hostIPs(configured []net.IP) ([]string, error) {
+func HostIPs(configured []net.IP) ([]string, error) {
 	if len(configured) > 0 {
 		out := make([]string, 0, len(configured))
 		for _, ip := range configured {

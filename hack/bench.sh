@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# make bench: berth and the upstream kubelet v1.37.2 side by side on this
+# machine (test/bench, docs/performance.md). Sets the node up, builds the
+# control plane and the upstream kubelet (tools/kube), builds berth the way
+# the kubelet is built (static, -trimpath, -s -w), then runs every scenario
+# for both kubelets and the CRI floor. Arguments go to test/bench/cmd/bench
+# (e.g. -repeats 1 -bursts 10 -steady 20s for a quick look).
+#
+# It holds /tmp/berth-e2e.lock while it runs: end-to-end tests and the bench
+# share containerd and must not run at once.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GO=${GO:-$(command -v go 2>/dev/null || echo /usr/local/go/bin/go)}
+cd "$ROOT"
+
+bash hack/node-setup.sh
+bash hack/cluster-build.sh --with-kubelet
+VERSION=$(git describe --always --dirty 2>/dev/null || echo unknown)
+mkdir -p _output/bench
+CGO_ENABLED=0 "$GO" build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$VERSION" -o _output/bench/berth ./cmd/berth
+"$GO" build -o _output/bench/bench ./test/bench/cmd/bench
+exec flock /tmp/berth-e2e.lock _output/bench/bench -berth _output/bench/berth \
+	-kubelet "${BERTH_TOOLS_BIN:-_output/tools/bin}/kubelet" -out _output/bench "$@"

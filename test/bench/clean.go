@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// removeAllSandboxes stops and removes every pod sandbox (and so every
+// container) in the runtime: each run starts from an empty containerd.
+func removeAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
+	resp, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		return fmt.Errorf("list pod sandboxes: %w", err)
+	}
+	var errs []error
+	for _, sb := range resp.GetItems() {
+		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.GetId()}); err != nil {
+			errs = append(errs, fmt.Errorf("stop pod sandbox %q: %w", sb.GetId(), err))
+			continue
+		}
+		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.GetId()}); err != nil {
+			errs = append(errs, fmt.Errorf("remove pod sandbox %q: %w", sb.GetId(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeDir unmounts everything below dir (a kubelet's tmpfs volumes),
+// deepest first, then removes dir.
+func removeDir(dir string) error {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return fmt.Errorf("read mountinfo: %w", err)
+	}
+	var targets []string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			targets = append(targets, f[4])
+		}
+	}
+	for i := len(targets) - 1; i >= 0; i-- {
+		if err := syscall.Unmount(targets[i], syscall.MNT_DETACH); err != nil {
+			return fmt.Errorf("unmount %q: %w", targets[i], err)
+		}
+	}
+	return os.RemoveAll(dir)
+}

@@ -1,0 +1,128 @@
+// Command bench runs berth and the upstream kubelet side by side on this
+// machine (see test/bench and docs/performance.md). `make bench` runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/berthk8s/berth/internal/machine"
+	"github.com/berthk8s/berth/test/bench"
+)
+
+// report is the JSON written beside the table.
+type report struct {
+	Date     time.Time       `json:"date"`
+	Machine  string          `json:"machine"`
+	Repeats  int             `json:"repeats"`
+	Bursts   []int           `json:"bursts"`
+	Steady   string          `json:"steady"`
+	Measures []bench.Measure `json:"measures"`
+	Samples  bench.Samples   `json:"samples"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	berth := flag.String("berth", "_output/bench/berth", "berth binary")
+	kubelet := flag.String("kubelet", "_output/tools/bin/kubelet", "upstream kubelet binary")
+	out := flag.String("out", "_output/bench", "results directory")
+	cri := flag.String("cri", "unix:///run/containerd/containerd.sock", "CRI endpoint")
+	repeats := flag.Int("repeats", 3, "repeats of every scenario")
+	burstList := flag.String("bursts", "30,100", "burst sizes, comma-separated")
+	steady := flag.Duration("steady", time.Minute, "steady-state sampling window")
+	settle := flag.Duration("settle", 10*time.Second, "wait before steady-state sampling")
+	flag.Parse()
+
+	bursts, err := parseBursts(*burstList)
+	if err != nil {
+		return err
+	}
+	nodeIPs, err := machine.HostIPs(nil)
+	if err != nil {
+		return err
+	}
+	stamp := time.Now().UTC().Format("20060102-150405")
+	work := filepath.Join(*out, "work-"+stamp)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	samples, runErr := bench.Run(ctx, bench.Config{
+		Kubelets: []bench.Kubelet{
+			{Name: bench.ColBerth, Binary: *berth},
+			{Name: bench.ColUpstream, Binary: *kubelet, Config: bench.UpstreamConfig()},
+		},
+		CRIEndpoint: *cri, NodeIP: nodeIPs[0], PodLogsDir: "/var/log/pods",
+		Repeats: *repeats, Bursts: bursts, Steady: *steady, Settle: *settle, WorkDir: work,
+		Logf: func(format string, args ...any) {
+			fmt.Printf("[bench %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+		},
+	})
+	measures := bench.Measures(bursts)
+	rep := report{Date: start.UTC(), Machine: describeMachine(), Repeats: *repeats, Bursts: bursts, Steady: steady.String(),
+		Measures: measures, Samples: samples}
+	table := bench.Table(measures, samples)
+	fmt.Printf("\n%s, %s, %d repeats, run took %s\n\n%s", rep.Date.Format(time.RFC3339), rep.Machine, *repeats,
+		time.Since(start).Round(time.Second), table)
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	jsonPath := filepath.Join(*out, "bench-"+stamp+".json")
+	if err := os.WriteFile(jsonPath, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*out, "bench-"+stamp+".txt"), []byte(table), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("raw samples:", jsonPath)
+	return runErr
+}
+
+func parseBursts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || n > 110 {
+			return nil, fmt.Errorf("burst size %q: want 1 to 110 (maxPods)", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// describeMachine describes this machine in one line.
+func describeMachine() string {
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	mem := "?"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0]); len(f) >= 2 {
+			if kb, err := strconv.Atoi(f[1]); err == nil {
+				mem = fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20))
+			}
+		}
+	}
+	cgroup := "cgroup v1"
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		cgroup = "cgroup v2"
+	}
+	return fmt.Sprintf("%d CPUs, %s RAM, Linux %s, %s, %s", runtime.NumCPU(), mem, strings.TrimSpace(string(kernel)), cgroup, runtime.GOARCH)
+}

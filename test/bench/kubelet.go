@@ -1,0 +1,121 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Kubelet is one kubelet under test: berth or the upstream kubelet.
+type Kubelet struct {
+	Name   string // ColBerth or ColUpstream
+	Binary string
+	// Config is the KubeletConfiguration fields this kubelet needs beyond
+	// sharedConfig (YAML lines).
+	Config []string
+}
+
+// sharedConfig is the configuration both kubelets run with: every field
+// they share is set the same way.
+func sharedConfig(criEndpoint string) []string {
+	return []string{
+		"apiVersion: kubelet.config.k8s.io/v1beta1",
+		"kind: KubeletConfiguration",
+		"containerRuntimeEndpoint: " + criEndpoint,
+		"cgroupDriver: cgroupfs",
+		"readOnlyPort: 0",
+		"maxPods: 110",
+		"syncFrequency: 1m",
+		"nodeStatusUpdateFrequency: 10s",
+		"nodeStatusReportFrequency: 5m",
+	}
+}
+
+// UpstreamConfig is what the upstream kubelet needs on this kind of machine
+// that berth does not take: no swap check, cgroup v1 allowed (hosts that
+// still run it), and an image GC that never removes the locally built test
+// images (no registry can give them back).
+func UpstreamConfig() []string {
+	return []string{
+		"failSwapOn: false",
+		"failCgroupV1: false",
+		"imageGCHighThresholdPercent: 100",
+		"imageGCLowThresholdPercent: 99",
+	}
+}
+
+// node is one kubelet process for one Node.
+type node struct {
+	name    string
+	dir     string // root dir, config and log
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	logFile *os.File
+}
+
+// start runs k for nodeName with its files under dir. It returns once the
+// process has started; Node Ready is the caller's business.
+func (k *Kubelet) start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (*node, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("make kubelet directory: %w", err)
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	cfg := strings.Join(append(sharedConfig(criEndpoint), k.Config...), "\n") + "\n"
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, fmt.Errorf("write kubelet config: %w", err)
+	}
+	logFile, err := os.Create(filepath.Join(dir, k.Name+".log"))
+	if err != nil {
+		return nil, fmt.Errorf("create kubelet log: %w", err)
+	}
+	args := []string{"--config", cfgPath, "--kubeconfig", kubeconfig, "--root-dir", filepath.Join(dir, "root"),
+		"--hostname-override", nodeName, "--node-ip", nodeIP, "-v", "1"}
+	if k.Name == ColUpstream {
+		args = append(args, "--cert-dir", filepath.Join(dir, "pki"))
+	}
+	cmd := exec.Command(k.Binary, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", k.Name, err)
+	}
+	n := &node{name: nodeName, dir: dir, cmd: cmd, exited: make(chan struct{}), logFile: logFile}
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(n.exited)
+	}()
+	return n, nil
+}
+
+func (n *node) pid() int { return n.cmd.Process.Pid }
+
+// running reports an error when the process has exited.
+func (n *node) running() error {
+	select {
+	case <-n.exited:
+		return fmt.Errorf("kubelet for %s exited: %s (log: %s)", n.name, n.cmd.ProcessState, n.logFile.Name())
+	default:
+		return nil
+	}
+}
+
+// stop sends SIGTERM and waits up to 30 s before killing.
+func (n *node) stop(ctx context.Context) {
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.exited:
+	case <-time.After(30 * time.Second):
+		_ = n.cmd.Process.Kill()
+		<-n.exited
+	case <-ctx.Done():
+		_ = n.cmd.Process.Kill()
+		<-n.exited
+	}
+}

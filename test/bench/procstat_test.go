@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	tests := []struct {
+		name    string
+		stat    string
+		want    uint64
+		wantErr bool
+	}{
+		{name: "plain", stat: "42 (berth) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 12 0 100 0 0",
+			want: 325},
+		{name: "spaces and parentheses in the name", stat: "7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 10 5 0 0",
+			want: 15},
+		{name: "no name", stat: "7 a R", wantErr: true},
+		{name: "truncated", stat: "7 (a) R 1 2 3", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseStatCPU([]byte(tt.stat))
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("parseStatCPU = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseStatusRSS(t *testing.T) {
+	got, err := parseStatusRSS([]byte("Name:\tberth\nVmPeak:\t  9999 kB\nVmRSS:\t   2048 kB\nThreads:\t12\n"))
+	if err != nil || got != 2048*1024 {
+		t.Errorf("parseStatusRSS = %d, %v; want %d", got, err, 2048*1024)
+	}
+	if _, err := parseStatusRSS([]byte("Name:\tkthreadd\n")); err == nil {
+		t.Error("parseStatusRSS without VmRSS: no error")
+	}
+}
+
+func TestUsage(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	samples := []procSample{
+		{At: t0, CPUTicks: 100, RSSBytes: 10 << 20},
+		{At: t0.Add(time.Second), CPUTicks: 150, RSSBytes: 12 << 20},     // 50 ticks in 1 s: 50 %
+		{At: t0.Add(3 * time.Second), CPUTicks: 350, RSSBytes: 11 << 20}, // 200 ticks in 2 s: 100 %
+	}
+	cpu, rss := usage(samples)
+	if diff := cmp.Diff([]float64{50, 100}, cpu); diff != "" {
+		t.Errorf("cpu (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]float64{10, 12, 11}, rss); diff != "" {
+		t.Errorf("rss (-want +got):\n%s", diff)
+	}
+}

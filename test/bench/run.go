@@ -1,0 +1,244 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/test/cluster"
+)
+
+// Config is one benchmark run.
+type Config struct {
+	Kubelets    []Kubelet // berth and the upstream kubelet, measured in this order
+	CRIEndpoint string
+	NodeIP      string
+	PodLogsDir  string
+	Repeats     int           // of every scenario (at least 1)
+	Bursts      []int         // pod counts, e.g. 30 and 100
+	Steady      time.Duration // steady-state sampling window
+	Settle      time.Duration // wait before steady-state sampling
+	WorkDir     string        // cluster, kubelet root dirs and logs
+	BinDir      string        // control plane binaries ("" = default)
+	Logf        func(format string, args ...any)
+}
+
+// runner carries one run's clients.
+type runner struct {
+	cfg        Config
+	cl         *cluster.Cluster
+	client     kubernetes.Interface
+	criClient  *cri.Client
+	containerd int
+	samples    Samples
+}
+
+// Run measures every kubelet, then the floor, and returns the samples.
+// The control plane is started for the run and stopped at its end.
+func Run(ctx context.Context, cfg Config) (Samples, error) {
+	cl, err := cluster.Start(ctx, cluster.Options{BinDir: cfg.BinDir, TempDir: cfg.WorkDir, AuditLog: true})
+	if err != nil {
+		return nil, fmt.Errorf("start control plane: %w", err)
+	}
+	defer func() {
+		if err := cl.Stop(); err != nil {
+			cfg.Logf("stop control plane: %v", err)
+		}
+	}()
+	r := &runner{cfg: cfg, cl: cl, samples: Samples{}}
+	if err := r.connect(ctx); err != nil {
+		return nil, err
+	}
+	defer r.criClient.Close()
+	for _, k := range cfg.Kubelets {
+		for rep := 1; rep <= cfg.Repeats; rep++ {
+			if err := r.runKubelet(ctx, k, rep); err != nil {
+				return r.samples, fmt.Errorf("%s, repeat %d: %w", k.Name, rep, err)
+			}
+		}
+		fi, err := os.Stat(k.Binary)
+		if err != nil {
+			return r.samples, err
+		}
+		r.samples.Add("binary_size", k.Name, float64(fi.Size())/(1<<20))
+	}
+	for rep := 1; rep <= cfg.Repeats; rep++ {
+		if err := r.runFloor(ctx, rep); err != nil {
+			return r.samples, fmt.Errorf("floor, repeat %d: %w", rep, err)
+		}
+	}
+	return r.samples, nil
+}
+
+// connect makes the API and CRI clients and waits for the default
+// ServiceAccount that pods need.
+func (r *runner) connect(ctx context.Context) error {
+	rc, err := clientcmd.BuildConfigFromFlags("", r.cl.AdminKubeconfig())
+	if err != nil {
+		return err
+	}
+	rc.QPS, rc.Burst = 1000, 1000
+	if r.client, err = kubernetes.NewForConfig(rc); err != nil {
+		return err
+	}
+	if r.criClient, err = cri.Dial(ctx, cri.Options{RuntimeEndpoint: r.cfg.CRIEndpoint, Timeout: 2 * time.Minute}); err != nil {
+		return fmt.Errorf("connect to the runtime: %w", err)
+	}
+	if r.containerd, err = findProcess("containerd"); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := r.client.CoreV1().ServiceAccounts(benchNamespace).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("wait for the default ServiceAccount: %w", err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// runKubelet runs every scenario once for kubelet k on a fresh Node.
+func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
+	if err := removeAllSandboxes(ctx, r.criClient.Runtime); err != nil {
+		return err
+	}
+	nodeName := fmt.Sprintf("bench-%s-%d", k.Name, rep)
+	kubeconfig, err := r.cl.NodeKubeconfig(nodeName)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(r.cfg.WorkDir, nodeName)
+	readyCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	n, err := k.start(nodeName, dir, kubeconfig, r.cfg.NodeIP, r.cfg.CRIEndpoint)
+	if err != nil {
+		return err
+	}
+	defer r.finish(ctx, n)
+	ready, err := waitNodeReady(readyCtx, r.client, nodeName)
+	if err != nil {
+		return fmt.Errorf("wait for Node %s Ready: %w (%v)", nodeName, err, n.running())
+	}
+	r.samples.Add("start_ready", k.Name, ready.Sub(start).Seconds())
+	r.cfg.Logf("%s: Node Ready %.2fs after start", nodeName, ready.Sub(start).Seconds())
+	if rep == 1 {
+		if err := r.steady(ctx, "idle", k.Name, n, ""); err != nil {
+			return err
+		}
+	}
+	for _, b := range r.cfg.Bursts {
+		if err := r.burst(ctx, k.Name, n, rep, b); err != nil {
+			return err
+		}
+		if err := n.running(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// burst creates b pods, measures, samples the steady state after the
+// largest burst of the first repeat, then deletes them.
+func (r *runner) burst(ctx context.Context, col string, n *node, rep, b int) error {
+	run := fmt.Sprintf("%s-%d-b%d", col, rep, b)
+	perPod, all, err := Burst(ctx, r.client, n.name, run, b)
+	if err != nil {
+		return fmt.Errorf("%w (%v)", err, n.running())
+	}
+	r.samples.Add(fmt.Sprintf("burst%d_pod", b), col, perPod...)
+	r.samples.Add(fmt.Sprintf("burst%d_all", b), col, all)
+	r.cfg.Logf("%s: %d pods Running in %.2fs", run, b, all)
+	if rep == 1 && b == maxBurst(r.cfg.Bursts) {
+		if err := r.steady(ctx, "busy", col, n, "system:node:"+n.name); err != nil {
+			return err
+		}
+	}
+	perPod, all, err = DeleteAll(ctx, r.client, run, b)
+	if err != nil {
+		return fmt.Errorf("%w (%v)", err, n.running())
+	}
+	r.samples.Add(fmt.Sprintf("delete%d_pod", b), col, perPod...)
+	r.samples.Add(fmt.Sprintf("delete%d_all", b), col, all)
+	r.cfg.Logf("%s: %d pods gone in %.2fs", run, b, all)
+	return nil
+}
+
+// steady samples the kubelet and containerd for cfg.Steady after
+// cfg.Settle; with user set, it also counts that user's API requests in
+// the window.
+func (r *runner) steady(ctx context.Context, load, col string, n *node, user string) error {
+	time.Sleep(r.cfg.Settle)
+	from := time.Now()
+	got, err := sampleProcs(ctx, r.cfg.Steady, n.pid(), r.containerd)
+	if err != nil {
+		return err
+	}
+	to := time.Now()
+	cpu, rss := usage(got[n.pid()])
+	r.samples.Add(load+"_cpu", col, cpu...)
+	r.samples.Add(load+"_rss", col, rss...)
+	cpu, rss = usage(got[r.containerd])
+	r.samples.Add(load+"_containerd_cpu", col, cpu...)
+	r.samples.Add(load+"_containerd_rss", col, rss...)
+	if user == "" {
+		return nil
+	}
+	f, err := os.Open(r.cl.AuditLogPath())
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	defer f.Close()
+	count, err := countRequests(f, user, from, to)
+	if err != nil {
+		return err
+	}
+	r.samples.Add("api_rpm", col, float64(count)/to.Sub(from).Minutes())
+	return nil
+}
+
+// finish stops the kubelet, deletes its Node and removes its directory.
+func (r *runner) finish(ctx context.Context, n *node) {
+	n.stop(ctx)
+	if err := r.client.CoreV1().Nodes().Delete(ctx, n.name, metav1.DeleteOptions{}); err != nil {
+		r.cfg.Logf("delete Node %s: %v", n.name, err)
+	}
+	if err := removeDir(filepath.Join(n.dir, "root")); err != nil {
+		r.cfg.Logf("remove %s: %v", n.dir, err)
+	}
+}
+
+// runFloor makes and deletes every burst straight through the CRI.
+func (r *runner) runFloor(ctx context.Context, rep int) error {
+	if err := removeAllSandboxes(ctx, r.criClient.Runtime); err != nil {
+		return err
+	}
+	f := &Floor{Runtime: r.criClient.Runtime, PodLogsDir: r.cfg.PodLogsDir}
+	for _, b := range r.cfg.Bursts {
+		run := fmt.Sprintf("floor-%d-b%d", rep, b)
+		pods, perPod, all, err := f.Start(ctx, run, b)
+		if err != nil {
+			return err
+		}
+		r.samples.Add(fmt.Sprintf("burst%d_pod", b), ColFloor, perPod...)
+		r.samples.Add(fmt.Sprintf("burst%d_all", b), ColFloor, all)
+		perPod, all, err = f.Delete(ctx, pods)
+		if err != nil {
+			return err
+		}
+		r.samples.Add(fmt.Sprintf("delete%d_pod", b), ColFloor, perPod...)
+		r.samples.Add(fmt.Sprintf("delete%d_all", b), ColFloor, all)
+		r.cfg.Logf("%s: %d pods started and removed through the CRI", run, b)
+	}
+	return nil
+}
