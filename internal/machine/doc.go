@@ -14,4 +14,7 @@
 // empty, as upstream), /proc/sys/kernel/random/boot_id, uname's release,
 // PRETTY_NAME of /etc/os-release (or /usr/lib/os-release; "Linux" when it
 // has none) and statfs of the root directory.
+//
+// HostIPs (hostip.go) picks the node's IP when --node-ip is not given: the
+// first global unicast address of the default route's interface.
 package machine
