@@ -89,15 +89,19 @@ func readProc(pid int, now time.Time) (procSample, error) {
 	return procSample{At: now, CPUTicks: cpu, RSSBytes: rss}, nil
 }
 
-// usage turns consecutive samples into per-interval CPU use (percent of
-// one core) and RSS (MiB) series.
+// cpuWindow is the number of one-second samples each CPU figure spans:
+// one clock tick is 1 % of a core over one second, 0.2 % over five.
+const cpuWindow = 5
+
+// usage turns one-second samples into RSS (MiB, one per sample) and CPU use
+// (percent of one core, one per window of cpuWindow seconds).
 func usage(samples []procSample) (cpuPercent, rssMiB []float64) {
 	for i, s := range samples {
 		rssMiB = append(rssMiB, float64(s.RSSBytes)/(1<<20))
-		if i == 0 {
+		if i == 0 || i%cpuWindow != 0 {
 			continue
 		}
-		prev := samples[i-1]
+		prev := samples[i-cpuWindow]
 		dt := s.At.Sub(prev.At).Seconds()
 		if dt <= 0 || s.CPUTicks < prev.CPUTicks {
 			continue

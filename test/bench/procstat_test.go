@@ -43,16 +43,23 @@ func TestParseStatusRSS(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	samples := []procSample{
-		{At: t0, CPUTicks: 100, RSSBytes: 10 << 20},
-		{At: t0.Add(time.Second), CPUTicks: 150, RSSBytes: 12 << 20},     // 50 ticks in 1 s: 50 %
-		{At: t0.Add(3 * time.Second), CPUTicks: 350, RSSBytes: 11 << 20}, // 200 ticks in 2 s: 100 %
+	var samples []procSample
+	// 11 samples a second apart: 10 ticks a second for the first five
+	// seconds (10 %), then 50 (50 %); RSS grows by 1 MiB a second.
+	ticks := uint64(0)
+	for i := range 11 {
+		samples = append(samples, procSample{At: t0.Add(time.Duration(i) * time.Second), CPUTicks: ticks, RSSBytes: uint64(10+i) << 20})
+		if i < 5 {
+			ticks += 10
+		} else {
+			ticks += 50
+		}
 	}
 	cpu, rss := usage(samples)
-	if diff := cmp.Diff([]float64{50, 100}, cpu); diff != "" {
+	if diff := cmp.Diff([]float64{10, 50}, cpu); diff != "" {
 		t.Errorf("cpu (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]float64{10, 12, 11}, rss); diff != "" {
-		t.Errorf("rss (-want +got):\n%s", diff)
+	if len(rss) != 11 || rss[0] != 10 || rss[10] != 20 {
+		t.Errorf("rss = %v, want 10..20 MiB", rss)
 	}
 }

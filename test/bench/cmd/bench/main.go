@@ -58,7 +58,10 @@ func run() error {
 		return err
 	}
 	stamp := time.Now().UTC().Format("20060102-150405")
-	work := filepath.Join(*out, "work-"+stamp)
+	work, err := filepath.Abs(filepath.Join(*out, "work-"+stamp))
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
