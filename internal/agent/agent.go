@@ -172,9 +172,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		Desired: func(uid types.UID) bool { _, ok := n.loop.Pod(uid); return ok },
 		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return n.loop.MirrorPod(fullName) },
 			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),
-		Terminated: func(types.UID) { cl.wakeStatus() },
-		Volumes:    n.volumes,
-		Prober:     n.prober,
+		Volumes: n.volumes,
+		Prober:  n.prober,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
@@ -183,6 +182,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		Syncer: syncer, Cache: cache, Clock: clk,
 		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
 		ObserveSync: n.metrics.ObservePodSync,
+		// The status writer deletes a deleted API pod once it is Finished.
+		OnFinished: func(types.UID) { cl.wakeStatus() },
 	}); err != nil {
 		return fmt.Errorf("create pod workers: %w", err)
 	}

@@ -116,7 +116,9 @@ func (c *cluster) startStatusSync(store *podstatus.Store, loop *syncloop.Loop, w
 			m, ok := loop.MirrorPod(podsource.GetPodFullName(static))
 			return m, ok && mirrorpod.IsMirrorOf(m, static)
 		},
-		CanBeDeleted: workers.IsPodKnownTerminated,
+		// As upstream (PodCouldBeDeleted): only once the pod's resources
+		// are reclaimed, its volumes torn down included.
+		CanBeDeleted: workers.ShouldPodBeFinished,
 		Clock:        c.clock,
 	})
 	if err != nil {

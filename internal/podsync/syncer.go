@@ -94,10 +94,6 @@ type Config struct {
 	// Prober may be nil: then no probe runs and containers are ready and
 	// started as soon as they run.
 	Prober Prober
-	// Terminated, when set, is told about every pod whose containers are
-	// all stopped (the status writer then deletes a deleted API pod at once
-	// rather than at its next periodic pass).
-	Terminated func(uid types.UID)
 }
 
 // Syncer implements podworker.Syncer. It is safe for concurrent use; the
@@ -204,9 +200,6 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
 	if s.cfg.Prober != nil {
 		s.cfg.Prober.RemovePod(pod.UID)
-	}
-	if s.cfg.Terminated != nil {
-		s.cfg.Terminated(pod.UID)
 	}
 	if s.cfg.Volumes != nil {
 		if err := s.cfg.Volumes.TearDown(ctx, pod.UID); err != nil {

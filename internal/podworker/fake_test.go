@@ -101,6 +101,15 @@ type harness struct {
 	syncer *fakeSyncer
 	cache  *fakeCache
 	clock  *testingclock.FakeClock
+	// finished receives every OnFinished call.
+	finished chan finishedCall
+}
+
+// finishedCall is one OnFinished call and what ShouldPodBeFinished said
+// during it.
+type finishedCall struct {
+	uid              types.UID
+	shouldBeFinished bool
 }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -114,13 +123,18 @@ func newHarness(t *testing.T) *harness {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &harness{
 		t: t, ctx: ctx, syncer: newFakeSyncer(),
-		cache: &fakeCache{minTimes: map[types.UID][]time.Time{}},
-		clock: testingclock.NewFakeClock(epoch),
+		cache:    &fakeCache{minTimes: map[types.UID][]time.Time{}},
+		clock:    testingclock.NewFakeClock(epoch),
+		finished: make(chan finishedCall, 100),
 	}
+	var w *Workers
 	w, err := New(Config{
 		Syncer: h.syncer, Cache: h.cache, Clock: h.clock,
 		ResyncInterval: time.Minute, BackoffPeriod: 10 * time.Second,
 		Rand: func() float64 { return 0 },
+		OnFinished: func(uid types.UID) {
+			h.finished <- finishedCall{uid: uid, shouldBeFinished: w.ShouldPodBeFinished(uid)}
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

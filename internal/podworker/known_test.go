@@ -232,3 +232,19 @@ func TestStaticGateOrder(t *testing.T) {
 		t.Errorf("gate not empty: %+v", g)
 	}
 }
+
+func TestOnFinishedAfterThePhaseIsRecorded(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	h.next("SyncPod", "a").ok()
+	select {
+	case c := <-h.finished:
+		t.Fatalf("OnFinished(%s) before the pod terminated", c.uid)
+	default:
+	}
+	h.finishPod("a", newPod("a", "1"))
+	c := <-h.finished
+	if c.uid != "a" || !c.shouldBeFinished {
+		t.Errorf("OnFinished got %+v, want uid a with ShouldPodBeFinished already true", c)
+	}
+}

@@ -48,6 +48,9 @@ func (w *Workers) run(ctx context.Context, wk *worker) {
 			}
 			w.observe(s)
 			if finished := w.finish(logger, wk, s, terminal, err); finished {
+				if w.cfg.OnFinished != nil {
+					w.cfg.OnFinished(wk.uid)
+				}
 				return
 			}
 		}

@@ -45,6 +45,12 @@ type Config struct {
 	// "kill"), or "terminated" for SyncTerminatedPod. It is called on the
 	// pod's worker goroutine and must not block.
 	ObserveSync func(operation string, d time.Duration)
+	// OnFinished, if set, is told about every pod whose worker reached
+	// Finished (SyncTerminatedPod succeeded: containers stopped, volumes
+	// torn down), once the phase is recorded, so ShouldPodBeFinished is
+	// already true. It is called on the pod's worker goroutine and must not
+	// block.
+	OnFinished func(uid types.UID)
 }
 
 // Workers runs one goroutine per pod UID. All methods are safe for
