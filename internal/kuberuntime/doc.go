@@ -35,7 +35,9 @@
 //	                    httpGet, sleep
 //	remove.go           RemovePod; pruning of old exited containers and
 //	                    empty old sandboxes
-//	list.go, status.go  ListPods and PodStatus
+//	list.go, status.go  ListPods and PodStatus (termination messages from
+//	                    the file or, FallbackToLogsOnError, the log tail
+//	                    read by containerlogs.Tail)
 //	convert.go          CRI values to runtimestate values
 //	labels.go           label and annotation keys, readers and writers
 package kuberuntime

@@ -1,9 +1,11 @@
 package kuberuntime
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -224,5 +226,61 @@ func TestSandboxesToPrune(t *testing.T) {
 	}
 	if want := []string{"s1"}; !slices.Equal(got, want) {
 		t.Errorf("sandboxesToPrune = %v, want %v", got, want)
+	}
+}
+
+func TestPodStatusTerminationMessageFallbackToLogs(t *testing.T) {
+	var lines strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&lines, "2026-01-01T00:00:00.000000000Z stdout F line %d %s\n", i, strings.Repeat("x", 30))
+	}
+	lines.WriteString("2026-01-01T00:00:00.000000000Z stderr P last \n2026-01-01T00:00:00.000000000Z stderr F words\n")
+	var want strings.Builder
+	for i := 21; i < 100; i++ {
+		fmt.Fprintf(&want, "line %d %s\n", i, strings.Repeat("x", 30))
+	}
+	want.WriteString("last words\n")
+	// 80 lines, then the last 2048 bytes of them.
+	wantTail := want.String()[want.Len()-2048:]
+	tests := []struct {
+		name    string
+		file    string
+		code    int32
+		policy  corev1.TerminationMessagePolicy
+		wantMsg string
+	}{
+		{name: "failed, empty file: the log tail", code: 2, policy: corev1.TerminationMessageFallbackToLogsOnError, wantMsg: wantTail},
+		{name: "failed, file written: the file", file: "bye", code: 2, policy: corev1.TerminationMessageFallbackToLogsOnError, wantMsg: "bye"},
+		{name: "succeeded: no fallback", code: 0, policy: corev1.TerminationMessageFallbackToLogsOnError, wantMsg: ""},
+		{name: "File policy: no fallback", code: 2, policy: corev1.TerminationMessageReadFile, wantMsg: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.fake.AddImage("busybox:1.36")
+			pod := basePod()
+			pod.Spec.Containers[0].TerminationMessagePolicy = tt.policy
+			e.sync(pod)
+			c := e.running(pod, "app")
+			if err := os.WriteFile(c.LogPath, []byte(lines.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.file != "" {
+				hostFile := filepath.Join(e.pods, "uid-1", "containers", "app", "0")
+				if err := os.WriteFile(hostFile, []byte(tt.file), 0o666); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.fake.ExitContainer(c.ID, tt.code, ""); err != nil {
+				t.Fatal(err)
+			}
+			got := e.status(pod).LatestContainer("app")
+			if len(got.Message) > 2048 {
+				t.Errorf("message is %d bytes, want at most 2048", len(got.Message))
+			}
+			if diff := cmp.Diff(tt.wantMsg, got.Message); diff != "" {
+				t.Errorf("message (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

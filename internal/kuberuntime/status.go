@@ -7,17 +7,26 @@ import (
 	"io"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	kubelettypes "k8s.io/kubelet/pkg/types"
 
+	"github.com/berthk8s/berth/internal/containerlogs"
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
-// maxTerminationMessageLength is how much of a termination message file is
-// read (upstream MaxContainerTerminationMessageLength, 4 KiB).
-const maxTerminationMessageLength = 4 * 1024
+// Termination message limits, as upstream: at most 4 KiB of the file
+// (MaxContainerTerminationMessageLength); from the logs, the last 80 lines
+// cut to 2 KiB (MaxContainerTerminationMessageLogLines and ...LogLength).
+const (
+	maxTerminationMessageLength   = 4 * 1024
+	maxTerminationMessageLogLines = 80
+	maxTerminationMessageLogBytes = 2048
+	// reasonContainerCannotRun: a container that never ran has no logs.
+	reasonContainerCannotRun = "ContainerCannotRun"
+)
 
 // PodStatus returns the full runtime status of one pod: every sandbox with
 // its state and IPs, and every container with its times, exit code,
@@ -123,7 +132,9 @@ func containerFromStatus(st *runtimeapi.ContainerStatus, sandboxID string) runti
 		c.Reason = st.GetReason()
 		c.Message = st.GetMessage()
 		c.FinishedAt = unixNanos(st.GetFinishedAt())
-		if msg := terminationMessage(st, info.TerminationMessagePath); msg != "" {
+		fallback := info.TerminationMessagePolicy == string(corev1.TerminationMessageFallbackToLogsOnError) &&
+			c.ExitCode != 0 && c.Reason != reasonContainerCannotRun
+		if msg := terminationMessage(st, info.TerminationMessagePath, fallback); msg != "" {
 			if c.Message != "" {
 				c.Message += ": "
 			}
@@ -133,12 +144,29 @@ func containerFromStatus(st *runtimeapi.ContainerStatus, sandboxID string) runti
 	return c
 }
 
-// terminationMessage reads at most 4 KiB of the host file mounted at the
-// container's termination message path. A missing file reads as empty.
-// The FallbackToLogsOnError policy (reading the log tail) is not done yet.
-func terminationMessage(st *runtimeapi.ContainerStatus, path string) string {
+// terminationMessage is an exited container's termination message
+// (upstream getTerminationMessage and readLastStringFromContainerLogs): at
+// most 4 KiB of the host file mounted at the container's termination
+// message path (a missing file reads as empty); with fallbackToLogs (the
+// FallbackToLogsOnError policy and a failed container), when that gives
+// nothing, the last 80 lines of the container's log, cut to 2 KiB.
+func terminationMessage(st *runtimeapi.ContainerStatus, path string, fallbackToLogs bool) string {
+	msg, checkLogs := terminationFile(st, path, fallbackToLogs)
+	if !checkLogs {
+		return msg
+	}
+	tail, err := containerlogs.Tail(st.GetLogPath(), maxTerminationMessageLogLines, maxTerminationMessageLogBytes)
+	if err != nil {
+		return fmt.Sprintf("Error on reading termination message from logs: %v", err)
+	}
+	return tail
+}
+
+// terminationFile reads the termination message file and says whether the
+// logs must be read instead.
+func terminationFile(st *runtimeapi.ContainerStatus, path string, fallbackToLogs bool) (string, bool) {
 	if path == "" {
-		return ""
+		return "", fallbackToLogs
 	}
 	for _, mnt := range st.GetMounts() {
 		if mnt.GetContainerPath() != path {
@@ -146,14 +174,14 @@ func terminationMessage(st *runtimeapi.ContainerStatus, path string) string {
 		}
 		data, err := readAtMost(mnt.GetHostPath(), maxTerminationMessageLength)
 		if errors.Is(err, os.ErrNotExist) {
-			return ""
+			return "", fallbackToLogs
 		}
 		if err != nil {
-			return fmt.Sprintf("Error on reading termination log %s: %v", mnt.GetHostPath(), err)
+			return fmt.Sprintf("Error on reading termination log %s: %v", mnt.GetHostPath(), err), false
 		}
-		return string(data)
+		return string(data), fallbackToLogs && len(data) == 0
 	}
-	return ""
+	return "", fallbackToLogs
 }
 
 // readAtMost reads the last max bytes of a file, as upstream's tail does.
