@@ -75,10 +75,6 @@ func execHook(script string) *corev1.LifecycleHandler {
 	return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", script}}}
 }
 
-func (e *clusterEnv) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
-	return e.admin.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-}
-
 // deleteAndWait deletes the pod and waits for its API object to go.
 func (e *clusterEnv) deleteAndWait(t *testing.T, name string) {
 	t.Helper()
@@ -87,21 +83,6 @@ func (e *clusterEnv) deleteAndWait(t *testing.T, name string) {
 		_, err := e.getPod(ctx, name)
 		return apierrors.IsNotFound(err), nil
 	})
-}
-
-// hasEvent reports whether the pod has an event with the reason whose
-// message contains msg.
-func (e *clusterEnv) hasEvent(ctx context.Context, pod, reason, msg string) (bool, error) {
-	evs, err := e.admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
-	if err != nil {
-		return false, err
-	}
-	for _, ev := range evs.Items {
-		if ev.Reason == reason && strings.Contains(ev.Message, msg) {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 func (e *clusterEnv) testPostStart(t *testing.T) {
@@ -145,9 +126,7 @@ func (e *clusterEnv) testFailingPostStart(t *testing.T) {
 	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: execHook("echo no way >&2; exit 3")}
 	_, err := e.admin.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
 	must(t, err)
-	e.waitAPI(t, "FailedPostStartHook event", func(ctx context.Context) (bool, error) {
-		return e.hasEvent(ctx, pod.Name, "FailedPostStartHook", `exited with 3: no way`)
-	})
+	e.waitEvent(t, pod.Name, "FailedPostStartHook", `exited with 3: no way`)
 	e.waitAPI(t, "the container restarted after the failed hook", func(ctx context.Context) (bool, error) {
 		p, err := e.getPod(ctx, pod.Name)
 		if err != nil || len(p.Status.ContainerStatuses) != 1 {
@@ -162,9 +141,8 @@ func (e *clusterEnv) testFailingPostStart(t *testing.T) {
 		(s.State.Waiting.Reason != "PostStartHookError" && s.State.Waiting.Reason != "CrashLoopBackOff") {
 		t.Errorf("container state = %+v, want waiting with PostStartHookError or CrashLoopBackOff", s.State)
 	}
-	ok, err := e.hasEvent(context.Background(), pod.Name, "Killing", "FailedPostStartHook")
-	if err != nil || !ok {
-		t.Errorf("no Killing event with FailedPostStartHook (err %v)", err)
+	if !e.hasEvent(t, pod.Name, "Killing", "FailedPostStartHook") {
+		t.Error("no Killing event with the message FailedPostStartHook")
 	}
 	e.deleteAndWait(t, pod.Name)
 }
@@ -276,15 +254,6 @@ func (e *clusterEnv) testReadinessGate(t *testing.T) {
 			ready.Status == corev1.ConditionFalse && ready.Reason == "ReadinessGatesNotReady" &&
 			ready.Message == `corresponding condition of pod readiness gate "`+gate+`" does not exist.`, nil
 	})
-	// Ready follows a gate patched through the API only once the sync loop
-	// re-syncs the pod on a status-only (RECONCILE) update for which
-	// podstatus.NeedsReadinessReconcile holds, as upstream's
-	// HandlePodReconcile does. internal/syncloop does not do that yet (it
-	// is not this test's owner's to change): until it does, stop here.
-	if os.Getenv("BERTH_E2E_READINESS_GATE_RECONCILE") != "1" {
-		e.deleteAndWait(t, pod.Name)
-		t.Skip("Ready after the gate turns True needs internal/syncloop to dispatch a sync on RECONCILE when podstatus.NeedsReadinessReconcile(pod)")
-	}
 	patch := `{"status":{"conditions":[{"type":"` + gate + `","status":"True"}]}}`
 	_, err = e.admin.CoreV1().Pods("default").Patch(context.Background(), pod.Name, types.StrategicMergePatchType,
 		[]byte(patch), metav1.PatchOptions{}, "status")
