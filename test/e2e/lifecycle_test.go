@@ -36,6 +36,7 @@ func TestClusterLifecycle(t *testing.T) {
 	t.Run("FailingPostStartKillsContainer", e.testFailingPostStart)
 	t.Run("TerminationMessages", e.testTerminationMessages)
 	t.Run("SidecarsStartBeforeAndStopAfter", e.testSidecars)
+	t.Run("SidecarStartupProbeHoldsMainContainer", e.testSidecarStartupProbe)
 	t.Run("ReadinessGate", e.testReadinessGate)
 }
 
@@ -173,69 +174,6 @@ func (e *clusterEnv) testTerminationMessages(t *testing.T) {
 		}
 	}
 	e.deleteAndWait(t, pod.Name)
-}
-
-func (e *clusterEnv) testSidecars(t *testing.T) {
-	// A Never pod: the sidecar starts first, the main container runs to
-	// completion, then the sidecar is stopped and the pod Succeeds.
-	pod := lifecyclePod("sidecar-done", "echo main-start >> /data/log; sleep 2; echo main-stop >> /data/log")
-	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-	pod.Spec.InitContainers = []corev1.Container{{
-		Name: "proxy", Image: busybox, ImagePullPolicy: corev1.PullIfNotPresent,
-		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-		Command: []string{"sh", "-c", `trap 'echo sidecar-stop >> /data/log; exit 0' TERM
-echo sidecar-start >> /data/log
-while true; do sleep 0.2; done`},
-	}}
-	dir := withHostDir(t, pod)
-	_, err := e.admin.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
-	must(t, err)
-	e.waitAPI(t, "sidecar pod running with its sidecar started", func(ctx context.Context) (bool, error) {
-		p, err := e.getPod(ctx, pod.Name)
-		if err != nil || len(p.Status.InitContainerStatuses) != 1 {
-			return false, err
-		}
-		s := p.Status.InitContainerStatuses[0]
-		return p.Status.Phase == corev1.PodRunning && s.State.Running != nil && ptr.Deref(s.Started, false) && s.Ready, nil
-	})
-	var p *corev1.Pod
-	e.waitAPI(t, "sidecar pod succeeded", func(ctx context.Context) (bool, error) {
-		p, err = e.getPod(ctx, pod.Name)
-		return err == nil && p.Status.Phase == corev1.PodSucceeded, err
-	})
-	b, _ := readFile(filepath.Join(dir, "log"))
-	if got := strings.Join(strings.Fields(b), ","); got != "sidecar-start,main-start,main-stop,sidecar-stop" {
-		t.Errorf("order on the host = %q", got)
-	}
-	if s := p.Status.InitContainerStatuses[0]; s.State.Terminated == nil {
-		t.Errorf("sidecar status after completion = %+v, want terminated", s.State)
-	}
-	e.deleteAndWait(t, pod.Name)
-
-	// Deleting a running pod stops the main container before the sidecar.
-	pod = lifecyclePod("sidecar-delete", `trap 'sleep 1; echo main-stop >> /data/log; exit 0' TERM
-echo main-start >> /data/log
-while true; do sleep 0.2; done`)
-	pod.Spec.InitContainers = []corev1.Container{{
-		Name: "proxy", Image: busybox, ImagePullPolicy: corev1.PullIfNotPresent,
-		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-		Command: []string{"sh", "-c", `trap 'echo sidecar-stop >> /data/log; exit 0' TERM
-echo sidecar-start >> /data/log
-while true; do sleep 0.2; done`},
-	}}
-	dir = withHostDir(t, pod)
-	_, err = e.admin.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
-	must(t, err)
-	e.waitPodRunning(t, pod.Name)
-	e.deleteAndWait(t, pod.Name)
-	e.node.waitFor("the sidecar stopped", func() bool {
-		b, _ := readFile(filepath.Join(dir, "log"))
-		return strings.Contains(b, "sidecar-stop")
-	})
-	b, _ = readFile(filepath.Join(dir, "log"))
-	if got := strings.Join(strings.Fields(b), ","); got != "sidecar-start,main-start,main-stop,sidecar-stop" {
-		t.Errorf("order on the host after deletion = %q", got)
-	}
 }
 
 func (e *clusterEnv) testReadinessGate(t *testing.T) {
