@@ -46,6 +46,7 @@ type node struct {
 	cfg      *config.Config
 	clock    clock.WithTicker
 	client   *cri.Client
+	runtime  *kuberuntime.Manager
 	health   *runtimeHealth
 	cluster  *cluster
 	relister *pleg.PLEG
@@ -145,6 +146,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)
 	}
+	n.runtime = runtimeMgr
 	cache := pleg.NewCache()
 	if n.relister, err = pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: clk, Period: plegPeriod, Threshold: plegThreshold,
 		Observe: n.metrics.ObserveRelist}); err != nil {
@@ -249,8 +251,11 @@ func (n *node) run(ctx context.Context) error {
 	}
 	if kc.ReadOnlyPort > 0 {
 		g.Go("read-only", func(ctx context.Context) error {
-			return server.Serve(ctx, "read-only", kc.Address, int(kc.ReadOnlyPort), server.ReadOnlyHandler(healthCheck, listPods))
+			return server.Serve(ctx, "read-only", kc.Address, int(kc.ReadOnlyPort), server.ReadOnlyHandler(healthCheck, listPods, n.apiHandlers()))
 		})
+	}
+	if ptr.Deref(kc.EnableServer, true) {
+		g.Go("kubelet-api", func(ctx context.Context) error { return n.serveAPI(ctx, healthCheck, listPods) })
 	}
 	err := g.Wait()
 	n.workers.Wait()

@@ -56,6 +56,7 @@ func TestRunAgainstFakeRuntime(t *testing.T) {
 	kc.ReadOnlyPort = int32(port)
 	kc.Address = "127.0.0.1"
 	kc.HealthzPort = ptr.To[int32](0)
+	kc.EnableServer = ptr.To(false) // the kubelet API's webhook auth needs an API client
 	kc.ResolverConfig = ptr.To("")
 	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
 

@@ -16,9 +16,6 @@ import (
 	"github.com/berthk8s/berth/internal/nodestatus"
 )
 
-// kubeletPort is the kubelet API port berth will serve (daemonEndpoints).
-const kubeletPort = 10250
-
 // nodeInputs gathers the snapshot node status is computed from: machine
 // facts read once at start, the runtime's latest status and its images.
 type nodeInputs struct {
@@ -61,7 +58,7 @@ func (n *nodeInputs) Inputs(ctx context.Context) nodestatus.Inputs {
 		RuntimeReady:   rt.RuntimeReady && n.health.Err() == nil,
 		NetworkReady:   rt.NetworkReady,
 		KubeletVersion: config.KubernetesVersion,
-		KubeletPort:    kubeletPort,
+		KubeletPort:    kc.Port,
 		MaxPods:        kc.MaxPods,
 		KubeReserved:   kc.KubeReserved,
 		SystemReserved: kc.SystemReserved,

@@ -84,6 +84,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	var problems problems
 	problems.addAll(validateKubelet(kc))
 	problems.addAll(validateCluster(kc))
+	problems.addAll(validateServer(kc, flags.Kubeconfig != "", env))
 	problems.addAll(unsupportedFields(kc))
 
 	cfg := &Config{
@@ -107,7 +108,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 // loadKubeletConfiguration performs steps 1 and 2 of Load.
 func loadKubeletConfiguration(ctx context.Context, flags *Flags, env Env) (*kubeletconfigv1beta1.KubeletConfiguration, error) {
 	logger := klog.FromContext(ctx)
-	base := map[string]any{}
+	base := legacyDefaults()
 	if flags.ConfigFile != "" {
 		obj, err := readConfigFile(env, flags.ConfigFile)
 		if err != nil {
@@ -150,6 +151,22 @@ func loadKubeletConfiguration(ctx context.Context, flags *Flags, env Env) (*kube
 	}
 	SetDefaults(kc)
 	return kc, nil
+}
+
+// legacyDefaults are the values upstream's command line starts from when no
+// --config file is given (its applyLegacyDefaults): anonymous access on,
+// webhook authentication off, authorization AlwaysAllow. A --config file
+// replaces them with the v1beta1 defaults (anonymous off, webhook on,
+// Webhook authorization). (Upstream's legacy readOnlyPort 10255 is not
+// applied: berth keeps the read-only port off unless it is configured.)
+func legacyDefaults() map[string]any {
+	return map[string]any{
+		"authentication": map[string]any{
+			"anonymous": map[string]any{"enabled": true},
+			"webhook":   map[string]any{"enabled": false},
+		},
+		"authorization": map[string]any{"mode": "AlwaysAllow"},
+	}
 }
 
 // applyFlags sets the KubeletConfiguration fields whose flags were given.

@@ -66,6 +66,7 @@ func TestLoadGolden(t *testing.T) {
 	}{
 		{name: "defaults", args: nil},
 		{name: "minimal", args: []string{"--config=testdata/minimal.yaml"}},
+		{name: "standalone-webhook", args: []string{"--config=testdata/standalone-webhook.yaml"}},
 		{name: "honoured", args: []string{"--config", "testdata/honoured.yaml"}},
 		{name: "json", args: []string{"--config=testdata/config.json"}},
 		{name: "unknown-field", args: []string{"--config=testdata/unknown-field.yaml"}},

@@ -76,7 +76,8 @@ func TestDropInFilesOrder(t *testing.T) {
 func TestLoadWithInjectedFS(t *testing.T) {
 	header := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 	fsys := fstest.MapFS{
-		"etc/berth/config.yaml":         {Data: []byte(header + "staticPodPath: manifests\nresolvConf: ''\n")},
+		"etc/berth/config.yaml": {Data: []byte(header + "staticPodPath: manifests\nresolvConf: ''\n" +
+			"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n")},
 		"etc/berth/conf.d/10.conf":      {Data: []byte(header + "nodeStatusUpdateFrequency: 20s\n")},
 		"etc/berth/conf.d/20.conf":      {Data: []byte(header + "nodeStatusUpdateFrequency: 10s\nstaticPodURL: http://pods.invalid/\n")},
 		"etc/berth/conf.d/sub/tls.conf": {Data: []byte(header + "syncFrequency: 90s\n")},
@@ -93,6 +94,8 @@ func TestLoadWithInjectedFS(t *testing.T) {
 		StaticPodURL:   "http://pods.invalid/",
 	}
 	want.SyncFrequency.Duration = 90e9
+	want.Authentication.Webhook.Enabled = new(false)
+	want.Authorization.Mode = kubeletconfigv1beta1.KubeletAuthorizationModeAlwaysAllow
 	// The base is defaulted before the drop-ins are merged, as upstream:
 	// nodeStatusReportFrequency is not derived from a drop-in's update
 	// frequency, and the last drop-in restores the default update frequency.

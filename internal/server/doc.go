@@ -1,5 +1,13 @@
-// Package server serves berth's HTTP endpoints that exist today: the
-// healthz port (GET /healthz) and, when readOnlyPort is set, the upstream
-// read-only endpoints GET /healthz and GET /pods. Handlers take narrow
-// function types, never berth's components.
+// Package server owns berth's HTTP endpoints: the kubelet API on port 10250
+// (TLS, authentication, authorization and the mux every kubelet API handler
+// is mounted on), the read-only port and the healthz port.
+//
+// Files: tls.go builds the serving TLS configuration (and the self-signed
+// certificate); authn.go and tokencache.go identify the caller (x509 client
+// certificates, bearer tokens through TokenReview, anonymous); attributes.go
+// maps a request to the authorization checks upstream makes; authz.go decides
+// them (AlwaysAllow or SubjectAccessReview with its cache); filter.go answers
+// 401/403; mux.go registers the endpoints; handlers.go, syslogs.go and
+// debug.go serve the endpoints this package implements itself. Handlers
+// take narrow function types, never berth's components.
 package server

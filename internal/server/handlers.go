@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -13,6 +14,11 @@ type HealthFunc func() error
 
 // PodsFunc returns the pods berth runs, with their current status.
 type PodsFunc func() []corev1.Pod
+
+// RunningPodsFunc returns the pods the container runtime holds, as upstream
+// /runningpods/ shows them: name, namespace, UID and containers (name and
+// image) only.
+type RunningPodsFunc func(ctx context.Context) ([]corev1.Pod, error)
 
 // healthz answers "ok" with 200, or the failure with 500, as upstream.
 func healthz(check HealthFunc) http.HandlerFunc {
@@ -39,19 +45,46 @@ func pods(list PodsFunc) http.HandlerFunc {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		out := corev1.PodList{
-			TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"},
-			Items:    list(),
-		}
-		if out.Items == nil {
-			out.Items = []corev1.Pod{}
-		}
-		body, err := json.Marshal(&out)
+		writePodList(w, list())
+	}
+}
+
+// runningPods answers the runtime's pods as a v1.PodList.
+func runningPods(list RunningPodsFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		items, err := list(r.Context())
 		if err != nil {
-			http.Error(w, "encode pods: "+err.Error(), http.StatusInternalServerError)
+			http.Error(w, "list running pods: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(body)
+		writePodList(w, items)
 	}
+}
+
+func writePodList(w http.ResponseWriter, items []corev1.Pod) {
+	out := corev1.PodList{
+		TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"},
+		Items:    items,
+	}
+	if out.Items == nil {
+		out.Items = []corev1.Pod{}
+	}
+	writeJSON(w, &out)
+}
+
+// configz answers {"kubeletconfig": cfg}, as upstream's /configz.
+func configz(cfg any) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]any{"kubeletconfig": cfg})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
 }

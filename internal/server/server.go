@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -19,15 +20,6 @@ func HealthzHandler(check HealthFunc) http.Handler {
 	return mux
 }
 
-// ReadOnlyHandler serves the read-only port's endpoints: /healthz, /pods.
-func ReadOnlyHandler(check HealthFunc, list PodsFunc) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/healthz", healthz(check))
-	mux.Handle("/pods", pods(list))
-	mux.Handle("/pods/", pods(list))
-	return mux
-}
-
 // Serve listens on host:port and serves h until ctx ends, then shuts down
 // within five seconds. A listen failure is returned at once.
 func Serve(ctx context.Context, name, host string, port int, h http.Handler) error {
@@ -37,6 +29,19 @@ func Serve(ctx context.Context, name, host string, port int, h http.Handler) err
 		return fmt.Errorf("listen %s on %q: %w", name, addr, err)
 	}
 	return ServeListener(ctx, name, ln, h)
+}
+
+// ServeTLS listens on host:port and serves h over TLS until ctx ends.
+func ServeTLS(ctx context.Context, name, host string, port int, cfg *tls.Config, h http.Handler) error {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s on %q: %w", name, addr, err)
+	}
+	cfg = cfg.Clone()
+	// HTTP/1.1 only: exec, attach and port-forward upgrade the connection.
+	cfg.NextProtos = []string{"http/1.1"}
+	return ServeListener(ctx, name, tls.NewListener(ln, cfg), h)
 }
 
 // ServeListener serves h on ln until ctx ends.

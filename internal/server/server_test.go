@@ -50,7 +50,7 @@ func TestPods(t *testing.T) {
 		{name: "one", pods: []corev1.Pod{pod}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := ReadOnlyHandler(func() error { return nil }, func() []corev1.Pod { return tc.pods })
+			h := ReadOnlyHandler(func() error { return nil }, func() []corev1.Pod { return tc.pods }, Handlers{})
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/pods", nil))
 			if rec.Code != 200 {

@@ -274,6 +274,17 @@ func (c *Cluster) NodeKubeconfig(nodeName string) (string, error) {
 	return path, nil
 }
 
+// IssueClientCert issues a client certificate signed by the cluster CA for
+// user in groups: an identity both the API server and a kubelet started
+// with the cluster CA as its client CA accept.
+func (c *Cluster) IssueClientCert(user string, groups ...string) (KeyPair, error) {
+	kp, err := c.pki.ca.Issue(ClientSpec(user, groups...))
+	if err != nil {
+		return KeyPair{}, fmt.Errorf("issue client certificate %q: %w", user, err)
+	}
+	return kp, nil
+}
+
 // Kubectl runs kubectl as the admin and returns its standard output; on
 // failure the error carries its standard error.
 func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {

@@ -69,7 +69,7 @@ func TestArgs(t *testing.T) {
 			"authorization-mode":               "Node,RBAC",
 			"enable-admission-plugins":         "NodeRestriction",
 			"service-cluster-ip-range":         "10.0.0.0/24",
-			"kubelet-preferred-address-types":  "Hostname,InternalIP",
+			"kubelet-preferred-address-types":  "InternalIP,ExternalIP,Hostname",
 			"kubelet-client-certificate":       "/c/pki/apiserver-kubelet-client.crt",
 			"client-ca-file":                   "/c/pki/ca.crt",
 			"etcd-servers":                     "https://127.0.0.1:1",

@@ -90,9 +90,10 @@ func APIServerArgs(l Layout) []string {
 		"--service-account-signing-key-file=" + l.PKI("sa.key"),
 		"--kubelet-client-certificate=" + l.PKI("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key=" + l.PKI("apiserver-kubelet-client.key"),
-		// berth serves the kubelet API with a self-signed certificate for
-		// now, so no --kubelet-certificate-authority.
-		"--kubelet-preferred-address-types=Hostname,InternalIP",
+		// berth serves the kubelet API with a self-signed certificate, so
+		// no --kubelet-certificate-authority. Node IPs first, as kubeadm:
+		// the nodes' host names do not resolve on the test machine.
+		"--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
 		"--allow-privileged=true",
 		"--requestheader-client-ca-file=" + l.PKI("front-proxy-ca.crt"),
 		"--requestheader-allowed-names=" + frontProxyUser,

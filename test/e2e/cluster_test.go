@@ -55,7 +55,7 @@ func startClusterEnv(t *testing.T) *clusterEnv {
 		"clusterDNS: ["+e2eClusterDNS+"]",
 		"clusterDomain: "+e2eClusterDomain,
 	)
-	n.extraArgs = []string{"--kubeconfig", kubeconfig}
+	n.extraArgs = append([]string{"--kubeconfig", kubeconfig}, kubeletAPIArgs(t, cl.CAFile())...)
 	return &clusterEnv{cl: cl, node: n, admin: admin}
 }
 

@@ -99,6 +99,14 @@ address: 127.0.0.1
 healthzPort: 0
 containerRuntimeEndpoint: %s
 cgroupDriver: cgroupfs
+# Standalone: no kubelet API (its webhook auth needs an API client, as
+# upstream); startClusterEnv turns it on with a --config-dir drop-in.
+enableServer: false
+authentication:
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
 `, n.manifests, n.port, criEndpoint) + strings.Join(extraConfig, "\n")
 	must(t, os.WriteFile(n.config, []byte(cfg), 0o644))
 	t.Cleanup(func() {

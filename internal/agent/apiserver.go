@@ -1,0 +1,163 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/runtimestate"
+	"github.com/berthk8s/berth/internal/server"
+)
+
+// systemLogDir is what /logs/ serves, as upstream.
+const systemLogDir = "/var/log"
+
+// apiHandlers are the kubelet API endpoints implemented outside
+// internal/server, served on port 10250 and (the read-only subset) on the
+// read-only port. Each helper adds its handler here.
+func (n *node) apiHandlers() server.Handlers {
+	return server.Handlers{}
+}
+
+// serveAPI serves the kubelet API on address:port over TLS until ctx ends.
+func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods server.PodsFunc) error {
+	kc := &n.cfg.Kubelet
+	auth, clientCAs, err := n.apiAuth()
+	if err != nil {
+		return err
+	}
+	handler, err := server.NewHandler(server.Config{
+		Health: health, Pods: pods, RunningPods: n.runningPods,
+		Configz: configzView(kc), Handlers: n.apiHandlers(), Auth: auth,
+		EnableDebuggingHandlers: ptr.Deref(kc.EnableDebuggingHandlers, true),
+		EnableSystemLogHandler:  ptr.Deref(kc.EnableSystemLogHandler, true),
+		EnableProfilingHandler:  ptr.Deref(kc.EnableProfilingHandler, true),
+		LogDir:                  systemLogDir,
+	})
+	if err != nil {
+		return err
+	}
+	tlsCfg, err := n.servingTLS(clientCAs)
+	if err != nil {
+		return err
+	}
+	return server.ServeTLS(ctx, "kubelet", kc.Address, int(kc.Port), tlsCfg, handler)
+}
+
+// servingTLS builds the TLS configuration from tlsCertFile/
+// tlsPrivateKeyFile (or the self-signed pair in --cert-dir), tlsMinVersion
+// and tlsCipherSuites (validated by config.Load).
+func (n *node) servingTLS(clientCAs *x509.CertPool) (*tls.Config, error) {
+	kc := &n.cfg.Kubelet
+	minVersion, err := config.TLSVersion(kc.TLSMinVersion)
+	if err != nil {
+		return nil, err
+	}
+	suites, err := config.CipherSuites(kc.TLSCipherSuites)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := hostIPs(n.cfg.NodeIPs)
+	if err != nil {
+		return nil, err
+	}
+	var sans []net.IP
+	for _, ip := range ips {
+		sans = append(sans, net.ParseIP(ip))
+	}
+	return server.ServingTLS(server.TLSOptions{
+		CertFile: kc.TLSCertFile, KeyFile: kc.TLSPrivateKeyFile, CertDir: n.cfg.CertDir,
+		Host: n.cfg.NodeName, IPs: sans, MinVersion: minVersion, CipherSuites: suites, ClientCAs: clientCAs,
+	})
+}
+
+// apiAuth builds the authenticator and authorizer the configuration asks
+// for. Webhook authentication and authorization use the main API client;
+// config.Load has already refused them in standalone mode, as upstream.
+func (n *node) apiAuth() (server.Auth, *x509.CertPool, error) {
+	kc := &n.cfg.Kubelet
+	authn := server.AuthnConfig{Anonymous: ptr.Deref(kc.Authentication.Anonymous.Enabled, false)}
+	if path := kc.Authentication.X509.ClientCAFile; path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return server.Auth{}, nil, fmt.Errorf("read client CA file %q: %w", path, err)
+		}
+		authn.ClientCAs = x509.NewCertPool()
+		if !authn.ClientCAs.AppendCertsFromPEM(data) {
+			return server.Auth{}, nil, fmt.Errorf("read client CA file %q: no PEM certificate", path)
+		}
+	}
+	client := n.cluster.apiClient()
+	if ptr.Deref(kc.Authentication.Webhook.Enabled, false) {
+		if client == nil {
+			return server.Auth{}, nil, fmt.Errorf("no client provided, cannot use webhook authentication")
+		}
+		tokens, err := server.NewWebhookTokenAuthenticator(client.AuthenticationV1().TokenReviews(),
+			kc.Authentication.Webhook.CacheTTL.Duration, n.clock)
+		if err != nil {
+			return server.Auth{}, nil, err
+		}
+		authn.Tokens = tokens
+	}
+	auth := server.Auth{Authn: server.NewAuthenticator(authn), Authz: server.AlwaysAllow{}, NodeName: n.cfg.NodeName}
+	if kc.Authorization.Mode == kubeletconfigv1beta1.KubeletAuthorizationModeWebhook {
+		if client == nil {
+			return server.Auth{}, nil, fmt.Errorf("no client provided, cannot use webhook authorization")
+		}
+		authz, err := server.NewWebhookAuthorizer(server.WebhookAuthzConfig{
+			Reviews:         client.AuthorizationV1().SubjectAccessReviews(),
+			AuthorizedTTL:   kc.Authorization.Webhook.CacheAuthorizedTTL.Duration,
+			UnauthorizedTTL: kc.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
+			Clock:           n.clock,
+		})
+		if err != nil {
+			return server.Auth{}, nil, err
+		}
+		auth.Authz = authz
+	}
+	return auth, authn.ClientCAs, nil
+}
+
+// runningPods lists the runtime's running pods for /runningpods/, as
+// upstream shows them: pods with a ready sandbox or a running container,
+// each with its name, namespace, UID and running containers' names and
+// images.
+func (n *node) runningPods(ctx context.Context) ([]corev1.Pod, error) {
+	list, err := n.runtime.ListPods(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list runtime pods: %w", err)
+	}
+	out := make([]corev1.Pod, 0, len(list))
+	for _, p := range list {
+		pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID}}
+		for _, c := range p.Containers {
+			if c.State == runtimestate.ContainerRunning {
+				pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
+			}
+		}
+		if sb := p.LatestSandbox(); len(pod.Spec.Containers) == 0 && (sb == nil || sb.State != runtimestate.SandboxReady) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out, nil
+}
+
+// configzView is the effective configuration as /configz shows it: the
+// versioned fields without kind and apiVersion, as upstream.
+func configzView(kc *kubeletconfigv1beta1.KubeletConfiguration) kubeletconfigv1beta1.KubeletConfiguration {
+	c := *kc.DeepCopy()
+	c.TypeMeta = metav1.TypeMeta{}
+	return c
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// grants authorizes "user/subresource" pairs; "*" as subresource is all.
+type grants map[string]bool
+
+func (g grants) Authorize(_ context.Context, a Attributes) (bool, string, error) {
+	if g["error"] {
+		return false, "", errors.New("webhook down")
+	}
+	return g[a.User.Name+"/"+a.Subresource] || g[a.User.Name+"/*"], "", nil
+}
+
+// echo writes the path values it was given.
+var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fmt.Fprintf(w, "%s %s/%s/%s/%s", r.Method, r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("uid"), r.PathValue("container"))
+})
+
+func testHandler(t *testing.T, mutate func(*Config)) http.Handler {
+	t.Helper()
+	logDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(logDir, "syslog"), []byte("boot ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(logDir, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Health: func() error { return nil },
+		Pods:   func() []corev1.Pod { return nil },
+		RunningPods: func(context.Context) ([]corev1.Pod, error) {
+			return []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"}}}, nil
+		},
+		Configz:  map[string]any{"port": 10250},
+		Handlers: Handlers{Exec: echo, Attach: echo, PortForward: echo, Run: echo, ContainerLogs: echo, Stats: echo},
+		Auth: Auth{
+			Authn: NewAuthenticator(AuthnConfig{Tokens: fakeTokens{
+				"admin": {Name: "admin"}, "stats": {Name: "stats-reader"}, "pods": {Name: "pod-reader"}, "proxy": {Name: "proxier"},
+			}}),
+			Authz:    grants{"admin/*": true, "stats-reader/stats": true, "pod-reader/pods": true, "proxier/proxy": true},
+			NodeName: "node-1",
+		},
+		EnableDebuggingHandlers: true, EnableSystemLogHandler: true, EnableProfilingHandler: true,
+		LogDir: logDir,
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	h, err := NewHandler(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestKubeletAPI(t *testing.T) {
+	noDebug := func(c *Config) { c.EnableDebuggingHandlers = false }
+	tests := []struct {
+		name     string
+		mutate   func(*Config)
+		method   string
+		path     string
+		token    string
+		wantCode int
+		wantBody string
+	}{
+		{name: "no credentials", path: "/pods", wantCode: 401, wantBody: "Unauthorized"},
+		{name: "invalid token", path: "/pods", token: "nope", wantCode: 401, wantBody: "Unauthorized"},
+		{name: "unknown path after auth", path: "/nothing", token: "admin", wantCode: 404},
+		{name: "unknown path needs auth first", path: "/nothing", wantCode: 401},
+		{name: "nil handler is 404", path: "/metrics", token: "admin", wantCode: 404},
+		{name: "healthz", path: "/healthz", token: "admin", wantCode: 200, wantBody: "ok"},
+		{name: "pods via nodes/pods", path: "/pods", token: "pods", wantCode: 200, wantBody: `"kind":"PodList"`},
+		{name: "pods via nodes/proxy", path: "/pods", token: "proxy", wantCode: 200, wantBody: `"kind":"PodList"`},
+		{name: "pods refused", path: "/pods", token: "stats", wantCode: 403,
+			wantBody: "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
+		{name: "stats allowed", path: "/stats/summary", token: "stats", wantCode: 200},
+		{name: "exec refused", method: "POST", path: "/exec/ns/p/c", token: "stats", wantCode: 403,
+			wantBody: "Forbidden (user=stats-reader, verb=create, resource=nodes, subresource(s)=[proxy])"},
+		{name: "containerLogs refused", path: "/containerLogs/ns/p/c", token: "stats", wantCode: 403,
+			wantBody: "subresource(s)=[proxy]"},
+		{name: "authorization error", mutate: func(c *Config) { c.Auth.Authz = grants{"error": true} }, path: "/pods", token: "admin",
+			wantCode: 500, wantBody: "Authorization error (user=admin, verb=get, resource=nodes, subresource=pods)"},
+		{name: "exec POST", method: "POST", path: "/exec/ns/p/c", token: "admin", wantCode: 200, wantBody: "POST ns/p//c"},
+		{name: "exec GET with uid", path: "/exec/ns/p/u1/c", token: "admin", wantCode: 200, wantBody: "GET ns/p/u1/c"},
+		{name: "exec PUT", method: "PUT", path: "/exec/ns/p/c", token: "admin", wantCode: 405},
+		{name: "attach", path: "/attach/ns/p/c", token: "admin", wantCode: 200, wantBody: "GET ns/p//c"},
+		{name: "portForward", method: "POST", path: "/portForward/ns/p", token: "admin", wantCode: 200, wantBody: "POST ns/p//"},
+		{name: "portForward with uid", path: "/portForward/ns/p/u1", token: "admin", wantCode: 200, wantBody: "GET ns/p/u1/"},
+		{name: "run", method: "POST", path: "/run/ns/p/u1/c", token: "admin", wantCode: 200, wantBody: "POST ns/p/u1/c"},
+		{name: "run GET", path: "/run/ns/p/c", token: "admin", wantCode: 405},
+		{name: "containerLogs", path: "/containerLogs/ns/p/c", token: "admin", wantCode: 200, wantBody: "GET ns/p//c"},
+		{name: "configz", path: "/configz", token: "admin", wantCode: 200, wantBody: `{"kubeletconfig":{"port":10250}}`},
+		{name: "runningpods", path: "/runningpods/", token: "admin", wantCode: 200, wantBody: `"name":"web"`},
+		{name: "logs listing", path: "/logs/", token: "admin", wantCode: 200, wantBody: "syslog"},
+		{name: "logs file", path: "/logs/syslog", token: "admin", wantCode: 200, wantBody: "boot ok"},
+		{name: "logs symlink out of the directory", path: "/logs/escape", token: "admin", wantCode: 500},
+		{name: "logs refused to stats reader", path: "/logs/syslog", token: "stats", wantCode: 403, wantBody: "subresource(s)=[log]"},
+		{name: "pprof", path: "/debug/pprof/", token: "admin", wantCode: 200, wantBody: "goroutine"},
+		{name: "pprof disabled", mutate: func(c *Config) { c.EnableProfilingHandler = false }, path: "/debug/pprof/heap", token: "admin",
+			wantCode: 405, wantBody: "profiling endpoint is disabled."},
+		{name: "logs disabled", mutate: func(c *Config) { c.EnableSystemLogHandler = false }, path: "/logs/syslog", token: "admin",
+			wantCode: 405, wantBody: "logs endpoint is disabled."},
+		{name: "debugging disabled: exec", mutate: noDebug, method: "POST", path: "/exec/ns/p/c", token: "admin", wantCode: 405, wantBody: "Debug endpoints are disabled."},
+		{name: "debugging disabled: logs", mutate: noDebug, path: "/logs/syslog", token: "admin", wantCode: 405, wantBody: "Debug endpoints are disabled."},
+		{name: "debugging disabled: pprof", mutate: noDebug, path: "/debug/pprof/", token: "admin", wantCode: 405},
+		{name: "debugging disabled: configz gone", mutate: noDebug, path: "/configz", token: "admin", wantCode: 404},
+		{name: "debugging disabled: pods stay", mutate: noDebug, path: "/pods", token: "admin", wantCode: 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := testHandler(t, tc.mutate)
+			method := tc.method
+			if method == "" {
+				method = http.MethodGet
+			}
+			r := httptest.NewRequest(method, tc.path, nil)
+			if tc.token != "" {
+				r.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if rec.Code != tc.wantCode || !strings.Contains(rec.Body.String(), tc.wantBody) {
+				t.Errorf("%s %s: got %d %q, want %d containing %q", method, tc.path, rec.Code, rec.Body.String(), tc.wantCode, tc.wantBody)
+			}
+		})
+	}
+}
+
+func TestReadOnlySubset(t *testing.T) {
+	h := ReadOnlyHandler(func() error { return nil }, func() []corev1.Pod { return nil }, Handlers{Exec: echo, Stats: echo, Metrics: echo})
+	for path, want := range map[string]int{"/healthz": 200, "/pods": 200, "/stats/summary": 200, "/metrics": 200,
+		"/metrics/probes": 404, "/exec/ns/p/c": 404, "/configz": 404, "/logs/": 404} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != want {
+			t.Errorf("GET %s = %d, want %d", path, rec.Code, want)
+		}
+	}
+}
