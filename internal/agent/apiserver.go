@@ -24,9 +24,14 @@ const systemLogDir = "/var/log"
 
 // apiHandlers are the kubelet API endpoints implemented outside
 // internal/server, served on port 10250 and (the read-only subset) on the
-// read-only port. Each helper adds its handler here.
+// read-only port.
 func (n *node) apiHandlers() server.Handlers {
-	return server.Handlers{}
+	return server.Handlers{
+		ContainerLogs: n.streams.ContainerLogs, Exec: n.streams.Exec, Attach: n.streams.Attach,
+		PortForward: n.streams.PortForward, Run: n.streams.Run,
+		Stats: n.observe.Stats, Metrics: n.observe.Metrics, MetricsProbes: n.probeMetrics,
+		MetricsResource: n.observe.MetricsResource,
+	}
 }
 
 // serveAPI serves the kubelet API on address:port over TLS until ctx ends.

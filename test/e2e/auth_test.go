@@ -107,6 +107,17 @@ func TestClusterKubeletAuth(t *testing.T) {
 		return err == nil, nil
 	})
 	grantNodesStats(t, env, "stats-reader")
+	anonymous := newKubeletClient(t, nil, "")
+	env.node.waitFor("kubelet API serving", func() bool {
+		req, err := http.NewRequest("GET", fmt.Sprintf("https://127.0.0.1:%d/healthz", kubeletAPIPort), nil)
+		must(t, err)
+		resp, err := anonymous.http.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	})
 
 	// The API server's kubelet client: system:masters, allowed by RBAC.
 	apiserverPair, err := tls.LoadX509KeyPair(filepath.Join(env.cl.Dir(), "pki", "apiserver-kubelet-client.crt"),
@@ -121,7 +132,7 @@ func TestClusterKubeletAuth(t *testing.T) {
 	statsUser := newKubeletClient(t, &statsPair, "")
 
 	t.Run("AnonymousIsUnauthorized", func(t *testing.T) {
-		newKubeletClient(t, nil, "").expect(t, "GET", "/pods", http.StatusUnauthorized, "Unauthorized")
+		anonymous.expect(t, "GET", "/pods", http.StatusUnauthorized, "Unauthorized")
 	})
 	t.Run("ForeignCertificateIsUnauthorized", func(t *testing.T) {
 		ca, err := cluster.NewCA(rand.Reader, time.Now(), "other-ca")
@@ -133,10 +144,7 @@ func TestClusterKubeletAuth(t *testing.T) {
 		newKubeletClient(t, &pair, "").expect(t, "GET", "/pods", http.StatusUnauthorized, "Unauthorized")
 	})
 	t.Run("StatsUserReadsStatsOnly", func(t *testing.T) {
-		code, body := statsUser.do(t, "GET", "/stats/summary")
-		if code == http.StatusUnauthorized || code == http.StatusForbidden {
-			t.Errorf("GET /stats/summary as a nodes/stats user = %d %q, want authorized", code, body)
-		}
+		statsUser.expect(t, "GET", "/stats/summary", http.StatusOK, `"nodeName":"`+nodeName+`"`)
 		statsUser.expect(t, "POST", "/exec/default/web/web?command=true&output=1", http.StatusForbidden,
 			"Forbidden (user=stats-reader, verb=create, resource=nodes, subresource(s)=[proxy])")
 		statsUser.expect(t, "GET", "/containerLogs/default/web/web", http.StatusForbidden,
@@ -146,10 +154,7 @@ func TestClusterKubeletAuth(t *testing.T) {
 	t.Run("ServiceAccountTokenThroughTokenReview", func(t *testing.T) {
 		token := statsServiceAccountToken(t, env)
 		sa := newKubeletClient(t, nil, token)
-		code, body := sa.do(t, "GET", "/stats/summary")
-		if code == http.StatusUnauthorized || code == http.StatusForbidden {
-			t.Errorf("GET /stats/summary with a nodes/stats token = %d %q, want authorized", code, body)
-		}
+		sa.expect(t, "GET", "/stats/summary", http.StatusOK, `"nodeName":"`+nodeName+`"`)
 		sa.expect(t, "GET", "/pods", http.StatusForbidden, "user=system:serviceaccount:default:stats-reader")
 		newKubeletClient(t, nil, "not-a-token").expect(t, "GET", "/pods", http.StatusUnauthorized, "Unauthorized")
 	})
@@ -158,9 +163,14 @@ func TestClusterKubeletAuth(t *testing.T) {
 		apiserver.expect(t, "GET", "/healthz", http.StatusOK, "ok")
 		apiserver.expect(t, "GET", "/configz", http.StatusOK, `"kubeletconfig"`)
 		apiserver.expect(t, "GET", "/runningpods/", http.StatusOK, `"kind":"PodList"`)
-		code, body := apiserver.do(t, "GET", "/containerLogs/default/web/web")
-		if code == http.StatusUnauthorized || code == http.StatusForbidden {
-			t.Errorf("GET /containerLogs as the API server = %d %q, want authorized", code, body)
+		startLoggingPod(t, env)
+		apiserver.expect(t, "GET", "/containerLogs/default/auth-logs/main", http.StatusOK, "auth-logs-line")
+		statsUser.expect(t, "GET", "/containerLogs/default/auth-logs/main", http.StatusForbidden, "subresource(s)=[proxy]")
+	})
+	t.Run("KubectlLogsThroughTheAPIServer", func(t *testing.T) {
+		out, err := env.cl.Kubectl(ctx, "logs", "auth-logs")
+		if err != nil || !strings.Contains(out, "auth-logs-line") {
+			t.Errorf("kubectl logs = %q, %v", out, err)
 		}
 	})
 	t.Run("APIServerProxiesToTheNode", func(t *testing.T) {
@@ -175,6 +185,29 @@ func TestClusterKubeletAuth(t *testing.T) {
 			t.Errorf("node proxy /pods = %q (last error %v)", out, err)
 		}
 	})
+}
+
+// startLoggingPod runs default/auth-logs, whose container "main" prints
+// one line and sleeps, and waits until it runs.
+func startLoggingPod(t *testing.T, env *clusterEnv) {
+	t.Helper()
+	env.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
+		_, err := env.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	_, err := env.admin.CoreV1().Pods("default").Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "auth-logs", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken:  ptr.To(false),
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{
+				Name: "main", Image: busybox, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{"sh", "-c", "echo auth-logs-line && exec sleep 3600"},
+			}},
+		},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	env.waitPodRunning(t, "auth-logs")
 }
 
 // grantNodesStats lets user (and the stats-reader service account in
