@@ -12,7 +12,10 @@ import (
 	"github.com/berthk8s/berth/internal/config"
 )
 
-const header = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+// header starts a standalone configuration: without --kubeconfig the
+// kubelet API's webhook authentication and authorization cannot work.
+const header = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n" +
+	"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n"
 
 // harness runs the command against an in-memory file system and a fake agent.
 type harness struct {

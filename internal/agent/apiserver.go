@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/runtimestate"
 	"github.com/berthk8s/berth/internal/server"
 )
@@ -72,7 +73,7 @@ func (n *node) servingTLS(clientCAs *x509.CertPool) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	ips, err := hostIPs(n.cfg.NodeIPs)
+	ips, err := machine.HostIPs(n.cfg.NodeIPs)
 	if err != nil {
 		return nil, err
 	}
