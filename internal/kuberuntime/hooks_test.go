@@ -358,16 +358,56 @@ func TestHookRequestHeaders(t *testing.T) {
 	}
 }
 
-func TestSleepHookEndsWithContext(t *testing.T) {
-	e, _ := newHookEnv(t)
-	ctx, cancel := context.WithCancel(e.ctx)
-	cancel()
+func TestRunHook(t *testing.T) {
+	e, h := newHookEnv(t)
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer plain.Close()
+	host, port, _ := net.SplitHostPort(plain.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
 	pod := basePod()
-	msg, err := e.m.runHook(ctx, hookTarget{Pod: pod, Container: &pod.Spec.Containers[0]},
-		&corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}})
-	want := `Sleep lifecycle hook (5) for Container "app" in Pod "web_default(uid-1)" failed - error: container terminated before sleep hook finished`
-	if err == nil || msg != want {
-		t.Errorf("runHook = %q, %v; want %q", msg, err, want)
+	cancelled, cancel := context.WithCancel(e.ctx)
+	cancel()
+	tests := []struct {
+		name      string
+		ctx       context.Context
+		handler   corev1.LifecycleHandler
+		execCode  int32
+		wantMsg   string
+		wantErr   bool
+		wantEvent string
+	}{
+		{name: "exec succeeds", ctx: e.ctx, handler: *execHandler("true")},
+		{name: "exec fails", ctx: e.ctx, handler: *execHandler("false"), execCode: 1, wantErr: true,
+			wantMsg: `Exec lifecycle hook ([false]) for Container "app" in Pod "web_default(uid-1)" failed - error: command 'false' exited with 1: , message: "out"`},
+		{name: "https to a plain HTTP server falls back to HTTP", ctx: e.ctx,
+			handler: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: host, Port: intstr.FromInt(p), Scheme: corev1.URISchemeHTTPS}},
+			wantEvent: "Warning LifecycleHTTPFallback request to HTTPS lifecycle hook " + plain.Listener.Addr().String() + " got HTTP response, retry with HTTP succeeded"},
+		{name: "http to a closed port fails", ctx: e.ctx, wantErr: true,
+			handler: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Port: intstr.FromInt(1), Path: "/x"}}},
+		{name: "sleep ended by the context", ctx: cancelled, wantErr: true,
+			handler: corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
+			wantMsg: `Sleep lifecycle hook (5) for Container "app" in Pod "web_default(uid-1)" failed - error: container terminated before sleep hook finished`},
+		{name: "no handler", ctx: e.ctx, wantErr: true, wantMsg: "Cannot run handler: invalid handler: &LifecycleHandler{Exec:nil,HTTPGet:nil,TCPSocket:nil,Sleep:nil,}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h.exitCode = tt.execCode
+			e.events.take()
+			msg, err := e.m.runHook(tt.ctx, hookTarget{Pod: pod, Container: &pod.Spec.Containers[0], ContainerID: "c1"}, &tt.handler)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("runHook err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.wantMsg != "" && msg != tt.wantMsg {
+				t.Errorf("message = %q, want %q", msg, tt.wantMsg)
+			}
+			if tt.wantErr && msg == "" {
+				t.Error("a failed hook has no message")
+			}
+			evs := e.events.take()
+			if tt.wantEvent != "" && !slices.Contains(evs, tt.wantEvent) {
+				t.Errorf("events = %q, want %q", evs, tt.wantEvent)
+			}
+		})
 	}
 }
 
