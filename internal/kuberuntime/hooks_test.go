@@ -380,7 +380,7 @@ func TestRunHook(t *testing.T) {
 		{name: "exec fails", ctx: e.ctx, handler: *execHandler("false"), execCode: 1, wantErr: true,
 			wantMsg: `Exec lifecycle hook ([false]) for Container "app" in Pod "web_default(uid-1)" failed - error: command 'false' exited with 1: , message: "out"`},
 		{name: "https to a plain HTTP server falls back to HTTP", ctx: e.ctx,
-			handler: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: host, Port: intstr.FromInt(p), Scheme: corev1.URISchemeHTTPS}},
+			handler:   corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: host, Port: intstr.FromInt(p), Scheme: corev1.URISchemeHTTPS}},
 			wantEvent: "Warning LifecycleHTTPFallback request to HTTPS lifecycle hook " + plain.Listener.Addr().String() + " got HTTP response, retry with HTTP succeeded"},
 		{name: "http to a closed port fails", ctx: e.ctx, wantErr: true,
 			handler: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Port: intstr.FromInt(1), Path: "/x"}}},
