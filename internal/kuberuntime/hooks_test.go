@@ -6,17 +6,20 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -433,5 +436,65 @@ func TestSyncPodSidecarLifecycle(t *testing.T) {
 	e.sync(pod) // the main container is done: the pod is killed
 	if rt := e.status(pod); rt.Running() {
 		t.Errorf("sidecar still running after the main container completed: %+v", rt)
+	}
+}
+
+func TestTermOrderWaitEndsWithGrace(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "side", RestartPolicy: &always}},
+		Containers:     []corev1.Container{{Name: "main"}, {Name: "done"}},
+	}}
+	// "done" is not running: nothing waits for it. "main" never stops.
+	o := newTermOrder(clk, pod, []string{"main", "side"})
+	if got := o.waitTurn("main", 30); got != 0 {
+		t.Errorf("a regular container waited %d s", got)
+	}
+	waited := make(chan int64)
+	go func() { waited <- o.waitTurn("side", 7) }()
+	for !clk.HasWaiters() {
+		runtime.Gosched()
+	}
+	clk.Step(7 * time.Second)
+	if got := <-waited; got != 7 {
+		t.Errorf("sidecar waited %d s, want the whole 7 s grace", got)
+	}
+	// Once main stopped, the sidecar's turn comes at once.
+	o.stopped("main")
+	if got := o.waitTurn("side", 7); got != 0 {
+		t.Errorf("sidecar waited %d s after main stopped", got)
+	}
+}
+
+// blockingExec is a runtime whose ExecSync blocks until its context ends.
+type blockingExec struct {
+	runtimeapi.RuntimeServiceClient
+}
+
+func (blockingExec) ExecSync(ctx context.Context, _ *runtimeapi.ExecSyncRequest, _ ...grpc.CallOption) (*runtimeapi.ExecSyncResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestPreStopBoundedByGrace(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Runtime = blockingExec{c.Runtime} })
+	pod := basePod()
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: execHandler("sleep", "1000")}
+	took := make(chan int64)
+	go func() {
+		took <- e.m.runPreStop(e.ctx, hookTarget{Pod: pod, Container: &pod.Spec.Containers[0], ContainerID: "c1"}, 5)
+	}()
+	for !e.clock.HasWaiters() {
+		runtime.Gosched()
+	}
+	e.clock.Step(5 * time.Second)
+	if got := <-took; got != 5 {
+		t.Errorf("runPreStop took %d s, want the 5 s grace", got)
+	}
+	// The abandoned hook's context is cancelled: it fails and says so
+	// (waited for, so that it does not log after the test).
+	for !slices.Contains(e.events.take(), "Warning FailedPreStopHook PreStopHook failed") {
+		runtime.Gosched()
 	}
 }
