@@ -73,6 +73,10 @@ func (n *node) servingTLS(clientCAs *x509.CertPool) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	curves, err := config.CurvePreferences(kc.TLSCurvePreferences)
+	if err != nil {
+		return nil, err
+	}
 	ips, err := machine.HostIPs(n.cfg.NodeIPs)
 	if err != nil {
 		return nil, err
@@ -83,7 +87,7 @@ func (n *node) servingTLS(clientCAs *x509.CertPool) (*tls.Config, error) {
 	}
 	return server.ServingTLS(server.TLSOptions{
 		CertFile: kc.TLSCertFile, KeyFile: kc.TLSPrivateKeyFile, CertDir: n.cfg.CertDir,
-		Host: n.cfg.NodeName, IPs: sans, MinVersion: minVersion, CipherSuites: suites, ClientCAs: clientCAs,
+		Host: n.cfg.NodeName, IPs: sans, MinVersion: minVersion, CipherSuites: suites, CurvePreferences: curves, ClientCAs: clientCAs,
 	})
 }
 

@@ -72,7 +72,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"tlsCertFile", Honoured, "the serving certificate; unset, a self-signed kubelet.crt is generated in --cert-dir and reused"},
 		{"tlsPrivateKeyFile", Honoured, "the serving key (set together with tlsCertFile)"},
 		{"tlsCipherSuites", Honoured, "upstream names (TLS_ECDHE_...); unknown names are an error"},
-		{"tlsCurvePreferences", NotImplemented, "berth uses Go's default curves"},
+		{"tlsCurvePreferences", Honoured, "numeric crypto/tls CurveIDs this Go knows (unset: Go's defaults)"},
 		{"tlsMinVersion", Honoured, "VersionTLS10 to VersionTLS13 (unset: TLS 1.2)"},
 		{"rotateCertificates", DefaultMatches, "false: berth does not rotate client certificates"},
 		{"serverTLSBootstrap", DefaultMatches, "false: berth does not request serving certificates"},

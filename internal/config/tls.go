@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/tls"
 	"fmt"
+	"strings"
 )
 
 // tlsVersions are the names upstream accepts for tlsMinVersion.
@@ -55,4 +56,22 @@ func CipherSuites(names []string) ([]uint16, error) {
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// CurvePreferences returns the key exchanges tlsCurvePreferences names by
+// their numeric crypto/tls CurveID, refusing IDs this Go does not know.
+// Empty means Go's defaults (nil).
+func CurvePreferences(ids []int32) ([]tls.CurveID, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	out := make([]tls.CurveID, 0, len(ids))
+	for _, id := range ids {
+		c := tls.CurveID(id)
+		if id <= 0 || id > 0xffff || strings.HasPrefix(c.String(), "CurveID(") {
+			return nil, fmt.Errorf("unknown curve ID %d", id)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

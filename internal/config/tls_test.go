@@ -35,3 +35,18 @@ func TestCipherSuites(t *testing.T) {
 		t.Error("an unknown suite must be an error")
 	}
 }
+
+func TestCurvePreferences(t *testing.T) {
+	got, err := CurvePreferences([]int32{29, 23, 4588})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]tls.CurveID{tls.X25519, tls.CurveP256, tls.X25519MLKEM768}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, bad := range [][]int32{{1234}, {0}, {-23}, {70000}} {
+		if _, err := CurvePreferences(bad); err == nil {
+			t.Errorf("%v must be an error", bad)
+		}
+	}
+}

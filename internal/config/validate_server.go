@@ -21,6 +21,9 @@ func validateServer(kc *kubeletconfigv1beta1.KubeletConfiguration, clusterMode b
 	if _, err := CipherSuites(kc.TLSCipherSuites); err != nil {
 		ps = append(ps, fieldProblem("tlsCipherSuites", "%v", err))
 	}
+	if _, err := CurvePreferences(kc.TLSCurvePreferences); err != nil {
+		ps = append(ps, fieldProblem("tlsCurvePreferences", "%v", err))
+	}
 	if (kc.TLSCertFile == "") != (kc.TLSPrivateKeyFile == "") {
 		ps = append(ps, fieldProblem("tlsCertFile", "tlsCertFile and tlsPrivateKeyFile must be set together"))
 	}

@@ -28,6 +28,8 @@ type TLSOptions struct {
 	// TLS 1.2 and Go's default suites.
 	MinVersion   uint16
 	CipherSuites []uint16
+	// CurvePreferences is tlsCurvePreferences (nil: Go's defaults).
+	CurvePreferences []tls.CurveID
 	// ClientCAs, when set, is offered to clients as the acceptable CAs.
 	ClientCAs *x509.CertPool
 }
@@ -45,11 +47,12 @@ func ServingTLS(opts TLSOptions) (*tls.Config, error) {
 		minVersion = tls.VersionTLS12
 	}
 	return &tls.Config{
-		MinVersion:   minVersion,
-		CipherSuites: opts.CipherSuites,
-		Certificates: []tls.Certificate{cert},
-		ClientAuth:   tls.RequestClientCert,
-		ClientCAs:    opts.ClientCAs,
+		MinVersion:       minVersion,
+		CipherSuites:     opts.CipherSuites,
+		CurvePreferences: opts.CurvePreferences,
+		Certificates:     []tls.Certificate{cert},
+		ClientAuth:       tls.RequestClientCert,
+		ClientCAs:        opts.ClientCAs,
 	}, nil
 }
 
