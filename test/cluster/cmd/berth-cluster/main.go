@@ -80,7 +80,7 @@ func run(o options) error {
 		return err
 	}
 	kubeletConfig := filepath.Join(c.Dir(), "kubelet-config.yaml")
-	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, o.criEndpoint), 0o644); err != nil {
+	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, o.criEndpoint, c.CAFile()), 0o644); err != nil {
 		return fmt.Errorf("write kubelet configuration: %w", err)
 	}
 	printHints(c, time.Since(start), o.nodeName, nodeKubeconfig)
@@ -91,7 +91,7 @@ func run(o options) error {
 		return nil
 	}
 	args := append([]string{"--kubeconfig=" + nodeKubeconfig, "--config=" + kubeletConfig,
-		"--hostname-override=" + o.nodeName}, o.berthArgs...)
+		"--hostname-override=" + o.nodeName, "--cert-dir=" + filepath.Join(c.Dir(), "kubelet-pki")}, o.berthArgs...)
 	fmt.Printf("berth-cluster: running %s %s\n\n", o.berth, strings.Join(args, " "))
 	return runBerth(ctx, o.berth, args)
 }
@@ -150,8 +150,12 @@ berth-cluster: control plane ready in %s at %s
 		nodeName, nodeName, kubectl, nodeKubeconfig)
 }
 
-// kubeletConfigYAML is the berth node's KubeletConfiguration in cluster mode.
-func kubeletConfigYAML(staticPodPath, criEndpoint string) []byte {
+// kubeletConfigYAML is the berth node's KubeletConfiguration in cluster
+// mode. The kubelet API listens on every address (the API server dials the
+// node's IP for kubectl logs and exec) and accepts the cluster CA's client
+// certificates and, through the API server, tokens and RBAC, as a kubeadm
+// node does.
+func kubeletConfigYAML(staticPodPath, criEndpoint, clientCAFile string) []byte {
 	return []byte(fmt.Sprintf(`# Written by berth-cluster: berth as a node of the development cluster.
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -161,9 +165,19 @@ syncFrequency: 1m
 containerRuntimeEndpoint: %s
 runtimeRequestTimeout: 2m
 cgroupDriver: cgroupfs
-address: 127.0.0.1
+address: 0.0.0.0
+port: 10250
 readOnlyPort: 10255
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: %s
+authorization:
+  mode: Webhook
 logging:
   verbosity: 2
-`, staticPodPath, criEndpoint))
+`, staticPodPath, criEndpoint, clientCAFile))
 }

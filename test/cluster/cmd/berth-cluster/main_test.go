@@ -1,13 +1,16 @@
 package main
 
 import (
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/test/cluster"
 )
 
 // TestBerthAcceptsTheNodeConfiguration loads what berth-cluster gives berth
@@ -21,7 +24,15 @@ func TestBerthAcceptsTheNodeConfiguration(t *testing.T) {
 	}
 	kubeletConfig := filepath.Join(dir, "kubelet-config.yaml")
 	kubeconfig := filepath.Join(dir, "node.kubeconfig")
-	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, "unix:///run/containerd/containerd.sock"), 0o644); err != nil {
+	ca, err := cluster.NewCA(rand.Reader, time.Now(), "test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(caFile, ca.KeyPair().CertPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, "unix:///run/containerd/containerd.sock", caFile), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
