@@ -91,7 +91,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"oomScoreAdj", NotImplemented, "berth does not adjust its own OOM score yet"},
 		{"clusterDomain", Honoured, "the pods' DNS search path and subdomain FQDNs; a DNS subdomain"},
 		{"clusterDNS", Honoured, "nameserver IPs of ClusterFirst pods; empty makes them fall back to resolvConf"},
-		{"streamingConnectionIdleTimeout", NotImplemented, "berth's streaming connections have no idle timeout yet"},
+		{"streamingConnectionIdleTimeout", Honoured, "exec, attach and port-forward streams idle this long are closed"},
 		{"nodeStatusUpdateFrequency", Honoured, "how often node status is computed (and written when it changed)"},
 		{"nodeStatusReportFrequency", Honoured, "how often node status is written when it did not change"},
 		{"nodeLeaseDurationSeconds", Honoured, "the node Lease duration; renewed every quarter of it"},

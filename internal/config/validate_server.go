@@ -49,6 +49,9 @@ func validateServer(kc *kubeletconfigv1beta1.KubeletConfiguration, clusterMode b
 	default:
 		ps = append(ps, fieldProblem("authorization", "invalid mode %q: must be AlwaysAllow or Webhook", kc.Authorization.Mode))
 	}
+	if kc.StreamingConnectionIdleTimeout.Duration < 0 {
+		ps = append(ps, fieldProblem("streamingConnectionIdleTimeout", "invalid value %q: must not be negative", kc.StreamingConnectionIdleTimeout.Duration.String()))
+	}
 	if kc.Authorization.Webhook.CacheAuthorizedTTL.Duration < 0 || kc.Authorization.Webhook.CacheUnauthorizedTTL.Duration < 0 {
 		ps = append(ps, fieldProblem("authorization", "webhook cache TTLs must not be negative"))
 	}

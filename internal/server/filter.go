@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -25,7 +26,7 @@ func withAuth(auth Auth, next http.Handler) http.Handler {
 		logger := klog.FromContext(r.Context())
 		u, err := auth.Authn.Authenticate(r)
 		if err != nil {
-			if err != errNoCredentials {
+			if !errors.Is(err, errNoCredentials) {
 				logger.Error(err, "Unable to authenticate the request", "path", r.URL.Path)
 			}
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)

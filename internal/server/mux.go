@@ -83,6 +83,7 @@ func ReadOnlyHandler(check HealthFunc, list PodsFunc, h Handlers) http.Handler {
 func registerDefault(handle func(string, http.Handler), check HealthFunc, list PodsFunc, h Handlers) {
 	handle("/healthz", healthz(check))
 	handle("GET /healthz/ping", healthz(func() error { return nil }))
+	handle("GET /healthz/log", healthz(func() error { return nil }))
 	handle("GET /healthz/syncloop", healthz(check))
 	handle("/pods", pods(list))
 	handle("/pods/", pods(list))
