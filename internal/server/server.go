@@ -23,25 +23,32 @@ func HealthzHandler(check HealthFunc) http.Handler {
 // Serve listens on host:port and serves h until ctx ends, then shuts down
 // within five seconds. A listen failure is returned at once.
 func Serve(ctx context.Context, name, host string, port int, h http.Handler) error {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen(name, host, port)
 	if err != nil {
-		return fmt.Errorf("listen %s on %q: %w", name, addr, err)
+		return err
 	}
 	return ServeListener(ctx, name, ln, h)
 }
 
 // ServeTLS listens on host:port and serves h over TLS until ctx ends.
 func ServeTLS(ctx context.Context, name, host string, port int, cfg *tls.Config, h http.Handler) error {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen(name, host, port)
 	if err != nil {
-		return fmt.Errorf("listen %s on %q: %w", name, addr, err)
+		return err
 	}
 	cfg = cfg.Clone()
 	// HTTP/1.1 only: exec, attach and port-forward upgrade the connection.
 	cfg.NextProtos = []string{"http/1.1"}
 	return ServeListener(ctx, name, tls.NewListener(ln, cfg), h)
+}
+
+func listen(name, host string, port int) (net.Listener, error) {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s on %q: %w", name, addr, err)
+	}
+	return ln, nil
 }
 
 // ServeListener serves h on ln until ctx ends.
