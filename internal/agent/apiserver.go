@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
@@ -138,15 +139,19 @@ func (n *node) apiAuth() (server.Auth, *x509.CertPool, error) {
 	return auth, authn.ClientCAs, nil
 }
 
-// runningPods lists the runtime's running pods for /runningpods/, as
-// upstream shows them: pods with a ready sandbox or a running container,
-// each with its name, namespace, UID and running containers' names and
-// images.
+// runningPods lists the runtime's running pods for /runningpods/.
 func (n *node) runningPods(ctx context.Context) ([]corev1.Pod, error) {
 	list, err := n.runtime.ListPods(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list runtime pods: %w", err)
 	}
+	return toRunningPods(list), nil
+}
+
+// toRunningPods converts runtime pods as upstream's /runningpods/ shows
+// them: pods with a ready sandbox or a running container, each with its
+// name, namespace, UID and running containers' names and images, by UID.
+func toRunningPods(list map[types.UID]*runtimestate.Pod) []corev1.Pod {
 	out := make([]corev1.Pod, 0, len(list))
 	for _, p := range list {
 		pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID}}
@@ -161,7 +166,7 @@ func (n *node) runningPods(ctx context.Context) ([]corev1.Pod, error) {
 		out = append(out, pod)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
-	return out, nil
+	return out
 }
 
 // configzView is the effective configuration as /configz shows it: the
