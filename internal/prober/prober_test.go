@@ -3,12 +3,15 @@ package prober
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -202,6 +205,18 @@ func TestReadinessFlips(t *testing.T) {
 		}
 		if got := m.GetCounter().GetValue(); got != want {
 			t.Errorf("prober_probe_total{result=%q} = %v, want %v", result, got, want)
+		}
+	}
+
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(h.reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics/probes", nil))
+	for _, want := range []string{
+		`prober_probe_total{container="c",namespace="ns",pod="web",pod_uid="uid-1",probe_type="Readiness",result="successful"} 2`,
+		`prober_probe_total{container="c",namespace="ns",pod="web",pod_uid="uid-1",probe_type="Readiness",result="failed"} 1`,
+		`prober_probe_duration_seconds_count{container="c",namespace="ns",pod="web",probe_type="Readiness"} 2`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics/probes lacks %q:\n%s", want, rec.Body.String())
 		}
 	}
 
