@@ -31,8 +31,9 @@ func removeAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient)
 	return errors.Join(errs...)
 }
 
-// removeDir unmounts everything below dir (a kubelet's tmpfs volumes),
-// deepest first, then removes dir.
+// removeDir unmounts everything at or below dir (a kubelet's tmpfs
+// volumes; the upstream kubelet also bind-mounts its root directory onto
+// itself), deepest first, then removes dir.
 func removeDir(dir string) error {
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -40,7 +41,7 @@ func removeDir(dir string) error {
 	}
 	var targets []string
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+		if f := strings.Fields(line); len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
 			targets = append(targets, f[4])
 		}
 	}
