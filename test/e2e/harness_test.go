@@ -148,6 +148,9 @@ func (n *node) start() {
 	args := append([]string{"--config", n.config, "--root-dir", n.rootDir, "--hostname-override", nodeName, "-v", "4"}, n.extraArgs...)
 	n.cmd = exec.Command(berthBinary, args...)
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
+	// berth dies with the test binary: an orphaned berth would keep
+	// removing other tests' pods (and hold the e2e lock it inherited).
+	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	must(n.t, n.cmd.Start())
 	n.exited = make(chan struct{})
 	go func() {
