@@ -80,7 +80,8 @@ func (k *Kubelet) start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (
 	}
 	cmd := exec.Command(k.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The kubelet dies with the bench: an orphan would hold the runtime.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", k.Name, err)
