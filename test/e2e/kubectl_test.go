@@ -264,7 +264,10 @@ func (e *clusterEnv) testExecTTY(t *testing.T) {
 }
 
 func (e *clusterEnv) testAttach(t *testing.T) {
-	stdinR, stdinW := io.Pipe()
+	// A kernel pipe buffers the writes, so a write never waits on kubectl.
+	stdinR, stdinW, err := os.Pipe()
+	must(t, err)
+	defer stdinR.Close()
 	defer stdinW.Close()
 	_, out, done := background(t, stdinR, e.cl.KubectlPath(), e.kubectlArgs("attach", "-i", "reader")...)
 	// Attach takes a moment; write until the answer shows.
