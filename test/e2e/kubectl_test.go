@@ -118,11 +118,14 @@ func background(t *testing.T, stdin io.Reader, name string, args ...string) (*ex
 	out := &syncBuffer{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, out
 	must(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done, exited := make(chan error, 1), make(chan struct{})
+	go func() {
+		done <- cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-done
+		<-exited
 	})
 	return cmd, out, done
 }
