@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 
+	corev1 "k8s.io/api/core/v1"
+
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -21,7 +23,7 @@ func (s *Server) Exec() http.Handler {
 			return
 		}
 		resp, err := s.cfg.Runtime.Exec(r.Context(), &runtimeapi.ExecRequest{
-			ContainerId: t.containerID, Cmd: r.URL.Query()["command"],
+			ContainerId: t.containerID, Cmd: r.URL.Query()[corev1.ExecCommandParam],
 			Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY,
 		})
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // streamOptions are the streams an exec or attach asks for.
@@ -14,15 +16,16 @@ type streamOptions struct {
 	Stdin, Stdout, Stderr, TTY bool
 }
 
-// parseStreamOptions reads stdin, stdout, stderr and tty ("1" means yes)
-// as upstream: stderr is dropped with a TTY, and at least one stream is
-// required.
+// parseStreamOptions reads the streams as the API server sends them
+// (corev1.ExecStdinParam "input", "output", "error" and "tty"; "1" means
+// yes), as upstream: stderr is dropped with a TTY, and at least one
+// stream is required.
 func parseStreamOptions(q url.Values) (streamOptions, error) {
 	o := streamOptions{
-		Stdin:  q.Get("stdin") == "1",
-		Stdout: q.Get("stdout") == "1",
-		Stderr: q.Get("stderr") == "1",
-		TTY:    q.Get("tty") == "1",
+		Stdin:  q.Get(corev1.ExecStdinParam) == "1",
+		Stdout: q.Get(corev1.ExecStdoutParam) == "1",
+		Stderr: q.Get(corev1.ExecStderrParam) == "1",
+		TTY:    q.Get(corev1.ExecTTYParam) == "1",
 	}
 	if o.TTY && o.Stderr {
 		o.Stderr = false

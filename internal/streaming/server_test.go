@@ -177,11 +177,11 @@ func TestStreamingProxies(t *testing.T) {
 		path    string
 		wantReq any
 	}{
-		{name: "exec", path: "/exec/default/web/app?command=sh&command=-c&command=date&stdin=1&stdout=1&tty=1&stderr=1",
+		{name: "exec", path: "/exec/default/web/app?command=sh&command=-c&command=date&input=1&output=1&tty=1&error=1",
 			wantReq: &runtimeapi.ExecRequest{ContainerId: "c2", Cmd: []string{"sh", "-c", "date"}, Stdin: true, Stdout: true, Tty: true}},
-		{name: "exec with uid", path: "/exec/default/web/u1/app?command=ls&stdout=1&stderr=1",
+		{name: "exec with uid", path: "/exec/default/web/u1/app?command=ls&output=1&error=1",
 			wantReq: &runtimeapi.ExecRequest{ContainerId: "c2", Cmd: []string{"ls"}, Stdout: true, Stderr: true}},
-		{name: "attach takes the container's tty", path: "/attach/default/web/app?stdin=1&stdout=1",
+		{name: "attach takes the container's tty", path: "/attach/default/web/app?input=1&output=1",
 			wantReq: &runtimeapi.AttachRequest{ContainerId: "c2", Stdin: true, Stdout: true, Tty: true}},
 		{name: "port-forward", path: "/portForward/default/web",
 			wantReq: &runtimeapi.PortForwardRequest{PodSandboxId: "sb1"}},
@@ -211,16 +211,16 @@ func TestStreamingErrors(t *testing.T) {
 		wantCode int
 		wantBody string
 	}{
-		{name: "no stream", path: "/exec/default/web/app?command=ls", wantCode: 400, wantBody: "you must specify at least 1 of stdin, stdout, stderr"},
-		{name: "unknown pod", path: "/exec/default/nope/app?stdout=1", wantCode: 404, wantBody: "pod does not exist"},
-		{name: "wrong uid", path: "/exec/default/web/u9/app?stdout=1", wantCode: 404, wantBody: "pod not found"},
-		{name: "container not running", path: "/exec/default/web/stopped?stdout=1", wantCode: 404, wantBody: `container not found ("stopped")`},
-		{name: "unknown container", path: "/attach/default/web/db?stdout=1", wantCode: 404, wantBody: `container not found ("db")`},
-		{name: "runtime not found", path: "/exec/default/web/app?stdout=1", err: fmt.Errorf("gone: %w", cri.ErrNotFound), wantCode: 404, wantBody: "gone"},
-		{name: "runtime failure", path: "/exec/default/web/app?stdout=1", err: errors.New("boom"), wantCode: 500, wantBody: "boom"},
+		{name: "no stream", path: "/exec/default/web/app?command=ls&stdout=1", wantCode: 400, wantBody: "you must specify at least 1 of stdin, stdout, stderr"},
+		{name: "unknown pod", path: "/exec/default/nope/app?output=1", wantCode: 404, wantBody: "pod does not exist"},
+		{name: "wrong uid", path: "/exec/default/web/u9/app?output=1", wantCode: 404, wantBody: "pod not found"},
+		{name: "container not running", path: "/exec/default/web/stopped?output=1", wantCode: 404, wantBody: `container not found ("stopped")`},
+		{name: "unknown container", path: "/attach/default/web/db?output=1", wantCode: 404, wantBody: `container not found ("db")`},
+		{name: "runtime not found", path: "/exec/default/web/app?output=1", err: fmt.Errorf("gone: %w", cri.ErrNotFound), wantCode: 404, wantBody: "gone"},
+		{name: "runtime failure", path: "/exec/default/web/app?output=1", err: errors.New("boom"), wantCode: 500, wantBody: "boom"},
 		{name: "no sandbox", path: "/portForward/default/web/u2", wantCode: 404, wantBody: "pod not found"},
 		// As upstream: the proxy's refusal goes through the responder, a 500.
-		{name: "upgrade required", path: "/exec/default/web/app?stdout=1", wantCode: 500, wantBody: "Upgrade request required"},
+		{name: "upgrade required", path: "/exec/default/web/app?output=1", wantCode: 500, wantBody: "Upgrade request required"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -304,9 +304,9 @@ func TestParseStreamOptions(t *testing.T) {
 		want    streamOptions
 		wantErr bool
 	}{
-		{query: "stdin=1&stdout=1&stderr=1", want: streamOptions{Stdin: true, Stdout: true, Stderr: true}},
-		{query: "stdout=1&stderr=1&tty=1", want: streamOptions{Stdout: true, TTY: true}},
-		{query: "stdout=true", wantErr: true},
+		{query: "input=1&output=1&error=1", want: streamOptions{Stdin: true, Stdout: true, Stderr: true}},
+		{query: "output=1&error=1&tty=1", want: streamOptions{Stdout: true, TTY: true}},
+		{query: "output=true", wantErr: true},
 		{query: "tty=1", wantErr: true},
 	}
 	for _, tc := range tests {
