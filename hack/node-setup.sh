@@ -266,8 +266,16 @@ start_ourselves() {
 	fi
 	[[ -f $LOG_FILE ]] && mv -f "$LOG_FILE" "$LOG_FILE.1"
 	# setsid: containerd leaves our session and outlives this script and make.
-	# 9>&-: containerd must not inherit (and hold) our lock.
-	setsid containerd --config "$CONFIG_PATH" </dev/null >"$LOG_FILE" 2>&1 9>&- &
+	# Every inherited descriptor above stderr is closed: containerd must not
+	# hold a lock of ours (fd 9) or of a caller's (flock(1) passes its own
+	# lock on, and a containerd holding it blocks every test run after).
+	(
+		for fd in /proc/$BASHPID/fd/*; do
+			fd=${fd##*/}
+			((fd > 2)) && eval "exec $fd>&-"
+		done
+		exec setsid containerd --config "$CONFIG_PATH" </dev/null >"$LOG_FILE" 2>&1
+	) &
 	pid=$!
 	echo "$pid" >"$PID_FILE"
 	echo "$hash" >"$HASH_FILE"
