@@ -74,10 +74,7 @@ func (k *Kubelet) start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (
 		return nil, fmt.Errorf("create kubelet log: %w", err)
 	}
 	args := []string{"--config", cfgPath, "--kubeconfig", kubeconfig, "--root-dir", filepath.Join(dir, "root"),
-		"--hostname-override", nodeName, "--node-ip", nodeIP, "-v", "1"}
-	if k.Name == ColUpstream {
-		args = append(args, "--cert-dir", filepath.Join(dir, "pki"))
-	}
+		"--hostname-override", nodeName, "--node-ip", nodeIP, "--cert-dir", filepath.Join(dir, "pki"), "-v", "1"}
 	cmd := exec.Command(k.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// The kubelet dies with the bench: an orphan would hold the runtime.
