@@ -29,6 +29,8 @@ var rules = []rule{
 	{dir: "pleg", files: []string{"diff.go", "cache.go"}},
 	{dir: "admission", also: []string{"k8s.io/component-helpers"}},
 	{dir: "downward"},
+	{dir: "expansion"},
+	{dir: "prober", files: []string{"decide.go", "port.go"}},
 	{dir: "nodestatus", files: []string{"inputs.go", "setters.go", "allocatable.go", "conditions.go", "initial.go", "patch.go"}},
 	{dir: "mirrorpod", files: []string{"plan.go"}},
 	{dir: "statussync", files: []string{"plan.go", "merge.go", "patch.go"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/berthk8s/berth/internal/downward"
+	"github.com/berthk8s/berth/internal/expansion"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -173,7 +174,7 @@ func envValue(ctx context.Context, in envInput, objects *envObjects, e corev1.En
 	from := e.ValueFrom
 	switch {
 	case e.Value != "":
-		return expand(e.Value, vars), true, nil
+		return expansion.Expand(e.Value, vars), true, nil
 	case from == nil:
 		return "", true, nil
 	case from.FieldRef != nil:
@@ -295,10 +296,10 @@ func sortedKeys(m map[string]string) []string {
 // args (upstream ExpandContainerCommandAndArgs). Empty stays nil.
 func expandCommand(c *corev1.Container, vars map[string]string) (command, args []string) {
 	for _, s := range c.Command {
-		command = append(command, expand(s, vars))
+		command = append(command, expansion.Expand(s, vars))
 	}
 	for _, s := range c.Args {
-		args = append(args, expand(s, vars))
+		args = append(args, expansion.Expand(s, vars))
 	}
 	return command, args
 }

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/expansion"
 )
 
 // mountSpec is one volumeMount resolved against the pod's volumes, before
@@ -36,7 +38,7 @@ func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes map[string]string,
 		}
 		sub := vm.SubPath
 		if vm.SubPathExpr != "" {
-			sub = expand(vm.SubPathExpr, vars)
+			sub = expansion.Expand(vm.SubPathExpr, vars)
 		}
 		if sub != "" && (filepath.IsAbs(sub) || hasDotDot(sub)) {
 			return nil, fmt.Errorf("subPath %q of volume %q must be a relative path without '..'", sub, vm.Name)

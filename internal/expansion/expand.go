@@ -1,14 +1,14 @@
-package kuberuntime
+package expansion
 
 import "strings"
 
-// expand replaces $(VAR) references in s with vars[VAR], with the semantics
+// Expand replaces $(VAR) references in s with vars[VAR], with the semantics
 // of the Kubernetes API (command, args and env values):
 //   - $(VAR) becomes the value of VAR when VAR is defined, else stays as is;
 //   - $$ is an escaped $ and becomes a single $ (so $$(VAR) is literal);
 //   - a $ followed by anything else, an unclosed $( and a trailing $ are
 //     kept unchanged.
-func expand(s string, vars map[string]string) string {
+func Expand(s string, vars map[string]string) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}

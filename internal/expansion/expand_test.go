@@ -1,4 +1,4 @@
-package kuberuntime
+package expansion
 
 import "testing"
 
@@ -27,8 +27,8 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := expand(tt.in, vars); got != tt.want {
-				t.Errorf("expand(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := Expand(tt.in, vars); got != tt.want {
+				t.Errorf("Expand(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
