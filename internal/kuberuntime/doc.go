@@ -17,8 +17,8 @@
 //	hosts.go            the managed /etc/hosts file and its mount
 //	container_config.go pure ContainerConfig builder
 //	container_start.go  pull, create and start one container
-//	env.go, expand.go   environment (service variables, envFrom, env with
-//	                    valueFrom) and $(VAR) expansion
+//	env.go              environment (service variables, envFrom, env with
+//	                    valueFrom); $(VAR) expansion is internal/expansion
 //	envsource.go        EnvSource (configMaps, secrets, services, node
 //	                    allocatable); service, fieldRef and resource values
 //	resources.go        Linux resources from requests and limits
