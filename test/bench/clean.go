@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/cri"
 )
 
 // removeAllSandboxes stops and removes every pod sandbox (and so every
@@ -20,11 +22,15 @@ func removeAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient)
 	}
 	var errs []error
 	for _, sb := range resp.GetItems() {
+		// A sandbox gone since the list (a kubelet was still removing it)
+		// is what we want.
 		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.GetId()}); err != nil {
-			errs = append(errs, fmt.Errorf("stop pod sandbox %q: %w", sb.GetId(), err))
+			if !errors.Is(err, cri.ErrNotFound) {
+				errs = append(errs, fmt.Errorf("stop pod sandbox %q: %w", sb.GetId(), err))
+			}
 			continue
 		}
-		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.GetId()}); err != nil {
+		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.GetId()}); err != nil && !errors.Is(err, cri.ErrNotFound) {
 			errs = append(errs, fmt.Errorf("remove pod sandbox %q: %w", sb.GetId(), err))
 		}
 	}
