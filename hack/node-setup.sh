@@ -170,12 +170,23 @@ write_containerd_config() {
 	fi
 }
 
-# running says whether pid is a live containerd. A zombie does not count: an
-# init that does not reap would leave a dead containerd looking alive.
-running() {
+# alive says whether pid is a live process, whatever its name. A zombie does
+# not count: an init that does not reap would leave a dead containerd looking
+# alive. The process this script starts is judged by this alone: until its
+# exec, /proc names the subshell (bash, then setsid), not containerd.
+alive() {
 	local stat
 	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ $stat == *" (containerd) "[!Z]* ]]
+	[[ ${stat##*) } != Z* ]]
+}
+
+# running says whether pid is a live containerd: the pid file of an earlier
+# run may name a pid that another program has since been given.
+running() {
+	local stat
+	alive "$1" || return 1
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ $stat == *" (containerd) "* ]]
 }
 
 # our_pid prints the pid of the containerd this script started, if it runs.
@@ -213,7 +224,7 @@ wait_ready() {
 			*) fail_containerd "containerd's CRI plugin did not load" "$pid" ;;
 			esac
 		fi
-		if [[ -n $pid ]] && ! running "$pid"; then
+		if [[ -n $pid ]] && ! alive "$pid"; then
 			fail_containerd "containerd (pid $pid) exited" "$pid"
 		fi
 		sleep 0.5
