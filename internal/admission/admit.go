@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // Reasons of a rejection, as upstream's kubelet words them. A resource that
@@ -89,7 +91,7 @@ func Admit(in Inputs) Result {
 	if !portsFit(in.Pod, active) {
 		return predicateFailed(ReasonNodePorts, descNodePorts)
 	}
-	if !isStatic(in.Pod) && untoleratedNoExecute(in.Pod, in.Node) {
+	if !podutil.IsStatic(in.Pod) && untoleratedNoExecute(in.Pod, in.Node) {
 		return predicateFailed(ReasonTaintToleration, descTaints)
 	}
 	return admitted
@@ -131,15 +133,4 @@ func insufficient(s shortfall) Result {
 		Message: fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
 			s.name, s.requested, s.used, s.capacity),
 	}
-}
-
-// configSourceAnnotation names the source a pod came from; see
-// podsource.ConfigSourceAnnotation.
-const configSourceAnnotation = "kubernetes.io/config.source"
-
-// isStatic reports whether pod came from a file or URL source, as
-// podsource.IsStaticPod does.
-func isStatic(pod *corev1.Pod) bool {
-	source, ok := pod.Annotations[configSourceAnnotation]
-	return ok && source != "api"
 }

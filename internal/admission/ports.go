@@ -1,6 +1,10 @@
 package admission
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/podutil"
+)
 
 // wildcardIP is the host IP that binds every address, as upstream's
 // HostPortInfo treats it (an empty host IP means it too).
@@ -35,7 +39,7 @@ func hostPorts(pod *corev1.Pod) []hostPort {
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if c := &pod.Spec.InitContainers[i]; isSidecar(c) {
+		if c := &pod.Spec.InitContainers[i]; podutil.IsSidecar(c) {
 			collect(c)
 		}
 	}

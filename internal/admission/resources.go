@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // PodRequests returns the pod's effective request, as upstream's resource
@@ -39,7 +41,7 @@ func podRequests(pod *corev1.Pod, keep func(corev1.ResourceName) bool) corev1.Re
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		var during corev1.ResourceList
-		if isSidecar(c) {
+		if podutil.IsSidecar(c) {
 			add(sum, c.Resources.Requests, keep)
 			add(sidecars, c.Resources.Requests, keep)
 			during = sidecars
@@ -60,12 +62,6 @@ func podRequests(pod *corev1.Pod, keep func(corev1.ResourceName) bool) corev1.Re
 	}
 	add(sum, pod.Spec.Overhead, nil)
 	return sum
-}
-
-// isSidecar reports whether an init container is restartable: a sidecar
-// that starts before the containers and runs beside them.
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 func add(into, from corev1.ResourceList, keep func(corev1.ResourceName) bool) {

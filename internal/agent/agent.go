@@ -22,9 +22,9 @@ import (
 	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/pleg"
-	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podsync"
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/podworker"
 	"github.com/berthk8s/berth/internal/prober"
 	"github.com/berthk8s/berth/internal/server"
@@ -170,7 +170,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	// The funcs below read n.loop and n.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
 		Runtime: runtimeMgr, Statuses: observedStatuses{n.statuses, n.metrics}, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
-		RuntimeName: info.RuntimeName, IsStatic: podsource.IsStaticPod,
+		RuntimeName: info.RuntimeName, IsStatic: podutil.IsStatic,
 		Desired: func(uid types.UID) bool { _, ok := n.loop.Pod(uid); return ok },
 		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return n.loop.MirrorPod(fullName) },
 			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),

@@ -12,6 +12,7 @@ import (
 	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podsync"
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/stats"
 )
 
@@ -69,7 +70,7 @@ func (t *updateTap) Run(ctx context.Context) error {
 				close(t.out)
 				return nil
 			}
-			t.metrics.ObservePodsOnWatch(u.Pods, podsource.IsStaticPod, t.clock.Now())
+			t.metrics.ObservePodsOnWatch(u.Pods, podutil.IsStatic, t.clock.Now())
 			select {
 			case t.out <- u:
 			case <-ctx.Done():

@@ -10,6 +10,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // sources holds the configured pod sources and their merger.
@@ -31,7 +32,7 @@ func newSources(cfg *config.Config, clk clock.WithTicker, api *podsource.APIWatc
 		if err != nil {
 			return nil, fmt.Errorf("create file pod source: %w", err)
 		}
-		names = append(names, podsource.FileSource)
+		names = append(names, podutil.FileSource)
 		runs = append(runs, fs.Run)
 	}
 	if kc.StaticPodURL != "" {
@@ -49,11 +50,11 @@ func newSources(cfg *config.Config, clk clock.WithTicker, api *podsource.APIWatc
 		if err != nil {
 			return nil, fmt.Errorf("create URL pod source: %w", err)
 		}
-		names = append(names, podsource.HTTPSource)
+		names = append(names, podutil.HTTPSource)
 		runs = append(runs, hs.Run)
 	}
 	if api != nil {
-		names = append(names, podsource.APISource)
+		names = append(names, podutil.APISource)
 	}
 	merger, err := podsource.NewMerger(podsource.MergerConfig{Sources: names, Clock: clk})
 	if err != nil {

@@ -26,6 +26,7 @@ type rule struct {
 var rules = []rule{
 	{dir: "podplan", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 	{dir: "podstatus"},
+	{dir: "podutil", also: []string{"os", "k8s.io/klog/v2", "k8s.io/apimachinery/pkg/util/runtime"}},
 	{dir: "pleg", files: []string{"diff.go", "cache.go"}},
 	{dir: "admission", also: []string{"k8s.io/component-helpers"}},
 	{dir: "downward"},

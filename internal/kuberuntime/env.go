@@ -3,9 +3,11 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"sort"
+
 	"github.com/berthk8s/berth/internal/downward"
 	"github.com/berthk8s/berth/internal/expansion"
-	"sort"
+	"github.com/berthk8s/berth/internal/podutil"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,13 +18,6 @@ import (
 // eventInvalidEnvironmentVariableNames is upstream's reason for the event
 // listing the envFrom keys skipped as invalid variable names.
 const eventInvalidEnvironmentVariableNames = "InvalidEnvironmentVariableNames"
-
-// configSourceAnnotation and apiserverSource tell a pod from the API server
-// (podsource writes the annotation).
-const (
-	configSourceAnnotation = "kubernetes.io/config.source"
-	apiserverSource        = "api"
-)
 
 // envInput is everything a container's environment is resolved from.
 type envInput struct {
@@ -121,7 +116,7 @@ func podServiceEnv(in envInput) (map[string]string, error) {
 	}
 	services, synced := in.Source.Services()
 	if !synced {
-		if in.Pod.Annotations[configSourceAnnotation] == apiserverSource {
+		if in.Pod.Annotations[podutil.ConfigSourceAnnotation] == podutil.APISource {
 			return nil, fmt.Errorf("services have not yet been read at least once, cannot construct envvars")
 		}
 		return nil, nil

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // fakeEnvSource serves configMaps, secrets and services from memory and
@@ -273,7 +275,7 @@ func TestResolveEnv(t *testing.T) {
 			name: "services not read yet refuse an API pod",
 			mutate: func(in *envInput, src *fakeEnvSource) {
 				src.unsynced = true
-				in.Pod.Annotations[configSourceAnnotation] = apiserverSource
+				in.Pod.Annotations[podutil.ConfigSourceAnnotation] = podutil.APISource
 			},
 			wantErr: "services have not yet been read at least once",
 		},
@@ -281,7 +283,7 @@ func TestResolveEnv(t *testing.T) {
 			name: "services not read yet: a static pod starts without them",
 			mutate: func(in *envInput, src *fakeEnvSource) {
 				src.unsynced = true
-				in.Pod.Annotations[configSourceAnnotation] = "file"
+				in.Pod.Annotations[podutil.ConfigSourceAnnotation] = "file"
 			},
 			want: []string{},
 		},

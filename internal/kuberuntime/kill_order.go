@@ -6,12 +6,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // hasSidecar reports whether the pod has a restartable init container.
 func hasSidecar(pod *corev1.Pod) bool {
 	for i := range pod.Spec.InitContainers {
-		if isSidecar(pod, &pod.Spec.InitContainers[i]) {
+		if podutil.IsSidecarIn(&pod.Spec, &pod.Spec.InitContainers[i]) {
 			return true
 		}
 	}
@@ -32,7 +34,7 @@ func stopAfter(pod *corev1.Pod) map[string][]string {
 	later := ""
 	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
 		c := &pod.Spec.InitContainers[i]
-		if !isSidecar(pod, c) {
+		if !podutil.IsSidecarIn(&pod.Spec, c) {
 			continue
 		}
 		deps := append([]string(nil), regular...)

@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // CPU constants, as the kernel's CFS and upstream's cm package define them.
@@ -112,7 +112,7 @@ func isNodeCritical(pod *corev1.Pod) bool {
 	if pod.Spec.PriorityClassName != systemNodeCritical {
 		return false
 	}
-	return podsource.IsStaticPod(pod) || podsource.IsMirrorPod(pod) ||
+	return podutil.IsStatic(pod) || podutil.IsMirror(pod) ||
 		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
 }
 
@@ -142,7 +142,7 @@ func oomScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) 
 		return 1000 - 1000*request/memoryCapacity
 	}
 	adj := score(c.Resources.Requests.Memory().Value())
-	if isSidecar(pod, c) {
+	if podutil.IsSidecarIn(&pod.Spec, c) {
 		if minRequest := minRegularMemoryRequest(pod); minRequest != 0 {
 			adj = min(adj, score(minRequest))
 		}
@@ -154,20 +154,6 @@ func oomScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) 
 		return adj - 1
 	}
 	return adj
-}
-
-// isSidecar reports whether c is one of the pod's restartable init
-// containers.
-func isSidecar(pod *corev1.Pod, c *corev1.Container) bool {
-	if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
-		return false
-	}
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == c.Name {
-			return true
-		}
-	}
-	return false
 }
 
 // minRegularMemoryRequest is the smallest non-zero memory request of the
@@ -265,7 +251,7 @@ func podTotal(pod *corev1.Pod, side func(corev1.ResourceRequirements) corev1.Res
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		need := corev1.ResourceList{}
-		if isSidecar(pod, c) {
+		if podutil.IsSidecarIn(&pod.Spec, c) {
 			addResources(total, side(c.Resources))
 			addResources(sidecars, side(c.Resources))
 			addResources(need, sidecars)

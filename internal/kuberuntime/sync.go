@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/podplan"
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -86,7 +87,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate
 		target.Container, target.Type = &pod.Spec.InitContainers[i], containerTypeInit
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
-			if isSidecar(pod, target.Container) {
+			if podutil.IsSidecarIn(&pod.Spec, target.Container) {
 				continue
 			}
 			// Regular containers wait for the init containers.

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // ErrNodeNotRegistered is returned by Create while the Node has no UID yet:
@@ -44,7 +44,7 @@ func (c *Client) Create(ctx context.Context, static *corev1.Pod) error {
 		return fmt.Errorf("create mirror pod %q: %w", klog.KObj(static), ErrNodeNotRegistered)
 	}
 	mirror := build(static, c.nodeName, uid)
-	klog.FromContext(ctx).V(2).Info("Creating a mirror pod", "pod", klog.KObj(static), "hash", mirror.Annotations[podsource.ConfigMirrorAnnotation])
+	klog.FromContext(ctx).V(2).Info("Creating a mirror pod", "pod", klog.KObj(static), "hash", mirror.Annotations[podutil.ConfigMirrorAnnotation])
 	_, err := c.client.CoreV1().Pods(mirror.Namespace).Create(ctx, mirror, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create mirror pod %q: %w", klog.KObj(static), err)
@@ -103,7 +103,7 @@ func build(static *corev1.Pod, nodeName string, nodeUID types.UID) *corev1.Pod {
 	for k, v := range src.Annotations {
 		annotations[k] = v
 	}
-	annotations[podsource.ConfigMirrorAnnotation] = configHash(static)
+	annotations[podutil.ConfigMirrorAnnotation] = configHash(static)
 	mirror := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        src.Name,

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 func nodeUID(uid types.UID) func() types.UID { return func() types.UID { return uid } }
@@ -40,10 +40,10 @@ func TestCreate(t *testing.T) {
 			Name: "web-node1", Namespace: "default",
 			Labels: map[string]string{"app": "web"},
 			Annotations: map[string]string{
-				podsource.ConfigHashAnnotation:   "hash1",
-				podsource.ConfigSourceAnnotation: "file",
-				podsource.ConfigSeenAnnotation:   "2026-11-22T19:00:00.000000000Z",
-				podsource.ConfigMirrorAnnotation: "hash1",
+				podutil.ConfigHashAnnotation:   "hash1",
+				podutil.ConfigSourceAnnotation: "file",
+				podutil.ConfigSeenAnnotation:   "2026-11-22T19:00:00.000000000Z",
+				podutil.ConfigMirrorAnnotation: "hash1",
 			},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node1", UID: "node-uid", Controller: ptrTo(true)}},
 		},
@@ -135,7 +135,7 @@ func TestDelete(t *testing.T) {
 
 func TestApply(t *testing.T) {
 	old := mirrorPod()
-	old.Annotations[podsource.ConfigMirrorAnnotation] = "old"
+	old.Annotations[podutil.ConfigMirrorAnnotation] = "old"
 	tests := []struct {
 		name   string
 		action Action
@@ -165,7 +165,7 @@ func TestApply(t *testing.T) {
 			}
 			if tc.action == Recreate {
 				p, err := cs.CoreV1().Pods("default").Get(context.Background(), "web-node1", metav1.GetOptions{})
-				if err != nil || p.Annotations[podsource.ConfigMirrorAnnotation] != "hash1" {
+				if err != nil || p.Annotations[podutil.ConfigMirrorAnnotation] != "hash1" {
 					t.Errorf("after Recreate: %v, %v; want the new mirror pod", p, err)
 				}
 			}

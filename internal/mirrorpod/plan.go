@@ -3,7 +3,7 @@ package mirrorpod
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // Action is what to do with a static pod's mirror pod.
@@ -79,14 +79,14 @@ func IsMirrorOf(mirror, static *corev1.Pod) bool {
 	if mirror == nil || static == nil || mirror.Name != static.Name || mirror.Namespace != static.Namespace {
 		return false
 	}
-	hash, ok := mirror.Annotations[podsource.ConfigMirrorAnnotation]
+	hash, ok := mirror.Annotations[podutil.ConfigMirrorAnnotation]
 	return ok && hash == configHash(static)
 }
 
 // configHash is the static pod's config hash, which the sources set to its
 // UID.
 func configHash(static *corev1.Pod) string {
-	if h, ok := static.Annotations[podsource.ConfigHashAnnotation]; ok {
+	if h, ok := static.Annotations[podutil.ConfigHashAnnotation]; ok {
 		return h
 	}
 	return string(static.UID)

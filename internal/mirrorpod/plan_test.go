@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 func staticPod() *corev1.Pod {
@@ -15,9 +15,9 @@ func staticPod() *corev1.Pod {
 			Name: "web-node1", Namespace: "default", UID: "hash1",
 			Labels: map[string]string{"app": "web"},
 			Annotations: map[string]string{
-				podsource.ConfigHashAnnotation:   "hash1",
-				podsource.ConfigSourceAnnotation: "file",
-				podsource.ConfigSeenAnnotation:   "2026-11-22T19:00:00.000000000Z",
+				podutil.ConfigHashAnnotation:   "hash1",
+				podutil.ConfigSourceAnnotation: "file",
+				podutil.ConfigSeenAnnotation:   "2026-11-22T19:00:00.000000000Z",
 			},
 		},
 		Spec: corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "web", Image: "busybox"}}},
@@ -27,7 +27,7 @@ func staticPod() *corev1.Pod {
 func mirrorPod() *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Name: "web-node1", Namespace: "default", UID: "mirror-uid",
-		Annotations: map[string]string{podsource.ConfigMirrorAnnotation: "hash1"},
+		Annotations: map[string]string{podutil.ConfigMirrorAnnotation: "hash1"},
 	}}
 }
 
@@ -44,13 +44,13 @@ func TestPlan(t *testing.T) {
 		{"nothing", nil, nil, false, None},
 		{"up to date", staticPod(), mirrorPod(), false, None},
 		{"missing", staticPod(), nil, false, Create},
-		{"other hash", staticPod(), with(func(p *corev1.Pod) { p.Annotations[podsource.ConfigMirrorAnnotation] = "old" }), false, Recreate},
+		{"other hash", staticPod(), with(func(p *corev1.Pod) { p.Annotations[podutil.ConfigMirrorAnnotation] = "old" }), false, Recreate},
 		{"no mirror annotation", staticPod(), with(func(p *corev1.Pod) { p.Annotations = nil }), false, Recreate},
 		{"being deleted", staticPod(), with(func(p *corev1.Pod) { p.DeletionTimestamp = &now }), false, Recreate},
 		{"static pod gone", nil, mirrorPod(), false, Delete},
 		{"static pod gone, still terminating", nil, mirrorPod(), true, None},
 		{"static pod terminating, mirror missing", staticPod(), nil, true, None},
-		{"static pod terminating, mirror outdated", staticPod(), with(func(p *corev1.Pod) { p.Annotations[podsource.ConfigMirrorAnnotation] = "old" }), true, None},
+		{"static pod terminating, mirror outdated", staticPod(), with(func(p *corev1.Pod) { p.Annotations[podutil.ConfigMirrorAnnotation] = "old" }), true, None},
 		{"static pod terminating, nothing", nil, nil, true, None},
 	}
 	for _, tc := range tests {
@@ -66,7 +66,7 @@ func TestIsMirrorOf(t *testing.T) {
 	other := staticPod()
 	other.Namespace = "kube-system"
 	noHash := staticPod()
-	delete(noHash.Annotations, podsource.ConfigHashAnnotation)
+	delete(noHash.Annotations, podutil.ConfigHashAnnotation)
 	tests := []struct {
 		name           string
 		mirror, static *corev1.Pod

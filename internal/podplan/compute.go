@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -141,7 +142,7 @@ func (p *planner) planNewSandbox(a *Actions, sb sandboxDecision) wanted {
 	var start []int
 	for idx := range p.pod.Spec.Containers {
 		c := &p.pod.Spec.Containers[idx]
-		if p.pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && succeeded(p.rt.LatestContainer(c.Name)) {
+		if podutil.RunsOnce(c, &p.pod.Spec) && succeeded(p.rt.LatestContainer(c.Name)) {
 			continue
 		}
 		start = append(start, idx)

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -23,7 +24,7 @@ func (p *planner) planContainers(a *Actions) wanted {
 		spec := &p.pod.Spec.Containers[idx]
 		latest := p.rt.LatestContainer(spec.Name)
 		if latest == nil || latest.State != runtimestate.ContainerRunning {
-			if !shouldStart(p.pod.Spec.RestartPolicy, latest) {
+			if !shouldStart(spec, &p.pod.Spec, latest) {
 				continue
 			}
 			w.containers = append(w.containers, idx)
@@ -57,7 +58,7 @@ func (p *planner) planContainers(a *Actions) wanted {
 // whether to start it again after the kill. The message lacks the
 // ", will be restarted" suffix, which the caller adds.
 func (p *planner) runningVerdict(spec *corev1.Container, c *runtimestate.Container, hash uint64) (r KillReason, restart, kill bool) {
-	restart = p.pod.Spec.RestartPolicy != corev1.RestartPolicyNever
+	restart = podutil.RestartsAfterKill(spec, &p.pod.Spec)
 	switch {
 	// Hash 0 means the runtime did not report one (no annotation): unknown,
 	// not changed.
@@ -75,9 +76,10 @@ func (p *planner) runningVerdict(spec *corev1.Container, c *runtimestate.Contain
 // shouldStart reports whether a container that is not running should be
 // started, given its latest instance (nil when it never ran or every
 // instance was removed): a missing, created-but-never-started or unknown
-// instance is always replaced; an exited one per the restart policy
-// (Always: yes; OnFailure: when the exit code is not 0; Never: no).
-func shouldStart(policy corev1.RestartPolicy, latest *runtimestate.Container) bool {
+// instance is always replaced; an exited one per
+// podutil.ContainerShouldRestart (the container's restartPolicyRules, its
+// restartPolicy, then the pod's), as upstream's ShouldContainerBeRestarted.
+func shouldStart(spec *corev1.Container, podSpec *corev1.PodSpec, latest *runtimestate.Container) bool {
 	if latest == nil {
 		return true
 	}
@@ -85,13 +87,7 @@ func shouldStart(policy corev1.RestartPolicy, latest *runtimestate.Container) bo
 	case runtimestate.ContainerRunning:
 		return false
 	case runtimestate.ContainerExited:
-		switch policy {
-		case corev1.RestartPolicyNever:
-			return false
-		case corev1.RestartPolicyOnFailure:
-			return latest.ExitCode != 0
-		}
-		return true
+		return podutil.ContainerShouldRestart(spec, podSpec, latest.ExitCode)
 	}
 	return true
 }

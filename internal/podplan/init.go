@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -48,7 +49,7 @@ func (p *planner) planInit(a *Actions, sandboxID string) (initialized bool, star
 	behind := initialized // the init containers from here on are done
 	for i := len(init) - 1; i >= 0; i-- {
 		spec := &init[i]
-		sidecar := isSidecar(spec)
+		sidecar := podutil.IsSidecar(spec)
 		inst := latestIn(p.rt, spec.Name, sandboxID)
 		switch {
 		case inst == nil:
@@ -71,7 +72,7 @@ func (p *planner) planInit(a *Actions, sandboxID string) (initialized bool, star
 				}
 			}
 		default:
-			next, killPod := p.initVerdict(a, inst, i)
+			next, killPod := p.initVerdict(a, spec, inst, i)
 			if killPod {
 				a.KillPod = true
 				return false, nil
@@ -94,9 +95,11 @@ func (p *planner) planInit(a *Actions, sandboxID string) (initialized bool, star
 // initVerdict decides about the frontier's instance when it is an ordinary
 // init container at index i: the init container to start (i to restart
 // it, i+1 for the next one, len for "initialization done", -1 to wait), or
-// killPod when it failed under restartPolicy Never.
-func (p *planner) initVerdict(a *Actions, inst *runtimestate.Container, i int) (next int, killPod bool) {
-	never := p.pod.Spec.RestartPolicy == corev1.RestartPolicyNever
+// killPod when it failed and will not be restarted. A failed instance is
+// restarted per podutil.ContainerShouldRestart (its restartPolicyRules, its
+// restartPolicy, the pod's); one in an unknown state has no exit code, so
+// only the restart policies count (podutil.RestartsAfterKill), as upstream.
+func (p *planner) initVerdict(a *Actions, spec *corev1.Container, inst *runtimestate.Container, i int) (next int, killPod bool) {
 	switch inst.State {
 	case runtimestate.ContainerCreated:
 		return i, false
@@ -106,12 +109,12 @@ func (p *planner) initVerdict(a *Actions, inst *runtimestate.Container, i int) (
 		if !initFailed(inst) {
 			return i + 1, false
 		}
-		if never {
+		if !podutil.ContainerShouldRestart(spec, &p.pod.Spec, inst.ExitCode) {
 			return -1, true
 		}
 		return i, false
 	}
-	if never {
+	if !podutil.RestartsAfterKill(spec, &p.pod.Spec) {
 		return -1, true
 	}
 	p.kill(a, inst, KillReason{
@@ -152,12 +155,6 @@ func (p *planner) sidecarVerdict(a *Actions, spec *corev1.Container, inst *runti
 		return true, true
 	}
 	return false, true
-}
-
-// isSidecar reports whether an init container is restartable (a sidecar:
-// restartPolicy Always on the init container).
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 // initFailed reports whether an init container instance failed: it exited

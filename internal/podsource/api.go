@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // APIConfig configures an APIWatcher.
@@ -58,7 +60,7 @@ func nodeSelector(nodeName string) fields.Selector {
 }
 
 // Run lists and watches the node's pods until ctx ends, then returns nil.
-// After the first complete list it sends one Snapshot (Source APISource)
+// After the first complete list it sends one Snapshot (Source podutil.APISource)
 // of all the pods, which marks the source as seen; after that it sends
 // each change to changes as an Update: OpAdd for a new pod; OpUpdate for a
 // changed spec, labels, annotations or deletion grace period; OpDelete once
@@ -69,7 +71,7 @@ func nodeSelector(nodeName string) fields.Selector {
 // config.seen. The reflector retries failed lists and watches with
 // backoff, so Run returns no error of its own.
 func (s *APIWatcher) Run(ctx context.Context, snapshots chan<- Snapshot, changes chan<- Update) error {
-	logger := klog.FromContext(ctx).WithValues("source", APISource)
+	logger := klog.FromContext(ctx).WithValues("source", podutil.APISource)
 	ctx = klog.NewContext(ctx, logger)
 	if s.cfg.NodeSynced != nil {
 		logger.Info("Waiting for node sync before watching apiserver pods")
@@ -192,7 +194,7 @@ func (a *apiStore) Replace(list []interface{}, _ string) error {
 		a.listed = true
 		a.logger.V(2).Info("Listed pods", "pods", len(pods))
 		select {
-		case a.snapshots <- Snapshot{Source: APISource, Pods: deepCopyPods(pods)}:
+		case a.snapshots <- Snapshot{Source: podutil.APISource, Pods: deepCopyPods(pods)}:
 		case <-a.done:
 		}
 		return nil
@@ -208,7 +210,7 @@ func (a *apiStore) Replace(list []interface{}, _ string) error {
 // send deep-copies u's pods and sends it; it gives up quietly when Run's
 // context ends (the state no longer matters then).
 func (a *apiStore) send(u Update) error {
-	u.Source = APISource
+	u.Source = podutil.APISource
 	u.Pods = deepCopyPods(u.Pods)
 	a.logger.V(4).Info("Sending pod change", "op", u.Op, "pods", klog.KObjSlice(u.Pods))
 	select {
@@ -273,7 +275,7 @@ func diffAPIList(old podSet, list []*corev1.Pod) (podSet, []Update) {
 	var updates []Update
 	for _, op := range []Op{OpRemove, OpAdd, OpUpdate, OpDelete, OpReconcile} {
 		if len(byOp[op]) > 0 {
-			updates = append(updates, Update{Op: op, Source: APISource, Pods: byOp[op]})
+			updates = append(updates, Update{Op: op, Source: podutil.APISource, Pods: byOp[op]})
 		}
 	}
 	return next, updates

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 const apiNode = "node1"
@@ -52,7 +54,7 @@ func TestClassifyPod(t *testing.T) {
 		{"image", apiPod("a"), apiPod("a", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "i:2" }), OpUpdate, true},
 		{"labels", apiPod("a"), apiPod("a", func(p *corev1.Pod) { p.Labels["tier"] = "web" }), OpUpdate, true},
 		{"annotation", apiPod("a"), apiPod("a", func(p *corev1.Pod) { p.Annotations["team"] = "b" }), OpUpdate, true},
-		{"berth's own annotation", apiPod("a"), apiPod("a", func(p *corev1.Pod) { p.Annotations[ConfigSeenAnnotation] = "x" }), 0, false},
+		{"berth's own annotation", apiPod("a"), apiPod("a", func(p *corev1.Pod) { p.Annotations[podutil.ConfigSeenAnnotation] = "x" }), 0, false},
 		{"deletion timestamp", apiPod("a"), apiPod("a", func(p *corev1.Pod) { p.DeletionTimestamp = &now }), OpDelete, true},
 		{"status only", apiPod("a"), apiPod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }), OpReconcile, true},
 		{"spec and status", apiPod("a"), apiPod("a", func(p *corev1.Pod) {
@@ -113,8 +115,8 @@ func TestDiffAPIList(t *testing.T) {
 				t.Error("diffAPIList changed old")
 			}
 			for _, u := range updates {
-				if u.Source != APISource {
-					t.Errorf("update source %q, want %q", u.Source, APISource)
+				if u.Source != podutil.APISource {
+					t.Errorf("update source %q, want %q", u.Source, podutil.APISource)
 				}
 			}
 		})
@@ -196,14 +198,14 @@ func TestAPIWatcherSendsChanges(t *testing.T) {
 	ctx := context.Background()
 	other := apiPod("elsewhere", func(p *corev1.Pod) { p.Spec.NodeName = "node2" })
 	mirror := apiPod("static-node1", func(p *corev1.Pod) {
-		p.Annotations = map[string]string{ConfigMirrorAnnotation: "hash", ConfigSourceAnnotation: FileSource}
+		p.Annotations = map[string]string{podutil.ConfigMirrorAnnotation: "hash", podutil.ConfigSourceAnnotation: podutil.FileSource}
 	})
 	h := newAPIHarness(t, apiPod("a"), mirror, other)
 	h.start(t, APIConfig{})
 
 	s := h.snapshot(t)
-	if s.Source != APISource {
-		t.Errorf("snapshot source %q, want %q", s.Source, APISource)
+	if s.Source != podutil.APISource {
+		t.Errorf("snapshot source %q, want %q", s.Source, podutil.APISource)
 	}
 	if d := cmp.Diff([]string{"ADD:a,static-node1"}, summarize([]Update{{Op: OpAdd, Pods: s.Pods}})); d != "" {
 		t.Errorf("snapshot pods (-want +got):\n%s", d)
@@ -246,8 +248,8 @@ func TestAPIWatcherSendsChanges(t *testing.T) {
 		p.DeletionTimestamp = &deleting
 	}), metav1.UpdateOptions{}))
 	got := h.expect(t, "DELETE:b")
-	if got[0].Pods[0].DeletionTimestamp == nil || got[0].Source != APISource {
-		t.Errorf("DELETE update = %+v, want the pod with its deletionTimestamp from %q", got[0], APISource)
+	if got[0].Pods[0].DeletionTimestamp == nil || got[0].Source != podutil.APISource {
+		t.Errorf("DELETE update = %+v, want the pod with its deletionTimestamp from %q", got[0], podutil.APISource)
 	}
 
 	if err := pods.Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
@@ -317,8 +319,8 @@ func TestAPIWatcherEmptyNodeIsSeen(t *testing.T) {
 	h.start(t, APIConfig{NodeSynced: synced})
 	close(synced)
 	s := h.snapshot(t)
-	if s.Source != APISource || len(s.Pods) != 0 {
-		t.Errorf("snapshot = %+v, want an empty one from %q", s, APISource)
+	if s.Source != podutil.APISource || len(s.Pods) != 0 {
+		t.Errorf("snapshot = %+v, want an empty one from %q", s, podutil.APISource)
 	}
 }
 
@@ -326,10 +328,10 @@ func TestAPIWatcherEmptyNodeIsSeen(t *testing.T) {
 // their own UID and annotations, plus config.source=api and config.seen.
 func TestAPIWatcherThroughMerger(t *testing.T) {
 	mirror := apiPod("static-node1", func(p *corev1.Pod) {
-		p.Annotations = map[string]string{ConfigMirrorAnnotation: "hash", ConfigSourceAnnotation: FileSource}
+		p.Annotations = map[string]string{podutil.ConfigMirrorAnnotation: "hash", podutil.ConfigSourceAnnotation: podutil.FileSource}
 	})
 	h := newAPIHarness(t, mirror)
-	m := startMerger(t, APISource)
+	m := startMerger(t, podutil.APISource)
 	s, err := NewAPISource(APIConfig{Client: h.cs, NodeName: apiNode})
 	if err != nil {
 		t.Fatal(err)
@@ -348,10 +350,10 @@ func TestAPIWatcherThroughMerger(t *testing.T) {
 		t.Fatalf("first update = %v with %d pods, want ADD of 1", u.Op, len(u.Pods))
 	}
 	got := u.Pods[0]
-	if got.UID != mirror.UID || !IsMirrorPod(got) || IsStaticPod(got) {
-		t.Errorf("merged pod UID %q mirror %v static %v; want UID %q, a mirror pod, not static", got.UID, IsMirrorPod(got), IsStaticPod(got), mirror.UID)
+	if got.UID != mirror.UID || !podutil.IsMirror(got) || podutil.IsStatic(got) {
+		t.Errorf("merged pod UID %q mirror %v static %v; want UID %q, a mirror pod, not static", got.UID, podutil.IsMirror(got), podutil.IsStatic(got), mirror.UID)
 	}
-	if got.Annotations[ConfigSourceAnnotation] != APISource || got.Annotations[ConfigSeenAnnotation] == "" {
+	if got.Annotations[podutil.ConfigSourceAnnotation] != podutil.APISource || got.Annotations[podutil.ConfigSeenAnnotation] == "" {
 		t.Errorf("merged pod annotations %v, want config.source=api and a config.seen", got.Annotations)
 	}
 	if !m.SourcesReady() {

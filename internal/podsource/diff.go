@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // podSet is the pods one source last gave, by UID.
@@ -50,11 +52,11 @@ func diffPods(source string, old podSet, incoming []*corev1.Pod, now time.Time) 
 		if ref.Annotations == nil {
 			ref.Annotations = map[string]string{}
 		}
-		ref.Annotations[ConfigSourceAnnotation] = source
+		ref.Annotations[podutil.ConfigSourceAnnotation] = source
 		existing, found := old[ref.UID]
 		if !found {
-			if _, ok := ref.Annotations[ConfigSeenAnnotation]; !ok {
-				ref.Annotations[ConfigSeenAnnotation] = now.UTC().Format(time.RFC3339Nano)
+			if _, ok := ref.Annotations[podutil.ConfigSeenAnnotation]; !ok {
+				ref.Annotations[podutil.ConfigSeenAnnotation] = now.UTC().Format(time.RFC3339Nano)
 			}
 			r.next[ref.UID] = ref
 			r.adds = append(r.adds, ref)

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 const oldSeen = "2026-11-22T18:00:00Z"
@@ -20,7 +22,7 @@ func testPod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "default", UID: types.UID("uid-" + name),
 			Labels:      map[string]string{"app": name},
-			Annotations: map[string]string{ConfigSourceAnnotation: FileSource, ConfigSeenAnnotation: oldSeen, "team": "a"},
+			Annotations: map[string]string{podutil.ConfigSourceAnnotation: podutil.FileSource, podutil.ConfigSeenAnnotation: oldSeen, "team": "a"},
 		},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i:1"}}},
 	}
@@ -67,15 +69,15 @@ func TestDiffPods(t *testing.T) {
 		{name: "first snapshot with pods", first: true, incoming: []*corev1.Pod{testPod("a")}, want: []string{"ADD:a"}},
 		{
 			name:     "new pod without seen gets now",
-			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { delete(p.Annotations, ConfigSeenAnnotation) })},
+			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { delete(p.Annotations, podutil.ConfigSeenAnnotation) })},
 			want:     []string{"ADD:a"}, wantSeen: map[string]string{"a": nowSeen},
 		},
 		{name: "identical", old: set(testPod("a")), incoming: []*corev1.Pod{testPod("a")}, wantSeen: map[string]string{"a": oldSeen}},
 		{
 			name: "only local annotations differ", old: set(testPod("a")),
 			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) {
-				p.Annotations[ConfigSeenAnnotation] = nowSeen
-				p.Annotations[ConfigMirrorAnnotation] = "x"
+				p.Annotations[podutil.ConfigSeenAnnotation] = nowSeen
+				p.Annotations[podutil.ConfigMirrorAnnotation] = "x"
 			})},
 			wantSeen: map[string]string{"a": oldSeen},
 		},
@@ -83,7 +85,7 @@ func TestDiffPods(t *testing.T) {
 			name: "spec change keeps first seen", old: set(testPod("a")),
 			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) {
 				p.Spec.Containers[0].Image = "i:2"
-				p.Annotations[ConfigSeenAnnotation] = nowSeen
+				p.Annotations[podutil.ConfigSeenAnnotation] = nowSeen
 			})},
 			want: []string{"UPDATE:a"}, wantSeen: map[string]string{"a": oldSeen},
 		},
@@ -123,15 +125,15 @@ func TestDiffPods(t *testing.T) {
 			for k, v := range tt.old {
 				oldCopy[k] = v.DeepCopy()
 			}
-			r := diffPods(FileSource, tt.old, tt.incoming, now)
-			if diff := cmp.Diff(tt.want, summarize(r.toUpdates(FileSource, tt.first))); diff != "" {
+			r := diffPods(podutil.FileSource, tt.old, tt.incoming, now)
+			if diff := cmp.Diff(tt.want, summarize(r.toUpdates(podutil.FileSource, tt.first))); diff != "" {
 				t.Errorf("updates (-want +got):\n%s", diff)
 			}
 			if len(r.duplicates) != tt.wantDups {
 				t.Errorf("duplicates = %d, want %d", len(r.duplicates), tt.wantDups)
 			}
 			for name, seen := range tt.wantSeen {
-				got := r.next[types.UID("uid-"+name)].Annotations[ConfigSeenAnnotation]
+				got := r.next[types.UID("uid-"+name)].Annotations[podutil.ConfigSeenAnnotation]
 				if got != seen {
 					t.Errorf("pod %s: stored seen %q, want %q", name, got, seen)
 				}
@@ -140,7 +142,7 @@ func TestDiffPods(t *testing.T) {
 				t.Errorf("diffPods changed old (-before +after):\n%s", diff)
 			}
 			for _, p := range r.next {
-				if p.Annotations[ConfigSourceAnnotation] != FileSource {
+				if p.Annotations[podutil.ConfigSourceAnnotation] != podutil.FileSource {
 					t.Errorf("pod %s: stored without source annotation", p.Name)
 				}
 			}

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // DefaultFileCheckPeriod is how often the file source re-lists its path
@@ -61,7 +63,7 @@ func NewFileSource(cfg FileConfig) (*FileWatcher, error) {
 // Period, and sends a Snapshot to out at the first list and whenever the
 // pods change. It blocks until ctx ends and then returns nil.
 func (s *FileWatcher) Run(ctx context.Context, out chan<- Snapshot) error {
-	logger := klog.FromContext(ctx).WithValues("source", FileSource, "path", s.cfg.Path)
+	logger := klog.FromContext(ctx).WithValues("source", podutil.FileSource, "path", s.cfg.Path)
 	ctx = klog.NewContext(ctx, logger)
 	w := newDirWatcher(ctx, s.cfg.Path)
 	defer w.close()
@@ -75,7 +77,7 @@ func (s *FileWatcher) Run(ctx context.Context, out chan<- Snapshot) error {
 		if pods, key, ok := l.list(ctx); ok && (!sent || key != lastKey) {
 			logger.V(2).Info("Static pods from files changed", "pods", len(pods))
 			select {
-			case out <- Snapshot{Source: FileSource, Pods: pods}:
+			case out <- Snapshot{Source: podutil.FileSource, Pods: pods}:
 			case <-ctx.Done():
 				return nil
 			}
@@ -163,7 +165,7 @@ func (l *fileLister) load(ctx context.Context, path string) *fileEntry {
 		if prev != nil && prev.sum == e.sum {
 			return prev
 		}
-		o := origin{source: FileSource, location: path, nodeName: l.src.cfg.NodeName, now: l.src.cfg.Clock.Now()}
+		o := origin{source: podutil.FileSource, location: path, nodeName: l.src.cfg.NodeName, now: l.src.cfg.Clock.Now()}
 		pods, warnings, err := loadManifest(l.src.decoder, data, o)
 		logWarnings(klog.FromContext(ctx), "path", path, warnings)
 		if err != nil {

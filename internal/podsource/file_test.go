@@ -15,6 +15,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 const testPeriod = 20 * time.Second
@@ -140,7 +142,7 @@ func (h *sourceHarness) errorsAbout(file string) int {
 func TestFileSourceFollowsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	h := startFileSource(t, dir)
-	if s := h.next(t); s.Source != FileSource || len(s.Pods) != 0 {
+	if s := h.next(t); s.Source != podutil.FileSource || len(s.Pods) != 0 {
 		t.Fatalf("first snapshot = %+v, want an empty file snapshot", s)
 	}
 
@@ -248,7 +250,7 @@ func TestNewFileSourceValidates(t *testing.T) {
 func TestFileSourceThroughMerger(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.yaml"), manifest("a", "nginx:1"))
-	m := startMerger(t, FileSource)
+	m := startMerger(t, podutil.FileSource)
 	s, err := NewFileSource(FileConfig{Path: dir, NodeName: "node1", Period: testPeriod, Clock: clocktesting.NewFakeClock(testNow)})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // DefaultHTTPCheckPeriod is how often the URL is fetched when no period is
@@ -74,7 +76,7 @@ func NewHTTPSource(cfg HTTPConfig) (*HTTPPoller, error) {
 // unseen), as upstream. Errors are logged once per distinct error. It
 // blocks until ctx ends and then returns nil.
 func (s *HTTPPoller) Run(ctx context.Context, out chan<- Snapshot) error {
-	logger := klog.FromContext(ctx).WithValues("source", HTTPSource, "url", s.redacted)
+	logger := klog.FromContext(ctx).WithValues("source", podutil.HTTPSource, "url", s.redacted)
 	ctx = klog.NewContext(ctx, logger)
 	ticker := s.cfg.Clock.NewTicker(s.cfg.Period)
 	defer ticker.Stop()
@@ -83,7 +85,7 @@ func (s *HTTPPoller) Run(ctx context.Context, out chan<- Snapshot) error {
 		if pods, changed := p.poll(ctx); changed {
 			logger.V(2).Info("Static pods from URL changed", "pods", len(pods))
 			select {
-			case out <- Snapshot{Source: HTTPSource, Pods: pods}:
+			case out <- Snapshot{Source: podutil.HTTPSource, Pods: pods}:
 			case <-ctx.Done():
 				return nil
 			}
@@ -148,7 +150,7 @@ func (s *HTTPPoller) load(ctx context.Context, data []byte) ([]*corev1.Pod, erro
 	if len(data) == 0 {
 		return []*corev1.Pod{}, nil
 	}
-	o := origin{source: HTTPSource, location: s.cfg.URL, nodeName: s.cfg.NodeName, now: s.cfg.Clock.Now()}
+	o := origin{source: podutil.HTTPSource, location: s.cfg.URL, nodeName: s.cfg.NodeName, now: s.cfg.Clock.Now()}
 	pods, warnings, err := loadManifest(s.decoder, data, o)
 	logWarnings(klog.FromContext(ctx), "url", s.redacted, warnings)
 	if err != nil {

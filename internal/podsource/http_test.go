@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 const podListYAML = `apiVersion: v1
@@ -94,11 +96,11 @@ func TestHTTPSource(t *testing.T) {
 		t.Errorf("Authorization header = %q", got)
 	}
 	s := h.next(t)
-	if diff := cmp.Diff([]string{"web-node1"}, podNames(s)); diff != "" || s.Source != HTTPSource {
+	if diff := cmp.Diff([]string{"web-node1"}, podNames(s)); diff != "" || s.Source != podutil.HTTPSource {
 		t.Fatalf("first snapshot from %q (-want +got):\n%s", s.Source, diff)
 	}
-	if s.Pods[0].Annotations[ConfigSourceAnnotation] != HTTPSource {
-		t.Errorf("source annotation = %q", s.Pods[0].Annotations[ConfigSourceAnnotation])
+	if s.Pods[0].Annotations[podutil.ConfigSourceAnnotation] != podutil.HTTPSource {
+		t.Errorf("source annotation = %q", s.Pods[0].Annotations[podutil.ConfigSourceAnnotation])
 	}
 
 	// Unchanged content, a server error and an invalid manifest all keep

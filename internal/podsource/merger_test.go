@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // waitTimeout bounds every wait on a channel; nothing asserts on timing.
@@ -54,17 +56,17 @@ func startMerger(t *testing.T, sources ...string) *Merger {
 }
 
 func TestMergerThroughChannels(t *testing.T) {
-	m := startMerger(t, FileSource, HTTPSource)
+	m := startMerger(t, podutil.FileSource, podutil.HTTPSource)
 	if m.SourcesReady() {
 		t.Fatal("ready before any snapshot")
 	}
 	sent := testPod("a")
-	send(t, m.Snapshots(), Snapshot{Source: FileSource, Pods: []*corev1.Pod{sent}})
+	send(t, m.Snapshots(), Snapshot{Source: podutil.FileSource, Pods: []*corev1.Pod{sent}})
 	u := recvUpdate(t, m.Updates())
 	if diff := cmp.Diff([]string{"ADD:a"}, summarize([]Update{u})); diff != "" {
 		t.Fatalf("first update (-want +got):\n%s", diff)
 	}
-	if u.Source != FileSource {
+	if u.Source != podutil.FileSource {
 		t.Errorf("source = %q", u.Source)
 	}
 	// Copies at both edges: neither side's later changes reach the other.
@@ -77,13 +79,13 @@ func TestMergerThroughChannels(t *testing.T) {
 		t.Error("ready with the http source unseen")
 	}
 
-	send(t, m.Snapshots(), Snapshot{Source: HTTPSource})
+	send(t, m.Snapshots(), Snapshot{Source: podutil.HTTPSource})
 	if got := summarize([]Update{recvUpdate(t, m.Updates())}); !cmp.Equal(got, []string{"ADD:"}) {
 		t.Errorf("first empty http snapshot gave %v, want an empty ADD", got)
 	}
 
 	// Re-sending the original file pod changes nothing; a new image updates.
-	send(t, m.Snapshots(), Snapshot{Source: FileSource, Pods: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "i:2" })}})
+	send(t, m.Snapshots(), Snapshot{Source: podutil.FileSource, Pods: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "i:2" })}})
 	u = recvUpdate(t, m.Updates())
 	if got := summarize([]Update{u}); !cmp.Equal(got, []string{"UPDATE:a"}) {
 		t.Errorf("got %v, want UPDATE:a (receiver's label change must not leak in)", got)
@@ -93,23 +95,23 @@ func TestMergerThroughChannels(t *testing.T) {
 	}
 
 	// An incremental source: a snapshot first, then changes.
-	send(t, m.Snapshots(), Snapshot{Source: APISource, Pods: []*corev1.Pod{testPod("x")}})
+	send(t, m.Snapshots(), Snapshot{Source: podutil.APISource, Pods: []*corev1.Pod{testPod("x")}})
 	recvUpdate(t, m.Updates())
-	send(t, m.Changes(), Update{Op: OpAdd, Source: APISource, Pods: []*corev1.Pod{testPod("y")}})
-	send(t, m.Changes(), Update{Op: OpRemove, Source: APISource, Pods: []*corev1.Pod{testPod("x")}})
+	send(t, m.Changes(), Update{Op: OpAdd, Source: podutil.APISource, Pods: []*corev1.Pod{testPod("y")}})
+	send(t, m.Changes(), Update{Op: OpRemove, Source: podutil.APISource, Pods: []*corev1.Pod{testPod("x")}})
 	got := summarize([]Update{recvUpdate(t, m.Updates()), recvUpdate(t, m.Updates())})
 	if diff := cmp.Diff([]string{"ADD:y", "REMOVE:x"}, got); diff != "" {
 		t.Errorf("incremental updates (-want +got):\n%s", diff)
 	}
 	// The file source's pod is untouched by the API source's changes.
-	send(t, m.Snapshots(), Snapshot{Source: FileSource})
+	send(t, m.Snapshots(), Snapshot{Source: podutil.FileSource})
 	if got := summarize([]Update{recvUpdate(t, m.Updates())}); !cmp.Equal(got, []string{"REMOVE:a"}) {
 		t.Errorf("got %v, want REMOVE:a", got)
 	}
 }
 
 func TestNewMergerNeedsClock(t *testing.T) {
-	if _, err := NewMerger(MergerConfig{Sources: []string{FileSource}}); err == nil {
+	if _, err := NewMerger(MergerConfig{Sources: []string{podutil.FileSource}}); err == nil {
 		t.Error("NewMerger without a clock: want an error")
 	}
 }

@@ -12,11 +12,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // origin says where a manifest came from and when it was read.
 type origin struct {
-	// source is FileSource or HTTPSource.
+	// source is podutil.FileSource or podutil.HTTPSource.
 	source string
 	// location is the manifest's file path or URL.
 	location string
@@ -28,7 +30,7 @@ type origin struct {
 // returns all of them or none: one invalid pod in a PodList fails the whole
 // manifest, as upstream does. Warnings name fields the decoder dropped.
 func loadManifest(d *manifestDecoder, data []byte, o origin) ([]*corev1.Pod, []string, error) {
-	pods, warnings, err := d.decode(data, o.source == HTTPSource)
+	pods, warnings, err := d.decode(data, o.source == podutil.HTTPSource)
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -68,10 +70,10 @@ func makeStatic(pod *corev1.Pod, o origin) error {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[ConfigHashAnnotation] = string(pod.UID)
-	pod.Annotations[ConfigSourceAnnotation] = o.source
-	pod.Annotations[ConfigSeenAnnotation] = o.now.UTC().Format(time.RFC3339Nano)
-	if o.source == FileSource {
+	pod.Annotations[podutil.ConfigHashAnnotation] = string(pod.UID)
+	pod.Annotations[podutil.ConfigSourceAnnotation] = o.source
+	pod.Annotations[podutil.ConfigSeenAnnotation] = o.now.UTC().Format(time.RFC3339Nano)
+	if o.source == podutil.FileSource {
 		// Static pods from files tolerate every NoExecute taint, so node
 		// problems do not evict them. Upstream does this for files only.
 		addToleration(pod, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute})
@@ -90,7 +92,7 @@ func staticPodUID(pod *corev1.Pod, o origin) (types.UID, error) {
 		return "", fmt.Errorf("encode pod %q for hashing: %w", pod.Name, err)
 	}
 	scheme := "file"
-	if o.source == HTTPSource {
+	if o.source == podutil.HTTPSource {
 		scheme = "url"
 	}
 	h := sha256.New()

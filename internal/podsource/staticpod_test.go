@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 const podYAML = `apiVersion: v1
@@ -27,7 +29,7 @@ const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","label
 var testNow = time.Date(2026, 11, 22, 19, 0, 0, 123, time.UTC)
 
 func fileOrigin(path string) origin {
-	return origin{source: FileSource, location: path, nodeName: "Node1", now: testNow}
+	return origin{source: podutil.FileSource, location: path, nodeName: "Node1", now: testNow}
 }
 
 func mustLoad(t *testing.T, data string, o origin) []*corev1.Pod {
@@ -52,9 +54,9 @@ func TestLoadManifestStaticPodFields(t *testing.T) {
 		t.Errorf("UID %q: want 32 hex characters", pod.UID)
 	}
 	wantAnn := map[string]string{
-		ConfigHashAnnotation:   string(pod.UID),
-		ConfigSourceAnnotation: FileSource,
-		ConfigSeenAnnotation:   "2026-11-22T19:00:00.000000123Z",
+		podutil.ConfigHashAnnotation:   string(pod.UID),
+		podutil.ConfigSourceAnnotation: podutil.FileSource,
+		podutil.ConfigSeenAnnotation:   "2026-11-22T19:00:00.000000123Z",
 	}
 	if diff := cmp.Diff(wantAnn, pod.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
@@ -69,8 +71,8 @@ func TestLoadManifestStaticPodFields(t *testing.T) {
 	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		t.Errorf("API defaults not applied: restartPolicy %q", pod.Spec.RestartPolicy)
 	}
-	if !IsStaticPod(pod) || IsMirrorPod(pod) || GetPodFullName(pod) != "web-node1_default" {
-		t.Errorf("helpers: static %v mirror %v full name %q", IsStaticPod(pod), IsMirrorPod(pod), GetPodFullName(pod))
+	if !podutil.IsStatic(pod) || podutil.IsMirror(pod) || GetPodFullName(pod) != "web-node1_default" {
+		t.Errorf("helpers: static %v mirror %v full name %q", podutil.IsStatic(pod), podutil.IsMirror(pod), GetPodFullName(pod))
 	}
 }
 
@@ -81,7 +83,7 @@ func TestLoadManifestUID(t *testing.T) {
 	later.now = testNow.Add(time.Hour)
 	otherNode := fileOrigin(path)
 	otherNode.nodeName = "node2"
-	url := origin{source: HTTPSource, location: path, nodeName: "Node1", now: testNow}
+	url := origin{source: podutil.HTTPSource, location: path, nodeName: "Node1", now: testNow}
 	tests := []struct {
 		name string
 		data string
@@ -118,7 +120,7 @@ items:
 - metadata: {name: b, namespace: kube-system}
   spec: {containers: [{name: c, image: i:1}]}
 `
-	o := origin{source: HTTPSource, location: "http://x/pods", nodeName: "n", now: testNow}
+	o := origin{source: podutil.HTTPSource, location: "http://x/pods", nodeName: "n", now: testNow}
 	pods := mustLoad(t, list, o)
 	var names []string
 	for _, p := range pods {
@@ -126,8 +128,8 @@ items:
 		if len(p.Spec.Tolerations) != 0 {
 			t.Errorf("pod %s: URL pods get no toleration, got %v", p.Name, p.Spec.Tolerations)
 		}
-		if p.Annotations[ConfigSourceAnnotation] != HTTPSource {
-			t.Errorf("pod %s: source %q", p.Name, p.Annotations[ConfigSourceAnnotation])
+		if p.Annotations[podutil.ConfigSourceAnnotation] != podutil.HTTPSource {
+			t.Errorf("pod %s: source %q", p.Name, p.Annotations[podutil.ConfigSourceAnnotation])
 		}
 	}
 	if diff := cmp.Diff([]string{"a-n_default", "b-n_kube-system"}, names); diff != "" {
@@ -156,7 +158,7 @@ func TestLoadManifestErrors(t *testing.T) {
 		{"no name", "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, image: i}]}\n", fileOrigin("/m/a"), "metadata.name"},
 		{"invalid pod", strings.Replace(podYAML, "name: app", "name: App", 1), fileOrigin("/m/a"), "spec.containers[0].name"},
 		{"one invalid list item", "apiVersion: v1\nkind: PodList\nitems:\n- metadata: {name: a}\n  spec: {containers: []}\n",
-			origin{source: HTTPSource, location: "u", nodeName: "n"}, "spec.containers"},
+			origin{source: podutil.HTTPSource, location: "u", nodeName: "n"}, "spec.containers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

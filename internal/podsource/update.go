@@ -35,13 +35,6 @@ func (o Op) String() string {
 	return "UNKNOWN"
 }
 
-// Source names, as written to the kubernetes.io/config.source annotation.
-const (
-	FileSource = "file"
-	HTTPSource = "http"
-	APISource  = "api"
-)
-
 // Update is one incremental change from the merger: the pods it names and
 // what happened to them. The merger owns the pods it sends; receivers must
 // not mutate them (DeepCopy first).

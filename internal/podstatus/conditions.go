@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -131,9 +132,9 @@ func initialized(pod *corev1.Pod, all []corev1.ContainerStatus, p corev1.PodPhas
 		switch {
 		case !ok:
 			unknown = append(unknown, c.Name)
-		case isSidecar(c) && (s.Started == nil || !*s.Started):
+		case podutil.IsSidecar(c) && (s.Started == nil || !*s.Started):
 			incomplete = append(incomplete, c.Name)
-		case !isSidecar(c) && !s.Ready:
+		case !podutil.IsSidecar(c) && !s.Ready:
 			incomplete = append(incomplete, c.Name)
 		}
 	}
@@ -174,7 +175,7 @@ func containersReady(pod *corev1.Pod, all []corev1.ContainerStatus, p corev1.Pod
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if isSidecar(&pod.Spec.InitContainers[i]) {
+		if podutil.IsSidecar(&pod.Spec.InitContainers[i]) {
 			check(pod.Spec.InitContainers[i].Name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -147,10 +148,10 @@ func applyStartFailure(in *Input, s *corev1.ContainerStatus, spec *corev1.Contai
 		latest = instances[0]
 	}
 	if isInit {
-		if !isSidecar(spec) && latest != nil && latest.State == runtimestate.ContainerExited && latest.ExitCode == 0 {
+		if !podutil.IsSidecar(spec) && latest != nil && latest.State == runtimestate.ContainerExited && latest.ExitCode == 0 {
 			return // done; never restarted (a sidecar is)
 		}
-		if latest == nil && !isSidecar(spec) && s.State.Waiting != nil && anyRegularContainerCreated(in) {
+		if latest == nil && !podutil.IsSidecar(spec) && s.State.Waiting != nil && anyRegularContainerCreated(in) {
 			// Removed from the runtime, but regular containers exist: it
 			// must have succeeded.
 			s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
@@ -185,7 +186,7 @@ func applyProbes(in *Input, s *corev1.ContainerStatus, spec *corev1.Container, i
 	}
 	s.Started = &started
 	s.Ready = false
-	if isInit && !isSidecar(spec) {
+	if isInit && !podutil.IsSidecar(spec) {
 		s.Ready = s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
 		return
 	}
@@ -212,54 +213,10 @@ func shouldRestart(pod *corev1.Pod, spec *corev1.Container, latest *runtimestate
 	case runtimestate.ContainerRunning:
 		return false
 	case runtimestate.ContainerExited:
-		return containerShouldRestart(spec, &pod.Spec, latest.ExitCode)
+		return podutil.ContainerShouldRestart(spec, &pod.Spec, latest.ExitCode)
 	}
 	// Created or unknown.
 	return true
-}
-
-// containerShouldRestart applies the container's restart rules, then its
-// restart policy, then the pod's restart policy (default Always).
-func containerShouldRestart(c *corev1.Container, spec *corev1.PodSpec, exitCode int32) bool {
-	if c.RestartPolicy != nil {
-		for _, r := range c.RestartPolicyRules {
-			if r.ExitCodes != nil && exitCodesMatch(r.ExitCodes, exitCode) {
-				if r.Action == corev1.ContainerRestartRuleActionRestart {
-					return true
-				}
-				break
-			}
-		}
-		switch *c.RestartPolicy {
-		case corev1.ContainerRestartPolicyAlways:
-			return true
-		case corev1.ContainerRestartPolicyOnFailure:
-			return exitCode != 0
-		case corev1.ContainerRestartPolicyNever:
-			return false
-		}
-	}
-	switch spec.RestartPolicy {
-	case corev1.RestartPolicyOnFailure:
-		return exitCode != 0
-	case corev1.RestartPolicyNever:
-		return false
-	}
-	return true
-}
-
-func exitCodesMatch(r *corev1.ContainerRestartRuleOnExitCodes, code int32) bool {
-	in := false
-	for _, v := range r.Values {
-		if v == code {
-			in = true
-			break
-		}
-	}
-	if r.Operator == corev1.ContainerRestartRuleOnExitCodesOpNotIn {
-		return !in
-	}
-	return in
 }
 
 // anyRegularContainerCreated: the runtime holds a regular container in any

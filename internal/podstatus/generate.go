@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -84,23 +85,19 @@ func Generate(in Input) corev1.PodStatus {
 	return s
 }
 
-func isTerminal(p corev1.PodPhase) bool {
-	return p == corev1.PodSucceeded || p == corev1.PodFailed
-}
-
 // mergePhase keeps a terminal phase once reached (in the previous status or
 // in the API's status: pods never leave a terminal phase) and preserves the
 // reason and message that go with an unchanged phase.
 func mergePhase(p corev1.PodPhase, old, api *corev1.PodStatus) (corev1.PodPhase, string, string) {
-	if !isTerminal(p) {
+	if !podutil.IsTerminal(p) {
 		switch {
-		case isTerminal(old.Phase):
+		case podutil.IsTerminal(old.Phase):
 			p = old.Phase
-		case isTerminal(api.Phase):
+		case podutil.IsTerminal(api.Phase):
 			p = api.Phase
 		}
 	}
-	if isTerminal(api.Phase) {
+	if podutil.IsTerminal(api.Phase) {
 		p = api.Phase
 	}
 	if p != old.Phase {
@@ -146,9 +143,4 @@ func statusByName(ss []corev1.ContainerStatus, name string) (*corev1.ContainerSt
 		}
 	}
 	return nil, false
-}
-
-// isSidecar reports whether an init container is restartable (a sidecar).
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }

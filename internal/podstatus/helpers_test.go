@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -23,7 +24,7 @@ func staticPod(names ...string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web-node", Namespace: "default", UID: "uid1",
-			Annotations: map[string]string{configSourceAnnotation: "file"},
+			Annotations: map[string]string{podutil.ConfigSourceAnnotation: "file"},
 		},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyAlways},
 	}

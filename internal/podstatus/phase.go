@@ -2,18 +2,9 @@ package podstatus
 
 import (
 	corev1 "k8s.io/api/core/v1"
-)
 
-// Static pod detection: the source annotation the pod sources write.
-const (
-	configSourceAnnotation = "kubernetes.io/config.source"
-	apiSource              = "api"
+	"github.com/berthk8s/berth/internal/podutil"
 )
-
-func isStaticPod(pod *corev1.Pod) bool {
-	src, ok := pod.Annotations[configSourceAnnotation]
-	return ok && src != apiSource
-}
 
 // phaseCounts tallies container statuses the way upstream getPhase does.
 type phaseCounts struct {
@@ -36,7 +27,7 @@ func phase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal, po
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		s, ok := statusByName(statuses, c.Name)
-		if isSidecar(c) {
+		if podutil.IsSidecar(c) {
 			n.addSidecar(s, ok)
 		} else {
 			n.addInit(&pod.Spec, c, s, ok)
@@ -56,7 +47,7 @@ func phase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal, po
 	case n.running > 0 && n.unknown == 0:
 		return corev1.PodRunning
 	case n.running == 0 && n.stopped > 0 && n.unknown == 0:
-		if (podIsTerminal && !isStaticPod(pod)) || n.stopped == n.stoppedNotRestartable {
+		if (podIsTerminal && !podutil.IsStatic(pod)) || n.stopped == n.stoppedNotRestartable {
 			if n.stopped == n.succeeded {
 				return corev1.PodSucceeded
 			}
@@ -74,7 +65,7 @@ func (n *phaseCounts) addInit(spec *corev1.PodSpec, c *corev1.Container, s *core
 		return
 	}
 	failed := func(code int32) {
-		if code != 0 && !containerShouldRestart(c, spec, code) {
+		if code != 0 && !podutil.ContainerShouldRestart(c, spec, code) {
 			n.failedInitNotRestartable++
 		}
 	}
@@ -121,7 +112,7 @@ func (n *phaseCounts) addRegular(spec *corev1.PodSpec, c *corev1.Container, s *c
 	}
 	stopped := func(code int32) {
 		n.stopped++
-		if !containerShouldRestart(c, spec, code) {
+		if !podutil.ContainerShouldRestart(c, spec, code) {
 			n.stoppedNotRestartable++
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // Store holds the node's latest generated status of every pod, by UID.
@@ -50,7 +52,7 @@ func (s *Store) Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus {
 	st := *status.DeepCopy()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if prev, ok := s.statuses[uid]; ok && isTerminal(prev.Phase) && !isTerminal(st.Phase) {
+	if prev, ok := s.statuses[uid]; ok && podutil.IsTerminal(prev.Phase) && !podutil.IsTerminal(st.Phase) {
 		st.Phase, st.Reason, st.Message = prev.Phase, prev.Reason, prev.Message
 	}
 	if prev, ok := s.statuses[uid]; !ok || !apiequality.Semantic.DeepEqual(prev, st) {

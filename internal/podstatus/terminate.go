@@ -1,6 +1,10 @@
 package podstatus
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/podutil"
+)
 
 // Terminated is the final status of a pod whose worker has stopped every
 // container, as upstream's status manager TerminatePod makes it: a
@@ -25,7 +29,7 @@ func Terminated(status corev1.PodStatus, static bool) corev1.PodStatus {
 			list[i].Started = ptrFalse()
 		}
 	}
-	if !static && !isTerminal(out.Phase) {
+	if !static && !podutil.IsTerminal(out.Phase) {
 		out.Phase = corev1.PodFailed
 	}
 	return out

@@ -18,6 +18,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/podworker"
 	"github.com/berthk8s/berth/internal/prober"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -131,7 +132,7 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 	}
 	status := s.generate(pod, rt, false)
 	s.syncMirror(ctx, pod)
-	if isTerminal(status.Phase) {
+	if podutil.IsTerminal(status.Phase) {
 		return true, nil
 	}
 	if err := os.MkdirAll(s.PodDir(pod.UID), 0o750); err != nil {
@@ -304,10 +305,6 @@ func (s *Syncer) setFailures(uid types.UID, f map[string]runtimestate.StartFailu
 		s.failures[uid] = maps.Clone(f)
 	}
 	return true
-}
-
-func isTerminal(p corev1.PodPhase) bool {
-	return p == corev1.PodSucceeded || p == corev1.PodFailed
 }
 
 func failuresError(f map[string]runtimestate.StartFailure) error {

@@ -14,6 +14,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -236,7 +237,7 @@ func newPod(uid, version string, opts ...podOpt) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "pod-" + uid, Namespace: "default", UID: types.UID(uid), ResourceVersion: version,
-			Annotations: map[string]string{configSourceAnnotation: "api"},
+			Annotations: map[string]string{podutil.ConfigSourceAnnotation: "api"},
 		},
 		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](30)},
 	}
@@ -250,7 +251,7 @@ func newPod(uid, version string, opts ...podOpt) *corev1.Pod {
 func static(name string) podOpt {
 	return func(p *corev1.Pod) {
 		p.Name = name
-		p.Annotations[configSourceAnnotation] = "file"
+		p.Annotations[podutil.ConfigSourceAnnotation] = "file"
 	}
 }
 

@@ -3,6 +3,8 @@ package podworker
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // KnownState describes one pod worker for housekeeping.
@@ -49,7 +51,7 @@ func (w *Workers) SyncKnownPods(desired []*corev1.Pod) map[types.UID]KnownState 
 			}
 		}
 		pod := wk.lastPod()
-		out[uid] = KnownState{Phase: wk.phase, Orphan: orphan, HasConfig: pod != nil, Static: isStatic(pod)}
+		out[uid] = KnownState{Phase: wk.phase, Orphan: orphan, HasConfig: pod != nil, Static: pod != nil && podutil.IsStatic(pod)}
 	}
 	return out
 }

@@ -3,22 +3,7 @@ package podworker
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/berthk8s/berth/internal/podsource"
 )
-
-// configSourceAnnotation names the source a pod came from (file, http, api).
-const configSourceAnnotation = "kubernetes.io/config.source"
-
-// isStatic reports whether pod came from a source other than the API server
-// (a manifest file or URL). A pod without the annotation is not static.
-func isStatic(pod *corev1.Pod) bool {
-	if pod == nil {
-		return false
-	}
-	src, ok := pod.Annotations[configSourceAnnotation]
-	return ok && src != podsource.APISource
-}
 
 // podFullName is upstream's pod full name: name_namespace.
 func podFullName(pod *corev1.Pod) string {

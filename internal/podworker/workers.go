@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 const (
@@ -205,7 +207,7 @@ func admit(logger klog.Logger, wk *worker, opts *UpdateOptions) bool {
 // with w.mu held.
 func (w *Workers) startWorker(ctx context.Context, uid types.UID, opts UpdateOptions) *worker {
 	wk := &worker{uid: uid, phase: Waiting, wake: make(chan struct{}, 1)}
-	if isStatic(opts.Pod) {
+	if opts.Pod != nil && podutil.IsStatic(opts.Pod) {
 		wk.fullName = podFullName(opts.Pod)
 		w.static.enqueue(wk.fullName, uid)
 	}

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 var (
@@ -26,7 +26,7 @@ func apiPod(uid string, phase corev1.PodPhase) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web", Namespace: "default", UID: types.UID(uid),
-			Annotations: map[string]string{podsource.ConfigSourceAnnotation: podsource.APISource},
+			Annotations: map[string]string{podutil.ConfigSourceAnnotation: podutil.APISource},
 		},
 		Spec:   corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
 		Status: corev1.PodStatus{Phase: phase},
@@ -39,8 +39,8 @@ func staticPod(uid string) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "etcd-node1", Namespace: "kube-system", UID: types.UID(uid),
 			Annotations: map[string]string{
-				podsource.ConfigSourceAnnotation: podsource.FileSource,
-				podsource.ConfigHashAnnotation:   uid,
+				podutil.ConfigSourceAnnotation: podutil.FileSource,
+				podutil.ConfigHashAnnotation:   uid,
 			},
 		},
 		Spec: corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "etcd", Image: "etcd"}}},
@@ -52,7 +52,7 @@ func mirrorOf(static *corev1.Pod, uid string, phase corev1.PodPhase) *corev1.Pod
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: static.Name, Namespace: static.Namespace, UID: types.UID(uid),
-			Annotations: map[string]string{podsource.ConfigMirrorAnnotation: string(static.UID)},
+			Annotations: map[string]string{podutil.ConfigMirrorAnnotation: string(static.UID)},
 		},
 		Spec:   static.Spec,
 		Status: corev1.PodStatus{Phase: phase},

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // Condition reasons for a pod in a terminal phase, as upstream.
@@ -37,10 +39,6 @@ func sharedWithKubelet(t corev1.PodConditionType) bool {
 	return t == corev1.DisruptionTarget
 }
 
-func isTerminal(p corev1.PodPhase) bool {
-	return p == corev1.PodSucceeded || p == corev1.PodFailed
-}
-
 // merge returns the status to write: api (the API object's current status)
 // with the fields the kubelet owns taken from ours (berth's generated
 // status), as upstream's mergePodStatus. It does not modify its inputs.
@@ -69,9 +67,9 @@ func merge(api, ours corev1.PodStatus, now time.Time) corev1.PodStatus {
 	out.AllocatedResources, out.Resources = o.AllocatedResources, o.Resources
 	truncateMessages(&out)
 
-	toTerminal := !isTerminal(api.Phase) && isTerminal(o.Phase)
+	toTerminal := !podutil.IsTerminal(api.Phase) && podutil.IsTerminal(o.Phase)
 	out.Conditions = mergeConditions(api.Conditions, o.Conditions, toTerminal)
-	if isTerminal(out.Phase) {
+	if podutil.IsTerminal(out.Phase) {
 		reason := reasonPodFailed
 		if out.Phase == corev1.PodSucceeded {
 			reason = reasonPodCompleted

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // Pod is what the planner knows of one pod in the status store.
@@ -83,7 +83,7 @@ func Plan(in Inputs) []Op {
 		fresh := seen && rec.Target == p.API.UID && kubeletEqual(rec.Status, p.Status)
 		op := Op{UID: p.UID}
 		phaseAfter := p.API.Status.Phase
-		if apiPhase := p.API.Status.Phase; isTerminal(apiPhase) && p.Status.Phase != apiPhase {
+		if apiPhase := p.API.Status.Phase; podutil.IsTerminal(apiPhase) && p.Status.Phase != apiPhase {
 			if !fresh || !rec.Held {
 				op.Hold = holdReason(apiPhase, p.Status.Phase)
 			}
@@ -108,8 +108,8 @@ func Plan(in Inputs) []Op {
 // are not deleted through the API) that has a deletion timestamp and a
 // terminal phase. The caller adds the pod workers' word (CanBeDeleted).
 func deletable(config, api *corev1.Pod, phase corev1.PodPhase) bool {
-	return !podsource.IsStaticPod(config) && !podsource.IsMirrorPod(api) &&
-		api.DeletionTimestamp != nil && isTerminal(phase)
+	return !podutil.IsStatic(config) && !podutil.IsMirror(api) &&
+		api.DeletionTimestamp != nil && podutil.IsTerminal(phase)
 }
 
 func holdReason(api, ours corev1.PodPhase) string {

@@ -14,8 +14,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/mirrorpod"
-	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // DefaultSyncPeriod is the period of the full pass, as upstream's.
@@ -136,7 +136,7 @@ func (s *Syncer) gather(uid types.UID, st corev1.PodStatus) Pod {
 		return p
 	}
 	p.Config = config
-	if !podsource.IsStaticPod(config) {
+	if !podutil.IsStatic(config) {
 		p.API = config
 	} else if mirror, ok := s.cfg.MirrorPod(config); ok && mirrorpod.IsMirrorOf(mirror, config) {
 		p.API = mirror
@@ -189,7 +189,7 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time) (*corev1.Pod,
 		s.forget(p.UID)
 		return nil, false
 	}
-	if isTerminal(cur.Status.Phase) && p.Status.Phase != cur.Status.Phase {
+	if podutil.IsTerminal(cur.Status.Phase) && p.Status.Phase != cur.Status.Phase {
 		logger.Error(nil, "Not writing the pod status", "reason", holdReason(cur.Status.Phase, p.Status.Phase))
 		s.records[p.UID] = Record{Target: cur.UID, Status: p.Status, Held: true, Deleted: s.records[p.UID].Deleted}
 		return cur, true

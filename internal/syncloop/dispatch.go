@@ -13,6 +13,7 @@ import (
 	"github.com/berthk8s/berth/internal/pleg"
 	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/podworker"
 )
 
@@ -31,7 +32,7 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 	}
 	var dispatch []podworker.UpdateOptions
 	for _, pod := range pods {
-		if podsource.IsMirrorPod(pod) {
+		if podutil.IsMirror(pod) {
 			dispatch = append(dispatch, l.updateMirror(u.Op, pod, now)...)
 			continue
 		}
@@ -99,7 +100,7 @@ func (l *Loop) updateMirror(op podsource.Op, mirror *corev1.Pod, now time.Time) 
 		l.mirrors[name] = mirror
 	}
 	for _, p := range l.pods {
-		if podsource.IsStaticPod(p) && podsource.GetPodFullName(p) == name {
+		if podutil.IsStatic(p) && podsource.GetPodFullName(p) == name {
 			return []podworker.UpdateOptions{{Type: podworker.SyncPodSync, Pod: p, StartTime: now}}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/pleg"
 	"github.com/berthk8s/berth/internal/podsource"
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/podworker"
 )
 
@@ -315,13 +316,13 @@ func TestAdmissionInCreationOrder(t *testing.T) {
 func TestMirrorPodsWakeTheirStaticPod(t *testing.T) {
 	h := start(t)
 	static := pod("web-node", "static-uid")
-	static.Annotations = map[string]string{podsource.ConfigSourceAnnotation: podsource.FileSource}
-	h.send(podsource.Update{Op: podsource.OpAdd, Source: podsource.FileSource, Pods: []*corev1.Pod{static}})
+	static.Annotations = map[string]string{podutil.ConfigSourceAnnotation: podutil.FileSource}
+	h.send(podsource.Update{Op: podsource.OpAdd, Source: podutil.FileSource, Pods: []*corev1.Pod{static}})
 	h.workers.next(t)
 
 	mirror := pod("web-node", "mirror-uid")
-	mirror.Annotations = map[string]string{podsource.ConfigMirrorAnnotation: "static-uid"}
-	h.send(podsource.Update{Op: podsource.OpAdd, Source: podsource.APISource, Pods: []*corev1.Pod{mirror}})
+	mirror.Annotations = map[string]string{podutil.ConfigMirrorAnnotation: "static-uid"}
+	h.send(podsource.Update{Op: podsource.OpAdd, Source: podutil.APISource, Pods: []*corev1.Pod{mirror}})
 	if got := h.workers.next(t); got != "sync web-node" {
 		t.Errorf("mirror add: got %q, want a sync of the static pod", got)
 	}
@@ -331,7 +332,7 @@ func TestMirrorPodsWakeTheirStaticPod(t *testing.T) {
 	if _, ok := h.loop.Pod("mirror-uid"); ok {
 		t.Error("a mirror pod must not be desired")
 	}
-	h.send(podsource.Update{Op: podsource.OpRemove, Source: podsource.APISource, Pods: []*corev1.Pod{mirror}})
+	h.send(podsource.Update{Op: podsource.OpRemove, Source: podutil.APISource, Pods: []*corev1.Pod{mirror}})
 	if got := h.workers.next(t); got != "sync web-node" {
 		t.Errorf("mirror remove: got %q, want a sync of the static pod", got)
 	}

@@ -1,0 +1,14 @@
+// Package podutil owns the small predicates about a pod that several
+// packages need, so each has one home and one name (STYLE rule 13):
+//
+//	source.go   where a pod came from: the config.source annotation, the
+//	            source names, IsStatic, IsMirror
+//	kinds.go    IsSidecar (restartable init container), IsTerminal (phase)
+//	restart.go  whether an exited container restarts: the container's
+//	            restartPolicyRules, then its restartPolicy, then the pod's
+//	            (upstream's ContainerShouldRestart, ContainerRestartRules on)
+//
+// It is pure: it imports only the API types, reads nothing and keeps no
+// state. The planner (podplan) decides with these predicates and the status
+// generator (podstatus) reads the same ones, so the two cannot disagree.
+package podutil

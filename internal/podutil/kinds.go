@@ -1,0 +1,32 @@
+package podutil
+
+import corev1 "k8s.io/api/core/v1"
+
+// IsSidecar reports whether the init container c is a restartable init
+// container (a sidecar, KEP-753): its restartPolicy is Always. Only init
+// containers may carry that policy for this meaning; callers pass init
+// containers.
+func IsSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// IsTerminal reports whether a pod phase is final: Succeeded or Failed.
+func IsTerminal(p corev1.PodPhase) bool {
+	return p == corev1.PodSucceeded || p == corev1.PodFailed
+}
+
+// IsSidecarIn reports whether c, a container of spec of either kind, is one
+// of its sidecars: an init container with restartPolicy Always. A regular
+// container may carry restartPolicy Always too (ContainerRestartRules),
+// which does not make it a sidecar.
+func IsSidecarIn(spec *corev1.PodSpec, c *corev1.Container) bool {
+	if !IsSidecar(c) {
+		return false
+	}
+	for i := range spec.InitContainers {
+		if spec.InitContainers[i].Name == c.Name {
+			return true
+		}
+	}
+	return false
+}
