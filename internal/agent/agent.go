@@ -184,8 +184,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		Syncer: syncer, Cache: cache, Clock: clk,
 		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
 		ObserveSync: n.metrics.ObservePodSync,
-		// The status writer deletes a deleted API pod once it is Finished.
-		OnFinished: func(types.UID) { cl.wakeStatus() },
+		// The pod's record goes with its worker; the status writer deletes
+		// a deleted API pod once it is Finished.
+		OnFinished: func(uid types.UID) { syncer.Forget(uid); cl.wakeStatus() },
 	}); err != nil {
 		return fmt.Errorf("create pod workers: %w", err)
 	}
@@ -194,7 +195,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	}
 	keeper := newHousekeeper(housekeeperConfig{
 		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
-		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, Forget: runtimeMgr.ForgetPod, TearDown: n.volumes.TearDown,
+		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
 	})
 	admit := &admitter{
 		node: cl.node, maxPods: int(kc.MaxPods), recorder: cl.recorder,

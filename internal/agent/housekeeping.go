@@ -30,8 +30,6 @@ type housekeeperConfig struct {
 	// PodLogsDir holds one <namespace>_<name>_<uid> directory per pod.
 	PodLogsDir string
 	Statuses   interface{ Delete(uid types.UID) }
-	// Forget drops per-pod runtime state (backoff) of a pod gone for good.
-	Forget func(uid types.UID)
 	// TearDown releases what is left of a pod's volumes (tmpfs mounts)
 	// before its directory is removed.
 	TearDown func(ctx context.Context, uid types.UID) error
@@ -104,7 +102,7 @@ func (h *housekeeper) removeOrphanedLogDirs(ctx context.Context, gone func(types
 }
 
 // removeOrphanedDirs removes pod directories of pods gone for good, and
-// forgets their status and runtime state.
+// forgets their status.
 func (h *housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UID) bool) {
 	entries, err := os.ReadDir(h.cfg.PodsDir)
 	if err != nil {
@@ -127,6 +125,5 @@ func (h *housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UI
 		}
 		klog.FromContext(ctx).V(2).Info("Removed orphaned pod directory", "path", path)
 		h.cfg.Statuses.Delete(uid)
-		h.cfg.Forget(uid)
 	}
 }

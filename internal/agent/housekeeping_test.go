@@ -62,7 +62,6 @@ func TestHousekeeping(t *testing.T) {
 	h := newHousekeeper(housekeeperConfig{
 		Workers: workers, Runtime: runtime, SourcesReady: func() bool { return true },
 		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
-		Forget: func(uid types.UID) { calls.uids = append(calls.uids, "forget "+string(uid)) },
 		TearDown: func(_ context.Context, uid types.UID) error {
 			calls.uids = append(calls.uids, "teardown "+string(uid))
 			return nil
@@ -76,7 +75,7 @@ func TestHousekeeping(t *testing.T) {
 	if diff := cmp.Diff([]string{"create desired", "kill orphan", "kill running"}, sorted(workers.updates)); diff != "" {
 		t.Errorf("worker updates (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"teardown gone", "status gone", "forget gone"}, calls.uids); diff != "" {
+	if diff := cmp.Diff([]string{"teardown gone", "status gone"}, calls.uids); diff != "" {
 		t.Errorf("cleanup calls (-want +got):\n%s", diff)
 	}
 	for path, want := range map[string]bool{

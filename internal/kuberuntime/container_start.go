@@ -30,6 +30,8 @@ type startTarget struct {
 	// PodIPs are the sandbox's IPs (the host's for a host-network pod),
 	// primary first, for env fieldRefs.
 	PodIPs []string
+	// Pulls is the pod's image pull back-off, owned by the running Apply.
+	Pulls PullBackoffs
 }
 
 // startContainer pulls the image, creates and starts one container
@@ -37,7 +39,7 @@ type startTarget struct {
 // events tell the same story.
 func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimestate.StartFailure {
 	pod, c := t.Pod, t.Container
-	imageRef, failure := m.ensureImage(ctx, pod, c, t.SandboxCfg)
+	imageRef, failure := m.ensureImage(ctx, t.Pulls, pod, c, t.SandboxCfg)
 	if failure != nil {
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Error: %s", failure.Reason)
 		return failure

@@ -5,12 +5,14 @@
 // sandboxes, and converting CRI listings and statuses into runtimestate
 // snapshots.
 //
-// The decisions live elsewhere: podplan.Compute says what to do, the Manager
-// only performs it. One operation per file:
+// The decisions live elsewhere: podsync computes the pod's plan once with
+// podplan.Compute and hands it to Apply, which only performs it. The
+// Manager keeps no per-pod state: the pull back-off comes in and goes out
+// with each Apply. One operation per file:
 //
-//	manager.go          Config, New, Manager, Recorder, ForgetPod
+//	manager.go          Config, New, Manager, Recorder
 //	events.go           event and waiting reasons, CRI error messages
-//	sync.go             SyncPod: compute the plan and apply it in order
+//	sync.go             Apply: perform a plan in order
 //	sandbox_config.go   pure PodSandboxConfig builder
 //	sandbox_create.go   RunPodSandbox (log directory, resolv.conf)
 //	dns.go              pure resolv.conf parser and pod DNS config

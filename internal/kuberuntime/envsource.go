@@ -3,10 +3,11 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
-	"github.com/berthk8s/berth/internal/downward"
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/berthk8s/berth/internal/downward"
 
 	corev1 "k8s.io/api/core/v1"
 )

@@ -225,9 +225,7 @@ func TestLivenessKillUsesProbeGrace(t *testing.T) {
 	e.sync(pod)
 	c := e.running(pod, "app")
 	h.take()
-	if _, err := e.m.SyncPod(e.ctx, pod, e.status(pod), SyncOptions{
-		Probes: podplan.ProbeSnapshot{LivenessFailed: map[string]bool{c.ID: true}},
-	}); err != nil {
+	if _, err := e.apply(pod, e.status(pod), &podplan.ProbeSnapshot{LivenessFailed: map[string]bool{c.ID: true}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if log := h.take(); len(log) == 0 || log[0] != "stop "+c.ID+" 10" {

@@ -127,9 +127,9 @@ func TestSyncPodHostsFile(t *testing.T) {
 			pod := basePod()
 			tt.mutate(pod)
 			volDir := t.TempDir()
-			res, err := e.m.SyncPod(e.ctx, pod, e.status(pod), SyncOptions{Volumes: map[string]string{"h": volDir}})
+			res, err := e.apply(pod, e.status(pod), nil, map[string]string{"h": volDir})
 			if err != nil || len(res.Failures) != 0 {
-				t.Fatalf("SyncPod: %v, failures %v", err, res.Failures)
+				t.Fatalf("Apply: %v, failures %v", err, res.Failures)
 			}
 			path := filepath.Join(e.pods, "uid-1", "etc-hosts")
 			var hostsMounts []*runtimeapi.Mount

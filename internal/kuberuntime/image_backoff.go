@@ -10,6 +10,27 @@ const (
 	pullBackoffMax     = 300 * time.Second
 )
 
+// PullBackoffs is one pod's image pull back-off, keyed by image. Its owner
+// (the pod's sync) keeps it between Applies; Apply works on a copy.
+type PullBackoffs map[string]pullBackoff
+
+func (p PullBackoffs) clone() PullBackoffs {
+	out := make(PullBackoffs, len(p))
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+// gc drops the entries idle long enough to forget (upstream Backoff.GC).
+func (p PullBackoffs) gc(now time.Time) {
+	for image, b := range p {
+		if b.expired(now) {
+			delete(p, image)
+		}
+	}
+}
+
 // pullBackoff is one pod+image back-off entry.
 type pullBackoff struct {
 	Delay      time.Duration

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
@@ -31,7 +29,10 @@ func pullPolicy(c *corev1.Container, image string) corev1.PullPolicy {
 // pull policy and the pod+image pull back-off, and returns the image
 // reference to create the container with (upstream EnsureImageExists).
 // A non-nil failure says why the container cannot start now.
-func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandbox *runtimeapi.PodSandboxConfig) (string, *runtimestate.StartFailure) {
+//
+// pulls is the pod's pull back-off, owned by the calling Apply: a failed
+// pull advances the image's entry, a successful one drops expired entries.
+func (m *Manager) ensureImage(ctx context.Context, pulls PullBackoffs, pod *corev1.Pod, c *corev1.Container, sandbox *runtimeapi.PodSandboxConfig) (string, *runtimestate.StartFailure) {
 	image, err := withDefaultTag(c.Image)
 	if err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
@@ -57,7 +58,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 		return st.GetImage().GetId(), nil
 	}
 	now := m.cfg.Clock.Now()
-	if m.pullBackoffEntry(pod.UID, c.Image).inBackoff(now) {
+	if pulls[c.Image].inBackoff(now) {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventBackOff, "%s", msg)
 		return "", &runtimestate.StartFailure{Reason: ReasonImagePullBackOff, Message: msg}
@@ -67,7 +68,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	if err != nil {
 		msg := criMessage(err)
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Failed to pull image %q: %s", c.Image, msg)
-		m.recordPullFailure(pod.UID, c.Image, m.cfg.Clock.Now())
+		pulls[c.Image] = pulls[c.Image].next(m.cfg.Clock.Now())
 		return "", &runtimestate.StartFailure{Reason: ReasonErrImagePull, Message: msg}
 	}
 	took := m.cfg.Clock.Since(now)
@@ -80,7 +81,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	}
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventPulled,
 		"Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, took, took, size)
-	m.gcPullBackoff(pod.UID, now)
+	pulls.gc(now)
 	return ref, nil
 }
 
@@ -92,35 +93,4 @@ func (m *Manager) pull(ctx context.Context, pod *corev1.Pod, req *runtimeapi.Pul
 		return nil, err
 	}
 	return pullWithCredentials(ctx, m.cfg.Images, req, ring.lookup(lookupRepository(req.GetImage().GetImage())))
-}
-
-// pullBackoffEntry returns the pod+image pull back-off entry (zero if none).
-func (m *Manager) pullBackoffEntry(uid types.UID, image string) pullBackoff {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.pullBackoff[uid][image]
-}
-
-// recordPullFailure advances the pod+image back-off after a failed pull.
-func (m *Manager) recordPullFailure(uid types.UID, image string, now time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.pullBackoff[uid] == nil {
-		m.pullBackoff[uid] = map[string]pullBackoff{}
-	}
-	m.pullBackoff[uid][image] = m.pullBackoff[uid][image].next(now)
-}
-
-// gcPullBackoff drops the pod's expired entries (upstream Backoff.GC).
-func (m *Manager) gcPullBackoff(uid types.UID, now time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for image, b := range m.pullBackoff[uid] {
-		if b.expired(now) {
-			delete(m.pullBackoff[uid], image)
-		}
-	}
-	if len(m.pullBackoff[uid]) == 0 {
-		delete(m.pullBackoff, uid)
-	}
 }

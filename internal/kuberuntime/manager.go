@@ -2,14 +2,10 @@ package kuberuntime
 
 import (
 	"errors"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
-
-	"github.com/berthk8s/berth/internal/podplan"
 )
 
 // Recorder records Kubernetes events about a pod. Declared here, by its
@@ -48,8 +44,6 @@ type Config struct {
 	// PodInfraImage is the sandbox (pause) image. The runtime chooses the
 	// image it runs; berth keeps the name to protect it from image GC.
 	PodInfraImage string
-	// Backoff is the CrashLoopBackOff policy handed to podplan.Compute.
-	Backoff podplan.BackoffPolicy
 	// SeccompProfileRoot is <root-dir>/seccomp, the root of Localhost
 	// seccomp profiles.
 	SeccompProfileRoot string
@@ -79,23 +73,17 @@ type Config struct {
 
 // Manager applies pod plans through the CRI and reads runtime state.
 //
-// A Manager is safe for concurrent use. Calls for different pods run in
-// parallel; the caller (the pod worker) never runs two calls for the same
-// pod UID at once, which is what keeps a pod's plan and its effects
-// consistent.
+// A Manager is safe for concurrent use and keeps no state about pods: what
+// berth remembers of a pod between syncs (back-offs, start failures) is its
+// sync's (internal/podsync), handed in and returned by value. Calls for
+// different pods run in parallel; the caller (the pod worker) never runs two
+// calls for the same pod UID at once, which is what keeps a pod's plan and
+// its effects consistent.
 type Manager struct {
 	cfg Config
 	// hookHTTP and hookUserAgent are set by New and never change.
 	hookHTTP      HTTPDoer
 	hookUserAgent string
-
-	// mu guards crashBackoff and pullBackoff, the only mutable state.
-	mu sync.Mutex
-	// crashBackoff is each pod's CrashLoopBackOff map, input to
-	// podplan.Compute and replaced by its Actions.Backoff.
-	crashBackoff map[types.UID]map[string]podplan.BackoffEntry
-	// pullBackoff is each pod's image pull back-off, keyed by image.
-	pullBackoff map[types.UID]map[string]pullBackoff
 }
 
 // New validates cfg and returns a Manager. It starts nothing.
@@ -118,16 +106,5 @@ func New(cfg Config) (*Manager, error) {
 		cfg:           cfg,
 		hookHTTP:      hookHTTP,
 		hookUserAgent: hookUserAgent(),
-		crashBackoff:  map[types.UID]map[string]podplan.BackoffEntry{},
-		pullBackoff:   map[types.UID]map[string]pullBackoff{},
 	}, nil
-}
-
-// ForgetPod drops the pod's back-off state (crash loop and image pulls).
-// Call it once the pod is gone for good.
-func (m *Manager) ForgetPod(uid types.UID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.crashBackoff, uid)
-	delete(m.pullBackoff, uid)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -55,6 +56,10 @@ type env struct {
 	events *events
 	logs   string
 	pods   string
+	// crash and pulls are the back-offs a pod's sync keeps between syncs
+	// (internal/podsync in berth), by pod UID.
+	crash map[types.UID]map[string]podplan.BackoffEntry
+	pulls map[types.UID]PullBackoffs
 }
 
 func newEnv(t *testing.T, opts ...func(*Config)) *env {
@@ -69,7 +74,8 @@ func newEnv(t *testing.T, opts ...func(*Config)) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: ctx, fake: fake, clock: clk, events: &events{},
-		logs: filepath.Join(dir, "logs"), pods: filepath.Join(dir, "pods")}
+		logs: filepath.Join(dir, "logs"), pods: filepath.Join(dir, "pods"),
+		crash: map[types.UID]map[string]podplan.BackoffEntry{}, pulls: map[types.UID]PullBackoffs{}}
 	hosts := filepath.Join(dir, "hosts")
 	if err := os.WriteFile(hosts, []byte("127.0.0.1\tlocalhost node\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -100,14 +106,33 @@ func (e *env) status(pod *corev1.Pod) *runtimestate.Pod {
 	return rt
 }
 
-// sync runs one SyncPod over the current status and returns the failures.
+// sync runs one sync over the current status and returns the failures
+// (start failures and the plan's waiting reasons).
 func (e *env) sync(pod *corev1.Pod) map[string]runtimestate.StartFailure {
 	e.t.Helper()
-	res, err := e.m.SyncPod(e.ctx, pod, e.status(pod), SyncOptions{})
+	res, err := e.apply(pod, e.status(pod), nil, nil)
 	if err != nil {
-		e.t.Fatalf("SyncPod: %v", err)
+		e.t.Fatalf("Apply: %v", err)
 	}
 	return res.Failures
+}
+
+// apply does what a pod's sync does around Apply: compute the plan over rt
+// with the kept back-off and the probe verdicts, apply it, keep the new
+// back-offs. The plan's waiting reasons are added to the result's failures.
+func (e *env) apply(pod *corev1.Pod, rt *runtimestate.Pod, probes *podplan.ProbeSnapshot, volumes map[string]string) (Result, error) {
+	in := podplan.Inputs{Pod: pod, Runtime: rt, Backoff: e.crash[pod.UID], Now: e.clock.Now()}
+	if probes != nil {
+		in.Probes = *probes
+	}
+	plan := podplan.Compute(in)
+	e.crash[pod.UID] = plan.Backoff
+	res, err := e.m.Apply(e.ctx, pod, rt, plan, ApplyOptions{Volumes: volumes, Pulls: e.pulls[pod.UID]})
+	e.pulls[pod.UID] = res.Pulls
+	for name, w := range plan.Waiting {
+		res.Failures[name] = runtimestate.StartFailure{Reason: w.Reason, Message: w.Message}
+	}
+	return res, err
 }
 
 // running returns the running container of the given name, or fails.
@@ -224,10 +249,6 @@ func TestSyncPodPullBackoff(t *testing.T) {
 	if evs := e.events.take(); !hasEvent(evs, `Normal Pulled Successfully pulled image "busybox:1.36" in 0s (0s including waiting). Image size: `) {
 		t.Errorf("events %q lack the Pulled event", evs)
 	}
-	e.m.ForgetPod(pod.UID)
-	if len(e.m.pullBackoff) != 0 || len(e.m.crashBackoff) != 0 {
-		t.Error("ForgetPod left back-off state")
-	}
 }
 
 func TestSyncPodCrashLoop(t *testing.T) {
@@ -323,8 +344,8 @@ func TestSyncPodSandboxFailure(t *testing.T) {
 	e := newEnv(t)
 	e.fake.InjectError("RunPodSandbox", fmt.Errorf("network plugin not ready"))
 	pod := basePod()
-	if _, err := e.m.SyncPod(e.ctx, pod, e.status(pod), SyncOptions{}); err == nil {
-		t.Fatal("SyncPod succeeded though RunPodSandbox failed")
+	if _, err := e.apply(pod, e.status(pod), nil, nil); err == nil {
+		t.Fatal("Apply succeeded though RunPodSandbox failed")
 	}
 	if evs := e.events.take(); !hasEvent(evs, "Warning FailedCreatePodSandBox Failed to create pod sandbox: network plugin not ready") {
 		t.Errorf("events %q lack FailedCreatePodSandBox", evs)
@@ -449,9 +470,9 @@ func TestSyncPodNilRuntimeState(t *testing.T) {
 	e := newEnv(t)
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
-	res, err := e.m.SyncPod(e.ctx, pod, nil, SyncOptions{})
+	res, err := e.apply(pod, nil, nil, nil)
 	if err != nil || len(res.Failures) != 0 || res.Failures == nil {
-		t.Fatalf("SyncPod(nil state) = %+v, %v", res, err)
+		t.Fatalf("Apply(nil state) = %+v, %v", res, err)
 	}
 	e.running(pod, "app")
 }

@@ -14,42 +14,47 @@ import (
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
-// Result is what one SyncPod achieved beyond its error.
+// Result is what one Apply achieved beyond its error.
 type Result struct {
-	// Failures says, by container name, why a container that should run
-	// could not be started in this sync: CrashLoopBackOff, ErrImagePull,
-	// ImagePullBackOff, ErrImageNeverPull, InvalidImageName,
-	// CreateContainerConfigError, CreateContainerError, RunContainerError.
+	// Failures says, by container name, why a container the plan starts
+	// did not start: ErrImagePull, ImagePullBackOff, ErrImageNeverPull,
+	// InvalidImageName, CreateContainerConfigError, CreateContainerError,
+	// RunContainerError. (The plan's own waiting reasons, such as
+	// CrashLoopBackOff, are the plan's; Apply only records their events.)
 	// The pod status shows them as waiting reasons. Never nil.
 	Failures map[string]runtimestate.StartFailure
+	// Pulls is the pod's image pull back-off after this apply; the caller
+	// keeps it and hands it to the next Apply. Never nil.
+	Pulls PullBackoffs
 }
 
-// SyncOptions is what SyncPod needs besides the pod and its runtime state.
-type SyncOptions struct {
-	// Probes are the prober's verdicts that force restarts.
-	Probes podplan.ProbeSnapshot
+// ApplyOptions is what Apply needs besides the pod, its runtime state and
+// its plan.
+type ApplyOptions struct {
 	// Volumes maps each of the pod's volumes to its host directory, as
 	// the volume manager set them up. A volumeMount of a volume missing
 	// here fails the container with CreateContainerConfigError.
 	Volumes map[string]string
+	// Pulls is the pod's image pull back-off as the previous Apply
+	// returned it (nil at first). Apply does not modify it.
+	Pulls PullBackoffs
 }
 
-// SyncPod computes the pod's plan from the runtime state rt and the probe
-// verdicts, then applies it in order: kill the pod (containers then
+// Apply performs the pod's plan, computed by the caller with podplan.Compute
+// over the same runtime state rt, in order: kill the pod (containers then
 // sandboxes) or the containers the plan names, prune old exited
 // containers, create the sandbox, start the init containers the plan names
-// (the next ordinary one and sidecars), then the regular containers.
+// (the next ordinary one and sidecars), then the regular containers. It
+// decides nothing: what to start, kill or hold back is the plan's.
 //
 // Containers that cannot start are reported in Result.Failures, not as an
-// error; the error reports what stops the sync itself (killing, creating
+// error; the error reports what stops the apply itself (killing, creating
 // the sandbox). The Result is valid even when err is not nil.
-func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, opts SyncOptions) (Result, error) {
+func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, actions podplan.Actions, opts ApplyOptions) (Result, error) {
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
 	ctx = klog.NewContext(ctx, logger)
-	res := Result{Failures: map[string]runtimestate.StartFailure{}}
-	actions := m.plan(pod, rt, opts.Probes)
-	for name, w := range actions.Waiting {
-		res.Failures[name] = runtimestate.StartFailure{Reason: w.Reason, Message: w.Message}
+	res := Result{Failures: map[string]runtimestate.StartFailure{}, Pulls: opts.Pulls.clone()}
+	for name := range actions.Waiting {
 		m.cfg.Recorder.ContainerEventf(pod, name, corev1.EventTypeWarning, eventBackOff,
 			"Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
 	}
@@ -78,7 +83,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodSandBox, "Failed to create pod sandbox: %v", criMessage(err))
 		return res, fmt.Errorf("create pod sandbox: %w", err)
 	}
-	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt, Volumes: opts.Volumes,
+	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt, Volumes: opts.Volumes, Pulls: res.Pulls,
 		PodIPs: m.sandboxIPs(ctx, pod, rt, sandboxID, actions.CreateSandbox)}
 	for _, i := range actions.InitContainers {
 		if i < 0 || i >= len(pod.Spec.InitContainers) {
@@ -104,26 +109,6 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate
 		}
 	}
 	return res, nil
-}
-
-// plan runs podplan.Compute over the pod's stored CrashLoopBackOff map and
-// stores the updated map it returns.
-func (m *Manager) plan(pod *corev1.Pod, rt *runtimestate.Pod, probes podplan.ProbeSnapshot) podplan.Actions {
-	m.mu.Lock()
-	backoff := m.crashBackoff[pod.UID]
-	m.mu.Unlock()
-	actions := podplan.Compute(podplan.Inputs{
-		Pod: pod, Runtime: rt, Backoff: backoff, Probes: probes,
-		Now: m.cfg.Clock.Now(), Policy: m.cfg.Backoff,
-	})
-	m.mu.Lock()
-	if len(actions.Backoff) == 0 {
-		delete(m.crashBackoff, pod.UID)
-	} else {
-		m.crashBackoff[pod.UID] = actions.Backoff
-	}
-	m.mu.Unlock()
-	return actions
 }
 
 // sandboxAttempt is the attempt of the sandbox containers are started in:

@@ -1,8 +1,14 @@
 // Package podsync is the pod workers' Syncer: for each phase of a pod it
-// generates the pod's API status, prepares the pod's directories and asks
-// the runtime manager to converge, kill or remove the pod.
+// generates the pod's API status, prepares the pod's directories and has
+// the runtime manager converge, kill or remove the pod.
 //
-// It keeps, per pod UID, the start failures of the last sync (the reason a
-// container is waiting: ErrImagePull, CrashLoopBackOff, ...), which feed the
-// next generated status.
+// SyncPod takes the pod's snapshot and computes its plan once
+// (podplan.Compute); the same plan feeds the status generator (its waiting
+// reasons) and the executor (kuberuntime.Apply). Nobody derives a decision
+// about the pod again.
+//
+// What berth remembers about a pod between syncs is one record per UID,
+// owned here: the CrashLoopBackOff entries, the image pull back-off and the
+// start failures of the last apply (ErrImagePull, ...). It is dropped once,
+// by Forget, when the pod's worker finishes.
 package podsync

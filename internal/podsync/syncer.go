@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/kuberuntime"
+	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/podworker"
@@ -26,11 +27,10 @@ import (
 
 // Runtime is what the syncer needs of the runtime manager.
 type Runtime interface {
-	SyncPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, opts kuberuntime.SyncOptions) (kuberuntime.Result, error)
+	Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, plan podplan.Actions, opts kuberuntime.ApplyOptions) (kuberuntime.Result, error)
 	KillPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod *int64) error
 	RemovePod(ctx context.Context, rt *runtimestate.Pod) error
 	PodStatus(ctx context.Context, uid types.UID, name, namespace string) (*runtimestate.Pod, error)
-	ForgetPod(uid types.UID)
 }
 
 // StatusStore keeps the latest generated status per pod.
@@ -95,15 +95,34 @@ type Config struct {
 	// Prober may be nil: then no probe runs and containers are ready and
 	// started as soon as they run.
 	Prober Prober
+	// Backoff is the CrashLoopBackOff policy; the zero value means
+	// upstream's.
+	Backoff podplan.BackoffPolicy
 }
 
 // Syncer implements podworker.Syncer. It is safe for concurrent use; the
-// pod workers call it at most once at a time per UID.
+// pod workers call it at most once at a time per UID, so a pod's record is
+// only ever used by one call at a time.
 type Syncer struct {
 	cfg Config
-	// mu guards failures.
-	mu       sync.Mutex
-	failures map[types.UID]map[string]runtimestate.StartFailure
+	// mu guards records (the map, not the records in it).
+	mu      sync.Mutex
+	records map[types.UID]*record
+}
+
+// record is what berth remembers about a pod between its syncs. It is
+// written only by the pod's own sync (one at a time per UID) and dropped
+// once, by Forget, when the pod's worker finishes.
+type record struct {
+	// crash is the CrashLoopBackOff state: podplan.Compute's input, and
+	// replaced by the plan's Backoff.
+	crash map[string]podplan.BackoffEntry
+	// pulls is the image pull back-off, kuberuntime.Apply's input and
+	// output.
+	pulls kuberuntime.PullBackoffs
+	// failures are the waiting reasons of the last apply; the status shows
+	// them until the next apply says otherwise.
+	failures map[string]runtimestate.StartFailure
 }
 
 var _ podworker.Syncer = (*Syncer)(nil)
@@ -119,18 +138,30 @@ func New(cfg Config) (*Syncer, error) {
 	if cfg.RuntimeName == "" {
 		cfg.RuntimeName = "containerd"
 	}
-	return &Syncer{cfg: cfg, failures: map[types.UID]map[string]runtimestate.StartFailure{}}, nil
+	return &Syncer{cfg: cfg, records: map[types.UID]*record{}}, nil
 }
 
-// SyncPod generates the pod's status and, unless the pod is finished,
-// converges the runtime toward the pod's spec.
+// SyncPod takes the pod's snapshot (the pod, its runtime state rt, the
+// probe verdicts, its record, now), computes its plan once with
+// podplan.Compute, generates its status from that plan and, unless the pod
+// is finished, has the runtime apply the same plan:
+//
+//	record + rt + probes + now -> podplan.Compute -> plan
+//	plan (waiting reasons) + last start failures   -> podstatus.Generate
+//	plan + volumes                                  -> kuberuntime.Apply
+//	start failures of this apply                    -> record, status again
 func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (bool, error) {
 	if s.cfg.Prober != nil {
 		// Before the status: a container of a known pod is not ready until
 		// its readiness probe says so.
 		s.cfg.Prober.AddPod(pod)
 	}
-	status := s.generate(pod, rt, false)
+	rec := s.record(pod.UID)
+	plan := podplan.Compute(podplan.Inputs{
+		Pod: pod, Runtime: rt, Backoff: rec.crash, Probes: s.probes(pod, rt).Plan,
+		Now: s.cfg.Clock.Now(), Policy: s.cfg.Backoff,
+	})
+	status := s.generate(pod, rt, waiting(plan, rec.failures), false)
 	s.syncMirror(ctx, pod)
 	if podutil.IsTerminal(status.Phase) {
 		return true, nil
@@ -149,19 +180,39 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 		}
 		volumes = v
 	}
-	res, err := s.cfg.Runtime.SyncPod(ctx, pod, rt, kuberuntime.SyncOptions{Volumes: volumes, Probes: s.probes(pod, rt).Plan})
-	if changed := s.setFailures(pod.UID, res.Failures); changed {
-		s.generate(pod, rt, false)
+	rec.crash = plan.Backoff
+	res, err := s.cfg.Runtime.Apply(ctx, pod, rt, plan, kuberuntime.ApplyOptions{Volumes: volumes, Pulls: rec.pulls})
+	rec.pulls = res.Pulls
+	if !maps.Equal(rec.failures, res.Failures) {
+		rec.failures = res.Failures
+		s.generate(pod, rt, waiting(plan, rec.failures), false)
 	}
 	if err != nil {
 		return false, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), err)
 	}
-	if len(res.Failures) > 0 {
+	if all := waiting(plan, res.Failures); len(all) > 0 {
 		// Retry after the worker's backoff: a container waits on an image
 		// pull or a crash-loop back-off that will expire.
-		return false, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), failuresError(res.Failures))
+		return false, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), failuresError(all))
 	}
 	return false, nil
+}
+
+// waiting is why the plan's containers are not running: the plan's own
+// waiting reasons (CrashLoopBackOff), and the start failures of the last
+// apply for the others.
+func waiting(plan podplan.Actions, failures map[string]runtimestate.StartFailure) map[string]runtimestate.StartFailure {
+	if len(plan.Waiting) == 0 {
+		return failures
+	}
+	out := maps.Clone(failures)
+	if out == nil {
+		out = make(map[string]runtimestate.StartFailure, len(plan.Waiting))
+	}
+	for name, w := range plan.Waiting {
+		out[name] = runtimestate.StartFailure{Reason: w.Reason, Message: w.Message}
+	}
+	return out
 }
 
 // SyncTerminatingPod stops every container and sandbox of the pod, then
@@ -179,7 +230,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *ru
 	if err != nil {
 		return fmt.Errorf("read status of killed pod %q: %w", klog.KObj(pod), err)
 	}
-	s.generate(pod, after, true)
+	s.generate(pod, after, s.failures(pod.UID), true)
 	return nil
 }
 
@@ -208,7 +259,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 		}
 	}
 	if s.cfg.Desired(pod.UID) {
-		status := s.generate(pod, rt, true)
+		status := s.generate(pod, rt, s.failures(pod.UID), true)
 		// Every container is stopped: none may stay "waiting" and the pod
 		// must end in a terminal phase, or a deleted pod whose containers
 		// never started would never be removed from the API.
@@ -244,13 +295,30 @@ func (s *Syncer) syncMirror(ctx context.Context, pod *corev1.Pod) {
 // PodDir is the pod's directory under PodsDir.
 func (s *Syncer) PodDir(uid types.UID) string { return filepath.Join(s.cfg.PodsDir, string(uid)) }
 
-// Forget drops everything kept for a pod that is gone for good.
-func (s *Syncer) forget(uid types.UID) {
+// record returns the pod's record, creating an empty one the first time.
+func (s *Syncer) record(uid types.UID) *record {
 	s.mu.Lock()
-	delete(s.failures, uid)
+	defer s.mu.Unlock()
+	rec, ok := s.records[uid]
+	if !ok {
+		rec = &record{}
+		s.records[uid] = rec
+	}
+	return rec
+}
+
+// Forget drops the pod's record: its back-offs and start failures. The pod
+// workers call it once, when the pod's worker finishes (podworker's
+// OnFinished); a pod that comes back starts afresh, as upstream's.
+func (s *Syncer) Forget(uid types.UID) {
+	s.mu.Lock()
+	delete(s.records, uid)
 	s.mu.Unlock()
+}
+
+// forget drops the status and probes of a pod that is gone for good.
+func (s *Syncer) forget(uid types.UID) {
 	s.cfg.Statuses.Delete(uid)
-	s.cfg.Runtime.ForgetPod(uid)
 	if s.cfg.Prober != nil {
 		s.cfg.Prober.RemovePod(uid)
 	}
@@ -266,14 +334,21 @@ func (s *Syncer) probes(pod *corev1.Pod, rt *runtimestate.Pod) prober.Snapshot {
 
 // generate computes and stores the pod's status from the runtime snapshot;
 // terminal says the pod worker has finished the pod.
-func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, terminal bool) corev1.PodStatus {
+// failures are the waiting reasons of the pod's last apply, if any.
+func (s *Syncer) failures(uid types.UID) map[string]runtimestate.StartFailure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec, ok := s.records[uid]; ok {
+		return rec.failures
+	}
+	return nil
+}
+
+func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[string]runtimestate.StartFailure, terminal bool) corev1.PodStatus {
 	var prev *corev1.PodStatus
 	if st, ok := s.cfg.Statuses.Get(pod.UID); ok {
 		prev = &st
 	}
-	s.mu.Lock()
-	failures := s.failures[pod.UID]
-	s.mu.Unlock()
 	probes := s.probes(pod, rt)
 	status := podstatus.Generate(podstatus.Input{
 		Pod:         pod,
@@ -289,22 +364,6 @@ func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, terminal bool) 
 	})
 	s.cfg.Statuses.Set(pod.UID, status)
 	return status
-}
-
-// setFailures stores the last sync's start failures; it reports whether
-// they differ from the previous ones.
-func (s *Syncer) setFailures(uid types.UID, f map[string]runtimestate.StartFailure) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if maps.Equal(s.failures[uid], f) {
-		return false
-	}
-	if len(f) == 0 {
-		delete(s.failures, uid)
-	} else {
-		s.failures[uid] = maps.Clone(f)
-	}
-	return true
 }
 
 func failuresError(f map[string]runtimestate.StartFailure) error {

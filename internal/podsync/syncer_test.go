@@ -28,12 +28,12 @@ type runtime struct {
 	after    *runtimestate.Pod // what PodStatus returns
 	failures map[string]runtimestate.StartFailure
 	err      error
-	opts     kuberuntime.SyncOptions // of the last SyncPod
+	plan     podplan.Actions // of the last Apply
 }
 
-func (r *runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, opts kuberuntime.SyncOptions) (kuberuntime.Result, error) {
+func (r *runtime) Apply(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, plan podplan.Actions, _ kuberuntime.ApplyOptions) (kuberuntime.Result, error) {
 	r.calls = append(r.calls, "sync "+pod.Name)
-	r.opts = opts
+	r.plan = plan
 	return kuberuntime.Result{Failures: r.failures}, r.err
 }
 
@@ -54,8 +54,6 @@ func (r *runtime) RemovePod(_ context.Context, rt *runtimestate.Pod) error {
 	r.calls = append(r.calls, "remove "+string(rt.UID))
 	return r.err
 }
-
-func (r *runtime) ForgetPod(uid types.UID) { r.calls = append(r.calls, "forget "+string(uid)) }
 
 func (r *runtime) PodStatus(_ context.Context, uid types.UID, _, _ string) (*runtimestate.Pod, error) {
 	r.calls = append(r.calls, "status "+string(uid))
@@ -182,7 +180,7 @@ func TestTermination(t *testing.T) {
 		{name: "still desired keeps containers for logs", desired: true,
 			wantCalls: []string{"kill web grace=3s", "status u1"}, wantDir: true, wantState: true},
 		{name: "removed pod is cleaned up", desired: false,
-			wantCalls: []string{"kill web grace=3s", "status u1", "remove u1", "forget u1"}, wantDir: false, wantState: false},
+			wantCalls: []string{"kill web grace=3s", "status u1", "remove u1"}, wantDir: false, wantState: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -221,7 +219,7 @@ func TestOrphanIsKilledAndRemoved(t *testing.T) {
 	if err := f.s.SyncTerminatingRuntimePod(f.ctx, exited(137)); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"kill u1 grace=nil", "remove u1", "forget u1"}, f.rt.calls); diff != "" {
+	if diff := cmp.Diff([]string{"kill u1 grace=nil", "remove u1"}, f.rt.calls); diff != "" {
 		t.Errorf("runtime calls (-want +got):\n%s", diff)
 	}
 }
@@ -259,8 +257,11 @@ func TestProbesReachPlanAndStatus(t *testing.T) {
 	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, pod, running()); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(pr.snap.Plan, f.rt.opts.Probes); diff != "" {
-		t.Errorf("SyncOptions.Probes (-want +got):\n%s", diff)
+	// The liveness verdict reached the plan that was applied.
+	wantKill := map[podplan.ContainerRef]podplan.KillReason{{ID: "c1", Name: "web"}: {
+		Reason: podplan.KillReasonLivenessProbe, Message: "Container web failed liveness probe, will be restarted"}}
+	if diff := cmp.Diff(wantKill, f.rt.plan.KillContainers); diff != "" {
+		t.Errorf("applied plan's kills (-want +got):\n%s", diff)
 	}
 	st, _ := f.store.Get("u1")
 	if cs := st.ContainerStatuses[0]; cs.Ready {
