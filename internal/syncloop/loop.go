@@ -36,8 +36,11 @@ type Config struct {
 	// desired, oldest first. It records a rejection itself (failed status,
 	// event); the loop dispatches the pod either way. Nil admits everything.
 	Admit func(ctx context.Context, pod *corev1.Pod, others []*corev1.Pod)
-	// Housekeeping runs on the housekeeping tick with the current desired
-	// pods; nil disables it.
+	// Housekeeping runs, on the housekeeping tick, with the desired pods
+	// of that moment, in a goroutine of its own: it does runtime work (CRI
+	// listings, tear-downs, directory removal) and must never hold up a
+	// dispatch. Ticks that come while it runs are merged into one more
+	// round. Nil disables it.
 	Housekeeping func(ctx context.Context, desired []*corev1.Pod)
 	// RuntimeErr reports why the runtime cannot be used now (nil: healthy).
 	// While it errs the loop backs off and dispatches nothing.
@@ -102,13 +105,26 @@ func (l *Loop) MirrorPod(fullName string) (*corev1.Pod, bool) {
 // LastIteration is when the loop last went round; for health checks.
 func (l *Loop) LastIteration() time.Time { return time.Unix(0, l.lastIteration.Load()) }
 
-// Run dispatches until ctx ends.
+// Run dispatches until ctx ends; the housekeeping goroutine it starts has
+// returned when Run does.
 func (l *Loop) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	resync := l.cfg.Clock.NewTicker(l.cfg.ResyncPeriod)
 	defer resync.Stop()
 	housekeeping := l.cfg.Clock.NewTicker(l.cfg.HousekeepingPeriod)
 	defer housekeeping.Stop()
+	// houseWake has capacity 1: a tick while a round runs or is pending
+	// merges into it.
+	houseWake := make(chan struct{}, 1)
+	if l.cfg.Housekeeping != nil {
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			l.runHousekeeping(ctx, houseWake)
+		}()
+		defer func() { cancel(); <-done }()
+	}
 	backoff := minBackoff
 	for {
 		l.lastIteration.Store(l.cfg.Clock.Now().UnixNano())
@@ -138,9 +154,23 @@ func (l *Loop) Run(ctx context.Context) error {
 		case <-resync.C():
 			l.cfg.Workers.SyncDue(ctx)
 		case <-housekeeping.C():
-			if l.cfg.Housekeeping != nil {
-				l.cfg.Housekeeping(ctx, l.Pods())
+			select {
+			case houseWake <- struct{}{}:
+			default:
 			}
+		}
+	}
+}
+
+// runHousekeeping is the housekeeping goroutine: one round per wake, with
+// the desired pods published at the start of the round.
+func (l *Loop) runHousekeeping(ctx context.Context, wake <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+			l.cfg.Housekeeping(ctx, l.Pods())
 		}
 	}
 }

@@ -340,3 +340,71 @@ func TestMirrorPodsWakeTheirStaticPod(t *testing.T) {
 		t.Error("removed mirror pod still published")
 	}
 }
+
+// TestSlowHousekeepingDoesNotDelayDispatch: housekeeping stuck on a slow
+// runtime (here: blocked until the test ends) does not hold up the dispatch
+// of a pod update, and ticks that come meanwhile merge into one more round.
+func TestSlowHousekeepingDoesNotDelayDispatch(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	updates := make(chan podsource.Update)
+	workers := &recorder{calls: make(chan string, 100)}
+	entered := make(chan struct{}, 10)
+	release := make(chan struct{})
+	loop, err := New(Config{
+		Updates: updates, Workers: workers, Clock: clk,
+		Housekeeping: func(ctx context.Context, _ []*corev1.Pod) {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- loop.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	waitForWaiters(t, clk)
+	clk.Step(2 * time.Second) // resync and housekeeping ticks
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("housekeeping did not start on its tick")
+	}
+	if got := workers.next(t); got != "syncDue" {
+		t.Fatalf("got %q, want syncDue", got)
+	}
+	// Housekeeping is blocked; a pod update is still dispatched.
+	sent := make(chan struct{})
+	go func() {
+		updates <- podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}}
+		close(sent)
+	}()
+	if got := workers.next(t); got != "create a" {
+		t.Fatalf("got %q, want create a while housekeeping is blocked", got)
+	}
+	<-sent
+	// Two more housekeeping ticks while blocked merge into one more round.
+	clk.Step(2 * time.Second)
+	clk.Step(2 * time.Second)
+	close(release)
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no housekeeping round after the blocked one")
+	}
+	select {
+	case <-entered:
+		t.Fatal("ticks during a blocked round gave more than one further round")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
