@@ -57,7 +57,6 @@ type node struct {
 	sources  *sources
 	loop     *syncloop.Loop
 	metrics  *metrics.Metrics
-	tap      *updateTap
 	streams  streamingHandlers
 	observe  observability
 	prober   *prober.Prober
@@ -202,9 +201,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		active: func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
 		reject: func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
 	}
-	n.tap = newUpdateTap(n.sources.Updates(), n.metrics, clk)
 	if n.loop, err = syncloop.New(syncloop.Config{
-		Updates: n.tap.Updates(), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
+		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
 		Admit: admit.Admit, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
@@ -242,7 +240,6 @@ func (n *node) run(ctx context.Context) error {
 		g.Go(name, run)
 	}
 	g.Go("pod-sources", n.sources.Run)
-	g.Go("pod-update-tap", n.tap.Run)
 	g.Go("stats", n.observe.stats.Run)
 	g.Go("sync-loop", n.loop.Run)
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {

@@ -9,32 +9,48 @@ import (
 )
 
 // group runs named components until the first fails or ctx ends, then
-// cancels the rest and waits for them. Components are started in the order
-// they are added; cancellation reaches them all at once.
+// stops them in the reverse order of their start: each is cancelled and
+// waited for before the one started before it, so a component never
+// outlives what it was started after (the API servers stop before the sync
+// loop, the sync loop before the pod sources and the PLEG).
+//
+// Go is called from one goroutine, before Wait.
 type group struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	parent context.Context
+	comps  []*component
+	// failed is closed by the first component that fails.
+	failed   chan struct{}
+	failOnce sync.Once
 	// mu guards first.
 	mu    sync.Mutex
 	first error
 }
 
+// component is one running component: its own context, cancelled only by
+// the group, and a channel closed when it has returned.
+type component struct {
+	name   string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
 func newGroup(ctx context.Context) *group {
-	ctx, cancel := context.WithCancel(ctx)
-	return &group{ctx: ctx, cancel: cancel}
+	return &group{parent: ctx, failed: make(chan struct{})}
 }
 
 // Go starts run in its own goroutine. A component that returns while the
 // group is still running is an error: it stops berth.
 func (g *group) Go(name string, run func(ctx context.Context) error) {
-	g.wg.Add(1)
+	// Not cancelled with the parent: Wait cancels components one by one.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(g.parent))
+	c := &component{name: name, cancel: cancel, done: make(chan struct{})}
+	g.comps = append(g.comps, c)
 	go func() {
-		defer g.wg.Done()
-		err := run(g.ctx)
-		if g.ctx.Err() != nil {
+		defer close(c.done)
+		err := run(ctx)
+		if ctx.Err() != nil {
 			if err != nil {
-				klog.FromContext(g.ctx).Error(err, "Component stopped with an error", "component", name)
+				klog.FromContext(ctx).Error(err, "Component stopped with an error", "component", name)
 			}
 			return
 		}
@@ -46,15 +62,23 @@ func (g *group) Go(name string, run func(ctx context.Context) error) {
 			g.first = fmt.Errorf("%s: %w", name, err)
 		}
 		g.mu.Unlock()
-		g.cancel()
+		g.failOnce.Do(func() { close(g.failed) })
 	}()
 }
 
-// Wait blocks until every component has returned and reports the first
-// failure, or nil when ctx ended.
+// Wait blocks until ctx ends or a component fails, stops every component
+// in reverse order, and reports the first failure (nil when ctx ended).
 func (g *group) Wait() error {
-	<-g.ctx.Done()
-	g.wg.Wait()
+	select {
+	case <-g.parent.Done():
+	case <-g.failed:
+	}
+	for i := len(g.comps) - 1; i >= 0; i-- {
+		c := g.comps[i]
+		c.cancel()
+		<-c.done
+		klog.FromContext(g.parent).V(2).Info("Component stopped", "component", c.name)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.first

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -42,42 +41,11 @@ func (s observedStatuses) Delete(uid types.UID) {
 	s.metrics.ForgetPod(uid)
 }
 
-// updateTap relays the sources' updates to the sync loop, showing each pod
-// to the pod startup tracker on the way: berth's equivalent of upstream
-// observing pods on the watch. Run owns the relay.
-type updateTap struct {
-	in      <-chan podsource.Update
-	out     chan podsource.Update
-	metrics *metrics.Metrics
-	clock   clock.PassiveClock
-}
-
-func newUpdateTap(in <-chan podsource.Update, m *metrics.Metrics, clk clock.PassiveClock) *updateTap {
-	return &updateTap{in: in, out: make(chan podsource.Update), metrics: m, clock: clk}
-}
-
-// Updates is the relayed stream for the sync loop.
-func (t *updateTap) Updates() <-chan podsource.Update { return t.out }
-
-// Run relays until ctx ends or the input closes (then it closes Updates).
-func (t *updateTap) Run(ctx context.Context) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case u, ok := <-t.in:
-			if !ok {
-				close(t.out)
-				return nil
-			}
-			t.metrics.ObservePodsOnWatch(u.Pods, podutil.IsStatic, t.clock.Now())
-			select {
-			case t.out <- u:
-			case <-ctx.Done():
-				return nil
-			}
-		}
-	}
+// observeUpdate shows each pod of a source update to the pod startup
+// tracker: berth's equivalent of upstream observing pods on the watch. The
+// sync loop calls it as it takes the update.
+func observeUpdate(m *metrics.Metrics, clk clock.PassiveClock) func(podsource.Update) {
+	return func(u podsource.Update) { m.ObservePodsOnWatch(u.Pods, podutil.IsStatic, clk.Now()) }
 }
 
 // observability is the kubelet API's metrics and stats endpoints. Built

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -16,27 +15,18 @@ import (
 	"github.com/berthk8s/berth/internal/podstatus"
 )
 
-func TestUpdateTapRelaysAndObserves(t *testing.T) {
+func TestObservedUpdateStartsThePodStartupClock(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC))
 	m, err := newMetrics("n", clk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := make(chan podsource.Update)
-	tap := newUpdateTap(in, m, clk)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- tap.Run(ctx) }()
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u", Name: "p", Namespace: "ns", CreationTimestamp: metav1.NewTime(clk.Now())},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}
-	in <- podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod}}
-	if u := <-tap.Updates(); u.Op != podsource.OpAdd || len(u.Pods) != 1 || u.Pods[0].UID != "u" {
-		t.Fatalf("relayed %+v", u)
-	}
+	observeUpdate(m, clk)(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod}})
 	// The syncer's status store reports the pod running; the pod start
-	// duration is recorded from the tap's first sighting.
+	// duration is recorded from the update's first sighting.
 	statuses := observedStatuses{podstatus.NewStore(), m}
 	clk.Step(2 * time.Second)
 	statuses.Set("u", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
@@ -49,12 +39,5 @@ func TestUpdateTapRelaysAndObserves(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
-	}
-	close(in)
-	if _, ok := <-tap.Updates(); ok {
-		t.Error("Updates not closed after the input closed")
-	}
-	if err := <-done; err != nil {
-		t.Errorf("Run = %v", err)
 	}
 }

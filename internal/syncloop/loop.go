@@ -27,7 +27,11 @@ type Workers interface {
 // Config holds the loop's inputs. Updates and Events are read only by Run.
 type Config struct {
 	Updates <-chan podsource.Update
-	Events  <-chan pleg.Event
+	// ObserveUpdate, if set, sees every source update as the loop takes
+	// it, before dispatch (the pod startup tracker's first sighting). It
+	// must not block.
+	ObserveUpdate func(podsource.Update)
+	Events        <-chan pleg.Event
 	// ProbeResults carries the UID of a pod whose probe results changed
 	// (the prober's Updates); nil when nothing probes.
 	ProbeResults <-chan types.UID
@@ -145,6 +149,9 @@ func (l *Loop) Run(ctx context.Context) error {
 		case u, ok := <-l.cfg.Updates:
 			if !ok {
 				return fmt.Errorf("syncloop: pod update channel closed")
+			}
+			if l.cfg.ObserveUpdate != nil {
+				l.cfg.ObserveUpdate(u)
 			}
 			l.handleUpdate(ctx, u)
 		case ev := <-l.cfg.Events:

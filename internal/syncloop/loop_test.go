@@ -408,3 +408,35 @@ func TestSlowHousekeepingDoesNotDelayDispatch(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// TestObserveUpdateSeesUpdatesBeforeDispatch: the observer sees each source
+// update in the loop's goroutine, before its pods reach the workers.
+func TestObserveUpdateSeesUpdatesBeforeDispatch(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	updates := make(chan podsource.Update)
+	workers := &recorder{calls: make(chan string, 100)}
+	seen := make(chan string, 10)
+	loop, err := New(Config{
+		Updates: updates, Workers: workers, Clock: clk,
+		ObserveUpdate: func(u podsource.Update) { seen <- u.Op.String() + " " + strings.Join(names(u.Pods), ",") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- loop.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	updates <- podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}}
+	if got := workers.next(t); got != "create a" {
+		t.Fatalf("got %q, want create a", got)
+	}
+	select {
+	case got := <-seen:
+		if got != "ADD a" {
+			t.Errorf("observed %q, want ADD a", got)
+		}
+	default:
+		t.Error("the update reached the workers without being observed first")
+	}
+}
