@@ -47,7 +47,7 @@ type node struct {
 	clock    clock.WithTicker
 	client   *cri.Client
 	runtime  *kuberuntime.Manager
-	health   *runtimeHealth
+	health   *cri.Health
 	cluster  *cluster
 	relister *pleg.PLEG
 	statuses *podstatus.Store
@@ -114,10 +114,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err != nil {
 		return err
 	}
-	n.health = newRuntimeHealth(n.client, n.clock, runtimeCheckPeriod)
 	// Node status is kicked when the runtime's health changes.
-	n.health.onChange = func() { n.cluster.kickNode() }
-	n.health.check(ctx) // a first verdict before anything asks for one
+	n.health = cri.NewHealth(n.client, n.clock, runtimeCheckPeriod, func() { n.cluster.kickNode() })
+	n.health.Check(ctx) // a first verdict before anything asks for one
 	inputs, err := newNodeInputs(cfg, info, ips, n.health, n.client.Image, n.clock)
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)

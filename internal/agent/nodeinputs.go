@@ -24,12 +24,12 @@ type nodeInputs struct {
 	// runtimeVersion is "<name>://<version>" as the runtime reported it at start.
 	runtimeVersion string
 	ips            []net.IP
-	health         *runtimeHealth
+	health         *cri.Health
 	images         runtimeapi.ImageServiceClient
 	clock          clock.PassiveClock
 }
 
-func newNodeInputs(cfg *config.Config, runtime cri.Info, ips []string, health *runtimeHealth, images runtimeapi.ImageServiceClient, clk clock.PassiveClock) (*nodeInputs, error) {
+func newNodeInputs(cfg *config.Config, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock) (*nodeInputs, error) {
 	info, err := machine.Read(cfg.RootDir, machine.OSHost())
 	if err != nil {
 		return nil, err

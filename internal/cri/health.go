@@ -1,4 +1,4 @@
-package agent
+package cri
 
 import (
 	"context"
@@ -9,48 +9,50 @@ import (
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-
-	"github.com/berthk8s/berth/internal/cri"
 )
 
-// runtimeHealth polls the runtime's Status and publishes the verdict.
-type runtimeHealth struct {
-	client *cri.Client
+// Health polls the runtime's Status and publishes the verdict. Run (one
+// goroutine) owns the polling; Err and Info may be read from any goroutine.
+type Health struct {
+	client *Client
 	clock  clock.WithTicker
 	period time.Duration
+	// onChange, if set, is called from the checking goroutine when the
+	// verdict flips between healthy and unhealthy.
+	onChange func()
 	// err holds the latest verdict: nil when the runtime is ready; info
 	// the latest status the runtime reported.
 	err  atomic.Pointer[error]
-	info atomic.Pointer[cri.Info]
-	// onChange, when set before Run, is called from Run's goroutine when
-	// the verdict flips between healthy and unhealthy.
-	onChange func()
+	info atomic.Pointer[Info]
 }
 
-func newRuntimeHealth(c *cri.Client, clk clock.WithTicker, period time.Duration) *runtimeHealth {
-	h := &runtimeHealth{client: c, clock: clk, period: period}
+// NewHealth returns a Health that checks c every period; onChange (may be
+// nil) is told when the verdict flips. Until the first Check, Err reports
+// that the runtime was not checked yet.
+func NewHealth(c *Client, clk clock.WithTicker, period time.Duration, onChange func()) *Health {
+	h := &Health{client: c, clock: clk, period: period, onChange: onChange}
 	notYet := errors.New("container runtime status not checked yet")
 	h.err.Store(&notYet)
 	return h
 }
 
 // Err reports why the runtime cannot run pods now, or nil.
-func (h *runtimeHealth) Err() error { return *h.err.Load() }
+func (h *Health) Err() error { return *h.err.Load() }
 
 // Info is the latest status the runtime reported (zero before the first).
-func (h *runtimeHealth) Info() cri.Info {
+func (h *Health) Info() Info {
 	if i := h.info.Load(); i != nil {
 		return *i
 	}
-	return cri.Info{}
+	return Info{}
 }
 
 // Run checks the runtime now and then every period until ctx ends.
-func (h *runtimeHealth) Run(ctx context.Context) error {
+func (h *Health) Run(ctx context.Context) error {
 	t := h.clock.NewTicker(h.period)
 	defer t.Stop()
 	for {
-		h.check(ctx)
+		h.Check(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -59,7 +61,8 @@ func (h *runtimeHealth) Run(ctx context.Context) error {
 	}
 }
 
-func (h *runtimeHealth) check(ctx context.Context) {
+// Check asks the runtime for its status now and publishes the verdict.
+func (h *Health) Check(ctx context.Context) {
 	info, err := h.client.Status(ctx)
 	h.info.Store(&info)
 	switch {
