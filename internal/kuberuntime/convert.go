@@ -57,9 +57,23 @@ func sandboxFromList(s *runtimeapi.PodSandbox) runtimestate.Sandbox {
 	}
 }
 
-// containerFromList converts a listed container: what a listing carries
-// (no start/finish times, exit code or log path).
-func containerFromList(c *runtimeapi.Container) runtimestate.Container {
+// criContainer is what a listed container (runtimeapi.Container) and a
+// container status (runtimeapi.ContainerStatus) both carry.
+type criContainer interface {
+	GetId() string
+	GetLabels() map[string]string
+	GetAnnotations() map[string]string
+	GetMetadata() *runtimeapi.ContainerMetadata
+	GetState() runtimeapi.ContainerState
+	GetImage() *runtimeapi.ImageSpec
+	GetImageRef() string
+	GetImageId() string
+	GetCreatedAt() int64
+}
+
+// containerCommon converts what listings and statuses have in common: the
+// one place that reads berth's labels and annotations back.
+func containerCommon(c criContainer) runtimestate.Container {
 	info := readAnnotations(c.GetAnnotations())
 	imageID := c.GetImageId()
 	if imageID == "" {
@@ -68,7 +82,6 @@ func containerFromList(c *runtimeapi.Container) runtimestate.Container {
 	return runtimestate.Container{
 		ID:                       c.GetId(),
 		Name:                     containerName(c.GetLabels(), c.GetMetadata()),
-		SandboxID:                c.GetPodSandboxId(),
 		State:                    toContainerState(c.GetState()),
 		Attempt:                  c.GetMetadata().GetAttempt(),
 		RestartCount:             info.RestartCount,
@@ -80,6 +93,14 @@ func containerFromList(c *runtimeapi.Container) runtimestate.Container {
 		TerminationMessagePath:   info.TerminationMessagePath,
 		TerminationMessagePolicy: info.TerminationMessagePolicy,
 	}
+}
+
+// containerFromList converts a listed container: what a listing carries
+// (no start/finish times, exit code or log path).
+func containerFromList(c *runtimeapi.Container) runtimestate.Container {
+	out := containerCommon(c)
+	out.SandboxID = c.GetPodSandboxId()
+	return out
 }
 
 // containerName prefers the container name label over the metadata name.

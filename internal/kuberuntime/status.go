@@ -103,27 +103,9 @@ func sandboxFromStatus(st *runtimeapi.PodSandboxStatus) runtimestate.Sandbox {
 // containerFromStatus converts a container status (upstream
 // toKubeContainerStatus and convertToKubeContainerStatus).
 func containerFromStatus(st *runtimeapi.ContainerStatus, sandboxID string) runtimestate.Container {
-	info := readAnnotations(st.GetAnnotations())
-	imageID := st.GetImageId()
-	if imageID == "" {
-		imageID = st.GetImageRef()
-	}
-	c := runtimestate.Container{
-		ID:                       st.GetId(),
-		Name:                     containerName(st.GetLabels(), st.GetMetadata()),
-		SandboxID:                sandboxID,
-		State:                    toContainerState(st.GetState()),
-		Attempt:                  st.GetMetadata().GetAttempt(),
-		RestartCount:             info.RestartCount,
-		Hash:                     info.Hash,
-		Image:                    userImage(st.GetImage()),
-		ImageRef:                 st.GetImageRef(),
-		ImageID:                  imageID,
-		CreatedAt:                unixNanos(st.GetCreatedAt()),
-		LogPath:                  st.GetLogPath(),
-		TerminationMessagePath:   info.TerminationMessagePath,
-		TerminationMessagePolicy: info.TerminationMessagePolicy,
-	}
+	c := containerCommon(st)
+	c.SandboxID = sandboxID
+	c.LogPath = st.GetLogPath()
 	if st.GetState() != runtimeapi.ContainerState_CONTAINER_CREATED {
 		c.StartedAt = unixNanos(st.GetStartedAt())
 	}
@@ -132,9 +114,9 @@ func containerFromStatus(st *runtimeapi.ContainerStatus, sandboxID string) runti
 		c.Reason = st.GetReason()
 		c.Message = st.GetMessage()
 		c.FinishedAt = unixNanos(st.GetFinishedAt())
-		fallback := info.TerminationMessagePolicy == string(corev1.TerminationMessageFallbackToLogsOnError) &&
+		fallback := c.TerminationMessagePolicy == string(corev1.TerminationMessageFallbackToLogsOnError) &&
 			c.ExitCode != 0 && c.Reason != reasonContainerCannotRun
-		if msg := terminationMessage(st, info.TerminationMessagePath, fallback); msg != "" {
+		if msg := terminationMessage(st, c.TerminationMessagePath, fallback); msg != "" {
 			if c.Message != "" {
 				c.Message += ": "
 			}
