@@ -31,13 +31,15 @@ const (
 	statuszPath     = "/statusz"
 )
 
-// apiVerb maps an HTTP method to the API verb upstream authorizes with.
-// Methods outside the table map to "", as upstream.
+// apiVerb maps an HTTP method to the API verb upstream authorizes with
+// (pkg/kubelet/server/auth.go GetRequestAttributes). Methods outside the
+// table, HEAD among them, map to "", as upstream: an authorizer that knows
+// no such verb denies them.
 func apiVerb(method string) string {
 	switch method {
 	case http.MethodPost:
 		return "create"
-	case http.MethodGet, http.MethodHead:
+	case http.MethodGet:
 		return "get"
 	case http.MethodPut:
 		return "update"
