@@ -59,7 +59,8 @@ func NewAuthenticator(cfg AuthnConfig) *Authenticator { return &Authenticator{cf
 // errNoCredentials means a request carried nothing any method checks.
 var errNoCredentials = errors.New("no credentials")
 
-// Authenticate returns the caller, or an error that means 401.
+// Authenticate returns the caller, or an error that means 401. A bearer
+// token that authenticates the caller is removed from r's headers.
 func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 	var errs []error
 	if a.cfg.ClientCAs != nil {
@@ -113,7 +114,11 @@ func (a *Authenticator) authenticateCert(r *http.Request) (*User, bool, error) {
 	return &User{Name: certs[0].Subject.CommonName, Groups: slices.Clone(certs[0].Subject.Organization)}, true, nil
 }
 
-// authenticateToken checks an "Authorization: Bearer <token>" header.
+// authenticateToken checks an "Authorization: Bearer <token>" header. On
+// success it removes the header, as upstream's bearer token authenticator
+// does, so the token goes no further than here: not to a handler, not to
+// the runtime's streaming server that exec, attach and port-forward are
+// proxied to, and not into the proxy's request logs.
 func (a *Authenticator) authenticateToken(r *http.Request) (*User, bool, error) {
 	auth := strings.TrimSpace(r.Header.Get("Authorization"))
 	if auth == "" {
@@ -134,6 +139,7 @@ func (a *Authenticator) authenticateToken(r *http.Request) (*User, bool, error) 
 	if !ok {
 		return nil, false, errors.New("invalid bearer token")
 	}
+	r.Header.Del("Authorization")
 	return u, true, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -42,6 +43,9 @@ func TestAuthenticate(t *testing.T) {
 		authz     string
 		want      *User
 		wantError bool
+		// wantAuthz is the Authorization header left on the request:
+		// a token that authenticated the caller is removed.
+		wantAuthz string
 	}{
 		{name: "client cert", cfg: AuthnConfig{ClientCAs: ca.pool}, cert: client,
 			want: &User{Name: "kube-apiserver-kubelet-client", Groups: []string{"system:masters", AuthenticatedGroup}}},
@@ -52,12 +56,16 @@ func TestAuthenticate(t *testing.T) {
 			want: &User{Name: "system:serviceaccount:default:reader", UID: "u1", Groups: []string{"system:serviceaccounts", AuthenticatedGroup}}},
 		{name: "bearer scheme is case-insensitive", cfg: AuthnConfig{Tokens: tokens}, authz: "bearer good",
 			want: &User{Name: "system:serviceaccount:default:reader", UID: "u1", Groups: []string{"system:serviceaccounts", AuthenticatedGroup}}},
-		{name: "invalid token fails even with anonymous", cfg: AuthnConfig{Tokens: tokens, Anonymous: true}, authz: "Bearer bad", wantError: true},
-		{name: "token error", cfg: AuthnConfig{Tokens: tokens}, authz: "Bearer broken", wantError: true},
+		{name: "invalid token fails even with anonymous", cfg: AuthnConfig{Tokens: tokens, Anonymous: true}, authz: "Bearer bad", wantError: true,
+			wantAuthz: "Bearer bad"},
+		{name: "token error", cfg: AuthnConfig{Tokens: tokens}, authz: "Bearer broken", wantError: true, wantAuthz: "Bearer broken"},
 		{name: "bad cert but good token", cfg: AuthnConfig{ClientCAs: ca.pool, Tokens: tokens}, cert: foreign, authz: "Bearer good",
 			want: &User{Name: "system:serviceaccount:default:reader", UID: "u1", Groups: []string{"system:serviceaccounts", AuthenticatedGroup}}},
-		{name: "basic auth is no credential", cfg: AuthnConfig{Tokens: tokens, Anonymous: true}, authz: "Basic Zm9vOmJhcg==", want: anon},
-		{name: "token ignored without webhook", cfg: AuthnConfig{Anonymous: true}, authz: "Bearer bad", want: anon},
+		{name: "client cert wins, the token authenticator does not run", cfg: AuthnConfig{ClientCAs: ca.pool, Tokens: tokens}, cert: client, authz: "Bearer good",
+			want: &User{Name: "kube-apiserver-kubelet-client", Groups: []string{"system:masters", AuthenticatedGroup}}, wantAuthz: "Bearer good"},
+		{name: "basic auth is no credential", cfg: AuthnConfig{Tokens: tokens, Anonymous: true}, authz: "Basic Zm9vOmJhcg==", want: anon,
+			wantAuthz: "Basic Zm9vOmJhcg=="},
+		{name: "token ignored without webhook", cfg: AuthnConfig{Anonymous: true}, authz: "Bearer bad", want: anon, wantAuthz: "Bearer bad"},
 		{name: "anonymous", cfg: AuthnConfig{ClientCAs: ca.pool, Tokens: tokens, Anonymous: true}, want: anon},
 		{name: "no credentials, anonymous off", cfg: AuthnConfig{ClientCAs: ca.pool, Tokens: tokens}, wantError: true},
 	}
@@ -77,7 +85,35 @@ func TestAuthenticate(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("user (-want +got):\n%s", diff)
 			}
+			if got := r.Header.Get("Authorization"); got != tc.wantAuthz {
+				t.Errorf("Authorization header after authentication = %q, want %q", got, tc.wantAuthz)
+			}
 		})
+	}
+}
+
+// TestTokenDoesNotReachHandler sends a bearer token through the kubelet API
+// filter: the handler behind it (exec, attach and port-forward proxy the
+// request on to the runtime) must not see the token.
+func TestTokenDoesNotReachHandler(t *testing.T) {
+	var seen []string
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Header.Values("Authorization")
+	})
+	auth := Auth{
+		Authn:    NewAuthenticator(AuthnConfig{Tokens: fakeTokens{"good": {Name: "admin"}}}),
+		Authz:    AlwaysAllow{},
+		NodeName: "node-1",
+	}
+	r := httptest.NewRequest(http.MethodPost, "/exec/default/web/app?command=ls", nil)
+	r.Header.Set("Authorization", "Bearer good")
+	rec := httptest.NewRecorder()
+	withAuth(auth, next).ServeHTTP(rec, r)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("code %d: %s", rec.Code, rec.Body)
+	}
+	if len(seen) != 0 {
+		t.Errorf("handler saw Authorization %q, want none", seen)
 	}
 }
 
