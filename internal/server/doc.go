@@ -2,7 +2,8 @@
 // (TLS, authentication, authorization and the mux every kubelet API handler
 // is mounted on), the read-only port and the healthz port.
 //
-// Files: tls.go builds the serving TLS configuration (and the self-signed
+// Files: server.go builds the http.Server of all three, with upstream's
+// idle, read and write timeouts and a header timeout; tls.go builds the serving TLS configuration (and the self-signed
 // certificate); authn.go and tokencache.go identify the caller (x509 client
 // certificates, bearer tokens through TokenReview, anonymous); attributes.go
 // maps a request to the authorization checks upstream makes; authz.go decides

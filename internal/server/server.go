@@ -51,14 +51,62 @@ func listen(name, host string, port int) (net.Listener, error) {
 	return ln, nil
 }
 
-// ServeListener serves h on ln until ctx ends.
-func ServeListener(ctx context.Context, name string, ln net.Listener, h http.Handler) error {
-	logger := klog.FromContext(ctx).WithValues("server", name, "address", ln.Addr().String())
-	srv := &http.Server{
+// timeouts bound how long one connection may hold a server. A plain value.
+type timeouts struct {
+	// ReadHeader is how long a client may take to send a request's
+	// headers.
+	ReadHeader time.Duration
+	// Read and Write bound a whole request, body and response included;
+	// a hijacked connection (exec, attach, port-forward) keeps the
+	// deadlines they set.
+	Read, Write time.Duration
+	// Idle is how long a keep-alive connection may wait for its next
+	// request.
+	Idle time.Duration
+	// MaxHeaderBytes caps the size of a request's headers.
+	MaxHeaderBytes int
+}
+
+// defaultTimeouts are upstream's for the kubelet API and read-only servers
+// (pkg/kubelet/server ListenAndServeKubeletServer): 90s idle (the keep-alive
+// timeout of http.DefaultTransport), 4h to read and to write a request
+// (this ends `kubectl logs -f` and exec sessions after four hours, as
+// upstream), 1 MiB of headers. Upstream sets no header timeout, so a client
+// that never finishes its headers would hold a connection for four hours;
+// berth gives it 10s. The healthz server, which upstream serves with none
+// of these, gets the same: its requests are short.
+func defaultTimeouts() timeouts {
+	return timeouts{
+		ReadHeader:     10 * time.Second,
+		Read:           4 * time.Hour,
+		Write:          4 * time.Hour,
+		Idle:           90 * time.Second,
+		MaxHeaderBytes: 1 << 20,
+	}
+}
+
+// newHTTPServer is the one place berth builds an http.Server: the kubelet
+// API, read-only and healthz servers all get their limits here.
+func newHTTPServer(ctx context.Context, h http.Handler, t timeouts) *http.Server {
+	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		MaxHeaderBytes:    t.MaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
+}
+
+// ServeListener serves h on ln with defaultTimeouts until ctx ends.
+func ServeListener(ctx context.Context, name string, ln net.Listener, h http.Handler) error {
+	return serveListener(ctx, name, ln, h, defaultTimeouts())
+}
+
+func serveListener(ctx context.Context, name string, ln net.Listener, h http.Handler, t timeouts) error {
+	logger := klog.FromContext(ctx).WithValues("server", name, "address", ln.Addr().String())
+	srv := newHTTPServer(ctx, h, t)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	logger.Info("Serving")
