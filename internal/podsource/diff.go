@@ -24,10 +24,22 @@ type diffResult struct {
 	// duplicates are pods dropped because an earlier pod in the same
 	// snapshot has the same full name or UID.
 	duplicates []*corev1.Pod
+	// refused are pods dropped because their UID fails
+	// podutil.ValidateUID, with the reason.
+	refused []refusal
+}
+
+// refusal is a pod the merger will not pass on, and why.
+type refusal struct {
+	pod *corev1.Pod
+	err error
 }
 
 // diffPods compares a source's stored pods with the full set it now gives,
 // as upstream's podStorage.merge does:
+//   - a pod whose UID fails podutil.ValidateUID is refused, whatever its
+//     source: no other part of berth ever sees it, so no such UID becomes
+//     a path;
 //   - a new UID is an add; it gets the source annotation and, unless it has
 //     one, a config.seen of now;
 //   - a known UID whose spec, labels, annotations (but berth's local ones),
@@ -43,6 +55,10 @@ func diffPods(source string, old podSet, incoming []*corev1.Pod, now time.Time) 
 	r := diffResult{next: make(podSet, len(incoming))}
 	names := make(map[string]bool, len(incoming))
 	for _, ref := range incoming {
+		if err := podutil.ValidateUID(ref.UID); err != nil {
+			r.refused = append(r.refused, refusal{pod: ref, err: err})
+			continue
+		}
 		fullName := GetPodFullName(ref)
 		if names[fullName] || r.next[ref.UID] != nil {
 			r.duplicates = append(r.duplicates, ref)

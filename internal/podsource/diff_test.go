@@ -63,6 +63,8 @@ func TestDiffPods(t *testing.T) {
 		// wantSeen is the stored config.seen of each pod after the diff.
 		wantSeen map[string]string
 		wantDups int
+		// wantRefused is the number of pods refused for their UID.
+		wantRefused int
 	}{
 		{name: "first empty snapshot announces the source", first: true, want: []string{"ADD:"}},
 		{name: "later empty snapshot is quiet", old: set()},
@@ -118,6 +120,20 @@ func TestDiffPods(t *testing.T) {
 			incoming: []*corev1.Pod{testPod("a"), testPod("a", func(p *corev1.Pod) { p.UID = "other" })},
 			want:     []string{"ADD:a"}, wantDups: 1,
 		},
+		{
+			name: "a UID that is no path element is refused, the others pass",
+			incoming: []*corev1.Pod{
+				testPod("evil", func(p *corev1.Pod) { p.UID = "../../x" }),
+				testPod("a"),
+				testPod("empty", func(p *corev1.Pod) { p.UID = "" }),
+			},
+			want: []string{"ADD:a"}, wantRefused: 2,
+		},
+		{
+			name: "an update to a refused UID removes nothing else", old: set(testPod("a")),
+			incoming:    []*corev1.Pod{testPod("a"), testPod("b", func(p *corev1.Pod) { p.UID = "b/../../.." })},
+			wantRefused: 1, wantSeen: map[string]string{"a": oldSeen},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +144,9 @@ func TestDiffPods(t *testing.T) {
 			r := diffPods(podutil.FileSource, tt.old, tt.incoming, now)
 			if diff := cmp.Diff(tt.want, summarize(r.toUpdates(podutil.FileSource, tt.first))); diff != "" {
 				t.Errorf("updates (-want +got):\n%s", diff)
+			}
+			if len(r.refused) != tt.wantRefused {
+				t.Errorf("refused = %d, want %d", len(r.refused), tt.wantRefused)
 			}
 			if len(r.duplicates) != tt.wantDups {
 				t.Errorf("duplicates = %d, want %d", len(r.duplicates), tt.wantDups)

@@ -7,6 +7,10 @@
 //   - file.go lists a manifest directory (or one file) on every fsnotify event
 //     (watch.go) and every period; http.go polls a URL. Both send full
 //     Snapshots of their pods when they change, and once at start.
+//   - a pod UID must pass podutil.ValidateUID before it becomes a path
+//     element: static manifests are checked in ValidatePod (the error names
+//     the file or URL), and diff.go refuses a pod with an invalid UID from
+//     any source, so nothing downstream sees one.
 //   - merger.go is the one goroutine that keeps, per source, the pods it last
 //     gave; diff.go is the pure function that turns a source's new pod set
 //     into ADD/UPDATE/DELETE/REMOVE/RECONCILE Updates.

@@ -274,3 +274,24 @@ func TestFileSourceThroughMerger(t *testing.T) {
 		t.Errorf("rename updates (-want +got):\n%s", diff)
 	}
 }
+
+// TestFileSourceRefusesBadUID: a manifest whose metadata.uid would climb
+// out of the pods directory is refused with an error naming its file; the
+// manifest next to it runs.
+func TestFileSourceRefusesBadUID(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "good.yaml"), manifest("good", "nginx:1"))
+	evil := strings.Replace(manifest("evil", "nginx:1"), "  name: evil\n", "  name: evil\n  uid: ../../x\n", 1)
+	if evil == manifest("evil", "nginx:1") {
+		t.Fatal("test manifest has no uid")
+	}
+	writeFile(t, filepath.Join(dir, "evil.yaml"), evil)
+	h := startFileSource(t, dir)
+	h.waitNames(t, "good-node1")
+	if n := h.errorsAbout("evil.yaml"); n != 1 {
+		t.Errorf("errors about evil.yaml = %d, want 1:\n%s", n, h.logs.String())
+	}
+	if !strings.Contains(h.logs.String(), "metadata.uid") {
+		t.Errorf("the error does not name the field:\n%s", h.logs.String())
+	}
+}

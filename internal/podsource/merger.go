@@ -96,6 +96,9 @@ func (m *Merger) Run(ctx context.Context) error {
 		}
 		r := diffPods(source, state[source], pods, m.clock.Now())
 		state[source] = r.next
+		for _, bad := range r.refused {
+			logger.Error(bad.err, "Refusing pod with an invalid UID", "pod", klog.KObj(bad.pod), "source", source)
+		}
 		for _, dup := range r.duplicates {
 			logger.Error(nil, "Pod has the same full name or UID as another pod of its source, ignoring it",
 				"pod", klog.KObj(dup), "podUID", dup.UID, "source", source)

@@ -115,3 +115,18 @@ func TestNewMergerNeedsClock(t *testing.T) {
 		t.Error("NewMerger without a clock: want an error")
 	}
 }
+
+// TestMergerRefusesBadUIDFromAnySource: the API source's pods pass the same
+// UID check as static pods before anything downstream sees them.
+func TestMergerRefusesBadUIDFromAnySource(t *testing.T) {
+	m := startMerger(t, podutil.APISource)
+	bad := testPod("bad", func(p *corev1.Pod) { p.UID = "../../../var/lib/x" })
+	send(t, m.Snapshots(), Snapshot{Source: podutil.APISource, Pods: []*corev1.Pod{bad, testPod("a")}})
+	if got := summarize([]Update{recvUpdate(t, m.Updates())}); !cmp.Equal(got, []string{"ADD:a"}) {
+		t.Errorf("snapshot gave %v, want ADD:a only", got)
+	}
+	send(t, m.Changes(), Update{Op: OpAdd, Source: podutil.APISource, Pods: []*corev1.Pod{testPod("worse", func(p *corev1.Pod) { p.UID = "/" }), testPod("b")}})
+	if got := summarize([]Update{recvUpdate(t, m.Updates())}); !cmp.Equal(got, []string{"ADD:b"}) {
+		t.Errorf("change gave %v, want ADD:b only", got)
+	}
+}

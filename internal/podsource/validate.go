@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 var (
@@ -20,11 +22,15 @@ var (
 )
 
 // ValidatePod checks a defaulted pod for what upstream's ValidatePodCreate
-// would reject and what matters on a node: metadata names, containers,
+// would reject and what matters on a node: metadata names, the UID (which
+// becomes a path element, see podutil.ValidateUID), containers,
 // images, enum values, ports, env names, resources, volumes and mounts. Each
 // error names its field path. It is pure.
 func ValidatePod(pod *corev1.Pod) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	if reason := podutil.UIDProblem(pod.UID); reason != "" {
+		allErrs = append(allErrs, field.Invalid(field.NewPath("metadata", "uid"), podutil.ShortUID(pod.UID), reason))
+	}
 	spec := &pod.Spec
 	specPath := field.NewPath("spec")
 	if len(spec.Containers) == 0 {

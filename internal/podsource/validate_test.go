@@ -12,7 +12,7 @@ import (
 // validPod is a defaulted pod that passes ValidatePod.
 func validPod() *corev1.Pod {
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "default", UID: "0123456789abcdef0123456789abcdef"},
 		Spec: corev1.PodSpec{
 			Volumes:        []corev1.Volume{{Name: "data"}},
 			InitContainers: []corev1.Container{{Name: "init", Image: "busybox:1"}},
@@ -37,6 +37,8 @@ func TestValidatePod(t *testing.T) {
 	}{
 		{name: "valid", mutate: func(*corev1.Pod) {}},
 		{name: "bad name", mutate: func(p *corev1.Pod) { p.Name = "Web_1" }, want: []string{"FieldValueInvalid metadata.name"}},
+		{name: "uid that climbs out of the pods directory", mutate: func(p *corev1.Pod) { p.UID = "../../x" }, want: []string{"FieldValueInvalid metadata.uid"}},
+		{name: "missing uid", mutate: func(p *corev1.Pod) { p.UID = "" }, want: []string{"FieldValueInvalid metadata.uid"}},
 		{name: "missing namespace", mutate: func(p *corev1.Pod) { p.Namespace = "" }, want: []string{"FieldValueRequired metadata.namespace"}},
 		{name: "bad namespace", mutate: func(p *corev1.Pod) { p.Namespace = "a.b" }, want: []string{"FieldValueInvalid metadata.namespace"}},
 		{name: "no containers", mutate: func(p *corev1.Pod) { p.Spec.Containers = nil }, want: []string{"FieldValueRequired spec.containers"}},

@@ -7,6 +7,10 @@
 //	restart.go  whether an exited container restarts: the container's
 //	            restartPolicyRules, then its restartPolicy, then the pod's
 //	            (upstream's ContainerShouldRestart, ContainerRestartRules on)
+//	uid.go      ValidateUID, the rule a pod UID passes before it becomes a
+//	            path element (pod and log directories); podsource refuses
+//	            pods that fail it, housekeeping removes no directory whose
+//	            name fails it
 //
 // It is pure: it imports only the API types, reads nothing and keeps no
 // state. The planner (podplan) decides with these predicates and the status
