@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/podworker"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
@@ -89,7 +90,10 @@ func (h *housekeeper) removeOrphanedLogDirs(ctx context.Context, gone func(types
 	}
 	for _, e := range entries {
 		i := strings.LastIndexByte(e.Name(), '_')
-		if !e.IsDir() || i < 0 || !gone(types.UID(e.Name()[i+1:])) {
+		if i < 0 {
+			continue
+		}
+		if uid, ok := listedUID(e, e.Name()[i+1:]); !ok || !gone(uid) {
 			continue
 		}
 		path := filepath.Join(h.cfg.PodLogsDir, e.Name())
@@ -101,6 +105,19 @@ func (h *housekeeper) removeOrphanedLogDirs(ctx context.Context, gone func(types
 	}
 }
 
+// listedUID returns the pod UID in the name of a directory entry that
+// housekeeping may remove: a real directory (a symlink is never followed,
+// nor removed) whose UID part passes podutil.ValidateUID. Housekeeping
+// removes only what it found by listing, never a path built from a UID it
+// was given.
+func listedUID(e os.DirEntry, uidPart string) (types.UID, bool) {
+	uid := types.UID(uidPart)
+	if !e.IsDir() || podutil.ValidateUID(uid) != nil {
+		return "", false
+	}
+	return uid, true
+}
+
 // removeOrphanedDirs removes pod directories of pods gone for good, and
 // forgets their status.
 func (h *housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UID) bool) {
@@ -110,8 +127,8 @@ func (h *housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UI
 		return
 	}
 	for _, e := range entries {
-		uid := types.UID(e.Name())
-		if !e.IsDir() || !gone(uid) {
+		uid, ok := listedUID(e, e.Name())
+		if !ok || !gone(uid) {
 			continue
 		}
 		path := filepath.Join(h.cfg.PodsDir, e.Name())

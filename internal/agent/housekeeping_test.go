@@ -88,6 +88,55 @@ func TestHousekeeping(t *testing.T) {
 	}
 }
 
+// TestHousekeepingRemovesOnlyListedDirectories: housekeeping removes real
+// directories whose names are valid UIDs, nothing else: a symlink in the
+// pods directory (named like a pod) is neither followed nor torn down, and
+// a directory whose name is no valid UID is left alone.
+func TestHousekeepingRemovesOnlyListedDirectories(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pods, logs, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	precious := filepath.Join(outside, "volumes", "kubernetes.io~empty-dir", "data", "precious")
+	for _, d := range []string{
+		filepath.Join(pods, "gone"), filepath.Join(pods, "bad_uid"), filepath.Join(pods, "trailing-"),
+		filepath.Join(logs, "default_a_bad uid"), filepath.Dir(precious),
+	} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(precious, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []string{filepath.Join(pods, "linked"), filepath.Join(logs, "default_b_linked")} {
+		if err := os.Symlink(outside, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls forgetter
+	h := newHousekeeper(housekeeperConfig{
+		Workers: &keeperWorkers{}, Runtime: keeperRuntime{}, SourcesReady: func() bool { return true },
+		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
+		TearDown: func(_ context.Context, uid types.UID) error {
+			calls.uids = append(calls.uids, "teardown "+string(uid))
+			return nil
+		},
+	})
+	h.Run(ctx, nil)
+
+	if diff := cmp.Diff([]string{"teardown gone", "status gone"}, calls.uids); diff != "" {
+		t.Errorf("cleanup calls (-want +got):\n%s", diff)
+	}
+	for path, want := range map[string]bool{
+		filepath.Join(pods, "gone"): false, filepath.Join(pods, "bad_uid"): true, filepath.Join(pods, "trailing-"): true,
+		filepath.Join(pods, "linked"): true, filepath.Join(logs, "default_b_linked"): true,
+		filepath.Join(logs, "default_a_bad uid"): true, precious: true,
+	} {
+		if _, err := os.Lstat(path); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", path, err == nil, want)
+		}
+	}
+}
+
 func TestHousekeepingWaitsForSources(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	workers := &keeperWorkers{}
