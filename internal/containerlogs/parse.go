@@ -31,22 +31,39 @@ type Entry struct {
 // ParseLine parses one line of a CRI log file, with or without its
 // trailing newline. A line without the P/F tag (older runtimes) is full.
 func ParseLine(line []byte) (Entry, error) {
+	e, content, err := parseHeader(line)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Content = make([]byte, 0, len(content)+1)
+	e.Content = append(e.Content, content...)
+	if !e.Partial {
+		e.Content = append(e.Content, '\n')
+	}
+	return e, nil
+}
+
+// parseHeader parses a CRI log line's time, stream and tag into an Entry
+// without Content, and returns the content, which shares line's memory.
+// Given only the start of a long line (at least its first headerBytes),
+// it decides the same as on the whole line.
+func parseHeader(line []byte) (Entry, []byte, error) {
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	ts, rest, ok := bytes.Cut(line, []byte(" "))
 	if !ok {
-		return Entry{}, fmt.Errorf("parse log line %q: missing timestamp", line)
+		return Entry{}, nil, fmt.Errorf("parse log line %q: missing timestamp", line)
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(ts))
 	if err != nil {
-		return Entry{}, fmt.Errorf("parse log line %q: %w", line, err)
+		return Entry{}, nil, fmt.Errorf("parse log line %q: %w", line, err)
 	}
 	stream, rest, ok := bytes.Cut(rest, []byte(" "))
 	if !ok {
-		return Entry{}, fmt.Errorf("parse log line %q: missing stream", line)
+		return Entry{}, nil, fmt.Errorf("parse log line %q: missing stream", line)
 	}
 	e := Entry{Time: t, Stream: Stream(stream)}
 	if e.Stream != Stdout && e.Stream != Stderr {
-		return Entry{}, fmt.Errorf("parse log line %q: unknown stream %q", line, stream)
+		return Entry{}, nil, fmt.Errorf("parse log line %q: unknown stream %q", line, stream)
 	}
 	content := rest
 	if tag, after, found := bytes.Cut(rest, []byte(" ")); found && (string(tag) == "P" || string(tag) == "F") {
@@ -56,10 +73,10 @@ func ParseLine(line []byte) (Entry, error) {
 		e.Partial = string(rest) == "P"
 		content = nil
 	}
-	e.Content = make([]byte, 0, len(content)+1)
-	e.Content = append(e.Content, content...)
-	if !e.Partial {
-		e.Content = append(e.Content, '\n')
-	}
-	return e, nil
+	return e, content, nil
 }
+
+// headerBytes is how much of a line parseHeader needs to see: far more
+// than the longest time, stream and tag (about 50 bytes), so a cut line's
+// content is never mistaken for a bare tag.
+const headerBytes = 256
