@@ -3,7 +3,6 @@ package containerlogs
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -31,12 +30,14 @@ type Watch struct {
 
 // Read writes the log of a container whose current log file is path to
 // out, as opts select. Rotated files beside path (path.<timestamp>, and
-// path.<timestamp>.gz) are read first, oldest first. With opts.Follow it
-// then waits for new lines, going on to the new file when path is rotated,
-// until the container stops running and the file is drained, or ctx ends.
-// watch is used only to follow.
+// path.<timestamp>.gz) are read first, oldest first. With opts.TailLines
+// it first finds, going backwards from the end, where the last lines
+// begin (tailplan.go), so its memory does not grow with the log. With
+// opts.Follow it then waits for new lines, going on to the new file when
+// path is rotated, until the container stops running and the file is
+// drained, or ctx ends. watch is used only to follow.
 func Read(ctx context.Context, path string, opts Options, out io.Writer, watch Watch) error {
-	files, err := rotatedFiles(path)
+	rotated, err := rotatedFiles(path)
 	if err != nil {
 		return err
 	}
@@ -45,9 +46,14 @@ func Read(ctx context.Context, path string, opts Options, out io.Writer, watch W
 		return fmt.Errorf("open log file %q: %w", path, err)
 	}
 	defer func() { _ = cur.Close() }()
+	files := newLogFiles(rotated, path, cur)
+	defer files.closeRotated()
+	lr, plan, err := startBacklog(files, opts)
+	if err != nil {
+		return err
+	}
 	w := newEntryWriter(out, opts)
-	lr := newLineReader(cur)
-	err = readBacklog(ctx, files, lr, opts, w)
+	err = writeBacklog(ctx, files, lr, plan, opts.Follow, w)
 	if err == nil && opts.Follow {
 		err = follow(ctx, path, cur, lr, w, watch)
 	}
@@ -57,42 +63,24 @@ func Read(ctx context.Context, path string, opts Options, out io.Writer, watch W
 	return err
 }
 
-// readBacklog writes what the rotated files and the current one hold now.
-func readBacklog(ctx context.Context, rotated []string, lr *lineReader, opts Options, w *entryWriter) error {
-	sink := w.write
-	var tail *tailLines
+// startBacklog plans the backlog (all of it without tailLines) and
+// returns a line reader on the current file at the plan's position in it.
+func startBacklog(files *logFiles, opts Options) (*lineReader, tailPlan, error) {
+	var plan tailPlan
 	if opts.TailLines >= 0 {
-		tail = newTailLines(int(opts.TailLines))
-		sink = func(e Entry) error {
-			if keep(e, opts) {
-				tail.add(e)
-			}
-			return nil
+		var err error
+		if plan, err = planTail(files, opts); err != nil {
+			return nil, tailPlan{}, err
 		}
 	}
-	for _, name := range rotated {
-		if err := readFile(ctx, name, sink); err != nil {
-			return err
-		}
+	cur, from := files.files[files.current()], int64(0)
+	if plan.start.file == files.current() {
+		from = plan.start.off
 	}
-	if err := lr.drain(ctx, sink); err != nil {
-		return err
+	if _, err := cur.Seek(from, io.SeekStart); err != nil {
+		return nil, tailPlan{}, fmt.Errorf("read log file %q: %w", files.names[files.current()], err)
 	}
-	if !opts.Follow {
-		// A last line the runtime has not finished is written as it is.
-		if err := lr.rest(ctx, sink); err != nil {
-			return err
-		}
-	}
-	if tail == nil {
-		return nil
-	}
-	for _, e := range tail.entries() {
-		if err := w.write(e); err != nil {
-			return err
-		}
-	}
-	return nil
+	return newLineReader(cur, from), plan, nil
 }
 
 // rotatedFiles lists the rotated siblings of path, oldest first. Their
@@ -119,47 +107,28 @@ func globEscape(s string) string {
 	return r.Replace(s)
 }
 
-// readFile sends every entry of a whole log file, gzipped if its name ends
-// in ".gz", to sink.
-func readFile(ctx context.Context, name string, sink func(Entry) error) error {
-	f, err := os.Open(name)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil // removed by rotation meanwhile
-		}
-		return fmt.Errorf("open log file %q: %w", name, err)
-	}
-	defer func() { _ = f.Close() }()
-	var r io.Reader = f
-	if strings.HasSuffix(name, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return fmt.Errorf("read log file %q: %w", name, err)
-		}
-		defer func() { _ = gz.Close() }()
-		r = gz
-	}
-	lr := newLineReader(r)
-	if err := lr.drain(ctx, sink); err != nil {
-		return err
-	}
-	return lr.rest(ctx, sink)
-}
-
 // lineReader reads whole lines; a line read up to EOF without its newline
-// is held back until the rest arrives (the runtime may be writing it).
+// is held back until the rest arrives (the runtime may be writing it). It
+// counts offsets, so each entry comes with where its line starts.
 type lineReader struct {
 	r    *bufio.Reader
 	held []byte
+	// off is the offset in the file of the next byte r gives.
+	off int64
 }
 
-func newLineReader(r io.Reader) *lineReader { return &lineReader{r: bufio.NewReader(r)} }
+// newLineReader reads r, whose first byte is at offset off in its file.
+func newLineReader(r io.Reader, off int64) *lineReader {
+	return &lineReader{r: bufio.NewReader(r), off: off}
+}
 
-// drain sends the entries of every whole line up to EOF to sink. Lines
-// that do not parse are logged and skipped.
-func (l *lineReader) drain(ctx context.Context, sink func(Entry) error) error {
+// drain sends the entries of every whole line up to EOF to sink, with the
+// offset of its line. Lines that do not parse are logged and skipped.
+func (l *lineReader) drain(ctx context.Context, sink func(Entry, int64) error) error {
 	for {
+		at := l.off - int64(len(l.held))
 		line, err := l.r.ReadBytes('\n')
+		l.off += int64(len(line))
 		if len(l.held) > 0 {
 			line = append(l.held, line...)
 			l.held = nil
@@ -171,56 +140,57 @@ func (l *lineReader) drain(ctx context.Context, sink func(Entry) error) error {
 		if err != nil {
 			return fmt.Errorf("read log: %w", err)
 		}
-		if err := sendLine(ctx, line, sink); err != nil {
+		if err := sendLine(ctx, line, at, sink); err != nil {
 			return err
 		}
 	}
 }
 
 // rest sends a held, unterminated last line.
-func (l *lineReader) rest(ctx context.Context, sink func(Entry) error) error {
+func (l *lineReader) rest(ctx context.Context, sink func(Entry, int64) error) error {
 	line := l.held
 	l.held = nil
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
 	}
-	return sendLine(ctx, line, sink)
+	return sendLine(ctx, line, l.off-int64(len(line)), sink)
 }
 
-func sendLine(ctx context.Context, line []byte, sink func(Entry) error) error {
+func sendLine(ctx context.Context, line []byte, at int64, sink func(Entry, int64) error) error {
 	e, err := ParseLine(line)
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Skipping unparsable log line", "err", err)
 		return nil
 	}
-	return sink(e)
+	return sink(e, at)
 }
 
 // follow writes new entries of the current file as they come, moving to
 // the new file at path when the current one is rotated away.
 func follow(ctx context.Context, path string, cur *os.File, lr *lineReader, w *entryWriter, watch Watch) error {
+	write := func(e Entry, _ int64) error { return w.write(e) }
 	f := cur
 	for {
-		if err := lr.drain(ctx, w.write); err != nil {
+		if err := lr.drain(ctx, write); err != nil {
 			return err
 		}
 		if next := reopenIfRotated(path, f); next != nil {
 			// The runtime may have written to the old file until it
 			// reopened the new one: drain it before moving on.
-			if err := lr.drain(ctx, w.write); err != nil {
+			if err := lr.drain(ctx, write); err != nil {
 				_ = next.Close()
 				return err
 			}
 			if f != cur {
 				_ = f.Close()
 			}
-			f, lr = next, newLineReader(next)
+			f, lr = next, newLineReader(next, 0)
 			continue
 		}
 		if !watch.Running(ctx) {
 			// The container is gone: what it wrote before exiting is in
 			// the file; drain it once more and stop.
-			err := lr.drain(ctx, w.write)
+			err := lr.drain(ctx, write)
 			if f != cur {
 				_ = f.Close()
 			}
