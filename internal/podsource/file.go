@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -220,9 +221,23 @@ func readManifestFile(path string) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("read manifest %q: not a regular file (mode %s)", path, info.Mode())
 	}
-	data, err := os.ReadFile(path)
+	return readBounded(path)
+}
+
+// readBounded reads a manifest file, refusing one larger than
+// maxManifestBytes without reading it whole (STYLE rule 16).
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest %q: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %q: %w", path, err)
+	}
+	if len(data) > maxManifestBytes {
+		return nil, fmt.Errorf("read manifest %q: larger than %d bytes", path, maxManifestBytes)
 	}
 	return data, nil
 }

@@ -295,3 +295,21 @@ func TestFileSourceRefusesBadUID(t *testing.T) {
 		t.Errorf("the error does not name the field:\n%s", h.logs.String())
 	}
 }
+
+// TestFileSourceRefusesOversizedManifest: a manifest file larger than the
+// bound is refused with an error naming it, without being read whole; the
+// good pod next to it runs.
+func TestFileSourceRefusesOversizedManifest(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "good.yaml"), manifest("good", "nginx:1"))
+	huge := manifest("huge", "nginx:1") + "# " + strings.Repeat("x", maxManifestBytes) + "\n"
+	writeFile(t, filepath.Join(dir, "huge.yaml"), huge)
+	h := startFileSource(t, dir)
+	h.waitNames(t, "good-node1")
+	if n := h.errorsAbout("huge.yaml"); n != 1 {
+		t.Errorf("errors about huge.yaml = %d, want 1:\n%s", n, h.logs.String())
+	}
+	if !strings.Contains(h.logs.String(), "larger than") {
+		t.Errorf("the error does not say the file is too large:\n%s", h.logs.String())
+	}
+}

@@ -21,7 +21,8 @@ import (
 // configured (upstream httpCheckFrequency).
 const DefaultHTTPCheckPeriod = 20 * time.Second
 
-// maxManifestBytes bounds the body berth reads from the manifest URL.
+// maxManifestBytes bounds what berth reads of one manifest: a file of the
+// manifest directory or the body of the manifest URL.
 const maxManifestBytes = 10 << 20
 
 // HTTPConfig configures an HTTPPoller.
