@@ -122,7 +122,7 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := resolveMounts(specs)
+	mounts, err := m.resolveMounts(ctx, pod, c, specs)
 	if err != nil {
 		return nil, err
 	}

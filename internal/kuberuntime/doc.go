@@ -19,6 +19,8 @@
 //	hosts.go            the managed /etc/hosts file and its mount
 //	container_config.go pure ContainerConfig builder
 //	container_start.go  pull, create and start one container
+//	mounts.go           volumeMounts to CRI mounts; a subPath is mounted
+//	                    from its bind made by volume/subpath
 //	env.go              environment (service variables, envFrom, env with
 //	                    valueFrom); $(VAR) expansion is internal/expansion
 //	envsource.go        EnvSource (configMaps, secrets, services, node

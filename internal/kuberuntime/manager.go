@@ -1,11 +1,14 @@
 package kuberuntime
 
 import (
+	"context"
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
 // Recorder records Kubernetes events about a pod. Declared here, by its
@@ -16,6 +19,13 @@ type Recorder interface {
 	// (involvedObject.fieldPath spec.containers{name}), as upstream does for
 	// pulls, creation, start, kills and back-offs.
 	ContainerEventf(pod *corev1.Pod, container, eventType, reason, messageFmt string, args ...any)
+}
+
+// SubPathBinder binds a volumeMount's subPath under the pod's directory and
+// returns the bind, the path the runtime mounts (package subpath).
+// Implementations must be safe for concurrent use.
+type SubPathBinder interface {
+	Bind(ctx context.Context, r subpath.Request) (string, error)
 }
 
 // Config holds the Manager's collaborators and settings.
@@ -69,6 +79,9 @@ type Config struct {
 	// HookHTTP sends httpGet lifecycle hook requests; nil uses a client
 	// that does not verify HTTPS certificates, as upstream's.
 	HookHTTP HTTPDoer
+	// SubPaths binds subPath mounts in PodsDir/<uid>/volume-subpaths; nil
+	// means a subpath.Binder of its own.
+	SubPaths SubPathBinder
 }
 
 // Manager applies pod plans through the CRI and reads runtime state.
@@ -97,6 +110,9 @@ func New(cfg Config) (*Manager, error) {
 		return nil, errors.New("kuberuntime: Recorder is required")
 	case cfg.PodLogsDir == "" || cfg.PodsDir == "":
 		return nil, errors.New("kuberuntime: PodLogsDir and PodsDir are required")
+	}
+	if cfg.SubPaths == nil {
+		cfg.SubPaths = subpath.New(subpath.Config{})
 	}
 	hookHTTP := cfg.HookHTTP
 	if hookHTTP == nil {

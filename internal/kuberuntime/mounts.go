@@ -1,21 +1,23 @@
 package kuberuntime
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/expansion"
+	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
 // mountSpec is one volumeMount resolved against the pod's volumes, before
 // its subPath is checked on disk.
 type mountSpec struct {
+	Volume        string // the volume's name
+	Index         int    // the volumeMount's position in the container's list
 	VolumeDir     string // the volume's host directory (or hostPath)
 	SubPath       string // relative, "" for the whole volume
 	ContainerPath string
@@ -31,7 +33,7 @@ func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes map[string]string,
 		return nil, errors.New("volumeDevices (block volumes) are not supported yet")
 	}
 	out := make([]mountSpec, 0, len(c.VolumeMounts))
-	for _, vm := range c.VolumeMounts {
+	for i, vm := range c.VolumeMounts {
 		dir, ok := volumes[vm.Name]
 		if !ok {
 			return nil, fmt.Errorf("volume %q of volumeMount %q is not set up", vm.Name, vm.MountPath)
@@ -40,25 +42,18 @@ func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes map[string]string,
 		if vm.SubPathExpr != "" {
 			sub = expansion.Expand(vm.SubPathExpr, vars)
 		}
-		if sub != "" && (filepath.IsAbs(sub) || hasDotDot(sub)) {
-			return nil, fmt.Errorf("subPath %q of volume %q must be a relative path without '..'", sub, vm.Name)
+		if sub != "" {
+			if err := subpath.Validate(sub); err != nil {
+				return nil, fmt.Errorf("check subPath %q of volume %q: %w", sub, vm.Name, err)
+			}
 		}
 		prop, err := propagation(vm.MountPropagation, c)
 		if err != nil {
 			return nil, fmt.Errorf("volumeMount %q: %w", vm.MountPath, err)
 		}
-		out = append(out, mountSpec{VolumeDir: dir, SubPath: sub, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly, Propagation: prop})
+		out = append(out, mountSpec{Volume: vm.Name, Index: i, VolumeDir: dir, SubPath: sub, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly, Propagation: prop})
 	}
 	return out, nil
-}
-
-func hasDotDot(p string) bool {
-	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
-		if part == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 // propagation maps the API's mount propagation to the CRI's. Bidirectional
@@ -81,18 +76,23 @@ func propagation(mode *corev1.MountPropagationMode, c *corev1.Container) (runtim
 	return 0, fmt.Errorf("unknown mount propagation %q", *mode)
 }
 
-// resolveMounts turns specs into CRI mounts, checking each subPath on disk:
-// it must stay inside its volume once symlinks are followed (a symlink in
-// the volume pointing elsewhere is refused), and a missing subPath
-// directory is created, as upstream does.
-func resolveMounts(specs []mountSpec) ([]*runtimeapi.Mount, error) {
+// resolveMounts turns specs into CRI mounts. A subPath is bound under the
+// pod's directory by package subpath, refused when a symlink leads it out
+// of its volume, its missing directories created as upstream does; the
+// runtime gets the bind, never a path inside the volume, which containers
+// of the pod can redirect.
+func (m *Manager) resolveMounts(ctx context.Context, pod *corev1.Pod, c *corev1.Container, specs []mountSpec) ([]*runtimeapi.Mount, error) {
 	out := make([]*runtimeapi.Mount, 0, len(specs))
 	for _, s := range specs {
 		host := s.VolumeDir
 		if s.SubPath != "" {
 			var err error
-			if host, err = safeSubPath(s.VolumeDir, s.SubPath); err != nil {
-				return nil, err
+			host, err = m.cfg.SubPaths.Bind(ctx, subpath.Request{
+				PodDir: filepath.Join(m.cfg.PodsDir, string(pod.UID)), Volume: s.Volume, VolumeDir: s.VolumeDir,
+				SubPath: s.SubPath, Container: c.Name, Index: s.Index,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("prepare subPath for volumeMount %q of container %q: %w", s.Volume, c.Name, err)
 			}
 		}
 		out = append(out, &runtimeapi.Mount{
@@ -100,48 +100,4 @@ func resolveMounts(specs []mountSpec) ([]*runtimeapi.Mount, error) {
 		})
 	}
 	return out, nil
-}
-
-// safeSubPath returns root/sub with symlinks resolved, refusing a result
-// outside root. The part of sub that does not exist yet is created as
-// directories after the existing part has been checked, so no symlink can
-// redirect the creation.
-func safeSubPath(root, sub string) (string, error) {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", fmt.Errorf("resolve volume path %q: %w", root, err)
-	}
-	parts := strings.Split(filepath.Clean(sub), string(filepath.Separator))
-	existing, rest := realRoot, parts
-	for i := range parts {
-		next := filepath.Join(existing, parts[i])
-		if _, err := os.Lstat(next); err != nil {
-			if os.IsNotExist(err) {
-				rest = parts[i:]
-				break
-			}
-			return "", fmt.Errorf("check subPath %q: %w", sub, err)
-		}
-		resolved, err := filepath.EvalSymlinks(next)
-		if err != nil {
-			return "", fmt.Errorf("resolve subPath %q: %w", sub, err)
-		}
-		if !within(realRoot, resolved) {
-			return "", fmt.Errorf("subPath %q escapes its volume: it resolves to %q, outside %q", sub, resolved, realRoot)
-		}
-		existing, rest = resolved, parts[i+1:]
-	}
-	if len(rest) == 0 {
-		return existing, nil
-	}
-	full := filepath.Join(append([]string{existing}, rest...)...)
-	if err := os.MkdirAll(full, 0o755); err != nil {
-		return "", fmt.Errorf("create subPath %q: %w", sub, err)
-	}
-	return full, nil
-}
-
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

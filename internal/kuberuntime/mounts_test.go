@@ -4,12 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
 func TestMountSpecs(t *testing.T) {
@@ -24,17 +27,22 @@ func TestMountSpecs(t *testing.T) {
 		wantErr string
 	}{
 		{name: "whole volume", mounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
-			want: []mountSpec{{VolumeDir: "/v/data", ContainerPath: "/data", Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE}}},
+			want: []mountSpec{{Volume: "data", VolumeDir: "/v/data", ContainerPath: "/data", Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE}}},
 		{name: "read-only subPath", mounts: []corev1.VolumeMount{{Name: "conf", MountPath: "/etc/app.conf", SubPath: "app.conf", ReadOnly: true}},
-			want: []mountSpec{{VolumeDir: "/v/conf", SubPath: "app.conf", ContainerPath: "/etc/app.conf", ReadOnly: true, Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE}}},
+			want: []mountSpec{{Volume: "conf", VolumeDir: "/v/conf", SubPath: "app.conf", ContainerPath: "/etc/app.conf", ReadOnly: true, Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE}}},
 		{name: "subPathExpr expands the environment", mounts: []corev1.VolumeMount{{Name: "data", MountPath: "/out", SubPathExpr: "logs/$(POD_NAME)"}},
-			want: []mountSpec{{VolumeDir: "/v/data", SubPath: "logs/web-1", ContainerPath: "/out", Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE}}},
+			want: []mountSpec{{Volume: "data", VolumeDir: "/v/data", SubPath: "logs/web-1", ContainerPath: "/out", Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE}}},
 		{name: "host to container", mounts: []corev1.VolumeMount{{Name: "data", MountPath: "/d", MountPropagation: ptr.To(corev1.MountPropagationHostToContainer)}},
-			want: []mountSpec{{VolumeDir: "/v/data", ContainerPath: "/d", Propagation: runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER}}},
+			want: []mountSpec{{Volume: "data", VolumeDir: "/v/data", ContainerPath: "/d", Propagation: runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER}}},
 		{name: "bidirectional needs privileged", mounts: []corev1.VolumeMount{{Name: "data", MountPath: "/d", MountPropagation: ptr.To(corev1.MountPropagationBidirectional)}},
 			wantErr: "only to privileged containers"},
 		{name: "bidirectional privileged", sc: priv, mounts: []corev1.VolumeMount{{Name: "data", MountPath: "/d", MountPropagation: ptr.To(corev1.MountPropagationBidirectional)}},
-			want: []mountSpec{{VolumeDir: "/v/data", ContainerPath: "/d", Propagation: runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL}}},
+			want: []mountSpec{{Volume: "data", VolumeDir: "/v/data", ContainerPath: "/d", Propagation: runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL}}},
+		{name: "each mount keeps its index", mounts: []corev1.VolumeMount{{Name: "data", MountPath: "/a"}, {Name: "conf", MountPath: "/b", SubPath: "x"}},
+			want: []mountSpec{
+				{Volume: "data", VolumeDir: "/v/data", ContainerPath: "/a", Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE},
+				{Volume: "conf", Index: 1, VolumeDir: "/v/conf", SubPath: "x", ContainerPath: "/b", Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE},
+			}},
 		{name: "volume not set up", mounts: []corev1.VolumeMount{{Name: "missing", MountPath: "/m"}}, wantErr: `volume "missing"`},
 		{name: "dot-dot in subPathExpr", mounts: []corev1.VolumeMount{{Name: "data", MountPath: "/m", SubPathExpr: "../$(POD_NAME)"}}, wantErr: "without '..'"},
 	}
@@ -58,51 +66,80 @@ func TestMountSpecs(t *testing.T) {
 	}
 }
 
-func TestSafeSubPath(t *testing.T) {
-	root := t.TempDir()
-	outside := t.TempDir()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
+// TestStartContainerBindsSubPath: the CRI mount of a subPath is its bind
+// under the pod's volume-subpaths, which keeps showing the checked
+// directory when the volume's path is swapped for a symlink to the host
+// right after the container was prepared.
+func TestStartContainerBindsSubPath(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("subPath binds are real mounts: run as root")
+	}
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36")
+	vol, outside := t.TempDir(), t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(vol, "logs", "app"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(outside, "app"), 0o755))
+	podDir := filepath.Join(e.pods, "uid-1")
+	t.Cleanup(func() { must(t, subpath.New(subpath.Config{}).CleanPod(e.ctx, podDir)) })
+	pod := subPathPod("logs/app")
+	res, err := e.apply(pod, e.status(pod), nil, map[string]string{"data": vol})
+	if err != nil || len(res.Failures) != 0 {
+		t.Fatalf("SyncPod: %v, failures %v", err, res.Failures)
+	}
+	st, err := e.fake.ContainerStatus(e.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: e.running(pod, "app").ID})
+	must(t, err)
+	var host string
+	for _, m := range st.GetStatus().GetMounts() {
+		if m.GetContainerPath() == "/logs" {
+			host = m.GetHostPath()
 		}
 	}
-	must(os.MkdirAll(filepath.Join(root, "a", "b"), 0o755))
-	must(os.Symlink(outside, filepath.Join(root, "escape")))
-	must(os.Symlink("a/b", filepath.Join(root, "inside")))
-	must(os.Symlink("/etc/passwd", filepath.Join(root, "abs")))
-
-	for _, tc := range []struct {
-		sub     string
-		want    string
-		wantErr string
-	}{
-		{sub: "a/b", want: filepath.Join(root, "a", "b")},
-		{sub: "inside", want: filepath.Join(root, "a", "b")},
-		{sub: "new/dir", want: filepath.Join(root, "new", "dir")},
-		{sub: "escape", wantErr: "escapes its volume"},
-		{sub: "escape/created", wantErr: "escapes its volume"},
-		{sub: "abs", wantErr: "escapes its volume"},
-	} {
-		t.Run(tc.sub, func(t *testing.T) {
-			realRoot, _ := filepath.EvalSymlinks(root)
-			got, err := safeSubPath(root, tc.sub)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("safeSubPath(%q) = %q, %v; want error %q", tc.sub, got, err, tc.wantErr)
-				}
-				return
-			}
-			want := strings.Replace(tc.want, root, realRoot, 1)
-			if err != nil || got != want {
-				t.Fatalf("safeSubPath(%q) = %q, %v; want %q", tc.sub, got, err, want)
-			}
-			if fi, err := os.Stat(got); err != nil || !fi.IsDir() {
-				t.Errorf("%q not a directory: %v", got, err)
-			}
-		})
+	if want := filepath.Join(podDir, "volume-subpaths", "data", "app", "0"); host != want {
+		t.Fatalf("CRI mount of the subPath = %q, want the bind %q", host, want)
 	}
-	if _, err := os.Stat(filepath.Join(outside, "created")); !os.IsNotExist(err) {
-		t.Errorf("a directory was created outside the volume: %v", err)
+	checked := statID(t, filepath.Join(vol, "logs", "app"))
+	must(t, os.Rename(filepath.Join(vol, "logs"), filepath.Join(vol, "logs.old")))
+	must(t, os.Symlink(outside, filepath.Join(vol, "logs")))
+	if got := statID(t, host); got != checked {
+		t.Errorf("after the swap the runtime's path %q shows %v, not the checked directory %v", host, got, checked)
+	}
+}
+
+// TestStartContainerRefusesEscapingSubPath: a subPath a symlink leads out
+// of its volume fails the start with CreateContainerConfigError.
+func TestStartContainerRefusesEscapingSubPath(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36")
+	vol := t.TempDir()
+	must(t, os.Symlink(t.TempDir(), filepath.Join(vol, "link")))
+	pod := subPathPod("link")
+	res, err := e.apply(pod, e.status(pod), nil, map[string]string{"data": vol})
+	must(t, err)
+	f := res.Failures["app"]
+	if f.Reason != ReasonCreateContainerConfigError || !strings.Contains(f.Message, "escapes its volume") {
+		t.Errorf("failure = %+v, want CreateContainerConfigError with an escape refusal", f)
+	}
+}
+
+func subPathPod(sub string) *corev1.Pod {
+	pod := basePod()
+	pod.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/logs", SubPath: sub}}
+	return pod
+}
+
+// statID is path's device and inode, symlinks followed.
+func statID(t *testing.T, path string) [2]uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	must(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	return [2]uint64{st.Dev, st.Ino}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
