@@ -30,6 +30,7 @@ import (
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
 	"github.com/berthk8s/berth/internal/volume"
+	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
 // Fixed periods, as upstream.
@@ -132,6 +133,8 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) error {
 	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
 	n.env = newEnvSource(cl.apiClient(), cl.node)
+	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
+	subPaths := subpath.New(subpath.Config{})
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
@@ -139,7 +142,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
 		MemoryCapacity: host.MemoryBytes, HugePageSizes: hugePageSizes(host),
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
-		PullSecrets: cl.pullSecrets(), Env: n.env, HostIPs: ips,
+		PullSecrets: cl.pullSecrets(), Env: n.env, HostIPs: ips, SubPaths: subPaths,
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)
@@ -156,6 +159,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	}
 	if n.volumes, err = volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Clock: clk, NodeName: cfg.NodeName, Recorder: cl.recorder,
+		SubPaths: subPaths,
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
 				return node.Status.Allocatable

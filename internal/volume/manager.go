@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
 // refreshPeriod is how often Run re-fetches configMaps and secrets, checks
@@ -25,6 +27,12 @@ const refreshPeriod = time.Minute
 // EventRecorder records FailedMount warnings about a pod.
 type EventRecorder interface {
 	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
+}
+
+// SubPathCleaner unmounts and removes the subPath binds of a pod (package
+// subpath).
+type SubPathCleaner interface {
+	CleanPod(ctx context.Context, podDir string) error
 }
 
 // Config configures a Manager.
@@ -46,6 +54,9 @@ type Config struct {
 	// NodeAllocatable, when set, gives the values of downward API limits a
 	// container does not set.
 	NodeAllocatable func() corev1.ResourceList
+	// SubPaths removes the pod's subPath binds at TearDown; nil means a
+	// subpath.Binder of its own.
+	SubPaths SubPathCleaner
 }
 
 // Manager sets up and tears down the volumes of pods and keeps the content
@@ -84,6 +95,9 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if cfg.Mounter == nil {
 		cfg.Mounter = SysMounter{}
+	}
+	if cfg.SubPaths == nil {
+		cfg.SubPaths = subpath.New(subpath.Config{})
 	}
 	return &Manager{cfg: cfg, wake: make(chan struct{}, 1), pods: map[types.UID]*podState{}}, nil
 }
@@ -133,8 +147,10 @@ func (m *Manager) Update(pod *corev1.Pod) {
 	}
 }
 
-// TearDown unmounts the tmpfs volumes of a terminated pod, removes
-// PodsDir/<uid>/volumes and forgets the pod.
+// TearDown unmounts the subPath binds and the tmpfs volumes of a terminated
+// pod, removes PodsDir/<uid>/volume-subpaths and PodsDir/<uid>/volumes and
+// forgets the pod. An error means something may still be mounted: the
+// caller must keep the pod directory (never remove it recursively).
 func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 	m.mu.Lock()
 	st := m.pods[uid]
@@ -145,7 +161,12 @@ func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 	}
-	return m.tearDownDir(ctx, filepath.Join(m.cfg.PodsDir, string(uid), "volumes"))
+	podDir := filepath.Join(m.cfg.PodsDir, string(uid))
+	// The binds first: one of a hostPath subPath shows host files.
+	if err := m.cfg.SubPaths.CleanPod(ctx, podDir); err != nil {
+		return err
+	}
+	return m.tearDownDir(ctx, filepath.Join(podDir, "volumes"))
 }
 
 func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
