@@ -29,6 +29,11 @@
 //	fetch.go       configMaps and secrets from the API, tokens with their cache
 //	mount_linux.go SysMounter (mount(2)); mount_other.go a stub elsewhere
 //
+// Package subpath (volume/subpath) binds a container's subPath under
+// PodsDir/<uid>/volume-subpaths for kuberuntime; TearDown has it unmount
+// and remove those binds before anything of the pod is removed, and fails
+// (so the pod directory stays) when one cannot be unmounted.
+//
 // State and concurrency: the Manager's mutex guards only the map of pods;
 // each pod's state (set-up volumes, cached tokens, reported events) has its
 // own mutex that serialises SetUp, Run's refresh and TearDown of that pod,
