@@ -313,3 +313,39 @@ func TestBindUnderSwapNeverShowsTheHost(t *testing.T) {
 	<-done
 	t.Logf("%d of 100 binds succeeded under the swap", bound)
 }
+
+// TestBindCreateUnderSwapNeverCreatesOutside: while a sibling plants and
+// removes a symlink to the host where a missing subPath directory is to be
+// created, Bind never creates anything in the host directory.
+func TestBindCreateUnderSwapNeverCreatesOutside(t *testing.T) {
+	f := newFixture(t)
+	link := filepath.Join(f.root, "a")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = os.Symlink(f.outside, link)
+				_ = os.RemoveAll(link) // a link or an empty directory Bind made: never followed
+				runtime.Gosched()
+			}
+		}
+	}()
+	bound := 0
+	for i := range 200 {
+		if _, err := f.b.Bind(f.ctx, f.request("a/new", i)); err == nil {
+			bound++
+		}
+		if _, err := os.Lstat(filepath.Join(f.outside, "new")); !os.IsNotExist(err) {
+			t.Errorf("bind %d created a directory in the host directory: %v", i, err)
+			break
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("%d of 200 binds succeeded under the swap", bound)
+}
