@@ -331,12 +331,11 @@ func TestBindCreateUnderSwapNeverCreatesOutside(t *testing.T) {
 			default:
 				_ = os.Symlink(f.outside, link)
 				_ = os.RemoveAll(link) // a link or an empty directory Bind made: never followed
-				runtime.Gosched()
 			}
 		}
 	}()
 	bound := 0
-	for i := range 200 {
+	for i := range 500 {
 		if _, err := f.b.Bind(f.ctx, f.request("a/new", i)); err == nil {
 			bound++
 		}
@@ -347,5 +346,40 @@ func TestBindCreateUnderSwapNeverCreatesOutside(t *testing.T) {
 	}
 	close(stop)
 	<-done
-	t.Logf("%d of 200 binds succeeded under the swap", bound)
+	t.Logf("%d of 500 binds succeeded under the swap", bound)
+}
+
+// TestMakeDirsAfterAPlantedSymlink is the creation race made
+// deterministic: resolve found "a" missing, then a sibling planted a
+// symlink to the host there before the directories were created. Nothing
+// may be created outside the volume, and the creation is refused.
+func TestMakeDirsAfterAPlantedSymlink(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, outside := filepath.Join(dir, "volume"), filepath.Join(dir, "host")
+	for _, d := range []string{root, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	existing, missing, err := resolve(root, "a/new")
+	if err != nil || existing != root || len(missing) != 2 {
+		t.Fatalf("resolve = %q, %q, %v; want the root and two missing components", existing, missing, err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "a")); err != nil {
+		t.Fatal(err)
+	}
+	parent, err := os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := makeDirs(parent, existing, missing, 0o755, "a/new"); err == nil {
+		h.Close()
+		t.Error("makeDirs created the subPath through a planted symlink")
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "new")); !os.IsNotExist(err) {
+		t.Errorf("makeDirs created a directory in the host directory: %v", err)
+	}
 }
