@@ -1,0 +1,3 @@
+package consts
+
+const Kernel = "4.15"
