@@ -31,6 +31,7 @@ var rules = []rule{
 	{dir: "admission", also: []string{"k8s.io/component-helpers"}},
 	{dir: "downward"},
 	{dir: "expansion"},
+	{dir: "sysctl"},
 	{dir: "prober", files: []string{"decide.go", "port.go"}},
 	{dir: "nodestatus", files: []string{"inputs.go", "setters.go", "allocatable.go", "conditions.go", "initial.go", "patch.go"}},
 	{dir: "mirrorpod", files: []string{"plan.go"}},
