@@ -24,7 +24,9 @@
 //	envsource.go        EnvSource (configMaps, secrets, services, node
 //	                    allocatable); service, fieldRef and resource values
 //	resources.go        Linux resources from requests and limits
-//	security.go         namespace options and container security context
+//	security.go         namespace options, container security context,
+//	                    masked and read-only paths (which sysctls a pod
+//	                    may set is internal/sysctl)
 //	image_pull.go       EnsureImage: pull policy, back-off, events
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag
@@ -42,4 +44,7 @@
 //	                    read by containerlogs.Tail)
 //	convert.go          CRI values to runtimestate values
 //	labels.go           label and annotation keys, readers and writers
+//
+// upstream_test.go pins the tables copied from upstream (masked paths,
+// event and waiting reasons) to upstream's source (internal/upstreamsrc).
 package kuberuntime
