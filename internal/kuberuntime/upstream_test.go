@@ -79,3 +79,39 @@ func TestReasonsMatchUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestNumbersMatchUpstream pins the numbers berth copies from upstream:
+// CPU shares and quota, OOM score adjustments, critical priorities, the
+// hook response body limit.
+func TestNumbersMatchUpstream(t *testing.T) {
+	const (
+		cm        = "k8s.io/kubernetes/pkg/kubelet/cm"
+		qos       = "k8s.io/kubernetes/pkg/kubelet/qos"
+		sched     = "k8s.io/kubernetes/pkg/apis/scheduling"
+		lifecycle = "k8s.io/kubernetes/pkg/kubelet/lifecycle"
+	)
+	tests := []struct {
+		berth     int64
+		pkg, name string
+	}{
+		{minShares, cm, "MinShares"},
+		{maxShares, cm, "MaxShares"},
+		{sharesPerCPU, cm, "SharesPerCPU"},
+		{milliCPUToCPU, cm, "MilliCPUToCPU"},
+		{quotaPeriod, cm, "QuotaPeriod"},
+		{minQuota, cm, "MinQuotaPeriod"},
+		{guaranteedOOMScoreAdj, qos, "guaranteedOOMScoreAdj"},
+		{besteffortOOMScoreAdj, qos, "besteffortOOMScoreAdj"},
+		{systemCriticalPriority, sched, "SystemCriticalPriority"},
+		{maxHookRespBody, lifecycle, "maxRespBodyLength"},
+	}
+	src := upstreamsrc.New(t)
+	for _, tt := range tests {
+		if up := src.Value(tt.pkg, tt.name).AsInt(); up != tt.berth {
+			t.Errorf("berth %d, upstream %s.%s %d", tt.berth, tt.pkg, tt.name, up)
+		}
+	}
+	if up := src.Value(sched, "SystemNodeCritical").AsString(); up != systemNodeCritical {
+		t.Errorf("berth %q, upstream %s.SystemNodeCritical %q", systemNodeCritical, sched, up)
+	}
+}

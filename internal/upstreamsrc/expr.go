@@ -44,15 +44,8 @@ func (n Node) AsString() string {
 		if x.Op == token.ADD {
 			return n.with(x.X).AsString() + n.with(x.Y).AsString()
 		}
-	case *ast.Ident:
-		return n.s.Value(n.f.pkgPath, x.Name).AsString()
-	case *ast.SelectorExpr:
-		if id, ok := x.X.(*ast.Ident); ok {
-			if p, ok := n.s.importPath(n.f, id.Name); ok {
-				return n.s.Value(p, x.Sel.Name).AsString()
-			}
-			n.fatalf("no import named %s", id.Name)
-		}
+	case *ast.Ident, *ast.SelectorExpr:
+		return n.resolve().AsString()
 	case *ast.CallExpr:
 		if len(x.Args) == 1 {
 			return n.with(x.Args[0]).AsString()
@@ -60,6 +53,68 @@ func (n Node) AsString() string {
 	}
 	n.fatalf("%T is not a string expression this helper evaluates", n.Node)
 	return ""
+}
+
+// AsInt evaluates an integer constant expression: a literal, a constant
+// (of the same package or an imported one), a conversion (int32(1)), and
+// the operators - (unary and binary), +, * and <<.
+func (n Node) AsInt() int64 {
+	n.s.t.Helper()
+	switch x := n.Node.(type) {
+	case *ast.BasicLit:
+		if x.Kind == token.INT {
+			v, err := strconv.ParseInt(x.Value, 0, 64)
+			if err != nil {
+				n.fatalf("parse %s: %v", x.Value, err)
+			}
+			return v
+		}
+	case *ast.ParenExpr:
+		return n.with(x.X).AsInt()
+	case *ast.UnaryExpr:
+		if x.Op == token.SUB {
+			return -n.with(x.X).AsInt()
+		}
+	case *ast.BinaryExpr:
+		l, r := n.with(x.X).AsInt(), n.with(x.Y).AsInt()
+		switch x.Op {
+		case token.ADD:
+			return l + r
+		case token.SUB:
+			return l - r
+		case token.MUL:
+			return l * r
+		case token.SHL:
+			return l << r
+		}
+	case *ast.Ident, *ast.SelectorExpr:
+		return n.resolve().AsInt()
+	case *ast.CallExpr:
+		if len(x.Args) == 1 {
+			return n.with(x.Args[0]).AsInt()
+		}
+	}
+	n.fatalf("%T is not an integer expression this helper evaluates", n.Node)
+	return 0
+}
+
+// resolve returns the value of the constant or variable an identifier or
+// a package-qualified name (pkg.Name) refers to.
+func (n Node) resolve() Node {
+	n.s.t.Helper()
+	switch x := n.Node.(type) {
+	case *ast.Ident:
+		return n.s.Value(n.f.pkgPath, x.Name)
+	case *ast.SelectorExpr:
+		if id, ok := x.X.(*ast.Ident); ok {
+			if p, ok := n.s.importPath(n.f, id.Name); ok {
+				return n.s.Value(p, x.Sel.Name)
+			}
+			n.fatalf("no import named %s", id.Name)
+		}
+	}
+	n.fatalf("%T is not a name", n.Node)
+	return Node{}
 }
 
 // Elems returns the elements of a composite literal.

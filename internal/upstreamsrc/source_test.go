@@ -48,6 +48,11 @@ func TestValues(t *testing.T) {
 		{"list inside a function literal", gen.CompositeLits()[0].AsStrings(), []string{"/a", "/b"}},
 		{"format of a call", gen.Calls("fmt", "Sprintf")[0].Arg(0).AsString(), "/cpu%d/x"},
 		{"package named unlike its directory", labels.AsStrings(), []string{"example.io/label", "x"}},
+		{"integers", []int64{
+			s.Value("k8s.io/fake/pkg/consts", "Critical").AsInt(),
+			s.Value("k8s.io/fake/pkg/consts", "Body").AsInt(),
+			s.Value("k8s.io/fake/pkg/consts", "Negative").AsInt(),
+		}, []int64{2000000000, 10240, -999}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
