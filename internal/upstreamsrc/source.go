@@ -2,6 +2,7 @@ package upstreamsrc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/build"
@@ -27,11 +28,14 @@ type Source struct {
 	t     testing.TB
 	tools string // the tools/kube directory
 	fset  *token.FileSet
-	// dirs maps module paths to their directories in the module cache.
-	dirs map[string]string
+	// mods maps module paths to their pinned version and directory.
+	mods map[string]module
 	// pkgs maps import paths to the package's parsed Linux files.
 	pkgs map[string][]*file
 }
+
+// module is a module's pinned version and its module cache directory.
+type module struct{ version, dir string }
 
 // file is one parsed upstream file and the import path of its package,
 // which together give the names in it a meaning.
@@ -60,7 +64,7 @@ func New(t testing.TB) *Source {
 	}
 	return &Source{
 		t: t, tools: filepath.Join(dir, toolsModule), fset: token.NewFileSet(),
-		dirs: map[string]string{}, pkgs: map[string][]*file{},
+		mods: map[string]module{}, pkgs: map[string][]*file{},
 	}
 }
 
@@ -70,36 +74,74 @@ func InCI() bool {
 	return os.Getenv("CI") == "true" || os.Getenv("BERTH_E2E") == "1"
 }
 
-// ModuleDir returns the module cache directory of module at the version
-// tools/kube/go.mod resolves it to. The go command answers, offline: it
-// reads tools/kube/go.mod (replace directives included) and never
-// downloads.
-func (s *Source) ModuleDir(module string) string {
+// ModuleDir returns the module cache directory of mod at the version
+// tools/kube/go.mod resolves it to.
+func (s *Source) ModuleDir(mod string) string {
 	s.t.Helper()
-	if d, ok := s.dirs[module]; ok {
-		return d
+	return s.module(mod).dir
+}
+
+// Version returns the version of mod that tools/kube/go.mod resolves, as
+// long as the module is in the cache.
+func (s *Source) Version(mod string) string {
+	s.t.Helper()
+	return s.module(mod).version
+}
+
+// BerthVersion returns the version of mod that berth's own go.mod
+// resolves: what berth builds against, to compare with Version.
+func (s *Source) BerthVersion(mod string) string {
+	s.t.Helper()
+	version, _, err := goListModule(filepath.Dir(s.tools), mod)
+	if err != nil {
+		s.t.Fatalf("find the version of %s in berth's go.mod: %v", mod, err)
 	}
-	cmd := exec.Command(goCommand(), "list", "-m", "-f", "{{.Version}}\t{{.Dir}}", module)
-	cmd.Dir = s.tools
+	return version
+}
+
+// goListModule asks the go command, run in dir, for the version and the
+// module cache directory of mod, offline: it reads dir's go.mod (replace
+// directives included) and never downloads.
+func goListModule(dir, mod string) (version, modDir string, err error) {
+	cmd := exec.Command(goCommand(), "list", "-m", "-f", "{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}\t{{.Dir}}", mod)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOFLAGS=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	version, dir, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	version, modDir, _ = strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if err != nil {
+		if detail := strings.TrimSpace(stderr.String()); detail != "" {
+			err = errors.New(detail)
+		}
+		return version, modDir, err
+	}
+	return version, modDir, nil
+}
+
+// module finds mod as tools/kube/go.mod pins it; a module missing from
+// the cache fails the test in CI and skips it elsewhere.
+func (s *Source) module(mod string) module {
+	s.t.Helper()
+	if m, ok := s.mods[mod]; ok {
+		return m
+	}
+	version, dir, err := goListModule(s.tools, mod)
 	if err != nil || dir == "" {
-		detail := strings.TrimSpace(stderr.String())
-		if detail == "" {
-			detail = "no directory"
+		detail := "not downloaded"
+		if err != nil {
+			detail = err.Error()
 		}
 		msg := fmt.Sprintf("upstream module %s (pinned by %s/go.mod) is not in the module cache (%s); "+
-			"fetch it with: cd %s && go mod download %s", strings.TrimSpace(module+" "+version), toolsModule, detail, toolsModule, module)
+			"fetch it with: cd %s && go mod download %s", strings.TrimSpace(mod+" "+version), toolsModule, detail, toolsModule, mod)
 		if InCI() {
 			s.t.Fatal(msg)
 		}
 		s.t.Skip(msg)
 	}
-	s.dirs[module] = dir
-	return dir
+	m := module{version: version, dir: dir}
+	s.mods[mod] = m
+	return m
 }
 
 // goCommand is the go command: $GO (the Makefile exports it), else go on

@@ -19,7 +19,7 @@ func fakeSource(t testing.TB) *Source {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Source{t: t, fset: token.NewFileSet(), dirs: map[string]string{"k8s.io/fake": dir}, pkgs: map[string][]*file{}}
+	return &Source{t: t, fset: token.NewFileSet(), mods: map[string]module{"k8s.io/fake": {version: "v0.0.0", dir: dir}}, pkgs: map[string][]*file{}}
 }
 
 func TestValues(t *testing.T) {
