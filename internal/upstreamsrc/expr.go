@@ -98,6 +98,42 @@ func (n Node) AsInt() int64 {
 	return 0
 }
 
+// AsFloat evaluates a number: an integer or floating-point literal,
+// negated or not.
+func (n Node) AsFloat() float64 {
+	n.s.t.Helper()
+	switch x := n.Node.(type) {
+	case *ast.BasicLit:
+		if x.Kind == token.INT || x.Kind == token.FLOAT {
+			v, err := strconv.ParseFloat(x.Value, 64)
+			if err != nil {
+				n.fatalf("parse %s: %v", x.Value, err)
+			}
+			return v
+		}
+	case *ast.ParenExpr:
+		return n.with(x.X).AsFloat()
+	case *ast.UnaryExpr:
+		if x.Op == token.SUB {
+			return -n.with(x.X).AsFloat()
+		}
+	case *ast.Ident, *ast.SelectorExpr:
+		return n.resolve().AsFloat()
+	}
+	n.fatalf("%T is not a number this helper evaluates", n.Node)
+	return 0
+}
+
+// AsFloats evaluates a composite literal of numbers ([]float64{...}).
+func (n Node) AsFloats() []float64 {
+	n.s.t.Helper()
+	var out []float64
+	for _, e := range n.Elems() {
+		out = append(out, e.AsFloat())
+	}
+	return out
+}
+
 // resolve returns the value of the constant or variable an identifier or
 // a package-qualified name (pkg.Name) refers to.
 func (n Node) resolve() Node {

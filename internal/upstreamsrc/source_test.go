@@ -53,6 +53,7 @@ func TestValues(t *testing.T) {
 			s.Value("k8s.io/fake/pkg/consts", "Body").AsInt(),
 			s.Value("k8s.io/fake/pkg/consts", "Negative").AsInt(),
 		}, []int64{2000000000, 10240, -999}},
+		{"floats", s.Value("k8s.io/fake/pkg/consts", "Buckets").AsFloats(), []float64{0.5, 1, -2500}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,3 +8,5 @@ const (
 	Body     = 10 * 1 << 10
 	Negative = -999
 )
+
+var Buckets = []float64{0.5, 1, -2.5e3}
