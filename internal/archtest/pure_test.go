@@ -32,7 +32,7 @@ var rules = []rule{
 	{dir: "downward"},
 	{dir: "expansion"},
 	{dir: "sysctl"},
-	{dir: "prober", files: []string{"decide.go", "port.go"}},
+	{dir: "prober", files: []string{"decide.go"}},
 	{dir: "nodestatus", files: []string{"inputs.go", "setters.go", "allocatable.go", "conditions.go", "initial.go", "patch.go"}},
 	{dir: "mirrorpod", files: []string{"plan.go"}},
 	{dir: "statussync", files: []string{"plan.go", "merge.go", "patch.go"}},

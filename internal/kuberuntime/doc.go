@@ -36,7 +36,8 @@
 //	kill_order.go       termination ordering: sidecars stop after the
 //	                    regular containers, in reverse order
 //	hooks.go            postStart/preStop handlers: exec (ExecSync),
-//	                    httpGet, sleep
+//	                    httpGet (the request built by internal/httpget,
+//	                    as probes build theirs), sleep
 //	remove.go           RemovePod; pruning of old exited containers and
 //	                    empty old sandboxes
 //	list.go, status.go  ListPods and PodStatus (termination messages from

@@ -7,6 +7,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/httpget"
 	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/sysctl"
 )
@@ -113,7 +114,7 @@ func New(cfg Config) (*Manager, error) {
 	return &Manager{
 		cfg:           cfg,
 		hookHTTP:      hookHTTP,
-		hookUserAgent: hookUserAgent(),
+		hookUserAgent: httpget.UserAgent(httpget.Lifecycle),
 		hugePageSizes: hugePageSizes(cfg.Machine),
 		safeSysctls:   sysctl.SafeAllowlist(cfg.Machine.KernelVersion),
 		maskedPaths:   defaultMaskedPaths(cfg.Machine.ThermalThrottleDirs),
