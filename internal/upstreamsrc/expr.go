@@ -226,14 +226,20 @@ func (n Node) CompositeLits() []Node {
 // Calls returns the calls of pkg.fn in n (fmt.Sprintf, say) in source
 // order; pkg is the name the file imports the package under.
 func (n Node) Calls(pkg, fn string) []Node {
+	return n.CallsTo(func(x, f string) bool { return x == pkg && f == fn })
+}
+
+// CallsTo returns the calls of x.f in n, x a name (a package or a
+// variable: fs.StringVar), for which match is true, in source order.
+func (n Node) CallsTo(match func(x, f string) bool) []Node {
 	var out []Node
-	ast.Inspect(n.Node, func(x ast.Node) bool {
-		call, ok := x.(*ast.CallExpr)
+	ast.Inspect(n.Node, func(node ast.Node) bool {
+		call, ok := node.(*ast.CallExpr)
 		if !ok {
 			return true
 		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == fn {
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == pkg {
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && match(id.Name, sel.Sel.Name) {
 				out = append(out, n.with(call))
 			}
 		}

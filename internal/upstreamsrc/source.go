@@ -239,6 +239,17 @@ func (s *Source) Value(importPath, name string) Node {
 	return Node{}
 }
 
+// Files returns the files of the upstream package importPath that a Linux
+// build compiles, in name order.
+func (s *Source) Files(importPath string) []Node {
+	s.t.Helper()
+	var out []Node
+	for _, f := range s.pkg(importPath) {
+		out = append(out, Node{Node: f.syntax, s: s, f: f})
+	}
+	return out
+}
+
 // Func returns the declaration of the function or method name of the
 // upstream package importPath.
 func (s *Source) Func(importPath, name string) Node {

@@ -54,6 +54,8 @@ func TestValues(t *testing.T) {
 			s.Value("k8s.io/fake/pkg/consts", "Negative").AsInt(),
 		}, []int64{2000000000, 10240, -999}},
 		{"floats", s.Value("k8s.io/fake/pkg/consts", "Buckets").AsFloats(), []float64{0.5, 1, -2500}},
+		{"Linux files, tests left out", fileNames(s.Files(a)), []string{"a.go", "b.go"}},
+		{"calls by any matcher", len(s.Files(a)[0].CallsTo(func(x, f string) bool { return f == "Sprintf" || f == "New" })), 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,4 +142,12 @@ func TestKubernetes(t *testing.T) {
 	if !ok || fd.Name.Name != "SafeSysctlAllowlist" {
 		t.Errorf("Func returned %v", fd)
 	}
+}
+
+func fileNames(files []Node) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, filepath.Base(f.s.fset.File(f.Pos()).Name()))
+	}
+	return out
 }
