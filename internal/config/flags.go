@@ -12,7 +12,9 @@ import (
 	kubeletapis "k8s.io/kubelet/pkg/apis"
 )
 
-// Default flag values, as upstream.
+// Default flag values: the directories as upstream (TestDefaultsMatchUpstream).
+// The sandbox image is berth's own: upstream v1.37 has no
+// --pod-infra-container-image (see berthOnlyFlags in upstream_test.go).
 const (
 	DefaultRootDir                = "/var/lib/kubelet"
 	DefaultCertDir                = "/var/lib/kubelet/pki"
