@@ -10,9 +10,12 @@
 // (CI=true or BERTH_E2E=1) and is skipped elsewhere, each time with the
 // command that fetches it.
 //
-//	source.go  Source: locating modules and parsing files
-//	expr.go    reading values out of the syntax tree: strings, string lists
-//	           and maps, keyed struct fields, constants across packages
+//	source.go  Source: locating modules (ModuleDir, Version, and berth's
+//	           own BerthVersion), parsing a package's Linux files (Files),
+//	           finding declarations (Value, Func)
+//	expr.go    Node: reading values out of the syntax tree: strings,
+//	           integers and floats, lists and maps of them, keyed struct
+//	           fields, constants across packages, calls and their arguments
 //
 // Only _test.go files import this package.
 package upstreamsrc
