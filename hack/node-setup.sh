@@ -311,4 +311,5 @@ main() {
 	log "node ready: containerd on $CONTAINERD_SOCK, CNI $CNI_CONF"
 }
 
-main "$@"
+# Sourced (by test/nodesetup), it only defines its functions.
+[[ ${BASH_SOURCE[0]} != "$0" ]] || main "$@"

@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -140,7 +138,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
-		MemoryCapacity: host.MemoryBytes, HugePageSizes: hugePageSizes(host),
+		Machine:    host,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(), Env: n.env, HostIPs: ips, SubPaths: subPaths,
 	})
@@ -273,18 +271,6 @@ func (n *node) close() {
 }
 
 func (n *node) podsDir() string { return filepath.Join(n.cfg.RootDir, "pods") }
-
-// hugePageSizes are the host's huge page sizes in bytes, smallest first.
-func hugePageSizes(host machine.Info) []int64 {
-	var sizes []int64
-	for size := range host.HugePages {
-		if q, err := resource.ParseQuantity(size); err == nil {
-			sizes = append(sizes, q.Value())
-		}
-	}
-	slices.Sort(sizes)
-	return sizes
-}
 
 // isActive reports whether an admitted pod still counts against the node:
 // its worker has not terminated it and its phase is not terminal.

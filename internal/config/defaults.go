@@ -25,14 +25,16 @@ const (
 	kubeletOOMScoreAdj = -999
 )
 
-// defaultEvictionHard returns the upstream Linux hard eviction thresholds,
+// defaultEvictionHard returns the upstream Linux hard eviction thresholds
+// (eviction.DefaultEvictionHard, pinned by TestDefaultsMatchUpstream),
 // applied when evictionHard is not set (upstream does this in the loader).
 func defaultEvictionHard() map[string]string {
 	return map[string]string{
-		"memory.available":  "100Mi",
-		"nodefs.available":  "10%",
-		"nodefs.inodesFree": "5%",
-		"imagefs.available": "15%",
+		"memory.available":   "100Mi",
+		"nodefs.available":   "10%",
+		"nodefs.inodesFree":  "5%",
+		"imagefs.available":  "15%",
+		"imagefs.inodesFree": "5%",
 	}
 }
 

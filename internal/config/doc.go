@@ -13,4 +13,9 @@
 //   - support.go:  which KubeletConfiguration fields and flags berth honours.
 //   - validate.go: value validation and the generic "not supported yet" check.
 //   - compatdoc.go: renders docs/config-compat.md from support.go.
+//
+// upstream_test.go holds the copies to upstream (internal/upstreamsrc):
+// KubernetesVersion is the k8s.io/kubernetes that tools/kube pins, berth's
+// staging modules are that release's, and the defaults upstream keeps as
+// data (evictionHard, the root and certificate directories) are its own.
 package config

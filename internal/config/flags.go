@@ -9,9 +9,12 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	kubeletapis "k8s.io/kubelet/pkg/apis"
 )
 
-// Default flag values, as upstream.
+// Default flag values: the directories as upstream (TestDefaultsMatchUpstream).
+// The sandbox image is berth's own: upstream v1.37 has no
+// --pod-infra-container-image (see berthOnlyFlags in upstream_test.go).
 const (
 	DefaultRootDir                = "/var/lib/kubelet"
 	DefaultCertDir                = "/var/lib/kubelet/pki"
@@ -134,7 +137,7 @@ func parseNodeLabels(items []string) (map[string]string, error) {
 		for _, msg := range validation.IsValidLabelValue(v) {
 			problems = append(problems, fmt.Sprintf("value %q of key %q: %s", v, k, msg))
 		}
-		if isReservedNamespace(k) && !isKubeletLabel(k) {
+		if isReservedNamespace(k) && !kubeletapis.IsKubeletLabel(k) {
 			problems = append(problems, fmt.Sprintf("key %q: unknown 'kubernetes.io' or 'k8s.io' label (a node may only set its allowed labels, or labels under kubelet.kubernetes.io/ and node.kubernetes.io/)", k))
 		}
 		labels[k] = v
@@ -157,25 +160,6 @@ func isReservedNamespace(key string) bool {
 	ns := labelNamespace(key)
 	for _, r := range []string{"kubernetes.io", "k8s.io"} {
 		if ns == r || strings.HasSuffix(ns, "."+r) {
-			return true
-		}
-	}
-	return false
-}
-
-// isKubeletLabel reports whether a node may set the label on itself.
-func isKubeletLabel(key string) bool {
-	switch key {
-	case corev1.LabelHostname, corev1.LabelTopologyZone, corev1.LabelTopologyRegion,
-		corev1.LabelFailureDomainBetaZone, corev1.LabelFailureDomainBetaRegion,
-		corev1.LabelInstanceType, corev1.LabelInstanceTypeStable,
-		corev1.LabelOSStable, corev1.LabelArchStable,
-		"beta.kubernetes.io/os", "beta.kubernetes.io/arch":
-		return true
-	}
-	ns := labelNamespace(key)
-	for _, allowed := range []string{corev1.LabelNamespaceSuffixKubelet, corev1.LabelNamespaceSuffixNode} {
-		if ns == allowed || strings.HasSuffix(ns, "."+allowed) {
 			return true
 		}
 	}

@@ -35,7 +35,7 @@ func baseContainerConfig() *runtimeapi.ContainerConfig {
 			Resources: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000, OomScoreAdj: 1000},
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
 				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
-				MaskedPaths:      slices.Clone(defaultMaskedPaths),
+				MaskedPaths:      defaultMaskedPaths(nil),
 				ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
 				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
 			},
@@ -162,7 +162,7 @@ func TestBuildContainerConfig(t *testing.T) {
 			pod := basePod()
 			params := containerParams{
 				Pod: pod, Type: containerTypeRegular, Hash: 0x1f, RestartCount: 2, ImageRef: "sha256:abc",
-				TerminationMessageHostPath: "/pods/uid-1/containers/app/2",
+				TerminationMessageHostPath: "/pods/uid-1/containers/app/2", Linux: testLinuxParams(),
 			}
 			if tt.mutate != nil {
 				tt.mutate(pod, &params)

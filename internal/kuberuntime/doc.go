@@ -26,7 +26,9 @@
 //	envsource.go        EnvSource (configMaps, secrets, services, node
 //	                    allocatable); service, fieldRef and resource values
 //	resources.go        Linux resources from requests and limits
-//	security.go         namespace options and container security context
+//	security.go         namespace options, container security context,
+//	                    masked and read-only paths (which sysctls a pod
+//	                    may set is internal/sysctl)
 //	image_pull.go       EnsureImage: pull policy, back-off, events
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag
@@ -36,7 +38,8 @@
 //	kill_order.go       termination ordering: sidecars stop after the
 //	                    regular containers, in reverse order
 //	hooks.go            postStart/preStop handlers: exec (ExecSync),
-//	                    httpGet, sleep
+//	                    httpGet (the request built by internal/httpget,
+//	                    as probes build theirs), sleep
 //	remove.go           RemovePod; pruning of old exited containers and
 //	                    empty old sandboxes
 //	list.go, status.go  ListPods and PodStatus (termination messages from
@@ -44,4 +47,7 @@
 //	                    read by containerlogs.Tail)
 //	convert.go          CRI values to runtimestate values
 //	labels.go           label and annotation keys, readers and writers
+//
+// upstream_test.go pins the tables copied from upstream (masked paths,
+// event and waiting reasons) to upstream's source (internal/upstreamsrc).
 package kuberuntime

@@ -6,19 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/httpget"
 )
 
 // HTTPDoer sends the requests of httpGet lifecycle hooks. Declared here, by
@@ -115,7 +112,9 @@ func (m *Manager) sleepHook(ctx context.Context, seconds int64) error {
 	}
 }
 
-// httpHook sends the hook's GET. Any response is a success (upstream does
+// httpHook sends the hook's GET, built by httpget as upstream builds it
+// for hooks and probes alike; unlike a probe, a hook needs the pod's IP
+// unless the action names a host. Any response is a success (upstream does
 // not look at the status code); an HTTPS request answered in plain HTTP is
 // retried over HTTP, as upstream does, with a LifecycleHTTPFallback event.
 func (m *Manager) httpHook(ctx context.Context, t hookTarget, a *corev1.HTTPGetAction) error {
@@ -126,7 +125,7 @@ func (m *Manager) httpHook(ctx context.Context, t hookTarget, a *corev1.HTTPGetA
 	if a.Host == "" && podIP == "" {
 		return errors.New("failed to find networking container: the pod has no IP")
 	}
-	req, err := hookRequest(ctx, a, t.Container, podIP, m.hookUserAgent)
+	req, err := httpget.NewRequest(ctx, a, t.Container, podIP, m.hookUserAgent)
 	if err != nil {
 		return err
 	}
@@ -156,81 +155,6 @@ func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxHookRespBody))
 }
 
-// hookRequest builds the GET of an httpGet hook (upstream
-// NewRequestForHTTPGetAction): scheme (default http), host (default the
-// pod IP), port by number or by the container's port name, path, headers;
-// User-Agent and Accept default as upstream; a Host header sets the
-// request's host.
-func hookRequest(ctx context.Context, a *corev1.HTTPGetAction, c *corev1.Container, podIP, userAgent string) (*http.Request, error) {
-	u, err := hookURL(a, c, podIP)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("build lifecycle hook request %q: %w", u, err)
-	}
-	for _, h := range a.HTTPHeaders {
-		req.Header.Add(h.Name, h.Value)
-	}
-	if _, ok := req.Header["User-Agent"]; !ok {
-		req.Header.Set("User-Agent", userAgent)
-	}
-	if _, ok := req.Header["Accept"]; !ok {
-		req.Header.Set("Accept", "*/*")
-	} else if req.Header.Get("Accept") == "" {
-		req.Header.Del("Accept")
-	}
-	if host := req.Header.Get("Host"); host != "" {
-		req.Host = host
-	}
-	return req, nil
-}
-
-// hookURL is the URL an httpGet hook calls.
-func hookURL(a *corev1.HTTPGetAction, c *corev1.Container, podIP string) (*url.URL, error) {
-	host := a.Host
-	if host == "" {
-		host = podIP
-	}
-	port, err := resolvePort(a.Port, c)
-	if err != nil {
-		return nil, err
-	}
-	scheme := strings.ToLower(string(a.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	u, err := url.Parse(a.Path)
-	if err != nil {
-		// As upstream: an unparsable path is taken literally.
-		u = &url.URL{Path: a.Path}
-	}
-	u.Scheme = scheme
-	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	if u.Path != "" && !strings.HasPrefix(u.Path, "/") {
-		u.Path = "/" + u.Path
-	}
-	return u, nil
-}
-
-// resolvePort turns a hook port into a number: an int as is, a string as a
-// number or else the container port of that name.
-func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
-	if p.Type == intstr.Int {
-		return p.IntValue(), nil
-	}
-	if n, err := strconv.Atoi(p.StrVal); err == nil {
-		return n, nil
-	}
-	for _, cp := range c.Ports {
-		if cp.Name == p.StrVal {
-			return int(cp.ContainerPort), nil
-		}
-	}
-	return -1, fmt.Errorf("couldn't find port: %v in %v", p.String(), c.Name)
-}
-
 // defaultHookHTTP is the client of httpGet hooks when none is configured:
 // HTTPS without certificate checks (upstream lifecycle hooks do not verify
 // the pod's certificate) and no connection reuse.
@@ -240,15 +164,4 @@ func defaultHookHTTP() *http.Client {
 		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as upstream's hook client
 		DisableKeepAlives: true,
 	}}
-}
-
-// hookUserAgent is "kube-lifecycle/<major>.<minor>" of the Kubernetes
-// version berth stands in for.
-func hookUserAgent() string {
-	v := strings.TrimPrefix(config.KubernetesVersion, "v")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) >= 2 {
-		v = parts[0] + "." + parts[1]
-	}
-	return "kube-lifecycle/" + v
 }

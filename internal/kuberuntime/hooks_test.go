@@ -21,6 +21,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/berthk8s/berth/internal/httpget"
 	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
@@ -136,7 +137,7 @@ func TestPostStartHTTP(t *testing.T) {
 	}
 	r := <-got
 	if r.URL.Path != "/started" || r.URL.RawQuery != "x=1" || r.Header.Get("X-Hook") != "yes" ||
-		r.Header.Get("User-Agent") != hookUserAgent() {
+		r.Header.Get("User-Agent") != httpget.UserAgent(httpget.Lifecycle) {
 		t.Errorf("request = %s %s headers %v", r.Method, r.URL, r.Header)
 	}
 }
@@ -312,53 +313,6 @@ func TestStopAfter(t *testing.T) {
 	}
 }
 
-func TestHookURL(t *testing.T) {
-	c := &corev1.Container{Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}
-	tests := []struct {
-		name    string
-		action  corev1.HTTPGetAction
-		want    string
-		wantErr bool
-	}{
-		{name: "defaults to the pod IP", action: corev1.HTTPGetAction{Port: intstr.FromInt32(80), Path: "/x"}, want: "http://10.88.0.5:80/x"},
-		{name: "named port", action: corev1.HTTPGetAction{Port: intstr.FromString("http"), Path: "/"}, want: "http://10.88.0.5:8080/"},
-		{name: "numeric string port", action: corev1.HTTPGetAction{Port: intstr.FromString("9000")}, want: "http://10.88.0.5:9000"},
-		{name: "unknown port name", action: corev1.HTTPGetAction{Port: intstr.FromString("nope")}, wantErr: true},
-		{name: "host and scheme", action: corev1.HTTPGetAction{Host: "example.com", Scheme: corev1.URISchemeHTTPS, Port: intstr.FromInt32(443), Path: "a/b?q=1"},
-			want: "https://example.com:443/a/b?q=1"},
-		{name: "IPv6 pod", action: corev1.HTTPGetAction{Host: "fd00::1", Port: intstr.FromInt32(80), Path: "/"}, want: "http://[fd00::1]:80/"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			u, err := hookURL(&tt.action, c, "10.88.0.5")
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("hookURL err = %v, wantErr %v", err, tt.wantErr)
-			}
-			if err == nil && u.String() != tt.want {
-				t.Errorf("hookURL = %q, want %q", u, tt.want)
-			}
-		})
-	}
-}
-
-func TestHookRequestHeaders(t *testing.T) {
-	a := &corev1.HTTPGetAction{Port: intstr.FromInt32(80), HTTPHeaders: []corev1.HTTPHeader{
-		{Name: "Host", Value: "svc.local"}, {Name: "Accept", Value: ""}, {Name: "X-A", Value: "1"},
-	}}
-	req, err := hookRequest(t.Context(), a, &corev1.Container{}, "10.0.0.1", "kube-lifecycle/1.37")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{"host": req.Host, "accept": req.Header.Get("Accept"), "ua": req.Header.Get("User-Agent"), "x-a": req.Header.Get("X-A")}
-	want := map[string]string{"host": "svc.local", "accept": "", "ua": "kube-lifecycle/1.37", "x-a": "1"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("request (-want +got):\n%s", diff)
-	}
-	if _, ok := req.Header["Accept"]; ok {
-		t.Error("an empty Accept header should remove the default")
-	}
-}
-
 func TestRunHook(t *testing.T) {
 	e, h := newHookEnv(t)
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
@@ -388,6 +342,12 @@ func TestRunHook(t *testing.T) {
 		{name: "sleep ended by the context", ctx: cancelled, wantErr: true,
 			handler: corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
 			wantMsg: `Sleep lifecycle hook (5) for Container "app" in Pod "web_default(uid-1)" failed - error: container terminated before sleep hook finished`},
+		{name: "http without a host needs the pod's IP", ctx: e.ctx, wantErr: true,
+			handler: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt(80), Path: "/x"}},
+			wantMsg: `HTTP lifecycle hook (/x) for Container "app" in Pod "web_default(uid-1)" failed - error: failed to find networking container: the pod has no IP`},
+		{name: "http to a port name the container lacks", ctx: e.ctx, wantErr: true,
+			handler: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Port: intstr.FromString("nope"), Path: "/x"}},
+			wantMsg: `HTTP lifecycle hook (/x) for Container "app" in Pod "web_default(uid-1)" failed - error: port "nope" not found`},
 		{name: "no handler", ctx: e.ctx, wantErr: true, wantMsg: "Cannot run handler: invalid handler: &LifecycleHandler{Exec:nil,HTTPGet:nil,TCPSocket:nil,Sleep:nil,}"},
 	}
 	for _, tt := range tests {

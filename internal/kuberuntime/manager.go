@@ -8,6 +8,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/httpget"
+	"github.com/berthk8s/berth/internal/machine"
+	"github.com/berthk8s/berth/internal/sysctl"
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
@@ -60,11 +63,12 @@ type Config struct {
 	// SeccompDefault makes RuntimeDefault the seccomp profile of
 	// containers that ask for none (kubelet seccompDefault).
 	SeccompDefault bool
-	// MemoryCapacity is the node's memory in bytes, for the OOM score of
-	// Burstable containers; 0 scores them all 999.
-	MemoryCapacity int64
-	// HugePageSizes are the node's huge page sizes in bytes.
-	HugePageSizes []int64
+	// Machine is what berth knows about the host (machine.Read): its
+	// memory sets the OOM score of Burstable containers (0 scores them all
+	// 999), its huge page sizes the hugetlb limits, its kernel release
+	// which safe sysctls pods may set, its thermal_throttle directories
+	// part of the masked paths.
+	Machine machine.Info
 	// Env looks up what container environments read besides the pod:
 	// configMaps, secrets, services, node allocatable. Nil without an API
 	// server: configMap and secret references then fail the container.
@@ -94,9 +98,13 @@ type Config struct {
 // its effects consistent.
 type Manager struct {
 	cfg Config
-	// hookHTTP and hookUserAgent are set by New and never change.
+	// hookHTTP, hookUserAgent and the node facts derived from cfg.Machine
+	// are set by New and never change.
 	hookHTTP      HTTPDoer
 	hookUserAgent string
+	hugePageSizes []int64
+	safeSysctls   sysctl.Allowlist
+	maskedPaths   []string
 }
 
 // New validates cfg and returns a Manager. It starts nothing.
@@ -121,6 +129,9 @@ func New(cfg Config) (*Manager, error) {
 	return &Manager{
 		cfg:           cfg,
 		hookHTTP:      hookHTTP,
-		hookUserAgent: hookUserAgent(),
+		hookUserAgent: httpget.UserAgent(httpget.Lifecycle),
+		hugePageSizes: hugePageSizes(cfg.Machine),
+		safeSysctls:   sysctl.SafeAllowlist(cfg.Machine.KernelVersion),
+		maskedPaths:   defaultMaskedPaths(cfg.Machine.ThermalThrottleDirs),
 	}, nil
 }

@@ -1,14 +1,17 @@
 package kuberuntime
 
 import (
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podutil"
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // CPU constants, as the kernel's CFS and upstream's cm package define them.
@@ -51,6 +54,10 @@ type linuxParams struct {
 	// HugePageSizes are the node's huge page sizes in bytes, each limited
 	// to 0 unless the container asks for pages of that size.
 	HugePageSizes []int64
+	// Sysctls are the sysctls pods may set on this node's kernel.
+	Sysctls sysctl.Allowlist
+	// MaskedPaths are the paths masked with the Default proc mount.
+	MaskedPaths []string
 }
 
 // milliCPUToShares converts a CPU request to cgroup cpu.shares: 1024 per
@@ -303,7 +310,21 @@ func (m *Manager) linuxParams() linuxParams {
 	return linuxParams{
 		SeccompProfileRoot: m.cfg.SeccompProfileRoot,
 		SeccompDefault:     m.cfg.SeccompDefault,
-		MemoryCapacity:     m.cfg.MemoryCapacity,
-		HugePageSizes:      m.cfg.HugePageSizes,
+		MemoryCapacity:     m.cfg.Machine.MemoryBytes,
+		HugePageSizes:      m.hugePageSizes,
+		Sysctls:            m.safeSysctls,
+		MaskedPaths:        m.maskedPaths,
 	}
+}
+
+// hugePageSizes are the host's huge page sizes in bytes, smallest first.
+func hugePageSizes(host machine.Info) []int64 {
+	var sizes []int64
+	for size := range host.HugePages {
+		if q, err := resource.ParseQuantity(size); err == nil {
+			sizes = append(sizes, q.Value())
+		}
+	}
+	slices.Sort(sizes)
+	return sizes
 }

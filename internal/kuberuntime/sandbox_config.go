@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // hostnameMaxLen caps a pod hostname: 64 bytes with the terminating NUL.
@@ -111,6 +113,8 @@ type sandboxParams struct {
 	PodLogsDir string
 	// DNS is the node's resolv.conf, clusterDNS and clusterDomain.
 	DNS dnsSettings
+	// Sysctls are the sysctls pods may set on this node.
+	Sysctls sysctl.Allowlist
 }
 
 // buildSandboxConfig builds the PodSandboxConfig for a pod (upstream
@@ -131,7 +135,7 @@ func buildSandboxConfig(p sandboxParams) (*runtimeapi.PodSandboxConfig, []podEve
 		PortMappings: portMappings(pod),
 		Labels:       podLabels(pod),
 		Annotations:  maps.Clone(pod.Annotations),
-		Linux:        sandboxLinuxConfig(pod),
+		Linux:        sandboxLinuxConfig(pod, p.Sysctls),
 	}
 	// A host-network pod keeps the node's hostname.
 	if !pod.Spec.HostNetwork {

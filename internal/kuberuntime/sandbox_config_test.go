@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 func basePod() *corev1.Pod {
@@ -165,7 +167,8 @@ func TestBuildSandboxConfig(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(pod)
 			}
-			got, events, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", DNS: dnsSettings{Host: host}})
+			got, events, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", DNS: dnsSettings{Host: host},
+				Sysctls: sysctl.SafeAllowlist("6.1.0")})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

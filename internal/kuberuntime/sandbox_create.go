@@ -22,7 +22,7 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 	}
 	cfg, events, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, DNS: dnsSettings{
 		Host: host, ClusterDNS: m.cfg.ClusterDNS, ClusterDomain: m.cfg.ClusterDomain,
-	}})
+	}, Sysctls: m.safeSysctls})
 	for _, e := range events {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, e.Reason, "%s", e.Message)
 	}

@@ -2,21 +2,22 @@ package kuberuntime
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // Paths masked and made read-only in containers with the Default proc
-// mount, as upstream's securitycontext package lists them. The CRI leaves
-// this to the caller: a runtime given none masks none. (Runtimes ignore
-// them for privileged containers.)
+// mount, as upstream's securitycontext package lists them (kept in sync
+// with moby's; TestProcPathsMatchUpstream pins both). The CRI leaves this
+// to the caller: a runtime given none masks none. (Runtimes ignore them
+// for privileged containers.)
 var (
-	defaultMaskedPaths = []string{
+	fixedMaskedPaths = []string{
 		"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys",
 		"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
 		"/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
@@ -25,6 +26,13 @@ var (
 		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 	}
 )
+
+// defaultMaskedPaths are the masked paths on a host with the given
+// per-CPU thermal_throttle directories (machine.Info): the fixed list,
+// then those, as upstream appends them.
+func defaultMaskedPaths(thermalThrottleDirs []string) []string {
+	return append(slices.Clone(fixedMaskedPaths), thermalThrottleDirs...)
+}
 
 // namespaceOptions are the pod's namespace modes (upstream NamespacesForPod).
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
@@ -152,7 +160,7 @@ func podGroups(psc *corev1.PodSecurityContext) ([]int64, runtimeapi.Supplemental
 // profiles are refused (CreateContainerConfigError) rather than dropped,
 // and so are pods whose sysctls upstream would not admit.
 func containerSecurity(pod *corev1.Pod, c *corev1.Container, lp linuxParams) (*runtimeapi.LinuxContainerSecurityContext, error) {
-	if err := checkSysctls(pod); err != nil {
+	if err := lp.Sysctls.Check(pod); err != nil {
 		return nil, err
 	}
 	e := effectiveSecurity(pod, c)
@@ -172,7 +180,7 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, lp linuxParams) (*r
 		NoNewPrivs:       e.AllowPrivilegeEscalation != nil && !*e.AllowPrivilegeEscalation,
 	}
 	if e.ProcMount == nil || *e.ProcMount != corev1.UnmaskedProcMount {
-		sc.MaskedPaths = slices.Clone(defaultMaskedPaths)
+		sc.MaskedPaths = slices.Clone(lp.MaskedPaths)
 		sc.ReadonlyPaths = slices.Clone(defaultReadonlyPaths)
 	}
 	if e.RunAsUser != nil {
@@ -197,9 +205,9 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, lp linuxParams) (*r
 // sandboxLinuxConfig is the sandbox's Linux config (upstream
 // generatePodSandboxLinuxConfig and applySandboxResources). The sandbox
 // always runs RuntimeDefault seccomp. The cgroup parent stays empty for
-// now. Sysctls that checkSysctls refuses are not applied: the pod's
-// containers fail instead.
-func sandboxLinuxConfig(pod *corev1.Pod) *runtimeapi.LinuxPodSandboxConfig {
+// now. Sysctls that allow refuses are not applied: the pod's containers
+// fail instead.
+func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist) *runtimeapi.LinuxPodSandboxConfig {
 	lc := &runtimeapi.LinuxPodSandboxConfig{
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 			NamespaceOptions: namespaceOptions(pod),
@@ -221,76 +229,11 @@ func sandboxLinuxConfig(pod *corev1.Pod) *runtimeapi.LinuxPodSandboxConfig {
 	}
 	lc.SecurityContext.SupplementalGroups, lc.SecurityContext.SupplementalGroupsPolicy = podGroups(sc)
 	lc.SecurityContext.SelinuxOptions = selinuxOptions(sc.SELinuxOptions)
-	if len(sc.Sysctls) > 0 && checkSysctls(pod) == nil {
+	if len(sc.Sysctls) > 0 && allow.Check(pod) == nil {
 		lc.Sysctls = make(map[string]string, len(sc.Sysctls))
 		for _, s := range sc.Sysctls {
 			lc.Sysctls[s.Name] = s.Value
 		}
 	}
 	return lc
-}
-
-// safeSysctls are the sysctls upstream allows without allowedUnsafeSysctls
-// (pkg/kubelet/sysctl/safe_sysctls.go), with the namespace each lives in.
-// berth assumes a kernel recent enough for all of them (4.15).
-var safeSysctls = map[string]string{
-	"kernel.shm_rmid_forced":              sysctlIPC,
-	"net.ipv4.ip_local_port_range":        sysctlNet,
-	"net.ipv4.tcp_syncookies":             sysctlNet,
-	"net.ipv4.ping_group_range":           sysctlNet,
-	"net.ipv4.ip_unprivileged_port_start": sysctlNet,
-	"net.ipv4.ip_local_reserved_ports":    sysctlNet,
-	"net.ipv4.tcp_keepalive_time":         sysctlNet,
-	"net.ipv4.tcp_fin_timeout":            sysctlNet,
-	"net.ipv4.tcp_keepalive_intvl":        sysctlNet,
-	"net.ipv4.tcp_keepalive_probes":       sysctlNet,
-	"net.ipv4.tcp_rmem":                   sysctlNet,
-	"net.ipv4.tcp_wmem":                   sysctlNet,
-}
-
-const (
-	sysctlIPC = "ipc"
-	sysctlNet = "net"
-)
-
-// normalizeSysctl turns a slash-separated sysctl name into the dotted
-// form: "net/ipv4/tcp_rmem" and "net.ipv4/conf/eth0.100/x" style names
-// swap '/' and '.' when '/' comes first (upstream NormalizeName).
-func normalizeSysctl(name string) string {
-	i := strings.IndexAny(name, "./")
-	if i < 0 || name[i] == '.' {
-		return name
-	}
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '.':
-			return '/'
-		case '/':
-			return '.'
-		}
-		return r
-	}, name)
-}
-
-// checkSysctls refuses the pod's sysctls as upstream's sysctl admission
-// does (reason SysctlForbidden there): a sysctl outside the safe set, or a
-// safe one whose namespace the pod shares with the host. berth has no
-// allowedUnsafeSysctls and reports the refusal as a container config
-// error, with upstream's message.
-func checkSysctls(pod *corev1.Pod) error {
-	sc := pod.Spec.SecurityContext
-	if sc == nil {
-		return nil
-	}
-	for _, s := range sc.Sysctls {
-		name := normalizeSysctl(s.Name)
-		ns, ok := safeSysctls[name]
-		switch {
-		case !ok:
-			return fmt.Errorf("forbidden sysctl: %q not allowlisted", name)
-		case ns == sysctlIPC && pod.Spec.HostIPC, ns == sysctlNet && pod.Spec.HostNetwork:
-			return fmt.Errorf("forbidden sysctl: %q not allowed with host %s enabled", name, ns)
-		}
-	}
-	return nil
 }

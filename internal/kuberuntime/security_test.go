@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 func TestSeccompProfile(t *testing.T) {
@@ -54,11 +56,16 @@ func TestContainerSecurity(t *testing.T) {
 	unmasked := corev1.UnmaskedProcMount
 	strict := corev1.SupplementalGroupsPolicyStrict
 	localhost := "my.json"
-	lp := linuxParams{SeccompProfileRoot: "/root/seccomp"}
+	lp := testLinuxParams()
+	lp.SeccompProfileRoot = "/root/seccomp"
+	withSeccompDefault := testLinuxParams()
+	withSeccompDefault.SeccompDefault = true
+	withThermal := testLinuxParams()
+	withThermal.MaskedPaths = defaultMaskedPaths([]string{"/sys/devices/system/cpu/cpu0/thermal_throttle"})
 	base := func() *runtimeapi.LinuxContainerSecurityContext {
 		return &runtimeapi.LinuxContainerSecurityContext{
 			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
-			MaskedPaths:      slices.Clone(defaultMaskedPaths),
+			MaskedPaths:      defaultMaskedPaths(nil),
 			ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
 			Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
 		}
@@ -108,7 +115,7 @@ func TestContainerSecurity(t *testing.T) {
 		},
 		{
 			name: "seccompDefault",
-			lp:   &linuxParams{SeccompDefault: true},
+			lp:   &withSeccompDefault,
 			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
 				sc.Seccomp = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}
 			},
@@ -169,7 +176,22 @@ func TestContainerSecurity(t *testing.T) {
 				p.Spec.HostNetwork = true
 				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}}}
 			},
-			wantErr: `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host net enabled`,
+			wantErr: `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host Net enabled`,
+		},
+		{
+			name: "a sysctl the node's kernel does not namespace",
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_rmem", Value: "1"}}}
+			},
+			lp:      &linuxParams{Sysctls: sysctl.SafeAllowlist("4.14.0")},
+			wantErr: `forbidden sysctl: "net.ipv4.tcp_rmem" not allowlisted`,
+		},
+		{
+			name: "the host's thermal_throttle directories are masked after the fixed paths",
+			lp:   &withThermal,
+			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
+				sc.MaskedPaths = append(sc.MaskedPaths, "/sys/devices/system/cpu/cpu0/thermal_throttle")
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -203,52 +225,10 @@ func TestContainerSecurity(t *testing.T) {
 	}
 }
 
-func TestCheckSysctls(t *testing.T) {
-	tests := []struct {
-		name             string
-		sysctls          []string
-		hostNet, hostIPC bool
-		want             string
-	}{
-		{name: "none"},
-		{name: "safe ones", sysctls: []string{"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_rmem", "net.ipv4.ip_local_reserved_ports"}},
-		{name: "slash-separated names are normalized", sysctls: []string{"net/ipv4/tcp_keepalive_time"}},
-		{name: "unsafe", sysctls: []string{"kernel.msgmax"}, want: `forbidden sysctl: "kernel.msgmax" not allowlisted`},
-		{name: "unsafe net", sysctls: []string{"net.core.somaxconn"}, want: `forbidden sysctl: "net.core.somaxconn" not allowlisted`},
-		{name: "ipc sysctl with host IPC", sysctls: []string{"kernel.shm_rmid_forced"}, hostIPC: true, want: `forbidden sysctl: "kernel.shm_rmid_forced" not allowed with host ipc enabled`},
-		{name: "ipc sysctl with host network", sysctls: []string{"kernel.shm_rmid_forced"}, hostNet: true},
-		{name: "net sysctl with host network", sysctls: []string{"net.ipv4.ping_group_range"}, hostNet: true, want: `forbidden sysctl: "net.ipv4.ping_group_range" not allowed with host net enabled`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pod := &corev1.Pod{Spec: corev1.PodSpec{HostNetwork: tt.hostNet, HostIPC: tt.hostIPC, SecurityContext: &corev1.PodSecurityContext{}}}
-			for _, s := range tt.sysctls {
-				pod.Spec.SecurityContext.Sysctls = append(pod.Spec.SecurityContext.Sysctls, corev1.Sysctl{Name: s, Value: "1"})
-			}
-			got := ""
-			if err := checkSysctls(pod); err != nil {
-				got = err.Error()
-			}
-			if got != tt.want {
-				t.Errorf("checkSysctls = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestNormalizeSysctl(t *testing.T) {
-	tests := map[string]string{
-		"net.ipv4.tcp_rmem":        "net.ipv4.tcp_rmem",
-		"net/ipv4/tcp_rmem":        "net.ipv4.tcp_rmem",
-		"net/ipv4/conf/eth0.100/x": "net.ipv4.conf.eth0/100.x",
-		"net.ipv4.conf.eth0/100.x": "net.ipv4.conf.eth0/100.x",
-		"kernel":                   "kernel",
-	}
-	for in, want := range tests {
-		if got := normalizeSysctl(in); got != want {
-			t.Errorf("normalizeSysctl(%q) = %q, want %q", in, got, want)
-		}
-	}
+// testLinuxParams are the node settings of a host with a recent kernel
+// and no thermal_throttle directories.
+func testLinuxParams() linuxParams {
+	return linuxParams{Sysctls: sysctl.SafeAllowlist("6.1.0"), MaskedPaths: defaultMaskedPaths(nil)}
 }
 
 func TestSandboxLinuxConfigDropsForbiddenSysctls(t *testing.T) {
@@ -256,7 +236,7 @@ func TestSandboxLinuxConfigDropsForbiddenSysctls(t *testing.T) {
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
 		{Name: "net.ipv4.tcp_syncookies", Value: "1"}, {Name: "kernel.msgmax", Value: "1"},
 	}}
-	if got := sandboxLinuxConfig(pod).GetSysctls(); got != nil {
+	if got := sandboxLinuxConfig(pod, sysctl.SafeAllowlist("6.1.0")).GetSysctls(); got != nil {
 		t.Errorf("sysctls = %v, want none: the pod's containers fail instead", got)
 	}
 }

@@ -26,4 +26,9 @@ type Info struct {
 	// RootFSBytes is the capacity of the filesystem that holds the root
 	// directory: the node's ephemeral-storage.
 	RootFSBytes int64
+
+	// ThermalThrottleDirs are the per-CPU thermal_throttle directories of
+	// sysfs that exist, for the possible CPUs in order. Containers get them
+	// masked, as upstream's securitycontext masks them.
+	ThermalThrottleDirs []string
 }

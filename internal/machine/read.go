@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"runtime"
 	"sort"
+	"strings"
+
+	"k8s.io/utils/cpuset"
 )
 
 // Host is what Read looks at. OSHost returns the real one; tests inject
@@ -28,6 +31,11 @@ const (
 	hugePagesDir    = "/sys/kernel/mm/hugepages"
 	productUUIDFile = "/sys/class/dmi/id/product_uuid"
 	bootIDFile      = "/proc/sys/kernel/random/boot_id"
+	// possibleCPUsFile lists the CPUs the kernel could bring online, and
+	// thermalThrottleFormat is a CPU's thermal_throttle directory: as
+	// upstream's securitycontext (TestThermalThrottleMatchesUpstream).
+	possibleCPUsFile      = "/sys/devices/system/cpu/possible"
+	thermalThrottleFormat = "/sys/devices/system/cpu/cpu%d/thermal_throttle"
 )
 
 var (
@@ -65,6 +73,7 @@ func Read(rootDir string, h Host) (Info, error) {
 		errs = append(errs, fmt.Errorf("read memory: %w", err))
 	}
 	info.HugePages = readHugePages(h)
+	info.ThermalThrottleDirs = thermalThrottleDirs(h)
 	if rel, err := h.KernelRelease(); err == nil {
 		info.KernelVersion = rel
 	} else {
@@ -90,6 +99,31 @@ func firstID(h Host, files []string) string {
 		}
 	}
 	return ""
+}
+
+// thermalThrottleDirs lists the thermal_throttle directories of the
+// possible CPUs (all NumCPU when the list cannot be read) that exist, as
+// upstream finds them.
+func thermalThrottleDirs(h Host) []string {
+	var cpus []int
+	if b, err := h.ReadFile(possibleCPUsFile); err == nil {
+		if set, err := cpuset.Parse(strings.TrimSpace(string(b))); err == nil {
+			cpus = set.List()
+		}
+	}
+	if len(cpus) == 0 {
+		for i := range h.NumCPU() {
+			cpus = append(cpus, i)
+		}
+	}
+	var out []string
+	for _, cpu := range cpus {
+		dir := fmt.Sprintf(thermalThrottleFormat, cpu)
+		if _, err := h.ReadDir(dir); err == nil {
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 // readHugePages reads the reserved pages of every size; nil without any.

@@ -35,12 +35,16 @@ func TestRead(t *testing.T) {
 	full := fstest.MapFS{
 		"proc/cpuinfo": file("processor : 0\nprocessor : 1\n"),
 		"proc/meminfo": file("MemTotal: 2048 kB\nSwapTotal: 1024 kB\n"),
-		"sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages":    file("3\n"),
-		"sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages": file("0\n"),
-		"var/lib/dbus/machine-id":                                  file("dbus-id\n"),
-		"sys/class/dmi/id/product_uuid":                            file("UUID-1\n"),
-		"proc/sys/kernel/random/boot_id":                           file("boot-1\n"),
-		"usr/lib/os-release":                                       file("PRETTY_NAME=\"Test OS\"\n"),
+		"sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages":            file("3\n"),
+		"sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages":         file("0\n"),
+		"var/lib/dbus/machine-id":                                          file("dbus-id\n"),
+		"sys/class/dmi/id/product_uuid":                                    file("UUID-1\n"),
+		"proc/sys/kernel/random/boot_id":                                   file("boot-1\n"),
+		"usr/lib/os-release":                                               file("PRETTY_NAME=\"Test OS\"\n"),
+		"sys/devices/system/cpu/possible":                                  file("0,2-3\n"),
+		"sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_count": file("0\n"),
+		"sys/devices/system/cpu/cpu1/thermal_throttle/core_throttle_count": file("0\n"), // not possible
+		"sys/devices/system/cpu/cpu3/thermal_throttle/core_throttle_count": file("0\n"),
 	}
 	got, err := Read("/var/lib/berth", mapHost(full, nil))
 	if err != nil {
@@ -59,6 +63,9 @@ func TestRead(t *testing.T) {
 		OperatingSystem: runtime.GOOS,
 		Architecture:    runtime.GOARCH,
 		RootFSBytes:     100 << 30,
+		ThermalThrottleDirs: []string{
+			"/sys/devices/system/cpu/cpu0/thermal_throttle", "/sys/devices/system/cpu/cpu3/thermal_throttle",
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Read() mismatch (-want +got):\n%s", diff)
@@ -68,9 +75,11 @@ func TestRead(t *testing.T) {
 func TestReadSparseHost(t *testing.T) {
 	// A VM without DMI, huge pages, machine-id or os-release, and a
 	// cpuinfo without processor lines.
+	// No list of possible CPUs: all NumCPU (7) are looked at.
 	sparse := fstest.MapFS{
 		"proc/cpuinfo": file("model name : x\n"),
 		"proc/meminfo": file("MemTotal: 4 kB\n"),
+		"sys/devices/system/cpu/cpu6/thermal_throttle/core_throttle_count": file("0\n"),
 	}
 	got, err := Read("/", mapHost(sparse, nil))
 	if err != nil {
@@ -79,6 +88,7 @@ func TestReadSparseHost(t *testing.T) {
 	want := Info{
 		NumCPU: 7, MemoryBytes: 4096, KernelVersion: "6.1.0-test", OSImage: "Linux",
 		OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, RootFSBytes: 100 << 30,
+		ThermalThrottleDirs: []string{"/sys/devices/system/cpu/cpu6/thermal_throttle"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Read() mismatch (-want +got):\n%s", diff)

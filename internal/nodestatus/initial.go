@@ -6,14 +6,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletapis "k8s.io/kubelet/pkg/apis"
 )
 
-// Labels and annotations berth sets on its Node, as upstream.
+// Annotations berth sets on its Node, as upstream. (The deprecated beta OS
+// and architecture labels upstream still sets are k8s.io/kubelet's.)
 const (
-	// LabelOSBeta and LabelArchBeta are the deprecated labels upstream
-	// still sets (k8s.io/kubelet/pkg/apis).
-	LabelOSBeta   = "beta.kubernetes.io/os"
-	LabelArchBeta = "beta.kubernetes.io/arch"
 	// AnnotationControllerManagedAttach tells the attach/detach controller
 	// that it attaches and detaches this node's volumes
 	// (enableControllerAttachDetach, true by default).
@@ -21,7 +19,7 @@ const (
 )
 
 // defaultLabels are the labels reconciled onto an existing Node at
-// registration, as upstream's updateDefaultLabels.
+// registration, as upstream's updateDefaultLabels (TestDefaultLabelsMatchUpstream).
 func defaultLabels() []string {
 	return []string{
 		corev1.LabelHostname,
@@ -34,8 +32,8 @@ func defaultLabels() []string {
 		corev1.LabelOSStable,
 		corev1.LabelArchStable,
 		corev1.LabelWindowsBuild,
-		LabelOSBeta,
-		LabelArchBeta,
+		kubeletapis.LabelOS,
+		kubeletapis.LabelArch,
 	}
 }
 
@@ -57,8 +55,8 @@ func initialNode(in Inputs, labels map[string]string, taints []corev1.Taint) (*c
 				corev1.LabelHostname:   in.Hostname,
 				corev1.LabelOSStable:   in.Machine.OperatingSystem,
 				corev1.LabelArchStable: in.Machine.Architecture,
-				LabelOSBeta:            in.Machine.OperatingSystem,
-				LabelArchBeta:          in.Machine.Architecture,
+				kubeletapis.LabelOS:    in.Machine.OperatingSystem,
+				kubeletapis.LabelArch:  in.Machine.Architecture,
 			},
 			Annotations: map[string]string{AnnotationControllerManagedAttach: "true"},
 		},

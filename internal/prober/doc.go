@@ -13,9 +13,10 @@
 //
 //	types.go    ProbeType, Result, the handler outcome
 //	decide.go   pure decisions: what a tick does, thresholds
-//	port.go     port resolution by number or container port name
 //	exec.go     exec handler over CRI ExecSync
-//	http.go     httpGet handler and the classification of responses
+//	http.go     httpGet handler and the classification of responses (the
+//	            request and the port come from internal/httpget, shared
+//	            with lifecycle hooks; TCP probes resolve their port there)
 //	tcp.go      tcpSocket handler
 //	grpc.go     grpc handler (grpc.health.v1 Check)
 //	runner.go   handler dispatch, retries, Unhealthy/ProbeWarning events

@@ -18,13 +18,13 @@ import (
 // grpcProbe calls grpc.health.v1.Health/Check for service at host:port
 // over plaintext within the timeout; SERVING is success, anything else a
 // failure with upstream's messages.
-func grpcProbe(ctx context.Context, host string, port int, service string, timeout time.Duration) (outcome, string, error) {
+func grpcProbe(ctx context.Context, host string, port int, service, userAgent string, timeout time.Duration) (outcome, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithUserAgent(UserAgent))
+		grpc.WithUserAgent(userAgent))
 	if err != nil {
 		return outcomeFailure, fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err), nil
 	}

@@ -21,6 +21,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/httpget"
 )
 
 func TestClassifyHTTP(t *testing.T) {
@@ -43,46 +44,6 @@ func TestClassifyHTTP(t *testing.T) {
 		if o != tt.want || out != tt.out {
 			t.Errorf("classifyHTTP(%d) = %v, %q; want %v, %q", tt.code, o, out, tt.want, tt.out)
 		}
-	}
-}
-
-func TestHTTPRequest(t *testing.T) {
-	c := &corev1.Container{Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8080}}}
-	tests := []struct {
-		name    string
-		action  corev1.HTTPGetAction
-		url     string
-		host    string
-		headers http.Header
-	}{
-		{"defaults to the pod IP, http and upstream headers",
-			corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(80)},
-			"http://10.0.0.5:80/healthz", "", http.Header{"User-Agent": {UserAgent}, "Accept": {"*/*"}}},
-		{"named port, https, host, query",
-			corev1.HTTPGetAction{Path: "/a?b=c", Port: intstr.FromString("web"), Scheme: corev1.URISchemeHTTPS, Host: "example.test"},
-			"https://example.test:8080/a?b=c", "", http.Header{"User-Agent": {UserAgent}, "Accept": {"*/*"}}},
-		{"headers given: own User-Agent and Host, empty Accept removed",
-			corev1.HTTPGetAction{Port: intstr.FromInt32(80), HTTPHeaders: []corev1.HTTPHeader{
-				{Name: "user-agent", Value: "mine"}, {Name: "Accept", Value: ""}, {Name: "Host", Value: "vhost"}, {Name: "X-A", Value: "1"}, {Name: "X-A", Value: "2"},
-			}},
-			"http://10.0.0.5:80", "vhost", http.Header{"User-Agent": {"mine"}, "Host": {"vhost"}, "X-A": {"1", "2"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req, err := httpRequest(context.Background(), &tt.action, c, "10.0.0.5")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if req.URL.String() != tt.url || req.Host != tt.host {
-				t.Errorf("url %q host %q, want %q %q", req.URL.String(), req.Host, tt.url, tt.host)
-			}
-			if diff := cmp.Diff(tt.headers, req.Header); diff != "" {
-				t.Errorf("headers (-want +got):\n%s", diff)
-			}
-		})
-	}
-	if _, err := httpRequest(context.Background(), &corev1.HTTPGetAction{Port: intstr.FromString("nope")}, c, "10.0.0.5"); err == nil {
-		t.Error("unknown port name: no error")
 	}
 }
 
@@ -113,7 +74,8 @@ func TestHTTPProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			req, err := httpRequest(context.Background(), &corev1.HTTPGetAction{Path: tt.path, Port: intstr.FromInt32(int32(port))}, &corev1.Container{}, u.Hostname())
+			req, err := httpget.NewRequest(context.Background(), &corev1.HTTPGetAction{Path: tt.path, Port: intstr.FromInt32(int32(port))},
+				&corev1.Container{}, u.Hostname(), httpget.UserAgent(httpget.Probe))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,8 +85,8 @@ func TestHTTPProbe(t *testing.T) {
 			}
 		})
 	}
-	if gotUA != UserAgent {
-		t.Errorf("User-Agent %q, want %q", gotUA, UserAgent)
+	if want := httpget.UserAgent(httpget.Probe); gotUA != want {
+		t.Errorf("User-Agent %q, want %q", gotUA, want)
 	}
 }
 
@@ -216,7 +178,7 @@ func TestGRPCProbe(t *testing.T) {
 		{"unknown", outcomeFailure, "error: health rpc probe failed"},
 	}
 	for _, tt := range tests {
-		o, out, err := grpcProbe(context.Background(), "127.0.0.1", port, tt.service, 5*time.Second)
+		o, out, err := grpcProbe(context.Background(), "127.0.0.1", port, tt.service, "kube-probe/test", 5*time.Second)
 		if o != tt.want || err != nil || !strings.Contains(out, tt.out) {
 			t.Errorf("grpcProbe(%q) = %v, %q, %v; want %v, %q", tt.service, o, out, err, tt.want, tt.out)
 		}
@@ -224,7 +186,7 @@ func TestGRPCProbe(t *testing.T) {
 	l2, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := l2.Addr().(*net.TCPAddr).Port
 	l2.Close()
-	if o, out, _ := grpcProbe(context.Background(), "127.0.0.1", closed, "", 200*time.Millisecond); o != outcomeFailure || !strings.HasPrefix(out, "timeout: failed to connect service") {
+	if o, out, _ := grpcProbe(context.Background(), "127.0.0.1", closed, "", "kube-probe/test", 200*time.Millisecond); o != outcomeFailure || !strings.HasPrefix(out, "timeout: failed to connect service") {
 		t.Errorf("closed port: %v, %q", o, out)
 	}
 }

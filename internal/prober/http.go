@@ -1,24 +1,14 @@
 package prober
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
-
-// UserAgent is the User-Agent of HTTP and gRPC probes, upstream's
-// "kube-probe/<major>.<minor>" for the Kubernetes version berth implements.
-const UserAgent = "kube-probe/1.37"
 
 // maxBody bounds the response body an HTTP probe reads (10 KiB).
 const maxBody = 10 << 10
@@ -33,49 +23,6 @@ func newTransport() *http.Transport {
 		Proxy:              nil,
 		DialContext:        (&net.Dialer{}).DialContext,
 	}
-}
-
-// httpRequest builds the probe's GET request: host defaults to the pod
-// IP, the port is resolved by number or name, the probe's headers are
-// added, with upstream's User-Agent and "Accept: */*" unless given (an
-// empty Accept removes it) and the Host header as the request host.
-func httpRequest(ctx context.Context, a *corev1.HTTPGetAction, c *corev1.Container, podIP string) (*http.Request, error) {
-	host := a.Host
-	if host == "" {
-		host = podIP
-	}
-	port, err := resolvePort(a.Port, c)
-	if err != nil {
-		return nil, err
-	}
-	scheme := strings.ToLower(string(a.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	u, err := url.Parse(a.Path)
-	if err != nil {
-		u = &url.URL{Path: a.Path}
-	}
-	u.Scheme, u.Host = scheme, net.JoinHostPort(host, strconv.Itoa(port))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("build probe request for %q: %w", u.String(), err)
-	}
-	headers := http.Header{}
-	for _, h := range a.HTTPHeaders {
-		headers.Add(h.Name, h.Value)
-	}
-	if _, ok := headers["User-Agent"]; !ok {
-		headers.Set("User-Agent", UserAgent)
-	}
-	if _, ok := headers["Accept"]; !ok {
-		headers.Set("Accept", "*/*")
-	} else if headers.Get("Accept") == "" {
-		headers.Del("Accept")
-	}
-	req.Header = headers
-	req.Host = headers.Get("Host")
-	return req, nil
 }
 
 // httpProbe sends req with the timeout. Redirects are followed only to the

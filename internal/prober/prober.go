@@ -91,8 +91,7 @@ func New(cfg Config) (*Prober, error) {
 	if cfg.Statuses == nil || cfg.Runtime == nil || cfg.Recorder == nil || cfg.Clock == nil || cfg.Registerer == nil {
 		return nil, errors.New("prober: Statuses, Runtime, Recorder, Clock and Registerer are required")
 	}
-	r := &runner{exec: cfg.Runtime, transport: newTransport(), recorder: cfg.Recorder}
-	return newProber(cfg, r.probe)
+	return newProber(cfg, newRunner(cfg.Runtime, cfg.Recorder).probe)
 }
 
 func newProber(cfg Config, probe probeFunc) (*Prober, error) {

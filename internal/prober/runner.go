@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/httpget"
 )
 
 // Recorder records events about a pod's containers.
@@ -41,6 +43,12 @@ type runner struct {
 	exec      ExecRuntime
 	transport http.RoundTripper
 	recorder  Recorder
+	// userAgent is what HTTP and gRPC probes send.
+	userAgent string
+}
+
+func newRunner(exec ExecRuntime, rec Recorder) *runner {
+	return &runner{exec: exec, transport: newTransport(), recorder: rec, userAgent: httpget.UserAgent(httpget.Probe)}
 }
 
 // probe is upstream's prober.probe: run the handler up to maxRetries times
@@ -89,13 +97,13 @@ func (r *runner) run(ctx context.Context, spec *corev1.Probe, tg target) (outcom
 		cmd := expandStatic(h.Exec.Command, tg.container.Env)
 		return execProbe(ctx, r.exec, tg.containerID, cmd, int64(to.Seconds()))
 	case h.HTTPGet != nil:
-		req, err := httpRequest(ctx, h.HTTPGet, tg.container, tg.podIP)
+		req, err := httpget.NewRequest(ctx, h.HTTPGet, tg.container, tg.podIP, r.userAgent)
 		if err != nil {
 			return outcomeUnknown, "", err
 		}
 		return httpProbe(r.transport, req, to)
 	case h.TCPSocket != nil:
-		port, err := resolvePort(h.TCPSocket.Port, tg.container)
+		port, err := httpget.ResolvePort(h.TCPSocket.Port, tg.container)
 		if err != nil {
 			return outcomeUnknown, "", err
 		}
@@ -109,7 +117,7 @@ func (r *runner) run(ctx context.Context, spec *corev1.Probe, tg target) (outcom
 		if h.GRPC.Service != nil {
 			service = *h.GRPC.Service
 		}
-		return grpcProbe(ctx, tg.podIP, int(h.GRPC.Port), service, to)
+		return grpcProbe(ctx, tg.podIP, int(h.GRPC.Port), service, r.userAgent, to)
 	}
 	klog.FromContext(ctx).Info("Failed to find probe builder for container", "containerName", tg.container.Name)
 	return outcomeUnknown, "", nil

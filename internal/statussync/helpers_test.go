@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podutil"
 )
 
@@ -92,7 +93,7 @@ func failed() corev1.PodStatus {
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		if c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
-			*c = corev1.PodCondition{Type: c.Type, Status: corev1.ConditionFalse, Reason: reasonPodFailed, LastTransitionTime: mt(now)}
+			*c = corev1.PodCondition{Type: c.Type, Status: corev1.ConditionFalse, Reason: podstatus.ReasonPodFailed, LastTransitionTime: mt(now)}
 		}
 	}
 	st.ContainerStatuses[0].Ready = false

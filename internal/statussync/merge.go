@@ -8,13 +8,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podutil"
-)
-
-// Condition reasons for a pod in a terminal phase, as upstream.
-const (
-	reasonPodCompleted = "PodCompleted"
-	reasonPodFailed    = "PodFailed"
 )
 
 // maxTerminationMessages is the upstream kubelet's budget for all of a
@@ -70,9 +65,9 @@ func merge(api, ours corev1.PodStatus, now time.Time) corev1.PodStatus {
 	toTerminal := !podutil.IsTerminal(api.Phase) && podutil.IsTerminal(o.Phase)
 	out.Conditions = mergeConditions(api.Conditions, o.Conditions, toTerminal)
 	if podutil.IsTerminal(out.Phase) {
-		reason := reasonPodFailed
+		reason := podstatus.ReasonPodFailed
 		if out.Phase == corev1.PodSucceeded {
-			reason = reasonPodCompleted
+			reason = podstatus.ReasonPodCompleted
 		}
 		for i := range out.Conditions {
 			c := &out.Conditions[i]

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/podstatus"
 )
 
 func TestMerge(t *testing.T) {
@@ -100,8 +102,8 @@ func TestMerge(t *testing.T) {
 			want: func() corev1.PodStatus {
 				st := running()
 				st.Phase = corev1.PodSucceeded
-				st.Conditions[2] = corev1.PodCondition{Type: corev1.PodReady, Status: F, Reason: reasonPodCompleted, LastTransitionTime: mt(now)}
-				st.Conditions[3] = corev1.PodCondition{Type: corev1.ContainersReady, Status: F, Reason: reasonPodCompleted, LastTransitionTime: mt(now)}
+				st.Conditions[2] = corev1.PodCondition{Type: corev1.PodReady, Status: F, Reason: podstatus.ReasonPodCompleted, LastTransitionTime: mt(now)}
+				st.Conditions[3] = corev1.PodCondition{Type: corev1.ContainersReady, Status: F, Reason: podstatus.ReasonPodCompleted, LastTransitionTime: mt(now)}
 				return st
 			},
 		},

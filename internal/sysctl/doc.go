@@ -1,0 +1,14 @@
+// Package sysctl decides which sysctls a pod may set, as upstream's kubelet
+// does without allowedUnsafeSysctls:
+//
+//	safe.go   upstream's safe sysctls with the kernel release that first
+//	          namespaces each, and SafeAllowlist, the ones a node's kernel
+//	          namespaces (pinned to upstream's table by a test)
+//	check.go  Allowlist.Check, upstream's sysctl admission: a sysctl outside
+//	          the allowlist, or one whose namespace the pod shares with the
+//	          host, is refused with upstream's message
+//
+// Names are normalized and namespaces found by
+// k8s.io/component-helpers/node/util/sysctl, as upstream does. The package
+// is pure: the caller reads the kernel release.
+package sysctl

@@ -1,0 +1,3 @@
+package a
+
+var table = map[string]string{"windows": "only"}

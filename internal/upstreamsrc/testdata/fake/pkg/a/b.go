@@ -1,0 +1,7 @@
+package a
+
+import "k8s.io/fake/pkg/v9"
+
+func labels() []string {
+	return []string{named.Label, "x"}
+}

@@ -1,0 +1,3 @@
+package named
+
+const Label = "example.io/label"
