@@ -3,6 +3,7 @@ package containerlogs
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -124,6 +125,10 @@ func Validate(o *corev1.PodLogOptions) error {
 	return errors.Join(errs...)
 }
 
+// maxSinceSeconds is the longest look-back a time.Duration holds, some 292
+// years.
+const maxSinceSeconds = math.MaxInt64 / int64(time.Second)
+
 // FromPodLogOptions turns validated PodLogOptions into reader Options;
 // sinceSeconds counts back from now.
 func FromPodLogOptions(o *corev1.PodLogOptions, now time.Time) Options {
@@ -135,6 +140,10 @@ func FromPodLogOptions(o *corev1.PodLogOptions, now time.Time) Options {
 		out.LimitBytes = *o.LimitBytes
 	}
 	switch {
+	case o.SinceSeconds != nil && *o.SinceSeconds > maxSinceSeconds:
+		// Reaches back before any log: read everything. (Upstream's
+		// now.Add(-time.Duration(s) * time.Second) overflows here and can
+		// land after now, which skips every entry.)
 	case o.SinceSeconds != nil:
 		out.Since = now.Add(-time.Duration(*o.SinceSeconds) * time.Second)
 	case o.SinceTime != nil:

@@ -1,6 +1,7 @@
 package containerlogs
 
 import (
+	"math"
 	"net/url"
 	"strings"
 	"testing"
@@ -96,6 +97,10 @@ func TestFromPodLogOptions(t *testing.T) {
 		{name: "since time", in: corev1.PodLogOptions{SinceTime: &metav1.Time{Time: now}}, want: Options{TailLines: -1, Since: now}},
 		{name: "stderr", in: corev1.PodLogOptions{Stream: ptr.To("Stderr")}, want: Options{TailLines: -1, Stream: Stderr}},
 		{name: "all", in: corev1.PodLogOptions{Stream: ptr.To("All")}, want: Options{TailLines: -1}},
+		{name: "sinceSeconds beyond a Duration reads everything", in: corev1.PodLogOptions{SinceSeconds: ptr.To[int64](math.MaxInt64)},
+			want: Options{TailLines: -1}},
+		{name: "longest sinceSeconds a Duration holds", in: corev1.PodLogOptions{SinceSeconds: ptr.To(maxSinceSeconds)},
+			want: Options{TailLines: -1, Since: now.Add(-time.Duration(maxSinceSeconds) * time.Second)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
