@@ -3,7 +3,8 @@
 //
 //   - decode.go, defaults.go, staticpod.go, validate.go turn a manifest (one
 //     Pod, or for the URL source a PodList, in YAML or JSON) into static pods:
-//     API-server defaults, the static pod name/UID/annotations, validation.
+//     API-server defaults, the static pod name/UID/annotations, validation
+//     (validate_paths.go: the volume file paths, subPaths and hostPaths).
 //   - file.go lists a manifest directory (or one file) on every fsnotify event
 //     (watch.go) and every period; http.go polls a URL. Both send full
 //     Snapshots of their pods when they change, and once at start.

@@ -24,7 +24,8 @@ var (
 // ValidatePod checks a defaulted pod for what upstream's ValidatePodCreate
 // would reject and what matters on a node: metadata names, the UID (which
 // becomes a path element, see podutil.ValidateUID), containers,
-// images, enum values, ports, env names, resources, volumes and mounts. Each
+// images, enum values, ports, env names, resources, volumes and mounts
+// (with the paths they name: validate_paths.go). Each
 // error names its field path. It is pure.
 func ValidatePod(pod *corev1.Pod) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
@@ -90,6 +91,7 @@ func validateVolumes(volumes []corev1.Volume, path *field.Path) (sets.Set[string
 		if n := countVolumeSources(&v.VolumeSource); n != 1 {
 			allErrs = append(allErrs, field.Invalid(p, v.Name, "must specify exactly one volume type"))
 		}
+		allErrs = append(allErrs, validateVolumePaths(&v.VolumeSource, p)...)
 	}
 	return names, allErrs
 }
@@ -237,6 +239,7 @@ func validateMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], path 
 			allErrs = append(allErrs, field.Invalid(p.Child("mountPath"), m.MountPath, "must be unique"))
 		}
 		paths.Insert(m.MountPath)
+		allErrs = append(allErrs, validateSubPaths(&m, p)...)
 	}
 	return allErrs
 }
