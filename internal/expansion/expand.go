@@ -1,13 +1,17 @@
 package expansion
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Expand replaces $(VAR) references in s with vars[VAR], with the semantics
 // of the Kubernetes API (command, args and env values):
 //   - $(VAR) becomes the value of VAR when VAR is defined, else stays as is;
 //   - $$ is an escaped $ and becomes a single $ (so $$(VAR) is literal);
 //   - a $ followed by anything else, an unclosed $( and a trailing $ are
-//     kept unchanged.
+//     kept unchanged (an invalid UTF-8 byte right after a $ becomes U+FFFD,
+//     as upstream).
 func Expand(s string, vars map[string]string) string {
 	if !strings.Contains(s, "$") {
 		return s
@@ -38,9 +42,12 @@ func Expand(s string, vars map[string]string) string {
 			}
 			i += 2 + end
 		default:
+			// As upstream: "$" and the rune after it, an invalid UTF-8
+			// byte becoming U+FFFD.
+			r, size := utf8.DecodeRuneInString(s[i+1:])
 			b.WriteByte('$')
-			b.WriteByte(next)
-			i++
+			b.WriteRune(r)
+			i += size
 		}
 	}
 	return b.String()

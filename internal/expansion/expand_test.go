@@ -24,6 +24,8 @@ func TestExpand(t *testing.T) {
 		{"value not re-expanded", "$(DOLLAR)(VAR_A)", "$(VAR_A)"},
 		{"nested parens", "$(VAR_A))", "A)"},
 		{"only dollar", "$", "$"},
+		{"dollar before a multi-byte rune", "$é$(VAR_A)", "$éA"},
+		{"dollar before an invalid byte", "$\xc3x", "$\uFFFDx"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
