@@ -58,14 +58,23 @@ func isSubpath(p, prefix string) bool {
 	return p == prefix || (strings.HasPrefix(p, prefix) && p[len(prefix)] == '/')
 }
 
+// Paths berth does not serve but authorizes as upstream does before it
+// answers 404: nodes/pods and nodes/configz.
+const (
+	allocatedPodsPath = "/allocatedPods"
+	flagzPath         = "/flagz"
+)
+
 // RequestAttributes returns the checks a request must pass, in order; the
 // request is allowed when any of them is, as upstream with its default
-// feature gates (KubeletFineGrainedAuthz): /pods and /runningpods are
-// checked against nodes/pods, /healthz against nodes/healthz, /configz
-// against nodes/configz and /statusz against nodes/statusz, each falling
-// back to nodes/proxy; /stats/* is nodes/stats, /metrics* nodes/metrics,
-// /logs/* nodes/log, /checkpoint/* nodes/checkpoint; everything else
-// (including exec, attach, portForward, run and containerLogs) nodes/proxy.
+// feature gates (KubeletFineGrainedAuthz, GA): /allocatedPods, /pods and
+// /runningpods are checked against nodes/pods, /healthz against
+// nodes/healthz and /configz against nodes/configz, each falling back to
+// nodes/proxy; /stats/* is nodes/stats, /metrics* nodes/metrics, /logs/*
+// nodes/log, /checkpoint/* nodes/checkpoint, /statusz nodes/statusz and
+// /flagz nodes/configz, with no fallback; everything else (including exec,
+// attach, portForward, run and containerLogs) nodes/proxy.
+// tools/difftest holds this to upstream's auth.go.
 //
 // Upstream authorizes a WebSocket GET on /exec, /attach and /portForward
 // with the get verb like any GET (kubernetes/kubernetes#136550, which would
@@ -73,16 +82,12 @@ func isSubpath(p, prefix string) bool {
 func RequestAttributes(u *User, method, path, nodeName string) []Attributes {
 	var subresources []string
 	switch {
-	case isSubpath(path, podsPath):
+	case isSubpath(path, allocatedPodsPath), isSubpath(path, podsPath), isSubpath(path, runningPodsPath):
 		subresources = append(subresources, "pods")
 	case isSubpath(path, healthzPath):
 		subresources = append(subresources, "healthz")
 	case isSubpath(path, configzPath):
 		subresources = append(subresources, "configz")
-	case isSubpath(path, statuszPath):
-		subresources = append(subresources, "statusz")
-	case isSubpath(path, runningPodsPath):
-		subresources = append(subresources, "pods")
 	}
 	switch {
 	case isSubpath(path, statsPath):
@@ -93,6 +98,10 @@ func RequestAttributes(u *User, method, path, nodeName string) []Attributes {
 		subresources = append(subresources, "log")
 	case isSubpath(path, checkpointPath):
 		subresources = append(subresources, "checkpoint")
+	case isSubpath(path, statuszPath):
+		subresources = append(subresources, "statusz")
+	case isSubpath(path, flagzPath):
+		subresources = append(subresources, "configz")
 	default:
 		subresources = append(subresources, "proxy")
 	}

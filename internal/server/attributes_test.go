@@ -20,7 +20,7 @@ func TestRequestAttributes(t *testing.T) {
 		{"GET", "/healthz", "get", []string{"healthz", "proxy"}},
 		{"GET", "/healthz/syncloop", "get", []string{"healthz", "proxy"}},
 		{"GET", "/configz", "get", []string{"configz", "proxy"}},
-		{"GET", "/statusz", "get", []string{"statusz", "proxy"}},
+		{"GET", "/statusz", "get", []string{"statusz"}},
 		{"GET", "/stats/summary", "get", []string{"stats"}},
 		{"GET", "/stats", "get", []string{"stats"}},
 		{"GET", "/metrics", "get", []string{"metrics"}},
@@ -44,6 +44,11 @@ func TestRequestAttributes(t *testing.T) {
 		{"OPTIONS", "/x", "", []string{"proxy"}},
 		{"GET", "/debug/pprof/heap", "get", []string{"proxy"}},
 		{"GET", "/", "get", []string{"proxy"}},
+		{"GET", "/statusz/x", "get", []string{"statusz"}},
+		{"GET", "/flagz", "get", []string{"configz"}},
+		{"GET", "/allocatedPods", "get", []string{"pods", "proxy"}},
+		{"GET", "/allocatedPods/x", "get", []string{"pods", "proxy"}},
+		{"GET", "/allocatedPodsx", "get", []string{"proxy"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
