@@ -92,10 +92,44 @@ func Resource(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSel
 	if divisor.IsZero() {
 		divisor = resource.MustParse("1")
 	}
-	if cpu {
-		return strconv.FormatInt(int64(math.Ceil(float64(q.MilliValue())/float64(divisor.MilliValue()))), 10), nil
+	return strconv.FormatInt(ceilInt64(units(q, cpu)/units(divisor, cpu)), 10), nil
+}
+
+// units is float64(q.MilliValue()) for cpu, float64(q.Value()) otherwise,
+// as upstream divides them; a quantity beyond the int64 range, where
+// those wrap around, is taken as the nearest float instead.
+func units(q resource.Quantity, milli bool) float64 {
+	limit, scale := resource.NewQuantity(math.MaxInt64, resource.DecimalSI), 1.0
+	if milli {
+		limit, scale = resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI), 1000
 	}
-	return strconv.FormatInt(int64(math.Ceil(float64(q.Value())/float64(divisor.Value()))), 10), nil
+	abs := q.DeepCopy()
+	if abs.Sign() < 0 {
+		abs.Neg()
+	}
+	if abs.Cmp(*limit) > 0 {
+		return q.AsApproximateFloat64() * scale
+	}
+	if milli {
+		return float64(q.MilliValue())
+	}
+	return float64(q.Value())
+}
+
+// ceilInt64 is upstream's int64(math.Ceil(x)) held to the int64 range: a
+// quantity of 8Ei or more (float64(MaxInt64) is 2^63) would otherwise wrap
+// to a negative number. 0/0 (a divisor that rounds to zero) gives 0.
+func ceilInt64(x float64) int64 {
+	c := math.Ceil(x)
+	switch {
+	case math.IsNaN(c):
+		return 0
+	case c >= math.MaxInt64:
+		return math.MaxInt64
+	case c <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(c)
 }
 
 // container returns the container or init container of that name.
