@@ -26,12 +26,14 @@ func formatLine(e Entry) []byte {
 	return b.Bytes()
 }
 
-// FuzzParseLine: ParseLine never panics; an entry it accepts has a known
-// stream and a full entry ends with a newline; and formatting the entry
-// and parsing it again gives the same entry (same instant, stream, tag and
-// content), with the formatted line a fixed point.
+// FuzzParseLine: ParseLine never panics; the first headerBytes of a line
+// parse as the line does (the tail reader decides from them alone); an
+// entry it accepts has a known stream and a full entry ends with a newline;
+// and formatting the entry and parsing it again gives the same entry (same
+// instant, stream, tag and content), with the formatted line a fixed point.
 func FuzzParseLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
+		checkHead(t, line)
 		e, err := ParseLine(line)
 		if err != nil {
 			return
@@ -58,6 +60,23 @@ func FuzzParseLine(f *testing.F) {
 			t.Fatalf("formatting is not a fixed point: %q then %q", formatted, twice)
 		}
 	})
+}
+
+// checkHead fails when the first headerBytes of line parse differently
+// from line: another error state, entry header or content start.
+func checkHead(t *testing.T, line []byte) {
+	t.Helper()
+	if len(line) <= headerBytes {
+		return
+	}
+	e, content, err := parseHeader(line)
+	he, hcontent, herr := parseHeader(line[:headerBytes])
+	switch {
+	case (err == nil) != (herr == nil):
+		t.Fatalf("line %q: error %v, its head: %v", line, err, herr)
+	case err == nil && (he.Stream != e.Stream || he.Partial != e.Partial || !he.Time.Equal(e.Time) || !bytes.HasPrefix(content, hcontent)):
+		t.Fatalf("line %q: %+v content %q, its head: %+v content %q", line, e, content, he, hcontent)
+	}
 }
 
 // FuzzParseQuery: query parsing never panics, and options that pass

@@ -53,6 +53,9 @@ func parseHeader(line []byte) (Entry, []byte, error) {
 	if !ok {
 		return Entry{}, nil, fmt.Errorf("parse log line %q: missing timestamp", line)
 	}
+	if len(ts) > maxTimestampBytes {
+		return Entry{}, nil, fmt.Errorf("parse log line %q: timestamp longer than %d bytes", line, maxTimestampBytes)
+	}
 	t, err := time.Parse(time.RFC3339Nano, string(ts))
 	if err != nil {
 		return Entry{}, nil, fmt.Errorf("parse log line %q: %w", line, err)
@@ -80,3 +83,10 @@ func parseHeader(line []byte) (Entry, []byte, error) {
 // than the longest time, stream and tag (about 50 bytes), so a cut line's
 // content is never mistaken for a bare tag.
 const headerBytes = 256
+
+// maxTimestampBytes bounds the time field. RFC3339Nano takes at most 35
+// bytes, but time.Parse reads any number of fractional digits: without a
+// bound, a time long enough to push the tag to the end of the first
+// headerBytes would make the head of a line parse differently from the
+// line.
+const maxTimestampBytes = 64

@@ -1,6 +1,7 @@
 package containerlogs
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func TestParseLine(t *testing.T) {
 		{name: "bad time", line: "yesterday stdout F x\n", wantErr: true},
 		{name: "bad stream", line: "2026-11-22T10:00:00Z stdin F x\n", wantErr: true},
 		{name: "only time", line: "2026-11-22T10:00:00Z", wantErr: true},
+		{name: "time with many fractional digits", line: "2026-11-22T10:00:00." + strings.Repeat("1", 60) + "Z stdout F x\n", wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
