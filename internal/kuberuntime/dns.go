@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // hostDNS is the node's resolver configuration, parsed from resolv.conf.
@@ -149,7 +151,7 @@ func podDNSConfig(pod *corev1.Pod, s dnsSettings) (*runtimeapi.DNSConfig, []podE
 	if typ == dnsCluster && len(s.ClusterDNS) == 0 {
 		events = append(events, podEvent{Reason: eventMissingClusterDNS, Message: fmt.Sprintf(
 			"pod: %q. kubelet does not have ClusterDNS IP configured and cannot create Pod using %q policy. Falling back to %q policy.",
-			podDesc(pod), corev1.DNSClusterFirst, corev1.DNSDefault)})
+			podutil.Desc(pod), corev1.DNSClusterFirst, corev1.DNSDefault)})
 		typ = dnsHost
 	}
 	switch typ {
@@ -191,11 +193,6 @@ func clusterSearches(namespace, clusterDomain string, hostSearches []string) []s
 	}
 	cluster := []string{namespace + ".svc." + clusterDomain, "svc." + clusterDomain, clusterDomain}
 	return appendUnique(nil, append(cluster, hostSearches...)...)
-}
-
-// podDesc is upstream's format.Pod: name_namespace(uid).
-func podDesc(pod *corev1.Pod) string {
-	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }
 
 // Resolver limits (upstream validation.MaxDNSNameservers and

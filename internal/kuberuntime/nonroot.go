@@ -6,12 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-)
 
-// podRef is upstream format.Pod: "<name>_<namespace>(<uid>)".
-func podRef(pod *corev1.Pod) string {
-	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
-}
+	"github.com/berthk8s/berth/internal/podutil"
+)
 
 // needsImageUser reports whether verifyRunAsNonRoot needs the image's
 // user: runAsNonRoot is true and no runAsUser is set.
@@ -31,15 +28,15 @@ func verifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, uid *int64, userna
 	}
 	if e.RunAsUser != nil {
 		if *e.RunAsUser == 0 {
-			return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", podRef(pod), c.Name)
+			return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", podutil.Desc(pod), c.Name)
 		}
 		return nil
 	}
 	switch {
 	case uid != nil && *uid == 0:
-		return fmt.Errorf("container has runAsNonRoot and image will run as root (pod: %q, container: %s)", podRef(pod), c.Name)
+		return fmt.Errorf("container has runAsNonRoot and image will run as root (pod: %q, container: %s)", podutil.Desc(pod), c.Name)
 	case uid == nil && username != "":
-		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root (pod: %q, container: %s)", username, podRef(pod), c.Name)
+		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root (pod: %q, container: %s)", username, podutil.Desc(pod), c.Name)
 	}
 	return nil
 }
