@@ -1,7 +1,6 @@
-package kuberuntime
+package containerconfig
 
 import (
-	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,18 +9,18 @@ import (
 	"github.com/berthk8s/berth/internal/podutil"
 )
 
-// needsImageUser reports whether verifyRunAsNonRoot needs the image's
+// NeedsImageUser reports whether VerifyRunAsNonRoot needs the image's
 // user: runAsNonRoot is true and no runAsUser is set.
-func needsImageUser(pod *corev1.Pod, c *corev1.Container) bool {
+func NeedsImageUser(pod *corev1.Pod, c *corev1.Container) bool {
 	e := effectiveSecurity(pod, c)
 	return e.RunAsNonRoot != nil && *e.RunAsNonRoot && e.RunAsUser == nil
 }
 
-// verifyRunAsNonRoot is upstream's check of runAsNonRoot: the effective
+// VerifyRunAsNonRoot is upstream's check of runAsNonRoot: the effective
 // runAsUser must not be 0; without one, the image's user (uid, or a
 // username when the image names its user by name) must be a non-zero uid.
 // A username cannot be verified and is refused.
-func verifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, uid *int64, username string) error {
+func VerifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, uid *int64, username string) error {
 	e := effectiveSecurity(pod, c)
 	if e.RunAsNonRoot == nil || !*e.RunAsNonRoot {
 		return nil
@@ -44,7 +43,7 @@ func verifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, uid *int64, userna
 // imageUser is the user an image runs as, from the runtime's image status
 // (upstream getImageUser): its uid, else its username, else root (also
 // when the runtime reports no image).
-func imageUser(status *runtimeapi.Image) (*int64, string) {
+func ImageUser(status *runtimeapi.Image) (*int64, string) {
 	if uid := status.GetUid(); uid != nil {
 		v := uid.GetValue()
 		return &v, ""
@@ -54,22 +53,4 @@ func imageUser(status *runtimeapi.Image) (*int64, string) {
 	}
 	root := int64(0)
 	return &root, ""
-}
-
-// checkNonRoot runs verifyRunAsNonRoot for a container about to be
-// created from imageRef, asking the runtime for the image's user only
-// when the check needs it. Its errors are container config errors.
-func (m *Manager) checkNonRoot(ctx context.Context, pod *corev1.Pod, c *corev1.Container, imageRef string) error {
-	var (
-		uid      *int64
-		username string
-	)
-	if needsImageUser(pod, c) {
-		resp, err := m.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: imageRef}})
-		if err != nil {
-			return fmt.Errorf("get image status %q: %w", imageRef, err)
-		}
-		uid, username = imageUser(resp.GetImage())
-	}
-	return verifyRunAsNonRoot(pod, c, uid, username)
 }

@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"slices"
@@ -39,9 +39,9 @@ const (
 	systemCriticalPriority = 2000000000
 )
 
-// linuxParams are the node facts and settings the Linux part of a
-// container config depends on. A plain value.
-type linuxParams struct {
+// Node holds the node facts and settings the Linux part of a container
+// config depends on (NewNode). A plain value, read-only once built.
+type Node struct {
 	// SeccompProfileRoot is <root-dir>/seccomp: Localhost seccomp profiles
 	// are paths relative to it.
 	SeccompProfileRoot string
@@ -102,14 +102,14 @@ func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resourc
 // Guaranteed containers get -997. containerd clamps a negative value to
 // its own oom_score_adj when it runs without CAP_SYS_RESOURCE
 // (restrict_oom_score_adj), so the value is safe to send everywhere.
-func containerResources(pod *corev1.Pod, c *corev1.Container, lp linuxParams) *runtimeapi.LinuxContainerResources {
+func containerResources(pod *corev1.Pod, c *corev1.Container, node Node) *runtimeapi.LinuxContainerResources {
 	var cpuRequest *resource.Quantity
 	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		cpuRequest = &q
 	}
 	r := linuxResources(cpuRequest, *c.Resources.Limits.Cpu(), *c.Resources.Limits.Memory())
-	r.OomScoreAdj = oomScoreAdjust(pod, c, lp.MemoryCapacity)
-	r.HugepageLimits = hugepageLimits(c.Resources.Limits, lp.HugePageSizes)
+	r.OomScoreAdj = oomScoreAdjust(pod, c, node.MemoryCapacity)
+	r.HugepageLimits = hugepageLimits(c.Resources.Limits, node.HugePageSizes)
 	return r
 }
 
@@ -305,15 +305,17 @@ func maxResources(dst, other corev1.ResourceList) {
 	}
 }
 
-// linuxParams gathers the Manager's node settings for container configs.
-func (m *Manager) linuxParams() linuxParams {
-	return linuxParams{
-		SeccompProfileRoot: m.cfg.SeccompProfileRoot,
-		SeccompDefault:     m.cfg.SeccompDefault,
-		MemoryCapacity:     m.cfg.Machine.MemoryBytes,
-		HugePageSizes:      m.hugePageSizes,
-		Sysctls:            m.safeSysctls,
-		MaskedPaths:        m.maskedPaths,
+// NewNode gathers the node's facts and settings for container configs:
+// the seccomp settings as given, and from host its memory, its huge page
+// sizes, the safe sysctls of its kernel and its masked paths.
+func NewNode(host machine.Info, seccompProfileRoot string, seccompDefault bool) Node {
+	return Node{
+		SeccompProfileRoot: seccompProfileRoot,
+		SeccompDefault:     seccompDefault,
+		MemoryCapacity:     host.MemoryBytes,
+		HugePageSizes:      hugePageSizes(host),
+		Sysctls:            sysctl.SafeAllowlist(host.KernelVersion),
+		MaskedPaths:        defaultMaskedPaths(host.ThermalThrottleDirs),
 	}
 }
 
