@@ -23,10 +23,11 @@ const (
 	annotationContainerType             = "io.kubernetes.container.type"
 )
 
-// Values of annotationContainerType.
+// Container types, the values of the io.kubernetes.container.type
+// annotation (ContainerParams.Type).
 const (
-	TypeInit    = "init"
-	TypeRegular = "container"
+	TypeInit    = "init"      // an init container, sidecars included
+	TypeRegular = "container" // a regular container
 )
 
 // podLabels are the sandbox labels: the pod's own labels plus the pod's
@@ -75,7 +76,7 @@ func containerAnnotations(pod *corev1.Pod, c *corev1.Container, typ string, hash
 	return a
 }
 
-// managed reports whether labels carry the pod UID label: only such
+// Managed reports whether labels carry the pod UID label: only such
 // sandboxes and containers were created by berth (or a kubelet).
 func Managed(labels map[string]string) bool {
 	_, ok := labels[kubelettypes.KubernetesPodUIDLabel]

@@ -40,7 +40,7 @@ func VerifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, uid *int64, userna
 	return nil
 }
 
-// imageUser is the user an image runs as, from the runtime's image status
+// ImageUser is the user an image runs as, from the runtime's image status
 // (upstream getImageUser): its uid, else its username, else root (also
 // when the runtime reports no image).
 func ImageUser(status *runtimeapi.Image) (*int64, string) {

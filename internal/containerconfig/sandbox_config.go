@@ -117,9 +117,9 @@ type SandboxParams struct {
 	Sysctls sysctl.Allowlist
 }
 
-// buildSandboxConfig builds the PodSandboxConfig for a pod (upstream
-// generatePodSandboxConfig). It is pure: the caller reads resolv.conf,
-// creates the log directory and records the warning events returned.
+// Sandbox builds the PodSandboxConfig for a pod (upstream
+// generatePodSandboxConfig). The caller reads resolv.conf, creates the log
+// directory and records the warning events returned.
 func Sandbox(p SandboxParams) (*runtimeapi.PodSandboxConfig, []Event, error) {
 	pod := p.Pod
 	dns, events := podDNSConfig(pod, p.DNS)
