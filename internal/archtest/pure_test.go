@@ -25,6 +25,9 @@ type rule struct {
 
 var rules = []rule{
 	{dir: "podplan", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
+	// containerconfig builds CRI configs, so it may import the CRI types
+	// that podplan may not.
+	{dir: "containerconfig", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock"}},
 	{dir: "podstatus"},
 	{dir: "podutil", also: []string{"os", "k8s.io/klog/v2", "k8s.io/apimachinery/pkg/util/runtime"}},
 	{dir: "pleg", files: []string{"diff.go", "cache.go"}},

@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
@@ -96,6 +97,24 @@ func (m *Manager) postStart(ctx context.Context, t startTarget, id string) *runt
 	return &runtimestate.StartFailure{Reason: ReasonPostStartHookError, Message: msg}
 }
 
+// checkNonRoot runs containerconfig.VerifyRunAsNonRoot for a container about to be
+// created from imageRef, asking the runtime for the image's user only
+// when the check needs it. Its errors are container config errors.
+func (m *Manager) checkNonRoot(ctx context.Context, pod *corev1.Pod, c *corev1.Container, imageRef string) error {
+	var (
+		uid      *int64
+		username string
+	)
+	if containerconfig.NeedsImageUser(pod, c) {
+		resp, err := m.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: imageRef}})
+		if err != nil {
+			return fmt.Errorf("get image status %q: %w", imageRef, err)
+		}
+		uid, username = containerconfig.ImageUser(resp.GetImage())
+	}
+	return containerconfig.VerifyRunAsNonRoot(pod, c, uid, username)
+}
+
 func (m *Manager) startFailed(pod *corev1.Pod, container, reason, msg string) *runtimestate.StartFailure {
 	m.cfg.Recorder.ContainerEventf(pod, container, corev1.EventTypeWarning, eventFailed, "Error: %s", msg)
 	return &runtimestate.StartFailure{Reason: reason, Message: msg}
@@ -126,9 +145,9 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	if err != nil {
 		return nil, err
 	}
-	params := containerParams{
+	params := containerconfig.ContainerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
-		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Linux: m.linuxParams(), Env: env,
+		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Node: m.node, Env: env.Envs, Vars: env.Vars,
 	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)
@@ -137,7 +156,7 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 		}
 		params.TerminationMessageHostPath = path
 	}
-	return buildContainerConfig(params)
+	return containerconfig.Container(params)
 }
 
 // createTerminationMessageFile creates the host file mounted at the

@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	kubelettypes "k8s.io/kubelet/pkg/types"
 
+	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -74,7 +75,7 @@ type criContainer interface {
 // containerCommon converts what listings and statuses have in common: the
 // one place that reads berth's labels and annotations back.
 func containerCommon(c criContainer) runtimestate.Container {
-	info := readAnnotations(c.GetAnnotations())
+	info := containerconfig.ReadAnnotations(c.GetAnnotations())
 	imageID := c.GetImageId()
 	if imageID == "" {
 		imageID = c.GetImageRef()

@@ -1,9 +1,10 @@
 // Package kuberuntime applies pod plans through the CRI and reads runtime
 // state back. It owns everything berth says to the container runtime about
-// pods: sandbox and container configs (pure builders, one per file), image
-// pulls with their back-off, starting, killing and removing containers and
-// sandboxes, and converting CRI listings and statuses into runtimestate
-// snapshots.
+// pods: image pulls with their back-off, starting, killing and removing
+// containers and sandboxes, and converting CRI listings and statuses into
+// runtimestate snapshots. The sandbox and container configs it sends are
+// built by the pure package containerconfig from what kuberuntime reads
+// (resolv.conf, the image's user, mounts, the environment).
 //
 // The decisions live elsewhere: podsync computes the pod's plan once with
 // podplan.Compute and hands it to Apply, which only performs it. The
@@ -13,22 +14,19 @@
 //	manager.go          Config, New, Manager, Recorder
 //	events.go           event and waiting reasons, CRI error messages
 //	sync.go             Apply: perform a plan in order
-//	sandbox_config.go   pure PodSandboxConfig builder
-//	sandbox_create.go   RunPodSandbox (log directory, resolv.conf)
-//	dns.go              pure resolv.conf parser and pod DNS config
+//	sandbox_create.go   RunPodSandbox (reads resolv.conf, creates the log
+//	                    directory; the config is containerconfig.Sandbox)
 //	hosts.go            the managed /etc/hosts file and its mount
-//	container_config.go pure ContainerConfig builder
-//	container_start.go  pull, create and start one container
+//	container_start.go  pull, check runAsNonRoot against the image's user,
+//	                    create and start one container (the config is
+//	                    containerconfig.Container)
 //	mounts.go           volumeMounts to CRI mounts; a subPath is mounted
 //	                    from its bind made by volume/subpath
 //	env.go              environment (service variables, envFrom, env with
-//	                    valueFrom); $(VAR) expansion is internal/expansion
+//	                    valueFrom); $(VAR) expansion is internal/expansion;
+//	                    the next to move to containerconfig
 //	envsource.go        EnvSource (configMaps, secrets, services, node
 //	                    allocatable); service, fieldRef and resource values
-//	resources.go        Linux resources from requests and limits
-//	security.go         namespace options, container security context,
-//	                    masked and read-only paths (which sysctls a pod
-//	                    may set is internal/sysctl)
 //	image_pull.go       EnsureImage: pull policy, back-off, events
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag
@@ -46,8 +44,7 @@
 //	                    the file or, FallbackToLogsOnError, the log tail
 //	                    read by containerlogs.Tail)
 //	convert.go          CRI values to runtimestate values
-//	labels.go           label and annotation keys, readers and writers
 //
-// upstream_test.go pins the tables copied from upstream (masked paths,
-// event and waiting reasons) to upstream's source (internal/upstreamsrc).
+// upstream_test.go pins the event and waiting reasons and the hook
+// response limit to upstream's source (internal/upstreamsrc).
 package kuberuntime

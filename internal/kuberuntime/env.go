@@ -286,15 +286,3 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-// expandCommand expands $(VAR) references in the container's command and
-// args (upstream ExpandContainerCommandAndArgs). Empty stays nil.
-func expandCommand(c *corev1.Container, vars map[string]string) (command, args []string) {
-	for _, s := range c.Command {
-		command = append(command, expansion.Expand(s, vars))
-	}
-	for _, s := range c.Args {
-		args = append(args, expansion.Expand(s, vars))
-	}
-	return command, args
-}

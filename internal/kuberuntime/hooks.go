@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/httpget"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // HTTPDoer sends the requests of httpGet lifecycle hooks. Declared here, by
@@ -65,7 +66,7 @@ func (m *Manager) runHook(ctx context.Context, t hookTarget, h *corev1.Lifecycle
 		logger.V(1).Info("Exec lifecycle hook for Container in Pod failed", "execCommand", h.Exec.Command,
 			"containerName", t.Container.Name, "err", err)
 		return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q",
-			h.Exec.Command, t.Container.Name, podDesc(t.Pod), err, string(out)), err
+			h.Exec.Command, t.Container.Name, podutil.Desc(t.Pod), err, string(out)), err
 	case h.HTTPGet != nil:
 		err := m.httpHook(ctx, t, h.HTTPGet)
 		if err == nil {
@@ -74,14 +75,14 @@ func (m *Manager) runHook(ctx context.Context, t hookTarget, h *corev1.Lifecycle
 		logger.V(1).Info("HTTP lifecycle hook for Container in Pod failed", "path", h.HTTPGet.Path,
 			"containerName", t.Container.Name, "err", err)
 		return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v",
-			h.HTTPGet.Path, t.Container.Name, podDesc(t.Pod), err), err
+			h.HTTPGet.Path, t.Container.Name, podutil.Desc(t.Pod), err), err
 	case h.Sleep != nil:
 		err := m.sleepHook(ctx, h.Sleep.Seconds)
 		if err == nil {
 			return "", nil
 		}
 		return fmt.Sprintf("Sleep lifecycle hook (%d) for Container %q in Pod %q failed - error: %v",
-			h.Sleep.Seconds, t.Container.Name, podDesc(t.Pod), err), err
+			h.Sleep.Seconds, t.Container.Name, podutil.Desc(t.Pod), err), err
 	}
 	err := fmt.Errorf("invalid handler: %v", h)
 	return fmt.Sprintf("Cannot run handler: %v", err), err

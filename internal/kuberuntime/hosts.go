@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/containerconfig"
 )
 
 // etcHostsPath is where containers find the managed hosts file, and the
@@ -111,7 +113,7 @@ func (m *Manager) hostsMount(ctx context.Context, t startTarget) (*runtimeapi.Mo
 		if len(ips) == 0 {
 			return nil, nil
 		}
-		hostname, domain, err := podHostnameAndDomain(pod, m.cfg.ClusterDomain)
+		hostname, domain, err := containerconfig.HostnameAndDomain(pod, m.cfg.ClusterDomain)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -165,7 +166,7 @@ func (m *Manager) killContainer(ctx context.Context, r killRequest) error {
 		if err != nil {
 			return fmt.Errorf("read container %q status: %w", c.ID, err)
 		}
-		annotated = readAnnotations(st.GetStatus().GetAnnotations()).TerminationGracePeriod
+		annotated = containerconfig.ReadAnnotations(st.GetStatus().GetAnnotations()).TerminationGracePeriod
 	}
 	spec := containerSpec(r.Pod, c.Name)
 	grace := killGrace(r.Pod, spec, r.Reason, annotated, r.Override)

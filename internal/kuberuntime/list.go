@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -27,14 +28,14 @@ func (m *Manager) ListPods(ctx context.Context) (map[types.UID]*runtimestate.Pod
 	}
 	pods := map[types.UID]*runtimestate.Pod{}
 	for _, s := range sandboxes.GetItems() {
-		if !managed(s.GetLabels()) {
+		if !containerconfig.Managed(s.GetLabels()) {
 			continue
 		}
 		p := podFor(pods, s.GetLabels())
 		p.Sandboxes = append(p.Sandboxes, sandboxFromList(s))
 	}
 	for _, c := range containers.GetContainers() {
-		if !managed(c.GetLabels()) {
+		if !containerconfig.Managed(c.GetLabels()) {
 			continue
 		}
 		p := podFor(pods, c.GetLabels())

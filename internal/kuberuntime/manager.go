@@ -8,9 +8,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/httpget"
 	"github.com/berthk8s/berth/internal/machine"
-	"github.com/berthk8s/berth/internal/sysctl"
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
@@ -98,13 +98,11 @@ type Config struct {
 // its effects consistent.
 type Manager struct {
 	cfg Config
-	// hookHTTP, hookUserAgent and the node facts derived from cfg.Machine
-	// are set by New and never change.
+	// hookHTTP, hookUserAgent and node (the node facts container configs
+	// depend on, from cfg.Machine) are set by New and never change.
 	hookHTTP      HTTPDoer
 	hookUserAgent string
-	hugePageSizes []int64
-	safeSysctls   sysctl.Allowlist
-	maskedPaths   []string
+	node          containerconfig.Node
 }
 
 // New validates cfg and returns a Manager. It starts nothing.
@@ -130,8 +128,6 @@ func New(cfg Config) (*Manager, error) {
 		cfg:           cfg,
 		hookHTTP:      hookHTTP,
 		hookUserAgent: httpget.UserAgent(httpget.Lifecycle),
-		hugePageSizes: hugePageSizes(cfg.Machine),
-		safeSysctls:   sysctl.SafeAllowlist(cfg.Machine.KernelVersion),
-		maskedPaths:   defaultMaskedPaths(cfg.Machine.ThermalThrottleDirs),
+		node:          containerconfig.NewNode(cfg.Machine, cfg.SeccompProfileRoot, cfg.SeccompDefault),
 	}, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/containerconfig"
 )
 
 // sandboxConfig builds the pod's sandbox config for the given attempt,
@@ -20,9 +22,9 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 	if err != nil {
 		return nil, err
 	}
-	cfg, events, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, DNS: dnsSettings{
+	cfg, events, err := containerconfig.Sandbox(containerconfig.SandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, DNS: containerconfig.DNS{
 		Host: host, ClusterDNS: m.cfg.ClusterDNS, ClusterDomain: m.cfg.ClusterDomain,
-	}, Sysctls: m.safeSysctls})
+	}, Sysctls: m.node.Sysctls})
 	for _, e := range events {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, e.Reason, "%s", e.Message)
 	}
@@ -30,18 +32,18 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 }
 
 // hostDNS reads and parses Config.ResolvConf.
-func (m *Manager) hostDNS() (hostDNS, error) {
+func (m *Manager) hostDNS() (containerconfig.HostDNS, error) {
 	if m.cfg.ResolvConf == "" {
-		return hostDNS{NoResolvConf: true}, nil
+		return containerconfig.HostDNS{NoResolvConf: true}, nil
 	}
 	f, err := os.Open(m.cfg.ResolvConf)
 	if err != nil {
-		return hostDNS{}, fmt.Errorf("open resolv.conf %q: %w", m.cfg.ResolvConf, err)
+		return containerconfig.HostDNS{}, fmt.Errorf("open resolv.conf %q: %w", m.cfg.ResolvConf, err)
 	}
 	defer f.Close()
-	h, err := parseResolvConf(f)
+	h, err := containerconfig.ParseResolvConf(f)
 	if err != nil {
-		return hostDNS{}, fmt.Errorf("parse resolv.conf %q: %w", m.cfg.ResolvConf, err)
+		return containerconfig.HostDNS{}, fmt.Errorf("parse resolv.conf %q: %w", m.cfg.ResolvConf, err)
 	}
 	return h, nil
 }

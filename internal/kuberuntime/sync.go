@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -89,7 +90,7 @@ func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		if i < 0 || i >= len(pod.Spec.InitContainers) {
 			continue
 		}
-		target.Container, target.Type = &pod.Spec.InitContainers[i], containerTypeInit
+		target.Container, target.Type = &pod.Spec.InitContainers[i], containerconfig.TypeInit
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
 			if podutil.IsSidecarIn(&pod.Spec, target.Container) {
@@ -103,7 +104,7 @@ func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		if i < 0 || i >= len(pod.Spec.Containers) {
 			continue
 		}
-		target.Container, target.Type = &pod.Spec.Containers[i], containerTypeRegular
+		target.Container, target.Type = &pod.Spec.Containers[i], containerconfig.TypeRegular
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
 		}

@@ -4,6 +4,7 @@
 //	source.go   where a pod came from: the config.source annotation, the
 //	            source names, IsStatic, IsMirror
 //	kinds.go    IsSidecar (restartable init container), IsTerminal (phase)
+//	desc.go     Desc, how messages name a pod (upstream's format.Pod)
 //	restart.go  whether an exited container restarts: the container's
 //	            restartPolicyRules, then its restartPolicy, then the pod's
 //	            (upstream's ContainerShouldRestart, ContainerRestartRules on)

@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"errors"
@@ -156,18 +156,18 @@ func podGroups(psc *corev1.PodSecurityContext) ([]int64, runtimeapi.Supplemental
 
 // containerSecurity builds the container's Linux security context
 // (upstream determineEffectiveSecurityContext). runAsNonRoot is checked
-// against the image's user by verifyRunAsNonRoot, not here. AppArmor
+// against the image's user by VerifyRunAsNonRoot, not here. AppArmor
 // profiles are refused (CreateContainerConfigError) rather than dropped,
 // and so are pods whose sysctls upstream would not admit.
-func containerSecurity(pod *corev1.Pod, c *corev1.Container, lp linuxParams) (*runtimeapi.LinuxContainerSecurityContext, error) {
-	if err := lp.Sysctls.Check(pod); err != nil {
+func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node) (*runtimeapi.LinuxContainerSecurityContext, error) {
+	if err := node.Sysctls.Check(pod); err != nil {
 		return nil, err
 	}
 	e := effectiveSecurity(pod, c)
 	if e.AppArmorProfile != nil {
 		return nil, errors.New("appArmorProfile is not supported yet")
 	}
-	seccomp, err := seccompProfile(e.SeccompProfile, lp.SeccompProfileRoot, lp.SeccompDefault)
+	seccomp, err := seccompProfile(e.SeccompProfile, node.SeccompProfileRoot, node.SeccompDefault)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, lp linuxParams) (*r
 		NoNewPrivs:       e.AllowPrivilegeEscalation != nil && !*e.AllowPrivilegeEscalation,
 	}
 	if e.ProcMount == nil || *e.ProcMount != corev1.UnmaskedProcMount {
-		sc.MaskedPaths = slices.Clone(lp.MaskedPaths)
+		sc.MaskedPaths = slices.Clone(node.MaskedPaths)
 		sc.ReadonlyPaths = slices.Clone(defaultReadonlyPaths)
 	}
 	if e.RunAsUser != nil {

@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"fmt"
@@ -17,49 +17,49 @@ func TestParseResolvConf(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want hostDNS
+		want HostDNS
 	}{
-		{name: "empty", in: "", want: hostDNS{}},
+		{name: "empty", in: "", want: HostDNS{}},
 		{
 			name: "typical",
 			in:   "# generated\nnameserver 10.0.0.2\nnameserver 1.1.1.1\nsearch corp.example. example.com\noptions ndots:2 edns0\n",
-			want: hostDNS{Servers: []string{"10.0.0.2", "1.1.1.1"}, Searches: []string{"corp.example", "example.com"}, Options: []string{"ndots:2", "edns0"}},
+			want: HostDNS{Servers: []string{"10.0.0.2", "1.1.1.1"}, Searches: []string{"corp.example", "example.com"}, Options: []string{"ndots:2", "edns0"}},
 		},
 		{
 			name: "last search wins, root dropped, comments skipped",
 			in:   "search a b\n; comment\nsearch c .\nnameserver\n",
-			want: hostDNS{Searches: []string{"c"}},
+			want: HostDNS{Searches: []string{"c"}},
 		},
 		{
 			name: "later option replaces earlier",
 			in:   "options ndots:2 timeout:1\noptions ndots:5\n",
-			want: hostDNS{Options: []string{"ndots:5", "timeout:1"}},
+			want: HostDNS{Options: []string{"ndots:5", "timeout:1"}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseResolvConf(strings.NewReader(tt.in))
+			got, err := ParseResolvConf(strings.NewReader(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("parseResolvConf (-want +got):\n%s", diff)
+				t.Errorf("ParseResolvConf (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestPodDNSConfig(t *testing.T) {
-	host := hostDNS{Servers: []string{"10.0.0.2"}, Searches: []string{"example.com"}, Options: []string{"ndots:2"}}
-	cluster := dnsSettings{Host: host, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"}
-	standalone := dnsSettings{Host: host}
+	host := HostDNS{Servers: []string{"10.0.0.2"}, Searches: []string{"example.com"}, Options: []string{"ndots:2"}}
+	cluster := DNS{Host: host, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"}
+	standalone := DNS{Host: host}
 	hostCfg := &runtimeapi.DNSConfig{Servers: []string{"10.0.0.2"}, Searches: []string{"example.com"}, Options: []string{"ndots:2"}}
 	clusterCfg := &runtimeapi.DNSConfig{
 		Servers:  []string{"10.96.0.10"},
 		Searches: []string{"ns.svc.cluster.local", "svc.cluster.local", "cluster.local", "example.com"},
 		Options:  []string{"ndots:5"},
 	}
-	missing := []podEvent{{Reason: "MissingClusterDNS", Message: `pod: "web_ns(uid-1)". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.`}}
+	missing := []Event{{Reason: "MissingClusterDNS", Message: `pod: "web_ns(uid-1)". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.`}}
 	five, empty := "5", ""
 	podCfg := &corev1.PodDNSConfig{
 		Nameservers: []string{"8.8.8.8", "10.0.0.2"},
@@ -71,19 +71,19 @@ func TestPodDNSConfig(t *testing.T) {
 		policy      corev1.DNSPolicy
 		hostNetwork bool
 		cfg         *corev1.PodDNSConfig
-		settings    dnsSettings
+		settings    DNS
 		want        *runtimeapi.DNSConfig
-		wantEvents  []podEvent
+		wantEvents  []Event
 	}{
 		{name: "ClusterFirst uses the cluster DNS", policy: corev1.DNSClusterFirst, settings: cluster, want: clusterCfg},
 		{
 			name: "ClusterFirst without clusterDomain keeps the host search path", policy: corev1.DNSClusterFirst,
-			settings: dnsSettings{Host: host, ClusterDNS: []string{"10.96.0.10", "10.96.0.11"}},
+			settings: DNS{Host: host, ClusterDNS: []string{"10.96.0.10", "10.96.0.11"}},
 			want:     &runtimeapi.DNSConfig{Servers: []string{"10.96.0.10", "10.96.0.11"}, Searches: []string{"example.com"}, Options: []string{"ndots:5"}},
 		},
 		{
 			name: "ClusterFirst drops a host search domain repeating a cluster one", policy: corev1.DNSClusterFirst,
-			settings: dnsSettings{Host: hostDNS{Searches: []string{"cluster.local", "corp"}}, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"},
+			settings: DNS{Host: HostDNS{Searches: []string{"cluster.local", "corp"}}, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"},
 			want: &runtimeapi.DNSConfig{
 				Servers: []string{"10.96.0.10"}, Options: []string{"ndots:5"},
 				Searches: []string{"ns.svc.cluster.local", "svc.cluster.local", "cluster.local", "corp"},
@@ -103,12 +103,12 @@ func TestPodDNSConfig(t *testing.T) {
 		{name: "unknown policy reads as ClusterFirst", policy: "Bogus", settings: cluster, want: clusterCfg},
 		{name: "Default uses host", policy: corev1.DNSDefault, settings: cluster, want: hostCfg},
 		{
-			name: "no resolv.conf disables lookups", policy: corev1.DNSDefault, settings: dnsSettings{Host: hostDNS{NoResolvConf: true}},
+			name: "no resolv.conf disables lookups", policy: corev1.DNSDefault, settings: DNS{Host: HostDNS{NoResolvConf: true}},
 			want: &runtimeapi.DNSConfig{Servers: []string{"127.0.0.1"}, Searches: []string{"."}},
 		},
 		{
 			name: "no resolv.conf does not affect ClusterFirst", policy: corev1.DNSClusterFirst,
-			settings: dnsSettings{Host: hostDNS{NoResolvConf: true}, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"},
+			settings: DNS{Host: HostDNS{NoResolvConf: true}, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"},
 			want: &runtimeapi.DNSConfig{
 				Servers: []string{"10.96.0.10"}, Options: []string{"ndots:5"},
 				Searches: []string{"ns.svc.cluster.local", "svc.cluster.local", "cluster.local"},
@@ -142,19 +142,19 @@ func TestPodDNSConfig(t *testing.T) {
 				Searches:    manyDomains(40, "d"),
 			},
 			want: &runtimeapi.DNSConfig{Servers: []string{"1.1.1.1", "2.2.2.2", "3.3.3.3"}, Searches: manyDomains(32, "d")},
-			wantEvents: []podEvent{
+			wantEvents: []Event{
 				{Reason: "DNSConfigForming", Message: "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 1.1.1.1 2.2.2.2 3.3.3.3"},
 				{Reason: "DNSConfigForming", Message: "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " + strings.Join(manyDomains(32, "d"), " ")},
 			},
 		},
 		{
 			name: "limits: cluster search path plus host domains", policy: corev1.DNSClusterFirst,
-			settings: dnsSettings{Host: hostDNS{Searches: manyDomains(31, "h")}, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "c"},
+			settings: DNS{Host: HostDNS{Searches: manyDomains(31, "h")}, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "c"},
 			want: &runtimeapi.DNSConfig{
 				Servers: []string{"10.96.0.10"}, Options: []string{"ndots:5"},
 				Searches: append([]string{"ns.svc.c", "svc.c", "c"}, manyDomains(29, "h")...),
 			},
-			wantEvents: []podEvent{{Reason: "DNSConfigForming", Message: "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " +
+			wantEvents: []Event{{Reason: "DNSConfigForming", Message: "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " +
 				strings.Join(append([]string{"ns.svc.c", "svc.c", "c"}, manyDomains(29, "h")...), " ")}},
 		},
 		{
@@ -162,14 +162,14 @@ func TestPodDNSConfig(t *testing.T) {
 			cfg: &corev1.PodDNSConfig{Searches: manyDomains(20, strings.Repeat("x", 200))},
 			// 202 characters per domain plus a separator: 10 fit.
 			want: &runtimeapi.DNSConfig{Searches: manyDomains(10, strings.Repeat("x", 200))},
-			wantEvents: []podEvent{{Reason: "DNSConfigForming", Message: "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " +
+			wantEvents: []Event{{Reason: "DNSConfigForming", Message: "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " +
 				strings.Join(manyDomains(10, strings.Repeat("x", 200)), " ")}},
 		},
 		{
 			name: "limits: a search domain over 253 characters is dropped", policy: corev1.DNSNone,
 			cfg:        &corev1.PodDNSConfig{Searches: []string{"a", strings.Repeat("y", 254), "b"}},
 			want:       &runtimeapi.DNSConfig{Searches: []string{"a", "b"}},
-			wantEvents: []podEvent{{Reason: "DNSConfigForming", Message: "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: a b"}},
+			wantEvents: []Event{{Reason: "DNSConfigForming", Message: "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: a b"}},
 		},
 	}
 	for _, tt := range tests {

@@ -1,17 +1,14 @@
-package kuberuntime
+package containerconfig
 
 import (
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podutil"
-	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // CPU constants, as the kernel's CFS and upstream's cm package define them.
@@ -38,27 +35,6 @@ const (
 	systemNodeCritical     = "system-node-critical"
 	systemCriticalPriority = 2000000000
 )
-
-// linuxParams are the node facts and settings the Linux part of a
-// container config depends on. A plain value.
-type linuxParams struct {
-	// SeccompProfileRoot is <root-dir>/seccomp: Localhost seccomp profiles
-	// are paths relative to it.
-	SeccompProfileRoot string
-	// SeccompDefault makes RuntimeDefault the seccomp profile of
-	// containers that ask for none (kubelet seccompDefault).
-	SeccompDefault bool
-	// MemoryCapacity is the node's memory in bytes, for the OOM score of
-	// Burstable containers.
-	MemoryCapacity int64
-	// HugePageSizes are the node's huge page sizes in bytes, each limited
-	// to 0 unless the container asks for pages of that size.
-	HugePageSizes []int64
-	// Sysctls are the sysctls pods may set on this node's kernel.
-	Sysctls sysctl.Allowlist
-	// MaskedPaths are the paths masked with the Default proc mount.
-	MaskedPaths []string
-}
 
 // milliCPUToShares converts a CPU request to cgroup cpu.shares: 1024 per
 // CPU, at least 2 (also for no request), at most 262144.
@@ -102,14 +78,14 @@ func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resourc
 // Guaranteed containers get -997. containerd clamps a negative value to
 // its own oom_score_adj when it runs without CAP_SYS_RESOURCE
 // (restrict_oom_score_adj), so the value is safe to send everywhere.
-func containerResources(pod *corev1.Pod, c *corev1.Container, lp linuxParams) *runtimeapi.LinuxContainerResources {
+func containerResources(pod *corev1.Pod, c *corev1.Container, node Node) *runtimeapi.LinuxContainerResources {
 	var cpuRequest *resource.Quantity
 	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		cpuRequest = &q
 	}
 	r := linuxResources(cpuRequest, *c.Resources.Limits.Cpu(), *c.Resources.Limits.Memory())
-	r.OomScoreAdj = oomScoreAdjust(pod, c, lp.MemoryCapacity)
-	r.HugepageLimits = hugepageLimits(c.Resources.Limits, lp.HugePageSizes)
+	r.OomScoreAdj = oomScoreAdjust(pod, c, node.MemoryCapacity)
+	r.HugepageLimits = hugepageLimits(c.Resources.Limits, node.HugePageSizes)
 	return r
 }
 
@@ -303,28 +279,4 @@ func maxResources(dst, other corev1.ResourceList) {
 			dst[name] = q.DeepCopy()
 		}
 	}
-}
-
-// linuxParams gathers the Manager's node settings for container configs.
-func (m *Manager) linuxParams() linuxParams {
-	return linuxParams{
-		SeccompProfileRoot: m.cfg.SeccompProfileRoot,
-		SeccompDefault:     m.cfg.SeccompDefault,
-		MemoryCapacity:     m.cfg.Machine.MemoryBytes,
-		HugePageSizes:      m.hugePageSizes,
-		Sysctls:            m.safeSysctls,
-		MaskedPaths:        m.maskedPaths,
-	}
-}
-
-// hugePageSizes are the host's huge page sizes in bytes, smallest first.
-func hugePageSizes(host machine.Info) []int64 {
-	var sizes []int64
-	for size := range host.HugePages {
-		if q, err := resource.ParseQuantity(size); err == nil {
-			sizes = append(sizes, q.Value())
-		}
-	}
-	slices.Sort(sizes)
-	return sizes
 }

@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"bufio"
@@ -9,10 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
-// hostDNS is the node's resolver configuration, parsed from resolv.conf.
-type hostDNS struct {
+// HostDNS is the node's resolver configuration, parsed from resolv.conf.
+type HostDNS struct {
 	Servers  []string
 	Searches []string
 	Options  []string
@@ -22,12 +24,12 @@ type hostDNS struct {
 	NoResolvConf bool
 }
 
-// parseResolvConf reads nameserver, search and options lines as upstream's
+// ParseResolvConf reads nameserver, search and options lines as upstream's
 // dns.parseResolvConf does: the last search line wins, trailing dots are
 // dropped from search domains, a later option replaces an earlier one of the
 // same name, and lines starting with # or ; are comments.
-func parseResolvConf(r io.Reader) (hostDNS, error) {
-	var h hostDNS
+func ParseResolvConf(r io.Reader) (HostDNS, error) {
+	var h HostDNS
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
@@ -55,7 +57,7 @@ func parseResolvConf(r io.Reader) (hostDNS, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return hostDNS{}, fmt.Errorf("read resolv.conf: %w", err)
+		return HostDNS{}, fmt.Errorf("read resolv.conf: %w", err)
 	}
 	return h, nil
 }
@@ -79,16 +81,16 @@ func mergeOptions(existing []string, opts ...string) []string {
 	return out
 }
 
-// dnsSettings is the node's DNS configuration pods are given: its parsed
+// DNS is the node's DNS configuration pods are given: its parsed
 // resolv.conf and the kubelet's clusterDNS and clusterDomain.
-type dnsSettings struct {
-	Host          hostDNS
+type DNS struct {
+	Host          HostDNS
 	ClusterDNS    []string
 	ClusterDomain string
 }
 
-// podEvent is a warning event the caller records about the pod.
-type podEvent struct {
+// Event is a warning event the caller records about the pod.
+type Event struct {
 	Reason  string
 	Message string
 }
@@ -137,8 +139,8 @@ func podDNSType(pod *corev1.Pod) dnsType {
 // MissingClusterDNS warning. dnsPolicy None starts empty. pod.Spec.DNSConfig
 // is merged on top, then the resolver limits are applied. The events are
 // warnings for the caller to record.
-func podDNSConfig(pod *corev1.Pod, s dnsSettings) (*runtimeapi.DNSConfig, []podEvent) {
-	var events []podEvent
+func podDNSConfig(pod *corev1.Pod, s DNS) (*runtimeapi.DNSConfig, []Event) {
+	var events []Event
 	host := s.Host
 	cfg := &runtimeapi.DNSConfig{
 		Servers:  slices.Clone(host.Servers),
@@ -147,9 +149,9 @@ func podDNSConfig(pod *corev1.Pod, s dnsSettings) (*runtimeapi.DNSConfig, []podE
 	}
 	typ := podDNSType(pod)
 	if typ == dnsCluster && len(s.ClusterDNS) == 0 {
-		events = append(events, podEvent{Reason: eventMissingClusterDNS, Message: fmt.Sprintf(
+		events = append(events, Event{Reason: eventMissingClusterDNS, Message: fmt.Sprintf(
 			"pod: %q. kubelet does not have ClusterDNS IP configured and cannot create Pod using %q policy. Falling back to %q policy.",
-			podDesc(pod), corev1.DNSClusterFirst, corev1.DNSDefault)})
+			podutil.Desc(pod), corev1.DNSClusterFirst, corev1.DNSDefault)})
 		typ = dnsHost
 	}
 	switch typ {
@@ -177,7 +179,7 @@ func podDNSConfig(pod *corev1.Pod, s dnsSettings) (*runtimeapi.DNSConfig, []podE
 		}
 	}
 	for _, msg := range fitDNSLimits(cfg) {
-		events = append(events, podEvent{Reason: eventDNSConfigForming, Message: msg})
+		events = append(events, Event{Reason: eventDNSConfigForming, Message: msg})
 	}
 	return cfg, events
 }
@@ -191,11 +193,6 @@ func clusterSearches(namespace, clusterDomain string, hostSearches []string) []s
 	}
 	cluster := []string{namespace + ".svc." + clusterDomain, "svc." + clusterDomain, clusterDomain}
 	return appendUnique(nil, append(cluster, hostSearches...)...)
-}
-
-// podDesc is upstream's format.Pod: name_namespace(uid).
-func podDesc(pod *corev1.Pod) string {
-	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }
 
 // Resolver limits (upstream validation.MaxDNSNameservers and

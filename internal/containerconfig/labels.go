@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"encoding/json"
@@ -23,10 +23,11 @@ const (
 	annotationContainerType             = "io.kubernetes.container.type"
 )
 
-// Values of annotationContainerType.
+// Container types, the values of the io.kubernetes.container.type
+// annotation (ContainerParams.Type).
 const (
-	containerTypeInit    = "init"
-	containerTypeRegular = "container"
+	TypeInit    = "init"      // an init container, sidecars included
+	TypeRegular = "container" // a regular container
 )
 
 // podLabels are the sandbox labels: the pod's own labels plus the pod's
@@ -75,15 +76,15 @@ func containerAnnotations(pod *corev1.Pod, c *corev1.Container, typ string, hash
 	return a
 }
 
-// managed reports whether labels carry the pod UID label: only such
+// Managed reports whether labels carry the pod UID label: only such
 // sandboxes and containers were created by berth (or a kubelet).
-func managed(labels map[string]string) bool {
+func Managed(labels map[string]string) bool {
 	_, ok := labels[kubelettypes.KubernetesPodUIDLabel]
 	return ok
 }
 
-// annotatedInfo is what container annotations tell back.
-type annotatedInfo struct {
+// Annotated is what container annotations tell back.
+type Annotated struct {
 	Hash                     uint64
 	RestartCount             int
 	TerminationMessagePath   string
@@ -92,10 +93,10 @@ type annotatedInfo struct {
 	TerminationGracePeriod *int64
 }
 
-// readAnnotations parses container annotations; malformed numbers read as
+// ReadAnnotations parses container annotations; malformed numbers read as
 // zero (upstream does the same: an old or foreign container).
-func readAnnotations(a map[string]string) annotatedInfo {
-	info := annotatedInfo{
+func ReadAnnotations(a map[string]string) Annotated {
+	info := Annotated{
 		TerminationMessagePath:   a[annotationTerminationMessagePath],
 		TerminationMessagePolicy: a[annotationTerminationMessagePolicy],
 	}

@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"strings"
@@ -55,7 +55,7 @@ func baseSandboxConfig() *runtimeapi.PodSandboxConfig {
 }
 
 func TestBuildSandboxConfig(t *testing.T) {
-	host := hostDNS{Servers: []string{"10.0.0.2"}, Searches: []string{"example.com"}}
+	host := HostDNS{Servers: []string{"10.0.0.2"}, Searches: []string{"example.com"}}
 	tru := true
 	uid := int64(1000)
 	tests := []struct {
@@ -167,7 +167,7 @@ func TestBuildSandboxConfig(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(pod)
 			}
-			got, events, err := buildSandboxConfig(sandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", DNS: dnsSettings{Host: host},
+			got, events, err := Sandbox(SandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", DNS: DNS{Host: host},
 				Sysctls: sysctl.SafeAllowlist("6.1.0")})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -220,7 +220,7 @@ func TestPodHostnameAndDomain(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Name: tt.podName, Namespace: "ns"},
 				Spec:       corev1.PodSpec{Hostname: tt.hostname, Subdomain: tt.subdomain},
 			}
-			host, domain, err := podHostnameAndDomain(pod, tt.clusterDomain)
+			host, domain, err := HostnameAndDomain(pod, tt.clusterDomain)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -231,7 +231,7 @@ func TestPodHostnameAndDomain(t *testing.T) {
 				t.Fatal(err)
 			}
 			if host != tt.wantHost || domain != tt.wantDomain {
-				t.Errorf("podHostnameAndDomain = %q, %q; want %q, %q", host, domain, tt.wantHost, tt.wantDomain)
+				t.Errorf("HostnameAndDomain = %q, %q; want %q, %q", host, domain, tt.wantHost, tt.wantDomain)
 			}
 		})
 	}

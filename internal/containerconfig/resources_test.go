@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"testing"
@@ -43,12 +43,12 @@ func rl(pairs ...string) corev1.ResourceList {
 }
 
 func TestContainerResources(t *testing.T) {
-	lp := linuxParams{MemoryCapacity: 4 << 30, HugePageSizes: []int64{2 << 20, 1 << 30}}
+	lp := Node{MemoryCapacity: 4 << 30, HugePageSizes: []int64{2 << 20, 1 << 30}}
 	zeroPages := []*runtimeapi.HugepageLimit{{PageSize: "2MB"}, {PageSize: "1GB"}}
 	tests := []struct {
 		name string
 		res  corev1.ResourceRequirements
-		lp   *linuxParams
+		lp   *Node
 		want *runtimeapi.LinuxContainerResources
 	}{
 		{
@@ -87,7 +87,7 @@ func TestContainerResources(t *testing.T) {
 		{
 			name: "a size the node lacks is dropped",
 			res:  corev1.ResourceRequirements{Limits: rl("hugepages-1Gi", "1Gi")},
-			lp:   &linuxParams{MemoryCapacity: 4 << 30, HugePageSizes: []int64{2 << 20}},
+			lp:   &Node{MemoryCapacity: 4 << 30, HugePageSizes: []int64{2 << 20}},
 			want: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000, OomScoreAdj: 1000, HugepageLimits: []*runtimeapi.HugepageLimit{{PageSize: "2MB"}}},
 		},
 	}

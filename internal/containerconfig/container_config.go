@@ -1,12 +1,13 @@
-package kuberuntime
+package containerconfig
 
 import (
-	"fmt"
 	"path/filepath"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/expansion"
 )
 
 // containerLogPath is the container's log file relative to the pod log
@@ -15,11 +16,13 @@ func containerLogPath(name string, restartCount int) string {
 	return filepath.Join(name, strconv.Itoa(restartCount)+".log")
 }
 
-// containerParams is everything a container config is built from.
-type containerParams struct {
+// ContainerParams is everything a container config is built from. The
+// caller resolves what needs the world (image, mounts, environment) and
+// passes the values in.
+type ContainerParams struct {
 	Pod       *corev1.Pod
 	Container *corev1.Container
-	// Type is containerTypeInit or containerTypeRegular.
+	// Type is TypeInit or TypeRegular.
 	Type string
 	// Hash is podplan.HashContainer of the container spec.
 	Hash         uint64
@@ -30,24 +33,28 @@ type containerParams struct {
 	// TerminationMessageHostPath is the host file mounted at the
 	// container's terminationMessagePath ("" for none).
 	TerminationMessageHostPath string
-	// Mounts are the container's volumeMounts, resolved (resolveMounts).
+	// Mounts are the container's volumeMounts, resolved (kuberuntime's
+	// resolveMounts).
 	Mounts []*runtimeapi.Mount
-	// Linux are the node settings of the Linux resources and security.
-	Linux linuxParams
-	// Env is the container's environment, resolved (resolveEnv).
-	Env containerEnv
+	// Node holds the node settings of the Linux resources and security.
+	Node Node
+	// Env is the container's environment, resolved (kuberuntime's
+	// resolveEnv), in the CRI's order.
+	Env []*runtimeapi.KeyValue
+	// Vars is Env as a map, for $(VAR) in command and args.
+	Vars map[string]string
 }
 
-// buildContainerConfig builds the ContainerConfig for one container
-// (upstream generateContainerConfig). It is pure; its errors are
+// Container builds the ContainerConfig for one container (upstream
+// generateContainerConfig). It is pure; its errors are
 // configuration errors (CreateContainerConfigError).
-func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error) {
+func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 	pod, c := p.Pod, p.Container
-	security, err := containerSecurity(pod, c, p.Linux)
+	security, err := containerSecurity(pod, c, p.Node)
 	if err != nil {
 		return nil, err
 	}
-	command, args := expandCommand(c, p.Env.Vars)
+	command, args := expandCommand(c, p.Vars)
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata: &runtimeapi.ContainerMetadata{
 			Name:    c.Name,
@@ -57,7 +64,7 @@ func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error
 		Command:     command,
 		Args:        args,
 		WorkingDir:  c.WorkingDir,
-		Envs:        p.Env.Envs,
+		Envs:        p.Env,
 		Labels:      containerLabels(pod, c),
 		Annotations: containerAnnotations(pod, c, p.Type, p.Hash, p.RestartCount),
 		LogPath:     containerLogPath(c.Name, p.RestartCount),
@@ -65,7 +72,7 @@ func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       containerResources(pod, c, p.Linux),
+			Resources:       containerResources(pod, c, p.Node),
 			SecurityContext: security,
 		},
 	}
@@ -79,18 +86,14 @@ func buildContainerConfig(p containerParams) (*runtimeapi.ContainerConfig, error
 	return cfg, nil
 }
 
-// findContainer returns the spec of a container or init container by name,
-// with its type.
-func findContainer(pod *corev1.Pod, name string) (*corev1.Container, string, error) {
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return &pod.Spec.InitContainers[i], containerTypeInit, nil
-		}
+// expandCommand expands $(VAR) references in the container's command and
+// args (upstream ExpandContainerCommandAndArgs). Empty stays nil.
+func expandCommand(c *corev1.Container, vars map[string]string) (command, args []string) {
+	for _, s := range c.Command {
+		command = append(command, expansion.Expand(s, vars))
 	}
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i], containerTypeRegular, nil
-		}
+	for _, s := range c.Args {
+		args = append(args, expansion.Expand(s, vars))
 	}
-	return nil, "", fmt.Errorf("find container %q: not in pod spec", name)
+	return command, args
 }

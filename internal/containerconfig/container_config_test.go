@@ -1,7 +1,6 @@
-package kuberuntime
+package containerconfig
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -57,19 +56,23 @@ func TestBuildContainerConfig(t *testing.T) {
 	root := int64(0)
 	tests := []struct {
 		name    string
-		mutate  func(*corev1.Pod, *containerParams)
+		mutate  func(*corev1.Pod, *ContainerParams)
 		want    func(*runtimeapi.ContainerConfig)
 		wantErr string
 	}{
 		{name: "base"},
 		{
 			name: "env and expansion",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
 				c := &p.Spec.Containers[0]
 				c.Env = []corev1.EnvVar{
 					{Name: "HOST", Value: "db"}, {Name: "URL", Value: "http://$(HOST):$(PORT)"},
 					{Name: "PORT", Value: "5432"}, {Name: "HOST", Value: "db2"},
 				}
+				// The environment kuberuntime resolves from c.Env
+				// (its TestResolveEnv has the same case).
+				cp.Env = kv("HOST", "db2", "URL", "http://db:$(PORT)", "PORT", "5432")
+				cp.Vars = map[string]string{"HOST": "db2", "URL": "http://db:$(PORT)", "PORT": "5432"}
 				c.Command = []string{"/bin/app", "--url=$(URL)", "$$(HOST)"}
 				c.Args = []string{"$(PORT)", "$(MISSING)"}
 				c.WorkingDir = "/srv"
@@ -85,7 +88,7 @@ func TestBuildContainerConfig(t *testing.T) {
 		},
 		{
 			name: "resolved volume mounts come before the termination message",
-			mutate: func(p *corev1.Pod, cp *containerParams) {
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
 				cp.Mounts = []*runtimeapi.Mount{{HostPath: "/pods/uid-1/volumes/data", ContainerPath: "/data", Readonly: true}}
 			},
 			want: func(c *runtimeapi.ContainerConfig) {
@@ -94,7 +97,7 @@ func TestBuildContainerConfig(t *testing.T) {
 		},
 		{
 			name: "resources",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
+			mutate: func(p *corev1.Pod, _ *ContainerParams) {
 				p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("64Mi")},
@@ -106,10 +109,10 @@ func TestBuildContainerConfig(t *testing.T) {
 		},
 		{
 			name: "ports annotation, init type, no termination message",
-			mutate: func(p *corev1.Pod, cp *containerParams) {
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
 				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}}
 				p.Spec.Containers[0].TerminationMessagePath = ""
-				cp.Type = containerTypeInit
+				cp.Type = TypeInit
 			},
 			want: func(c *runtimeapi.ContainerConfig) {
 				c.Annotations["io.kubernetes.container.ports"] = `[{"name":"http","containerPort":80,"protocol":"TCP"}]`
@@ -120,7 +123,7 @@ func TestBuildContainerConfig(t *testing.T) {
 		},
 		{
 			name: "security context",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
+			mutate: func(p *corev1.Pod, _ *ContainerParams) {
 				p.Spec.HostPID = true
 				p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &root, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
@@ -141,7 +144,7 @@ func TestBuildContainerConfig(t *testing.T) {
 			// As upstream, masks follow procMount alone; runtimes drop
 			// them for privileged containers.
 			name: "privileged keeps the masks",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
+			mutate: func(p *corev1.Pod, _ *ContainerParams) {
 				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &tru}
 			},
 			want: func(c *runtimeapi.ContainerConfig) {
@@ -151,7 +154,7 @@ func TestBuildContainerConfig(t *testing.T) {
 		},
 		{
 			name: "forbidden sysctl",
-			mutate: func(p *corev1.Pod, _ *containerParams) {
+			mutate: func(p *corev1.Pod, _ *ContainerParams) {
 				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "1"}}}
 			},
 			wantErr: `forbidden sysctl: "kernel.msgmax" not allowlisted`,
@@ -160,20 +163,15 @@ func TestBuildContainerConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := basePod()
-			params := containerParams{
-				Pod: pod, Type: containerTypeRegular, Hash: 0x1f, RestartCount: 2, ImageRef: "sha256:abc",
-				TerminationMessageHostPath: "/pods/uid-1/containers/app/2", Linux: testLinuxParams(),
+			params := ContainerParams{
+				Pod: pod, Type: TypeRegular, Hash: 0x1f, RestartCount: 2, ImageRef: "sha256:abc",
+				TerminationMessageHostPath: "/pods/uid-1/containers/app/2", Node: testNode(),
 			}
 			if tt.mutate != nil {
 				tt.mutate(pod, &params)
 			}
 			params.Container = &pod.Spec.Containers[0]
-			env, err := resolveEnv(context.Background(), envInput{Pod: pod, Container: params.Container})
-			if err != nil {
-				t.Fatal(err)
-			}
-			params.Env = env
-			got, err := buildContainerConfig(params)
+			got, err := Container(params)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -188,7 +186,7 @@ func TestBuildContainerConfig(t *testing.T) {
 				tt.want(want)
 			}
 			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-				t.Errorf("buildContainerConfig (-want +got):\n%s", diff)
+				t.Errorf("Container (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -197,13 +195,13 @@ func TestBuildContainerConfig(t *testing.T) {
 func TestAnnotationsRoundTrip(t *testing.T) {
 	pod := basePod()
 	c := &pod.Spec.Containers[0]
-	got := readAnnotations(containerAnnotations(pod, c, containerTypeRegular, 0xdeadbeefcafe, 7))
+	got := ReadAnnotations(containerAnnotations(pod, c, TypeRegular, 0xdeadbeefcafe, 7))
 	grace := int64(30)
-	want := annotatedInfo{
+	want := Annotated{
 		Hash: 0xdeadbeefcafe, RestartCount: 7, TerminationMessagePath: "/dev/termination-log",
 		TerminationMessagePolicy: "File", TerminationGracePeriod: &grace,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("readAnnotations (-want +got):\n%s", diff)
+		t.Errorf("ReadAnnotations (-want +got):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"fmt"
@@ -41,10 +41,10 @@ func podHostname(pod *corev1.Pod) (string, error) {
 	return truncated, nil
 }
 
-// podHostnameAndDomain is the pod's hostname and, with spec.subdomain, its
+// HostnameAndDomain is the pod's hostname and, with spec.subdomain, its
 // domain <subdomain>.<namespace>.svc.<clusterDomain> (upstream
 // GeneratePodHostNameAndDomain). The /etc/hosts file names the pod by both.
-func podHostnameAndDomain(pod *corev1.Pod, clusterDomain string) (hostname, domain string, err error) {
+func HostnameAndDomain(pod *corev1.Pod, clusterDomain string) (hostname, domain string, err error) {
 	if hostname, err = podHostname(pod); err != nil {
 		return "", "", err
 	}
@@ -105,22 +105,22 @@ func portMappings(pod *corev1.Pod) []*runtimeapi.PortMapping {
 	return out
 }
 
-// sandboxParams is everything the sandbox config is built from.
-type sandboxParams struct {
+// SandboxParams is everything the sandbox config is built from.
+type SandboxParams struct {
 	Pod     *corev1.Pod
 	Attempt uint32
 	// PodLogsDir is the root of pod log directories (/var/log/pods).
 	PodLogsDir string
 	// DNS is the node's resolv.conf, clusterDNS and clusterDomain.
-	DNS dnsSettings
+	DNS DNS
 	// Sysctls are the sysctls pods may set on this node.
 	Sysctls sysctl.Allowlist
 }
 
-// buildSandboxConfig builds the PodSandboxConfig for a pod (upstream
-// generatePodSandboxConfig). It is pure: the caller reads resolv.conf,
-// creates the log directory and records the warning events returned.
-func buildSandboxConfig(p sandboxParams) (*runtimeapi.PodSandboxConfig, []podEvent, error) {
+// Sandbox builds the PodSandboxConfig for a pod (upstream
+// generatePodSandboxConfig). The caller reads resolv.conf, creates the log
+// directory and records the warning events returned.
+func Sandbox(p SandboxParams) (*runtimeapi.PodSandboxConfig, []Event, error) {
 	pod := p.Pod
 	dns, events := podDNSConfig(pod, p.DNS)
 	cfg := &runtimeapi.PodSandboxConfig{
@@ -139,7 +139,7 @@ func buildSandboxConfig(p sandboxParams) (*runtimeapi.PodSandboxConfig, []podEve
 	}
 	// A host-network pod keeps the node's hostname.
 	if !pod.Spec.HostNetwork {
-		hostname, domain, err := podHostnameAndDomain(pod, p.DNS.ClusterDomain)
+		hostname, domain, err := HostnameAndDomain(pod, p.DNS.ClusterDomain)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,4 +1,4 @@
-package kuberuntime
+package containerconfig
 
 import (
 	"slices"
@@ -56,11 +56,11 @@ func TestContainerSecurity(t *testing.T) {
 	unmasked := corev1.UnmaskedProcMount
 	strict := corev1.SupplementalGroupsPolicyStrict
 	localhost := "my.json"
-	lp := testLinuxParams()
+	lp := testNode()
 	lp.SeccompProfileRoot = "/root/seccomp"
-	withSeccompDefault := testLinuxParams()
+	withSeccompDefault := testNode()
 	withSeccompDefault.SeccompDefault = true
-	withThermal := testLinuxParams()
+	withThermal := testNode()
 	withThermal.MaskedPaths = defaultMaskedPaths([]string{"/sys/devices/system/cpu/cpu0/thermal_throttle"})
 	base := func() *runtimeapi.LinuxContainerSecurityContext {
 		return &runtimeapi.LinuxContainerSecurityContext{
@@ -73,7 +73,7 @@ func TestContainerSecurity(t *testing.T) {
 	tests := []struct {
 		name    string
 		mutate  func(*corev1.Pod)
-		lp      *linuxParams
+		lp      *Node
 		want    func(*runtimeapi.LinuxContainerSecurityContext)
 		wantErr string
 	}{
@@ -183,7 +183,7 @@ func TestContainerSecurity(t *testing.T) {
 			mutate: func(p *corev1.Pod) {
 				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_rmem", Value: "1"}}}
 			},
-			lp:      &linuxParams{Sysctls: sysctl.SafeAllowlist("4.14.0")},
+			lp:      &Node{Sysctls: sysctl.SafeAllowlist("4.14.0")},
 			wantErr: `forbidden sysctl: "net.ipv4.tcp_rmem" not allowlisted`,
 		},
 		{
@@ -225,10 +225,10 @@ func TestContainerSecurity(t *testing.T) {
 	}
 }
 
-// testLinuxParams are the node settings of a host with a recent kernel
-// and no thermal_throttle directories.
-func testLinuxParams() linuxParams {
-	return linuxParams{Sysctls: sysctl.SafeAllowlist("6.1.0"), MaskedPaths: defaultMaskedPaths(nil)}
+// testNode is the Node of a host with a recent kernel and no
+// thermal_throttle directories.
+func testNode() Node {
+	return Node{Sysctls: sysctl.SafeAllowlist("6.1.0"), MaskedPaths: defaultMaskedPaths(nil)}
 }
 
 func TestSandboxLinuxConfigDropsForbiddenSysctls(t *testing.T) {

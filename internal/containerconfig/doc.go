@@ -1,0 +1,42 @@
+// Package containerconfig builds the CRI configs berth sends for a pod:
+// the PodSandboxConfig (Sandbox) and each container's ContainerConfig
+// (Container), as upstream's kuberuntime generates them. It only builds:
+// kuberuntime reads what needs the world (resolv.conf, the image's user,
+// volume mounts, the environment), passes the values in, sends the configs
+// through the CRI and records the events these builders return.
+//
+// It is pure, with table tests: no files, no clock, no RPC, no logging
+// (internal/archtest holds that line). Every function may be called
+// concurrently; nothing keeps state.
+//
+//	container_config.go Container: the ContainerConfig of one container
+//	                    (labels, annotations, log path, $(VAR) in command
+//	                    and args, mounts, Linux resources and security)
+//	sandbox_config.go   Sandbox: the PodSandboxConfig (hostname and FQDN,
+//	                    port mappings, log directory, DNS, Linux config);
+//	                    HostnameAndDomain, also for the /etc/hosts file
+//	dns.go              ParseResolvConf (from an io.Reader) and the pod's
+//	                    DNS config per dnsPolicy, within resolver limits
+//	resources.go        Linux resources: cpu shares and quota, memory,
+//	                    OOM score by QoS class, huge pages, pod overhead
+//	                    and the pod's totals
+//	security.go         namespace options, the effective security context,
+//	                    seccomp, SELinux, groups, masked and read-only
+//	                    paths; which sysctls a pod may set is
+//	                    internal/sysctl
+//	labels.go           the io.kubernetes.* labels and annotations berth
+//	                    writes, and reading them back (Managed,
+//	                    ReadAnnotations)
+//	nonroot.go          runAsNonRoot against the image's user (the caller
+//	                    asks the runtime for it when NeedsImageUser)
+//	node.go             Node, the node facts and settings the configs
+//	                    depend on, built once by NewNode
+//
+// upstream_test.go pins the tables copied from upstream (masked and
+// read-only paths, CPU and OOM score numbers) to upstream's source
+// (internal/upstreamsrc).
+//
+// The container's environment is the next to move here: it is resolved by
+// kuberuntime's env.go (configMaps, secrets, services and the downward API
+// through its EnvSource) and comes in as ContainerParams.Env and Vars.
+package containerconfig

@@ -1,0 +1,72 @@
+package kuberuntime
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
+)
+
+// imageStatusFunc is a runtimeapi.ImageServiceClient whose ImageStatus
+// answers with a fixed image; other methods are not called.
+type imageStatusFunc struct {
+	runtimeapi.ImageServiceClient
+	image *runtimeapi.Image
+	calls int
+}
+
+func (f *imageStatusFunc) ImageStatus(context.Context, *runtimeapi.ImageStatusRequest, ...grpc.CallOption) (*runtimeapi.ImageStatusResponse, error) {
+	f.calls++
+	return &runtimeapi.ImageStatusResponse{Image: f.image}, nil
+}
+
+func TestCheckNonRootAsksForTheImageUserOnlyWhenNeeded(t *testing.T) {
+	tru, user := true, int64(1000)
+	tests := []struct {
+		name      string
+		sc        *corev1.SecurityContext
+		image     *runtimeapi.Image
+		wantCalls int
+		wantErr   bool
+	}{
+		{name: "no runAsNonRoot", image: &runtimeapi.Image{}},
+		{name: "runAsUser set", sc: &corev1.SecurityContext{RunAsNonRoot: &tru, RunAsUser: &user}, image: &runtimeapi.Image{}},
+		{name: "root image", sc: &corev1.SecurityContext{RunAsNonRoot: &tru}, image: &runtimeapi.Image{}, wantCalls: 1, wantErr: true},
+		{name: "non-root image", sc: &corev1.SecurityContext{RunAsNonRoot: &tru}, image: &runtimeapi.Image{Uid: &runtimeapi.Int64Value{Value: 7}}, wantCalls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			images := &imageStatusFunc{image: tt.image}
+			m := &Manager{cfg: Config{Images: images}}
+			pod := basePod()
+			pod.Spec.Containers[0].SecurityContext = tt.sc
+			err := m.checkNonRoot(context.Background(), pod, &pod.Spec.Containers[0], "sha256:abc")
+			if (err != nil) != tt.wantErr || images.calls != tt.wantCalls {
+				t.Errorf("checkNonRoot = %v with %d ImageStatus calls, want error %v with %d", err, images.calls, tt.wantErr, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestSyncPodRunAsNonRootRootImage(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36") // the fake's images run as root
+	pod := basePod()
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
+	const msg = `container has runAsNonRoot and image will run as root (pod: "web_default(uid-1)", container: app)`
+	f := e.sync(pod)["app"]
+	if f.Reason != ReasonCreateContainerConfigError || f.Message != msg {
+		t.Errorf("failure = %+v", f)
+	}
+	if evs := e.events.take(); !hasEvent(evs, "Warning Failed Error: "+msg) {
+		t.Errorf("events %q lack the Failed event", evs)
+	}
+	pod.Spec.SecurityContext.RunAsUser = ptr.To[int64](1000)
+	if f := e.sync(pod); len(f) != 0 {
+		t.Errorf("with runAsUser 1000: failures %+v", f)
+	}
+	e.running(pod, "app")
+}
