@@ -19,6 +19,7 @@ import (
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/metrics"
+	"github.com/berthk8s/berth/internal/objectcache"
 	"github.com/berthk8s/berth/internal/pleg"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podsync"
@@ -51,6 +52,7 @@ type node struct {
 	relister *pleg.PLEG
 	statuses *podstatus.Store
 	volumes  *volume.Manager
+	objects  *objectcache.Objects
 	env      *envSource
 	workers  *podworker.Workers
 	sources  *sources
@@ -123,6 +125,12 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock); err != nil {
 		return err
 	}
+	if n.objects, err = objectcache.New(objectcache.Config{
+		Client: n.cluster.apiClient(), Strategy: cfg.Kubelet.ConfigMapAndSecretChangeDetectionStrategy,
+		Clock: n.clock, Node: n.cluster.node,
+	}); err != nil {
+		return fmt.Errorf("create configMap and secret source: %w", err)
+	}
 	return n.assemblePods(info, ips, inputs.machine)
 }
 
@@ -130,7 +138,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 // workers, sources, admission, housekeeping and the sync loop.
 func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) error {
 	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
-	n.env = newEnvSource(cl.apiClient(), cl.node)
+	n.env = newEnvSource(cl.apiClient(), n.objects, cl.node)
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
@@ -140,7 +148,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
 		Machine:    host,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
-		PullSecrets: cl.pullSecrets(), Env: n.env, HostIPs: ips, SubPaths: subPaths,
+		PullSecrets: cl.pullSecrets(n.objects), Env: n.env, HostIPs: ips, SubPaths: subPaths,
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)
@@ -156,7 +164,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		return err
 	}
 	if n.volumes, err = volume.New(volume.Config{
-		PodsDir: n.podsDir(), Client: cl.apiClient(), Clock: clk, NodeName: cfg.NodeName, Recorder: cl.recorder,
+		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.objects, Clock: clk, NodeName: cfg.NodeName, Recorder: cl.recorder,
 		SubPaths: subPaths,
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
@@ -176,6 +184,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),
 		Volumes: n.volumes,
 		Prober:  n.prober,
+		Objects: n.objects,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
@@ -236,7 +245,8 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("pleg", n.relister.Run)
 	g.Go("prober", n.prober.Run)
 	g.Go("volumes", n.volumes.Run)
-	g.Go("env-services", n.env.Run)
+	g.Go("objects", n.objects.Run)
+	g.Go("env-services", n.env.RunServices)
 	for name, run := range n.cluster.runs() {
 		g.Go(name, run)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -17,6 +16,7 @@ import (
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/mirrorpod"
 	"github.com/berthk8s/berth/internal/nodestatus"
+	"github.com/berthk8s/berth/internal/objectcache"
 	"github.com/berthk8s/berth/internal/podsource"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podsync"
@@ -172,16 +172,13 @@ func (c *cluster) kickNode() {
 	}
 }
 
-// pullSecrets reads pods' image pull secrets from the API server, or is nil
-// in standalone mode (anonymous pulls).
-func (c *cluster) pullSecrets() kuberuntime.SecretLookup {
-	client := c.apiClient()
-	if client == nil {
+// pullSecrets reads pods' image pull secrets from the node's source of
+// secrets, or is nil in standalone mode (anonymous pulls).
+func (c *cluster) pullSecrets(objects *objectcache.Objects) kuberuntime.SecretLookup {
+	if c.clients == nil {
 		return nil
 	}
-	return func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-		return client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-	}
+	return objects.Secret
 }
 
 // apiClient is the main API client, or nil in standalone mode.

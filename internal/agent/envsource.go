@@ -2,10 +2,8 @@ package agent
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -13,21 +11,24 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/berthk8s/berth/internal/kuberuntime"
+	"github.com/berthk8s/berth/internal/objectcache"
 )
 
 var _ kuberuntime.EnvSource = (*envSource)(nil)
 
-// envSource is the kuberuntime.EnvSource of the agent. In cluster mode it
-// GETs configMaps and secrets through the main client (the node authorizer
-// allows those that pods bound to the node reference) and lists services
-// from an informer that Run runs; in standalone mode it has no services
-// and refuses configMap and secret references. The node's allocatable
-// comes from node(), in both modes.
+// envSource is the kuberuntime.EnvSource of the agent. ConfigMaps and
+// secrets come from the node's one source of them (objectcache.Objects,
+// embedded), which also refuses them in standalone mode. Services come
+// from an informer of every service that Run runs in cluster mode;
+// standalone has none. The node's allocatable comes from node(), in both
+// modes. The services informer stays here, with its only reader, rather
+// than in objectcache: it lists every service, where objectcache serves
+// single objects that pods reference.
 //
-// Safe for concurrent use: the informer's lister is, and the rest is set
-// once by newEnvSource.
+// Safe for concurrent use: Objects and the informer's lister are, and the
+// rest is set once by newEnvSource.
 type envSource struct {
-	client   kubernetes.Interface // nil: standalone
+	*objectcache.Objects
 	factory  informers.SharedInformerFactory
 	services corelisters.ServiceLister
 	synced   cache.InformerSynced
@@ -36,8 +37,8 @@ type envSource struct {
 
 // newEnvSource builds the source; client may be nil (standalone). It
 // starts nothing.
-func newEnvSource(client kubernetes.Interface, node func() *corev1.Node) *envSource {
-	s := &envSource{client: client, node: node}
+func newEnvSource(client kubernetes.Interface, objects *objectcache.Objects, node func() *corev1.Node) *envSource {
+	s := &envSource{Objects: objects, node: node}
 	if client == nil {
 		return s
 	}
@@ -48,28 +49,14 @@ func newEnvSource(client kubernetes.Interface, node func() *corev1.Node) *envSou
 	return s
 }
 
-// Run runs the services informer until ctx ends.
-func (s *envSource) Run(ctx context.Context) error {
+// RunServices runs the services informer until ctx ends.
+func (s *envSource) RunServices(ctx context.Context) error {
 	if s.factory != nil {
 		s.factory.Start(ctx.Done())
 		defer s.factory.Shutdown()
 	}
 	<-ctx.Done()
 	return nil
-}
-
-func (s *envSource) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	if s.client == nil {
-		return nil, fmt.Errorf("couldn't get configMap %s/%s: configMap references need an API server", namespace, name)
-	}
-	return s.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
-}
-
-func (s *envSource) Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	if s.client == nil {
-		return nil, fmt.Errorf("couldn't get secret %s/%s: secret references need an API server", namespace, name)
-	}
-	return s.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // Services lists the informer's services; standalone has none and counts

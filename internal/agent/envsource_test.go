@@ -11,13 +11,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/berthk8s/berth/internal/objectcache"
 )
 
 func TestEnvSourceStandalone(t *testing.T) {
 	node := &corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
-	s := newEnvSource(nil, func() *corev1.Node { return node })
+	objects, err := objectcache.New(objectcache.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newEnvSource(nil, objects, func() *corev1.Node { return node })
 	ctx := context.Background()
-	if _, err := s.ConfigMap(ctx, "default", "cm"); err == nil || !strings.Contains(err.Error(), "need an API server") {
+	if _, err := s.ConfigMap(ctx, "default", "cm"); err == nil || !strings.Contains(err.Error(), "needs an API server") {
 		t.Errorf("ConfigMap error = %v, want one saying an API server is needed", err)
 	}
 	if _, err := s.Secret(ctx, "default", "s"); err == nil || apierrors.IsNotFound(err) {
@@ -36,7 +42,11 @@ func TestEnvSourceCluster(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cm"}, Data: map[string]string{"k": "v"}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"}, Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.1"}},
 	)
-	s := newEnvSource(client, func() *corev1.Node { return nil })
+	objects, err := objectcache.New(objectcache.Config{Client: client, Strategy: "Get"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newEnvSource(client, objects, func() *corev1.Node { return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, synced := s.Services(); synced {
@@ -50,7 +60,7 @@ func TestEnvSourceCluster(t *testing.T) {
 		t.Errorf("Secret error = %v, want NotFound", err)
 	}
 	done := make(chan error)
-	go func() { done <- s.Run(ctx) }()
+	go func() { done <- s.RunServices(ctx) }()
 	if !cache.WaitForCacheSync(ctx.Done(), s.synced) {
 		t.Fatal("services informer did not sync")
 	}
@@ -62,6 +72,6 @@ func TestEnvSourceCluster(t *testing.T) {
 	}
 	cancel()
 	if err := <-done; err != nil {
-		t.Errorf("Run = %v", err)
+		t.Errorf("RunServices = %v", err)
 	}
 }

@@ -38,6 +38,7 @@ var rules = []rule{
 	{dir: "prober", files: []string{"decide.go"}},
 	{dir: "nodestatus", files: []string{"inputs.go", "setters.go", "allocatable.go", "conditions.go", "initial.go", "patch.go"}},
 	{dir: "mirrorpod", files: []string{"plan.go"}},
+	{dir: "objectcache", files: []string{"refs.go"}, also: []string{"k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "statussync", files: []string{"plan.go", "merge.go", "patch.go"}},
 	{dir: "volume", files: []string{"plugins.go", "payload.go", "downward.go", "token.go", "tmpfs.go", "hostpath.go"}},
 	{dir: "volume/atomicwriter", files: []string{"plan.go"}},

@@ -150,7 +150,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"containerLogMaxFiles", NotImplemented, noLogRot},
 		{"containerLogMaxWorkers", NotImplemented, noLogRot},
 		{"containerLogMonitorInterval", NotImplemented, noLogRot},
-		{"configMapAndSecretChangeDetectionStrategy", NotImplemented, "berth has no configMap or secret volumes yet"},
+		{"configMapAndSecretChangeDetectionStrategy", Honoured, "how volumes, env and pull secrets read configMaps and secrets: Watch (per-object watches), Cache (GET per node TTL) or Get"},
 		{"systemReserved", Honoured, "subtracted from capacity to give allocatable (not enforced by cgroups yet: enforceNodeAllocatable stays default)"},
 		{"kubeReserved", Honoured, "subtracted from capacity to give allocatable (not enforced by cgroups yet: enforceNodeAllocatable stays default)"},
 		{"reservedSystemCPUs", DefaultMatches, "empty: no CPUs reserved"},

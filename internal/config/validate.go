@@ -106,6 +106,11 @@ func validateKubelet(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 			ps = append(ps, fieldProblem("staticPodURLHeader", "invalid header name %q", name))
 		}
 	}
+	switch kc.ConfigMapAndSecretChangeDetectionStrategy {
+	case kubeletconfigv1beta1.WatchChangeDetectionStrategy, kubeletconfigv1beta1.TTLCacheChangeDetectionStrategy, kubeletconfigv1beta1.GetChangeDetectionStrategy:
+	default:
+		ps = append(ps, fieldProblem("configMapAndSecretChangeDetectionStrategy", "invalid value %q: must be Watch, Cache or Get", kc.ConfigMapAndSecretChangeDetectionStrategy))
+	}
 	if kc.MaxPods < 0 {
 		ps = append(ps, fieldProblem("maxPods", "invalid value %d: must not be negative", kc.MaxPods))
 	}

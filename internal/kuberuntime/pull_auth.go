@@ -19,7 +19,8 @@ import (
 
 // SecretLookup returns the secret name of namespace, for a pod's
 // imagePullSecrets. Declared here, by its consumer; the agent backs it with
-// the API server in cluster mode. It must be safe for concurrent use.
+// the node's source of secrets (internal/objectcache) in cluster mode. It
+// must be safe for concurrent use.
 type SecretLookup func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 
 // eventFailedToRetrievePullSecret is upstream's event reason when some of a

@@ -11,4 +11,10 @@
 // owned here: the CrashLoopBackOff entries, the image pull back-off and the
 // start failures of the last apply (ErrImagePull, ...). It is dropped once,
 // by Forget, when the pod's worker finishes.
+//
+// podsync is where pods are registered with the node's source of
+// configMaps and secrets (internal/objectcache): SyncPod registers the pod
+// before its volumes, environment and pull secrets read them, and
+// SyncTerminatedPod unregisters it once its volumes are torn down, as
+// upstream's SyncPod and SyncTerminatedPod do.
 package podsync

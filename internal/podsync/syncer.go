@@ -51,6 +51,16 @@ type Volumes interface {
 	Update(pod *corev1.Pod)
 }
 
+// Objects is told which pods may read configMaps and secrets
+// (internal/objectcache): the Watch and Cache strategies serve only the
+// objects of registered pods.
+type Objects interface {
+	// RegisterPod records (or updates) the objects the pod references.
+	RegisterPod(pod *corev1.Pod)
+	// UnregisterPod drops them once the pod terminated.
+	UnregisterPod(pod *corev1.Pod)
+}
+
 // Mirrors keeps the mirror pods of static pods in the API server.
 type Mirrors interface {
 	// Sync creates or replaces the static pod's mirror pod as needed.
@@ -95,6 +105,8 @@ type Config struct {
 	// Prober may be nil: then no probe runs and containers are ready and
 	// started as soon as they run.
 	Prober Prober
+	// Objects may be nil (no configMap or secret is read then).
+	Objects Objects
 	// Backoff is the CrashLoopBackOff policy; the zero value means
 	// upstream's.
 	Backoff podplan.BackoffPolicy
@@ -165,6 +177,11 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 	s.syncMirror(ctx, pod)
 	if podutil.IsTerminal(status.Phase) {
 		return true, nil
+	}
+	if s.cfg.Objects != nil {
+		// Before volumes, env and pull secrets read them, on every sync so
+		// a changed spec's references are followed (upstream's SyncPod).
+		s.cfg.Objects.RegisterPod(pod)
 	}
 	if err := os.MkdirAll(s.PodDir(pod.UID), 0o750); err != nil {
 		return false, fmt.Errorf("create pod directory: %w", err)
@@ -257,6 +274,10 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 		if err := s.cfg.Volumes.TearDown(ctx, pod.UID); err != nil {
 			return fmt.Errorf("tear down volumes of pod %q: %w", klog.KObj(pod), err)
 		}
+	}
+	if s.cfg.Objects != nil {
+		// Its volumes are gone and no container of it will start again.
+		s.cfg.Objects.UnregisterPod(pod)
 	}
 	if s.cfg.Desired(pod.UID) {
 		status := s.generate(pod, rt, s.failures(pod.UID), true)

@@ -285,3 +285,61 @@ func TestProbesReachPlanAndStatus(t *testing.T) {
 		t.Errorf("prober calls (-want +got):\n%s", diff)
 	}
 }
+
+// objectsLog is an in-test Objects that logs into the runtime's calls, so
+// a test sees registrations in order with the runtime's work.
+type objectsLog struct{ calls *[]string }
+
+func (o objectsLog) RegisterPod(pod *corev1.Pod) { *o.calls = append(*o.calls, "register "+pod.Name) }
+func (o objectsLog) UnregisterPod(pod *corev1.Pod) {
+	*o.calls = append(*o.calls, "unregister "+pod.Name)
+}
+
+// TestObjectsFollowThePodsLife checks the one place pods are registered
+// with the configMap and secret source: before a sync reads them, and not
+// after the pod terminated.
+func TestObjectsFollowThePodsLife(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		desired bool
+	}{{"still desired", true}, {"removed", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.s.cfg.Objects = objectsLog{calls: &f.rt.calls}
+			f.desired["u1"] = tc.desired
+			pod := testPod(corev1.RestartPolicyAlways)
+			if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodUpdate, pod, running()); err != nil {
+				t.Fatal(err)
+			}
+			f.rt.after = exited(137)
+			if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), 3); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"register web", "sync web", "register web", "sync web", "kill web grace=3s", "status u1", "unregister web"}
+			if !tc.desired {
+				want = append(want, "remove u1")
+			}
+			if diff := cmp.Diff(want, f.rt.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTerminalPodIsNotRegistered(t *testing.T) {
+	f := newFixture(t)
+	f.s.cfg.Objects = objectsLog{calls: &f.rt.calls}
+	terminal, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
+	if err != nil || !terminal {
+		t.Fatalf("SyncPod = %v, %v; want terminal", terminal, err)
+	}
+	if len(f.rt.calls) != 0 {
+		t.Errorf("calls = %v, want none for a pod that already ended", f.rt.calls)
+	}
+}

@@ -26,7 +26,7 @@
 //
 //	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state
 //	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath
-//	fetch.go       configMaps and secrets from the API, tokens with their cache
+//	fetch.go       configMaps and secrets from Objects (internal/objectcache), tokens with their cache
 //	mount_linux.go SysMounter (mount(2)); mount_other.go a stub elsewhere
 //
 // Package subpath (volume/subpath) binds a container's subPath under

@@ -10,7 +10,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// fetch gets the objects and tokens a volume's content depends on.
+// fetch gets the objects and tokens a volume's content depends on: the
+// configMaps and secrets from Objects, the tokens from the API server.
 func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (Inputs, error) {
 	in := Inputs{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}, Tokens: map[string]string{}}
 	if m.cfg.NodeAllocatable != nil {
@@ -42,16 +43,24 @@ func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, s
 	return in, err
 }
 
+// Objects reads the configMaps and secrets volumes hold: berth's one
+// source of them (internal/objectcache). A missing object is an error for
+// which apierrors.IsNotFound is true.
+type Objects interface {
+	ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+}
+
 func (m *Manager) fetchConfigMap(ctx context.Context, ns, name string, into map[string]*corev1.ConfigMap) error {
-	if m.cfg.Client == nil {
+	if m.cfg.Objects == nil {
 		return fmt.Errorf("configmap %q needs an API server (berth runs standalone)", name)
 	}
-	cm, err := m.cfg.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	cm, err := m.cfg.Objects.ConfigMap(ctx, ns, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		into[name] = nil
 	case err != nil:
-		return fmt.Errorf("get configmap %q: %w", name, err)
+		return err // it names the object
 	default:
 		into[name] = cm
 	}
@@ -59,15 +68,15 @@ func (m *Manager) fetchConfigMap(ctx context.Context, ns, name string, into map[
 }
 
 func (m *Manager) fetchSecret(ctx context.Context, ns, name string, into map[string]*corev1.Secret) error {
-	if m.cfg.Client == nil {
+	if m.cfg.Objects == nil {
 		return fmt.Errorf("secret %q needs an API server (berth runs standalone)", name)
 	}
-	sec, err := m.cfg.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	sec, err := m.cfg.Objects.Secret(ctx, ns, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		into[name] = nil
 	case err != nil:
-		return fmt.Errorf("get secret %q: %w", name, err)
+		return err // it names the object
 	default:
 		into[name] = sec
 	}

@@ -40,9 +40,11 @@ type Config struct {
 	// PodsDir is <root-dir>/pods; a pod's volumes live in
 	// PodsDir/<uid>/volumes/<plugin>/<name>.
 	PodsDir string
-	// Client fetches configMaps and secrets and requests tokens; nil in
-	// standalone mode, where those volumes fail to set up.
+	// Client requests tokens; nil in standalone mode, where projected
+	// token volumes fail to set up.
 	Client kubernetes.Interface
+	// Objects reads configMaps and secrets; nil fails those volumes.
+	Objects Objects
 	// Clock drives refreshes and token expiry; nil means the real clock.
 	Clock clock.WithTicker
 	// NodeName is the node's name (for logs).

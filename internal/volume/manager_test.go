@@ -20,6 +20,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/objectcache"
 )
 
 // fakeMounter remembers mounts instead of mounting.
@@ -103,7 +105,11 @@ func newEnv(t *testing.T, objects ...runtime.Object) env {
 		}
 		return true, tr, nil
 	})
-	m, err := New(Config{PodsDir: e.dir, Client: e.client, Clock: e.clock, NodeName: "node", Recorder: e.events, Mounter: e.mounter})
+	source, err := objectcache.New(objectcache.Config{Client: e.client, Strategy: "Get"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Config{PodsDir: e.dir, Client: e.client, Objects: source, Clock: e.clock, NodeName: "node", Recorder: e.events, Mounter: e.mounter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +262,7 @@ func TestSetUpRefreshTearDown(t *testing.T) {
 func TestSetUpErrors(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	e.m.cfg.Client = nil // standalone
+	e.m.cfg.Client, e.m.cfg.Objects = nil, nil // standalone
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{
 		{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},

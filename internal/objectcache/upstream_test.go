@@ -1,0 +1,78 @@
+package objectcache
+
+import (
+	"go/ast"
+	"go/token"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/berthk8s/berth/internal/upstreamsrc"
+)
+
+// TestTimesMatchUpstream pins the Cache strategy's default TTL, the
+// Watch strategy's bound on waiting for a first list and its minimum watch
+// timeout to upstream's managers.
+func TestTimesMatchUpstream(t *testing.T) {
+	const (
+		manager   = "k8s.io/kubernetes/pkg/kubelet/util/manager"
+		secrets   = "k8s.io/kubernetes/pkg/kubelet/secret"
+		configMap = "k8s.io/kubernetes/pkg/kubelet/configmap"
+	)
+	src := upstreamsrc.New(t)
+	for _, pkg := range []string{secrets, configMap} {
+		if up := duration(t, src.Value(pkg, "defaultTTL").Node); up != DefaultTTL {
+			t.Errorf("DefaultTTL %v, upstream %s.defaultTTL %v", DefaultTTL, pkg, up)
+		}
+	}
+	var polls []upstreamsrc.Node
+	for _, f := range src.Files(manager) {
+		polls = append(polls, f.Calls("wait", "PollImmediate")...)
+	}
+	if len(polls) != 1 {
+		t.Fatalf("upstream %s has %d wait.PollImmediate calls, want the one of objectCache.Get: update the test", manager, len(polls))
+	}
+	if up := duration(t, polls[0].Arg(1).Node); up != syncTimeout {
+		t.Errorf("syncTimeout %v, upstream objectCache.Get polls for %v", syncTimeout, up)
+	}
+	var found bool
+	for _, lit := range src.Func(manager, "newReflectorLocked").CompositeLits() {
+		if typ, ok := lit.Node.(*ast.CompositeLit).Type.(*ast.SelectorExpr); !ok || typ.Sel.Name != "ReflectorOptions" {
+			continue
+		}
+		if v, ok := lit.Fields()["MinWatchTimeout"]; ok {
+			found = true
+			if up := duration(t, v.Node); up != minWatchTimeout {
+				t.Errorf("minWatchTimeout %v, upstream newReflectorLocked's %v", minWatchTimeout, up)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("upstream newReflectorLocked sets no MinWatchTimeout: update the test")
+	}
+}
+
+// duration evaluates the duration expressions upstream writes:
+// time.<Unit> and <integer> * time.<Unit>.
+func duration(t *testing.T, n ast.Node) time.Duration {
+	t.Helper()
+	units := map[string]time.Duration{"Millisecond": time.Millisecond, "Second": time.Second, "Minute": time.Minute, "Hour": time.Hour}
+	switch x := n.(type) {
+	case *ast.SelectorExpr:
+		if id, ok := x.X.(*ast.Ident); ok && id.Name == "time" {
+			if u, ok := units[x.Sel.Name]; ok {
+				return u
+			}
+		}
+	case *ast.BinaryExpr:
+		if lit, ok := x.X.(*ast.BasicLit); ok && x.Op == token.MUL && lit.Kind == token.INT {
+			v, err := strconv.Atoi(lit.Value)
+			if err != nil {
+				t.Fatalf("parse %s: %v", lit.Value, err)
+			}
+			return time.Duration(v) * duration(t, x.Y)
+		}
+	}
+	t.Fatalf("upstream duration %T is not of a shape this test reads: update the test", n)
+	return 0
+}
