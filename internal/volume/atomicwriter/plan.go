@@ -3,9 +3,7 @@ package atomicwriter
 import (
 	"bytes"
 	"fmt"
-	"path"
 	"sort"
-	"strings"
 )
 
 // File is one file of a payload: its content, its permission bits and,
@@ -33,35 +31,34 @@ type Plan struct {
 	Remove []string
 }
 
-// ValidatePath rejects paths that would escape the volume directory or
-// collide with the writer's own names, with upstream's rules: not empty, not
-// absolute, at most 4096 bytes, no ".." element and not starting with "..".
-func ValidatePath(p string) error {
-	switch {
-	case p == "":
-		return fmt.Errorf("invalid path: must not be empty")
-	case len(p) > 4096:
-		return fmt.Errorf("invalid path %q: must be less than or equal to 4096 characters", p)
-	case path.IsAbs(p):
-		return fmt.Errorf("invalid path %q: must be relative path", p)
-	case strings.HasPrefix(p, ".."):
-		return fmt.Errorf("invalid path %q: must not start with '..'", p)
-	}
-	for _, elem := range strings.Split(p, "/") {
-		if elem == ".." {
-			return fmt.Errorf("invalid path %q: must not contain '..'", p)
+// Normalize validates every path of p and returns p keyed by the cleaned
+// form (CleanPath). Two paths with one cleaned form ("a" and "./a") are an
+// error: which content wins would be a guess.
+func Normalize(p Payload) (Payload, error) {
+	out := make(Payload, len(p))
+	for raw, f := range p {
+		clean, err := CleanPath(raw)
+		if err != nil {
+			return nil, err
 		}
+		if _, dup := out[clean]; dup {
+			return nil, fmt.Errorf("invalid path %q: names the same file as another item", raw)
+		}
+		out[clean] = f
 	}
-	return nil
+	return out, nil
 }
 
 // Compute returns the plan for writing next over old (nil when the
-// directory holds no version yet). It validates every path of next.
+// directory holds no version yet). It validates every path of next and
+// plans in the cleaned form only. Paths of old that are not valid (old is
+// read from disk) are left out: they are never named by the plan, so a
+// stray file in a version directory cannot make the writer remove one of
+// its own names.
 func Compute(old, next Payload) (Plan, error) {
-	for p := range next {
-		if err := ValidatePath(p); err != nil {
-			return Plan{}, err
-		}
+	next, err := Normalize(next)
+	if err != nil {
+		return Plan{}, err
 	}
 	plan := Plan{Changed: old == nil || !sameContent(old, next)}
 	newTop := topLevels(next)
@@ -88,12 +85,13 @@ func sameContent(a, b Payload) bool {
 	return true
 }
 
-// topLevels returns the first path element of every path.
+// topLevels returns the first element of every valid path of p.
 func topLevels(p Payload) map[string]bool {
 	out := map[string]bool{}
 	for k := range p {
-		top, _, _ := strings.Cut(path.Clean(k), "/")
-		out[top] = true
+		if clean, err := CleanPath(k); err == nil {
+			out[topLevel(clean)] = true
+		}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package atomicwriter
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,17 @@ func TestCompute(t *testing.T) {
 		{name: "dot dot element", next: Payload{"a/../../x": {}}, wantErr: true},
 		{name: "leading dot dot", next: Payload{"..data": {}}, wantErr: true},
 		{name: "empty path", next: Payload{"": {}}, wantErr: true},
+		{name: "dot slash reserved name", next: Payload{"./..data": {}}, wantErr: true},
+		{name: "reserved name below dot", next: Payload{"./.././..data": {}}, wantErr: true},
+		{name: "dot slash version name", next: Payload{"./..2026_11_22_20_00_00.1/x": {}}, wantErr: true},
+		{name: "dot only", next: Payload{"./": {}}, wantErr: true},
+		{name: "two forms of one path", next: Payload{"a": {}, "./a": {}}, wantErr: true},
+		{name: "element too long", next: Payload{strings.Repeat("x", 256): {}}, wantErr: true},
+		{name: "dot slash is cleaned", old: Payload{"a": {Data: []byte("1")}}, next: Payload{"./a": {Data: []byte("1")}, "b//c": {Data: []byte("2")}},
+			want: Plan{Changed: true, Visible: []string{"a", "b"}}},
+		{name: "dot slash same content", old: Payload{"a": {Data: []byte("1")}}, next: Payload{"./a": {Data: []byte("1")}}, want: Plan{Visible: []string{"a"}}},
+		{name: "reserved name in old is never removed", old: Payload{"..data": {}, "./..data_tmp": {}, "a": {}}, next: Payload{"b": {}},
+			want: Plan{Changed: true, Visible: []string{"b"}, Remove: []string{"a"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

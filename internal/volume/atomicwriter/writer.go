@@ -9,20 +9,15 @@ import (
 	"time"
 )
 
-const (
-	// DataDirName is the symlink that points at the current version.
-	DataDirName = "..data"
-	// newDataDirName is the symlink renamed over DataDirName.
-	newDataDirName = "..data_tmp"
-	// tsLayout is the timestamp prefix of a version directory, as upstream.
-	tsLayout = "..2006_01_02_15_04_05."
-)
-
 // Write makes dir hold exactly payload and reports whether it wrote a new
 // version. now names the version directory. setPerms, when not nil, runs on
 // the new version directory after its files are written and before it is
 // published (the volume manager applies fsGroup ownership there).
 func Write(dir string, payload Payload, now time.Time, setPerms func(versionDir string) error) (bool, error) {
+	payload, err := Normalize(payload)
+	if err != nil {
+		return false, err
+	}
 	oldVersion, err := readDataLink(dir)
 	if err != nil {
 		return false, err

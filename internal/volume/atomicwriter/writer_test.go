@@ -159,3 +159,22 @@ func TestWriteConcurrentReader(t *testing.T) {
 		t.Errorf("reader saw a mixed set: %s", m)
 	}
 }
+
+// TestWriteDotSlashDataItem writes and then drops an item "./..data" (the
+// API server accepts it): the writer must refuse it, and the live ..data
+// link must stay.
+func TestWriteDotSlashDataItem(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, Payload{"a": {Data: []byte("1")}}, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, Payload{"a": {Data: []byte("1")}, "./..data": {Data: []byte("x")}}, t0, nil); err == nil {
+		t.Fatal(`Write() of item "./..data" succeeded, want an error`)
+	}
+	if _, err := Write(dir, Payload{"b": {Data: []byte("2")}}, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readVisible(t, dir); !cmp.Equal(got, map[string]string{"b": "2"}) {
+		t.Errorf("visible files = %v, want b=2", got)
+	}
+}
