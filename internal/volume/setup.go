@@ -64,9 +64,9 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 	if err != nil {
 		return "", err
 	}
-	var setPerms func(string) error
+	var setPerms func(*os.Root) error
 	if fsGroup != nil {
-		setPerms = func(versionDir string) error { return setOwnership(versionDir, *fsGroup, true, false) }
+		setPerms = func(version *os.Root) error { return setOwnership(version.Name(), *fsGroup, true, false) }
 	}
 	if _, err := atomicwriter.Write(dir, payload, m.cfg.Clock.Now(), setPerms); err != nil {
 		return "", fmt.Errorf("write volume: %w", err)

@@ -14,8 +14,17 @@
 // atomic), then the user-visible symlinks of new top-level paths are created,
 // those of vanished paths removed, and the old version's directory removed.
 //
+//	names.go   the writer's own names and CleanPath, the one form of an item path
 //	plan.go    Payload, File, Plan and the pure Compute (what a write changes)
 //	writer.go  Write: the plan applied to the real filesystem
+//	read.go    the current version (..data checked, never followed blindly)
+//	visible.go the top-level symlinks, and removal of what the writer made
+//
+// Pods write to volume directories (berth mounts these volumes read-only,
+// as upstream since CVE-2017-1002102, but the writer does not rely on it):
+// the writer opens the directory once as an os.Root and works relative to
+// it, so no symlink leads it outside, and it reads or removes only entries
+// it recognises as its own (see Write).
 //
 // Concurrency: Write must not run concurrently for the same directory; the
 // caller (the volume manager) serialises writes per pod.

@@ -5,172 +5,160 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"time"
 )
+
+// maxVersionAttempts bounds the names tried for a new version directory.
+const maxVersionAttempts = 100
 
 // Write makes dir hold exactly payload and reports whether it wrote a new
 // version. now names the version directory. setPerms, when not nil, runs on
 // the new version directory after its files are written and before it is
 // published (the volume manager applies fsGroup ownership there).
-func Write(dir string, payload Payload, now time.Time, setPerms func(versionDir string) error) (bool, error) {
-	payload, err := Normalize(payload)
+//
+// dir is opened once as an os.Root and every later step works relative to
+// it, so nothing a container planted in dir (the volume is mounted
+// read-only, but the writer does not rely on that) can lead the writer
+// outside it. Within dir the writer reads and removes only what it
+// recognises as its own: ..data is followed only when it is a symlink to a
+// sibling version directory (a name matching the timestamp pattern, itself
+// a real directory); old versions are removed only by such names; top-level
+// names are removed only when they are symlinks, which are unlinked, never
+// followed (see tidy). A ..data that is a symlink to anything else is
+// treated as no version at all and replaced by the next one; a ..data that
+// is not a symlink is an error.
+func Write(dir string, payload Payload, now time.Time, setPerms func(version *os.Root) error) (bool, error) {
+	next, err := Normalize(payload)
 	if err != nil {
 		return false, err
 	}
-	oldVersion, err := readDataLink(dir)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return false, fmt.Errorf("open volume directory %q: %w", dir, err)
+	}
+	defer root.Close()
+	oldVersion, err := currentVersion(root)
 	if err != nil {
 		return false, err
 	}
 	var old Payload
 	if oldVersion != "" {
-		if old, err = ReadPayload(filepath.Join(dir, oldVersion)); err != nil {
+		if old, err = readVersion(root, oldVersion); err != nil {
 			return false, err
 		}
 	}
-	plan, err := Compute(old, payload)
+	plan, err := Compute(old, next)
 	if err != nil {
 		return false, err
 	}
 	if !plan.Changed {
-		return false, createVisible(dir, plan.Visible)
+		return false, createVisible(root, plan.Visible)
 	}
-	versionDir, err := os.MkdirTemp(dir, now.UTC().Format(tsLayout))
+	version, err := publish(root, next, now, setPerms)
 	if err != nil {
-		return false, fmt.Errorf("create version directory in %q: %w", dir, err)
-	}
-	if err := publish(dir, versionDir, payload, setPerms); err != nil {
-		_ = os.RemoveAll(versionDir)
 		return false, err
 	}
-	if err := createVisible(dir, plan.Visible); err != nil {
-		return true, err
-	}
-	for _, top := range plan.Remove {
-		if err := os.RemoveAll(filepath.Join(dir, top)); err != nil {
-			return true, fmt.Errorf("remove old path %q: %w", top, err)
-		}
-	}
-	if oldVersion != "" {
-		if err := os.RemoveAll(filepath.Join(dir, oldVersion)); err != nil {
-			return true, fmt.Errorf("remove old version %q: %w", oldVersion, err)
-		}
-	}
-	return true, nil
+	return true, errors.Join(createVisible(root, plan.Visible), tidy(root, version, plan))
 }
 
-// publish writes payload into versionDir and swaps ..data to it with one
-// rename.
-func publish(dir, versionDir string, payload Payload, setPerms func(string) error) error {
-	if err := os.Chmod(versionDir, 0o755); err != nil {
-		return fmt.Errorf("chmod version directory %q: %w", versionDir, err)
+// publish writes payload into a new version directory and swaps ..data to
+// it with one rename. It returns the version directory's name.
+func publish(root *os.Root, payload Payload, now time.Time, setPerms func(*os.Root) error) (string, error) {
+	version, err := mkVersionDir(root, now)
+	if err != nil {
+		return "", err
 	}
-	if err := writePayload(versionDir, payload); err != nil {
-		return err
+	if err := fillVersion(root, version, payload, setPerms); err != nil {
+		_ = root.RemoveAll(version)
+		return "", err
+	}
+	if err := root.Remove(newDataDirName); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("remove stale %q: %w", newDataDirName, err)
+	}
+	if err := root.Symlink(version, newDataDirName); err != nil {
+		return "", fmt.Errorf("create symlink %q: %w", newDataDirName, err)
+	}
+	// rename(2) replaces the name ..data itself; it never follows it.
+	if err := root.Rename(newDataDirName, DataDirName); err != nil {
+		return "", fmt.Errorf("rename %q to %q: %w", newDataDirName, DataDirName, err)
+	}
+	return version, nil
+}
+
+// mkVersionDir creates a fresh version directory, 0755 as upstream so that
+// any user a container runs as can read it.
+func mkVersionDir(root *os.Root, now time.Time) (string, error) {
+	for range maxVersionAttempts {
+		name := newVersionName(now)
+		err := root.Mkdir(name, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("create version directory %q: %w", name, err)
+		}
+		// Mkdir's mode is filtered by the umask; set it exactly.
+		if err := root.Chmod(name, 0o755); err != nil {
+			return "", fmt.Errorf("chmod version directory %q: %w", name, err)
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("create version directory: %d names taken", maxVersionAttempts)
+}
+
+func fillVersion(root *os.Root, version string, payload Payload, setPerms func(*os.Root) error) error {
+	vroot, err := root.OpenRoot(version)
+	if err != nil {
+		return fmt.Errorf("open version directory %q: %w", version, err)
+	}
+	defer vroot.Close()
+	for p, f := range payload {
+		if err := writeFile(vroot, p, f); err != nil {
+			return err
+		}
 	}
 	if setPerms != nil {
-		if err := setPerms(versionDir); err != nil {
-			return fmt.Errorf("set permissions of %q: %w", versionDir, err)
+		if err := setPerms(vroot); err != nil {
+			return fmt.Errorf("set permissions of %q: %w", version, err)
 		}
-	}
-	tmpLink := filepath.Join(dir, newDataDirName)
-	if err := os.Remove(tmpLink); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove stale %q: %w", tmpLink, err)
-	}
-	if err := os.Symlink(filepath.Base(versionDir), tmpLink); err != nil {
-		return fmt.Errorf("create symlink %q: %w", tmpLink, err)
-	}
-	if err := os.Rename(tmpLink, filepath.Join(dir, DataDirName)); err != nil {
-		return fmt.Errorf("rename %q to %q: %w", tmpLink, DataDirName, err)
 	}
 	return nil
 }
 
-func writePayload(versionDir string, payload Payload) error {
-	for p, f := range payload {
-		full := filepath.Join(versionDir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+// writeFile creates the file p (a cleaned path) of a fresh version
+// directory. O_EXCL: it never opens something that is already there.
+func writeFile(vroot *os.Root, p string, f File) error {
+	if d := path.Dir(p); d != "." {
+		if err := vroot.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create directory for %q: %w", p, err)
 		}
-		mode := fs.FileMode(f.Mode) & fs.ModePerm
-		if err := os.WriteFile(full, f.Data, mode); err != nil {
-			return fmt.Errorf("write file %q: %w", p, err)
-		}
-		// WriteFile's mode is filtered by the umask; set it exactly.
-		if err := os.Chmod(full, mode); err != nil {
-			return fmt.Errorf("chmod file %q: %w", p, err)
-		}
-		if f.FsUser != nil {
-			if err := os.Chown(full, int(*f.FsUser), -1); err != nil {
-				return fmt.Errorf("chown file %q: %w", p, err)
-			}
-		}
+	}
+	mode := fs.FileMode(f.Mode) & fs.ModePerm
+	out, err := vroot.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return fmt.Errorf("create file %q: %w", p, err)
+	}
+	err = fillFile(out, f, mode)
+	if cerr := out.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write file %q: %w", p, err)
 	}
 	return nil
 }
 
-// createVisible makes every top-level name a symlink into ..data unless a
-// file of that name already exists.
-func createVisible(dir string, tops []string) error {
-	for _, top := range tops {
-		link := filepath.Join(dir, top)
-		if _, err := os.Lstat(link); err == nil {
-			continue
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("stat %q: %w", link, err)
-		}
-		if err := os.Symlink(filepath.Join(DataDirName, top), link); err != nil {
-			return fmt.Errorf("create symlink %q: %w", link, err)
-		}
+func fillFile(out *os.File, f File, mode fs.FileMode) error {
+	if _, err := out.Write(f.Data); err != nil {
+		return err
+	}
+	// OpenFile's mode is filtered by the umask; set it exactly.
+	if err := out.Chmod(mode); err != nil {
+		return err
+	}
+	if f.FsUser != nil {
+		return out.Chown(int(*f.FsUser), -1)
 	}
 	return nil
-}
-
-// readDataLink returns the version directory ..data points at, or "" when
-// there is none.
-func readDataLink(dir string) (string, error) {
-	target, err := os.Readlink(filepath.Join(dir, DataDirName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("read %q: %w", DataDirName, err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, target)); errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	return target, nil
-}
-
-// ReadPayload reads the regular files below versionDir back as a payload.
-func ReadPayload(versionDir string) (Payload, error) {
-	out := Payload{}
-	root, err := filepath.EvalSymlinks(versionDir)
-	if err != nil {
-		return nil, fmt.Errorf("resolve version directory %q: %w", versionDir, err)
-	}
-	versionDir = root
-	err = filepath.WalkDir(versionDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(versionDir, p)
-		if err != nil {
-			return err
-		}
-		out[filepath.ToSlash(rel)] = File{Data: data, Mode: int32(info.Mode().Perm())}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read version directory %q: %w", versionDir, err)
-	}
-	return out, nil
 }

@@ -59,13 +59,13 @@ func TestWriteSwapsVersions(t *testing.T) {
 
 	var sawNew bool
 	second := Payload{"a": {Data: []byte("new"), Mode: 0o644}, "c": {Data: []byte("3"), Mode: 0o644}}
-	changed, err = Write(dir, second, t0.Add(time.Minute), func(versionDir string) error {
+	changed, err = Write(dir, second, t0.Add(time.Minute), func(version *os.Root) error {
 		// Before the swap, readers still see the whole old version.
 		if diff := cmp.Diff(map[string]string{"a": "1", "b": "2"}, readVisible(t, dir)); diff != "" {
 			t.Errorf("old version during write (-want +got):\n%s", diff)
 		}
 		target, _ := os.Readlink(filepath.Join(dir, DataDirName))
-		sawNew = target == filepath.Base(versionDir)
+		sawNew = target == filepath.Base(version.Name())
 		return nil
 	})
 	if err != nil || !changed {
@@ -103,7 +103,7 @@ func TestWriteNested(t *testing.T) {
 	if err != nil || string(data) != "deep" {
 		t.Errorf("read x/y/z = %q, %v", data, err)
 	}
-	got, err := ReadPayload(filepath.Join(dir, DataDirName))
+	got, err := ReadPayload(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
