@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/expansion"
+	"github.com/berthk8s/berth/internal/volume"
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
@@ -51,9 +52,24 @@ func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes map[string]string,
 		if err != nil {
 			return nil, fmt.Errorf("volumeMount %q: %w", vm.MountPath, err)
 		}
-		out = append(out, mountSpec{Volume: vm.Name, Index: i, VolumeDir: dir, SubPath: sub, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly, Propagation: prop})
+		readOnly := vm.ReadOnly || berthWrites(pod, vm.Name)
+		out = append(out, mountSpec{Volume: vm.Name, Index: i, VolumeDir: dir, SubPath: sub, ContainerPath: vm.MountPath, ReadOnly: readOnly, Propagation: prop})
 	}
 	return out, nil
+}
+
+// berthWrites reports whether the pod's volume name is one whose content
+// berth writes (volume.Kind.Atomic): such a volume is mounted read-only
+// whatever the volumeMount says, as upstream since CVE-2017-1002102, so
+// that no container can plant symlinks where berth's writer works.
+func berthWrites(pod *corev1.Pod, name string) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == name {
+			kind, err := volume.Classify(v)
+			return err == nil && kind.Atomic()
+		}
+	}
+	return false
 }
 
 // propagation maps the API's mount propagation to the CRI's. Bidirectional

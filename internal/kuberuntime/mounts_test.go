@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +142,56 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMountsOfWrittenVolumesAreReadOnly: configMap, secret, downwardAPI
+// and projected volumes reach the CRI read-only even when the volumeMount
+// asks for read-write (CVE-2017-1002102); emptyDir and hostPath keep what
+// the volumeMount says.
+func TestMountsOfWrittenVolumesAreReadOnly(t *testing.T) {
+	sources := map[string]corev1.VolumeSource{
+		"cm":        {ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}},
+		"secret":    {Secret: &corev1.SecretVolumeSource{SecretName: "s"}},
+		"downward":  {DownwardAPI: &corev1.DownwardAPIVolumeSource{}},
+		"projected": {Projected: &corev1.ProjectedVolumeSource{}},
+		"empty":     {EmptyDir: &corev1.EmptyDirVolumeSource{}},
+		"host":      {HostPath: &corev1.HostPathVolumeSource{Path: "/srv"}},
+	}
+	pod := &corev1.Pod{}
+	vols := map[string]string{}
+	var mounts []corev1.VolumeMount
+	for _, name := range []string{"cm", "secret", "downward", "projected", "empty", "host"} {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: sources[name]})
+		vols[name] = filepath.Join(t.TempDir(), name)
+		mounts = append(mounts,
+			corev1.VolumeMount{Name: name, MountPath: "/rw/" + name},
+			corev1.VolumeMount{Name: name, MountPath: "/ro/" + name, ReadOnly: true})
+	}
+	c := &corev1.Container{Name: "app", VolumeMounts: mounts}
+	specs, err := mountSpecs(pod, c, vols, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Whole volumes only: resolveMounts needs no subPath binder for them.
+	got, err := (&Manager{}).resolveMounts(context.Background(), pod, c, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly := map[string]bool{}
+	for _, m := range got {
+		readOnly[m.ContainerPath] = m.Readonly
+	}
+	want := map[string]bool{
+		"/rw/cm": true, "/rw/secret": true, "/rw/downward": true, "/rw/projected": true, "/rw/empty": false, "/rw/host": false,
+		"/ro/cm": true, "/ro/secret": true, "/ro/downward": true, "/ro/projected": true, "/ro/empty": true, "/ro/host": true,
+	}
+	if diff := cmp.Diff(want, readOnly); diff != "" {
+		t.Errorf("CRI mount Readonly by container path (-want +got):\n%s", diff)
+	}
+	// A subPath of a configMap is read-only too.
+	specs, err = mountSpecs(pod, &corev1.Container{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "cm", MountPath: "/etc/app.conf", SubPath: "app.conf"}}}, vols, nil)
+	if err != nil || len(specs) != 1 || !specs[0].ReadOnly {
+		t.Errorf("subPath of a configMap: specs = %+v, %v; want read-only", specs, err)
 	}
 }

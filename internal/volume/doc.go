@@ -13,7 +13,9 @@
 //
 // Pure decisions, each with table tests:
 //
-//	plugins.go    Classify: which plugin serves a volume, the unsupported-type error
+//	plugins.go    Classify: which plugin serves a volume, the unsupported-type error;
+//	              Kind.Atomic: whether berth writes a volume's content (then
+//	              containers mount it read-only and its directory is 0755)
 //	payload.go    Payload: (pod, fetched objects, tokens) -> files, content and modes
 //	downward.go   the downward API values and their key="value" format
 //	hostpath.go   checkHostPath: the hostPath type checks over an injected stat

@@ -178,6 +178,12 @@ func TestSetUpRefreshTearDown(t *testing.T) {
 	if info, err := os.Stat(paths["cache"]); err != nil || info.Mode().Perm() != 0o777 {
 		t.Errorf("emptyDir mode = %v, %v; want 0777", info.Mode(), err)
 	}
+	// Berth writes the content of these; no container may write there.
+	for _, name := range []string{"cfg", "sec", "info", "kube-api-access-abcde"} {
+		if info, err := os.Stat(paths[name]); err != nil || info.Mode().Perm() != 0o755 {
+			t.Errorf("%s directory mode = %v, %v; want 0755", name, info.Mode(), err)
+		}
+	}
 	if info, err := os.Stat(hostDir); err != nil || !info.IsDir() {
 		t.Errorf("hostPath not created: %v", err)
 	}

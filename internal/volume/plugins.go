@@ -3,6 +3,7 @@ package volume
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -42,10 +43,25 @@ func (k Kind) PluginDir() string {
 // a disk.
 func (k Kind) onTmpfs() bool { return k == KindSecret || k == KindProjected }
 
-// atomic reports whether the plugin's content is written by the atomic
-// writer.
-func (k Kind) atomic() bool {
+// Atomic reports whether berth writes the plugin's content (with the
+// atomic writer): configMap, secret, downwardAPI and projected. It is the
+// one answer to "is this a volume whose contents berth writes", and what
+// follows from it: containers mount such a volume read-only whatever the
+// volumeMount says (upstream since CVE-2017-1002102; berth's writer would
+// otherwise refresh a directory the pod can plant symlinks in), and its
+// directory is not world-writable (dirMode).
+func (k Kind) Atomic() bool {
 	return k == KindConfigMap || k == KindSecret || k == KindDownwardAPI || k == KindProjected
+}
+
+// dirMode is the mode of the plugin's volume directory. emptyDir is 0777
+// as upstream's, so that a container of any user can write to it; berth
+// writes the content of the others, which containers only read.
+func (k Kind) dirMode() fs.FileMode {
+	if k.Atomic() {
+		return 0o755
+	}
+	return 0o777
 }
 
 // Classify returns the plugin of a volume, or an error naming the type

@@ -47,7 +47,7 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 		return dir, nil
 	}
 	fsGroup, onRootMismatch := fsGroupOf(pod)
-	if kind == KindEmptyDir {
+	if !kind.Atomic() {
 		if fsGroup != nil && first {
 			if err := setOwnership(dir, *fsGroup, false, onRootMismatch); err != nil {
 				return "", fmt.Errorf("set ownership: %w", err)
@@ -81,8 +81,7 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 }
 
 // prepareDir creates the volume directory, mounts a tmpfs on it when the
-// plugin or medium asks for one, and makes it world-writable as upstream's
-// emptyDir (which backs every plugin but hostPath upstream).
+// plugin or medium asks for one, and gives it the plugin's mode (dirMode).
 func (m *Manager) prepareDir(dir string, kind Kind, pod *corev1.Pod, v corev1.Volume) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("create volume directory: %w", err)
@@ -110,8 +109,8 @@ func (m *Manager) prepareDir(dir string, kind Kind, pod *corev1.Pod, v corev1.Vo
 	if err != nil {
 		return fmt.Errorf("stat volume directory: %w", err)
 	}
-	if info.Mode().Perm() != 0o777 {
-		if err := os.Chmod(dir, info.Mode()&^os.ModePerm|0o777); err != nil {
+	if want := kind.dirMode(); info.Mode().Perm() != want {
+		if err := os.Chmod(dir, info.Mode()&^os.ModePerm|want); err != nil {
 			return fmt.Errorf("chmod volume directory: %w", err)
 		}
 	}
