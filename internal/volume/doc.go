@@ -21,13 +21,15 @@
 //	hostpath.go   checkHostPath: the hostPath type checks over an injected stat
 //	token.go      the TokenRequest of a projected token and when to refresh it
 //	tmpfs.go      which volumes live on tmpfs and the tmpfs size
-//	ownership.go  fsGroup modes (SetVolumeOwnership) and the OnRootMismatch test
+//	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test
+//	              and the walk that applies them, inside an os.Root
 //	mount.go      the Mounter interface and the mountinfo parser
 //
 // Effects:
 //
 //	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state
 //	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath
+//	ready.go       the on-disk ready marker: ownership was applied, never walk again
 //	fetch.go       configMaps and secrets from Objects (internal/objectcache), tokens with their cache
 //	mount_linux.go SysMounter (mount(2)); mount_other.go a stub elsewhere
 //
@@ -42,7 +44,11 @@
 // so different pods set up in parallel. SetUp fetches a volume's content
 // only the first time; after that Run re-fetches every minute (and at once
 // after Update) and rewrites content only when it changed (the atomic
-// writer compares);
+// writer compares); fsGroup ownership is applied once per volume, before
+// its containers run, and recorded in a ready marker on disk
+// (PodsDir/<uid>/plugins/kubernetes.io~empty-dir/<name>/ready, as
+// upstream), so neither a refresh nor a restart of berth walks a volume
+// in use;
 // tokens are requested again once 80% of their lifetime passed or after a
 // day, as upstream's token manager.
 package volume

@@ -80,9 +80,9 @@ type podState struct {
 	latest atomic.Pointer[corev1.Pod] // newest pod object, from SetUp or Update
 	dirty  atomic.Bool                // Update saw a change not yet written
 
-	mu       sync.Mutex // serialises set-up, refresh and tear-down of the pod; guards the fields below
-	ready    bool       // a SetUp succeeded: Run refreshes the pod
-	prepared map[string]bool
+	mu       sync.Mutex                                // serialises set-up, refresh and tear-down of the pod; guards the fields below
+	ready    bool                                      // a SetUp succeeded: Run refreshes the pod
+	written  map[string]bool                           // volumes whose content this process wrote
 	tokens   map[string]*authenticationv1.TokenRequest // by tokenKey
 	reported map[string]bool                           // FailedMount messages already recorded
 }
@@ -109,7 +109,7 @@ func (m *Manager) state(uid types.UID) *podState {
 	defer m.mu.Unlock()
 	st := m.pods[uid]
 	if st == nil {
-		st = &podState{prepared: map[string]bool{}, tokens: map[string]*authenticationv1.TokenRequest{}, reported: map[string]bool{}}
+		st = &podState{written: map[string]bool{}, tokens: map[string]*authenticationv1.TokenRequest{}, reported: map[string]bool{}}
 		m.pods[uid] = st
 	}
 	return st
@@ -150,9 +150,10 @@ func (m *Manager) Update(pod *corev1.Pod) {
 }
 
 // TearDown unmounts the subPath binds and the tmpfs volumes of a terminated
-// pod, removes PodsDir/<uid>/volume-subpaths and PodsDir/<uid>/volumes and
-// forgets the pod. An error means something may still be mounted: the
-// caller must keep the pod directory (never remove it recursively).
+// pod, removes PodsDir/<uid>/volume-subpaths, PodsDir/<uid>/volumes and
+// the volumes' ready markers, and forgets the pod. An error means
+// something may still be mounted: the caller must keep the pod directory
+// (never remove it recursively).
 func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 	m.mu.Lock()
 	st := m.pods[uid]
@@ -168,7 +169,14 @@ func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 	if err := m.cfg.SubPaths.CleanPod(ctx, podDir); err != nil {
 		return err
 	}
-	return m.tearDownDir(ctx, filepath.Join(podDir, "volumes"))
+	if err := m.tearDownDir(ctx, filepath.Join(podDir, "volumes")); err != nil {
+		return err
+	}
+	markers := readyMarkers(m.cfg.PodsDir, uid)
+	if err := os.RemoveAll(markers); err != nil {
+		return fmt.Errorf("remove ready markers %q: %w", markers, err)
+	}
+	return nil
 }
 
 func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,32 +49,57 @@ func fsGroupOf(pod *corev1.Pod) (*int64, bool) {
 	return sc.FSGroup, onRoot
 }
 
-// setOwnership gives every file below dir the group fsGroup with
-// ownershipMode; with onRootMismatch it does nothing when dir already
-// matches. Symlinks are chowned but not chmodded (chmod would follow them).
-func setOwnership(dir string, fsGroup int64, readOnly, onRootMismatch bool) error {
+// setOwnership gives every file below root the group fsGroup with
+// ownershipMode; with onRootMismatch it does nothing when the root already
+// matches.
+//
+// The walk never leaves root, however the tree changes under it (an
+// emptyDir is the container's to change): every path is resolved by
+// os.Root, component by component with O_NOFOLLOW, and a symlink that
+// would lead outside the root is an error. Symlinks are chowned, not
+// followed (fchownat AT_SYMLINK_NOFOLLOW), and not chmodded; the walk
+// does not descend into them.
+func setOwnership(root *os.Root, fsGroup int64, readOnly, onRootMismatch bool) error {
 	if onRootMismatch {
-		info, err := os.Stat(dir)
+		info, err := root.Stat(".")
 		if err != nil {
-			return fmt.Errorf("stat volume root %q: %w", dir, err)
+			return fmt.Errorf("stat volume root %q: %w", root.Name(), err)
 		}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok && !rootNeedsChange(st.Gid, info.Mode(), fsGroup, readOnly) {
 			return nil
 		}
 	}
-	return filepath.Walk(dir, func(path string, info fs.FileInfo, err error) error {
+	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if err := os.Lchown(path, -1, int(fsGroup)); err != nil {
-			return fmt.Errorf("chown %q: %w", path, err)
+		if err := root.Lchown(p, -1, int(fsGroup)); err != nil {
+			return fmt.Errorf("chown %q: %w", p, err)
 		}
-		if info.Mode()&os.ModeSymlink != 0 {
+		if d.Type()&fs.ModeSymlink != 0 {
 			return nil
 		}
-		if err := os.Chmod(path, ownershipMode(info.Mode(), info.IsDir(), readOnly)); err != nil {
-			return fmt.Errorf("chmod %q: %w", path, err)
+		info, err := root.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("stat %q: %w", p, err)
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			return nil // replaced by a symlink since it was listed
+		}
+		if err := root.Chmod(p, ownershipMode(info.Mode(), info.IsDir(), readOnly)); err != nil {
+			return fmt.Errorf("chmod %q: %w", p, err)
 		}
 		return nil
 	})
+}
+
+// setOwnershipAt is setOwnership of the directory dir, which berth made
+// (no container can swap it or its parents).
+func setOwnershipAt(dir string, fsGroup int64, readOnly, onRootMismatch bool) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("open volume directory %q: %w", dir, err)
+	}
+	defer root.Close()
+	return setOwnership(root, fsGroup, readOnly, onRootMismatch)
 }

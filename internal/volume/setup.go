@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -30,6 +31,13 @@ func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState, r
 	return out, errors.Join(errs...)
 }
 
+// setUpVolume sets up one volume and returns its host directory. The
+// directory is prepared on every call; the content of a configMap,
+// secret, downwardAPI or projected volume is written the first time in
+// this process and on refresh; fsGroup ownership is applied to the whole
+// volume once, before any container runs, and recorded in the ready
+// marker, so that neither a refresh nor a restart of berth walks a volume
+// containers are using.
 func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState, refresh bool) (string, error) {
 	kind, err := Classify(v)
 	if err != nil {
@@ -39,52 +47,70 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 		return setUpHostPath(v.HostPath)
 	}
 	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", kind.PluginDir(), v.Name)
-	first := !st.prepared[v.Name]
-	if err := m.prepareDir(dir, kind, pod, v); err != nil {
+	fresh, err := m.prepareDir(dir, kind, pod, v)
+	if err != nil {
 		return "", err
 	}
-	if !first && !refresh {
-		return dir, nil
+	marker := readyMarker(m.cfg.PodsDir, pod.UID, v.Name)
+	ready, err := checkReady(marker, fresh)
+	if err != nil {
+		return "", err
 	}
-	fsGroup, onRootMismatch := fsGroupOf(pod)
-	if !kind.Atomic() {
-		if fsGroup != nil && first {
-			if err := setOwnership(dir, *fsGroup, false, onRootMismatch); err != nil {
-				return "", fmt.Errorf("set ownership: %w", err)
-			}
+	if kind.Atomic() && (refresh || !ready || !st.written[v.Name]) {
+		if err := m.writeContent(ctx, pod, v, st, dir); err != nil {
+			return "", err
 		}
-		st.prepared[v.Name] = true
+		st.written[v.Name] = true
+	}
+	if ready {
 		return dir, nil
 	}
-	in, err := m.fetch(ctx, pod, v, st)
-	if err != nil {
-		return "", err
-	}
-	payload, err := Payload(pod, v, in)
-	if err != nil {
-		return "", err
-	}
-	var setPerms func(*os.Root) error
-	if fsGroup != nil {
-		setPerms = func(version *os.Root) error { return setOwnership(version.Name(), *fsGroup, true, false) }
-	}
-	if _, err := atomicwriter.Write(dir, payload, m.cfg.Clock.Now(), setPerms); err != nil {
-		return "", fmt.Errorf("write volume: %w", err)
-	}
-	if fsGroup != nil && first {
-		if err := setOwnership(dir, *fsGroup, true, onRootMismatch); err != nil {
+	if fsGroup, onRootMismatch := fsGroupOf(pod); fsGroup != nil {
+		if err := setOwnershipAt(dir, *fsGroup, kind.Atomic(), onRootMismatch); err != nil {
 			return "", fmt.Errorf("set ownership: %w", err)
 		}
 	}
-	st.prepared[v.Name] = true
+	if err := setReady(marker); err != nil {
+		return "", err
+	}
 	return dir, nil
+}
+
+// writeContent fetches what a configMap, secret, downwardAPI or projected
+// volume shows and writes it with the atomic writer; the fsGroup, if any,
+// is applied to each new version before it is published.
+func (m *Manager) writeContent(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState, dir string) error {
+	in, err := m.fetch(ctx, pod, v, st)
+	if err != nil {
+		return err
+	}
+	payload, err := Payload(pod, v, in)
+	if err != nil {
+		return err
+	}
+	var setPerms func(*os.Root) error
+	if fsGroup, _ := fsGroupOf(pod); fsGroup != nil {
+		setPerms = func(version *os.Root) error { return setOwnership(version, *fsGroup, true, false) }
+	}
+	if _, err := atomicwriter.Write(dir, payload, m.cfg.Clock.Now(), setPerms); err != nil {
+		return fmt.Errorf("write volume: %w", err)
+	}
+	return nil
 }
 
 // prepareDir creates the volume directory, mounts a tmpfs on it when the
 // plugin or medium asks for one, and gives it the plugin's mode (dirMode).
-func (m *Manager) prepareDir(dir string, kind Kind, pod *corev1.Pod, v corev1.Volume) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("create volume directory: %w", err)
+// fresh reports that the directory was created or its tmpfs mounted now,
+// so it is empty whatever a ready marker says.
+func (m *Manager) prepareDir(dir string, kind Kind, pod *corev1.Pod, v corev1.Volume) (fresh bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
+		return false, fmt.Errorf("create volume directory: %w", err)
+	}
+	switch err := os.Mkdir(dir, 0o750); {
+	case err == nil:
+		fresh = true
+	case !errors.Is(err, fs.ErrExist):
+		return false, fmt.Errorf("create volume directory: %w", err)
 	}
 	var allocatable corev1.ResourceList
 	if m.cfg.NodeAllocatable != nil {
@@ -92,29 +118,30 @@ func (m *Manager) prepareDir(dir string, kind Kind, pod *corev1.Pod, v corev1.Vo
 	}
 	tmpfs, size, err := tmpfsSize(kind, pod, v, allocatable.Memory())
 	if err != nil {
-		return err
+		return false, err
 	}
 	if tmpfs {
 		mounted, err := m.cfg.Mounter.IsMountPoint(dir)
 		if err != nil {
-			return fmt.Errorf("check mount %q: %w", dir, err)
+			return false, fmt.Errorf("check mount %q: %w", dir, err)
 		}
 		if !mounted {
 			if err := m.cfg.Mounter.MountTmpfs(dir, size); err != nil {
-				return err
+				return false, err
 			}
+			fresh = true
 		}
 	}
 	info, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("stat volume directory: %w", err)
+		return false, fmt.Errorf("stat volume directory: %w", err)
 	}
 	if want := kind.dirMode(); info.Mode().Perm() != want {
 		if err := os.Chmod(dir, info.Mode()&^os.ModePerm|want); err != nil {
-			return fmt.Errorf("chmod volume directory: %w", err)
+			return false, fmt.Errorf("chmod volume directory: %w", err)
 		}
 	}
-	return nil
+	return fresh, nil
 }
 
 // setUpHostPath checks (and creates, for the *OrCreate types) a hostPath
