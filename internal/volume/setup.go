@@ -56,6 +56,11 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 	if err != nil {
 		return "", err
 	}
+	if kind.Atomic() {
+		if err := makeNestedMountpoints(dir, pod, v.Name); err != nil {
+			return "", err
+		}
+	}
 	if kind.Atomic() && (refresh || !ready || !st.written[v.Name]) {
 		if err := m.writeContent(ctx, pod, v, st, dir); err != nil {
 			return "", err
@@ -94,6 +99,26 @@ func (m *Manager) writeContent(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 	}
 	if _, err := atomicwriter.Write(dir, payload, m.cfg.Clock.Now(), setPerms); err != nil {
 		return fmt.Errorf("write volume: %w", err)
+	}
+	return nil
+}
+
+// makeNestedMountpoints creates in the volume directory dir the mount
+// points of the volumes containers mount beneath it (nestedMountpoints).
+func makeNestedMountpoints(dir string, pod *corev1.Pod, name string) error {
+	rels, err := nestedMountpoints(pod, name)
+	if err != nil || len(rels) == 0 {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("open volume directory %q: %w", dir, err)
+	}
+	defer root.Close()
+	for _, rel := range rels {
+		if err := root.MkdirAll(rel, 0o755); err != nil {
+			return fmt.Errorf("create nested mount point %q: %w", rel, err)
+		}
 	}
 	return nil
 }

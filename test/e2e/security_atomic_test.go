@@ -154,20 +154,21 @@ func checkHostAndVolumes(t *testing.T, hostDir string, volDir func(name, plugin 
 // atomicAttackPod mounts a configMap, a secret, a downwardAPI and a
 // projected volume read-write (as far as its volumeMounts say) and tries
 // to write a file into each and to point each ..data at target. It
-// reports what happened in /out/result, an emptyDir the test reads on the
-// host.
+// reports what happened in result in the emptyDir out, which the test
+// reads on the host. out is mounted beneath the read-only configMap, so
+// the pod also needs the nested mount point berth makes for it.
 func atomicAttackPod(target string) *corev1.Pod {
 	labels := []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}
 	cmRef := corev1.LocalObjectReference{Name: "atomic-cm"}
-	mounts := []corev1.VolumeMount{{Name: "out", MountPath: "/out"}}
+	mounts := []corev1.VolumeMount{{Name: "out", MountPath: "/vols/cm/out"}}
 	for _, v := range atomicVolumes {
 		mounts = append(mounts, corev1.VolumeMount{Name: v.name, MountPath: "/vols/" + v.name})
 	}
 	script := fmt.Sprintf(`for v in cm sec dapi proj; do
   if msg=$( { echo x > /vols/$v/planted; } 2>&1 ); then echo "$v write allowed"; else echo "$v write refused: $msg"; fi
   if msg=$( { rm /vols/$v/..data && ln -s %q /vols/$v/..data; } 2>&1 ); then echo "$v link allowed"; else echo "$v link refused: $msg"; fi
-done > /out/result
-echo done >> /out/result
+done > /vols/cm/out/result
+echo done >> /vols/cm/out/result
 exec sleep 3600`, target)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "atomic", Namespace: "default", Labels: map[string]string{"rev": "1"}},

@@ -10,8 +10,9 @@ import (
 
 // createVisible makes every top-level name a symlink to ..data/<name>. A
 // symlink with another target is not the writer's: it is unlinked (never
-// followed) and replaced. Anything else of that name is left alone and
-// reported, as the name cannot be made visible.
+// followed) and replaced. Anything else of that name is left alone, as
+// upstream does: the volume manager makes directories there as mount
+// points for volumes nested beneath this one, which hide the name anyway.
 func createVisible(root *os.Root, tops []string) error {
 	var errs []error
 	for _, top := range tops {
@@ -23,7 +24,6 @@ func createVisible(root *os.Root, tops []string) error {
 			errs = append(errs, fmt.Errorf("stat %q: %w", top, err))
 			continue
 		case info.Mode()&fs.ModeSymlink == 0:
-			errs = append(errs, fmt.Errorf("create symlink %q: a %v the writer did not make is in the way", top, info.Mode().Type()))
 			continue
 		default:
 			if target, err := root.Readlink(top); err == nil && target == want {
