@@ -40,6 +40,8 @@
 //	                    as probes build theirs), sleep
 //	remove.go           RemovePod; pruning of old exited containers and
 //	                    empty old sandboxes
+//	reset.go            a RestartAllContainers reset: kill and remove the
+//	                    plan's containers in order, the sandbox stays
 //	list.go, status.go  ListPods and PodStatus (termination messages from
 //	                    the file or, FallbackToLogsOnError, the log tail
 //	                    read by containerlogs.Tail)

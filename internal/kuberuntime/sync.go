@@ -42,7 +42,9 @@ type ApplyOptions struct {
 }
 
 // Apply performs the pod's plan, computed by the caller with podplan.Compute
-// over the same runtime state rt, in order: kill the pod (containers then
+// over the same runtime state rt, in order: a RestartAllContainers reset
+// (kill and remove the containers the plan's Reset names, and nothing
+// else); else kill the pod (containers then
 // sandboxes) or the containers the plan names, prune old exited
 // containers, create the sandbox, start the init containers the plan names
 // (the next ordinary one and sidecars), then the regular containers. It
@@ -58,6 +60,9 @@ func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	for name := range actions.Waiting {
 		m.cfg.Recorder.ContainerEventf(pod, name, corev1.EventTypeWarning, eventBackOff,
 			"Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
+	}
+	if len(actions.Reset) > 0 {
+		return res, m.resetContainers(ctx, pod, rt, actions.Reset)
 	}
 	if actions.CreateSandbox && rt.LatestSandbox() != nil {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, eventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
@@ -133,13 +138,8 @@ func (m *Manager) killContainers(ctx context.Context, pod *corev1.Pod, rt *runti
 	podIPs := m.hookPodIPs(pod, rt)
 	for ref, reason := range kills {
 		c := runtimestate.Container{ID: ref.ID, Name: ref.Name}
-		if rt != nil {
-			for _, rc := range rt.Containers {
-				if rc.ID == ref.ID {
-					c = rc
-					break
-				}
-			}
+		if known := runtimeContainer(rt, ref.ID); known != nil {
+			c = *known
 		}
 		req := killRequest{Pod: pod, EvPod: pod, Container: c, Message: reason.Message, Reason: reason.Reason, PodIPs: podIPs}
 		if err := m.killContainer(ctx, req); err != nil {

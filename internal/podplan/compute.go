@@ -22,6 +22,10 @@ const (
 //
 // The decision, in order:
 //
+//  0. RestartAllContainers (restartall.go): while a restart is under way
+//     and containers of the pod are left, reset them and plan nothing else;
+//     once none is left, go on: the pod starts over like a new one in its
+//     sandbox.
 //  1. Sandbox (sandbox.go): create a new one when there is none, more than
 //     one is ready, the latest is not ready, its network mode differs from
 //     spec.hostNetwork or a pod-network sandbox has no IP. A re-created pod
@@ -46,6 +50,13 @@ func Compute(in Inputs) Actions {
 	p := newPlanner(in)
 	var a Actions
 
+	a.RestartAll, a.Reset = p.planRestartAll(in.RestartingAll)
+	if a.RestartAll == RestartAllResetting {
+		if len(p.backoff) > 0 {
+			a.Backoff = p.backoff
+		}
+		return a
+	}
 	sb := decideSandbox(in.Pod, in.Runtime)
 	var w wanted
 	if sb.create {

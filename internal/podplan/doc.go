@@ -11,6 +11,8 @@
 //	init.go        init containers and sidecars in the current sandbox
 //	containers.go  regular containers: start, restart, kill, tear down
 //	backoff.go     the CrashLoopBackOff gate and its entries
+//	restartall.go  RestartAllContainers: whether a restart is under way,
+//	               the containers to reset
 //	hash.go        HashContainer, the spec hash recorded on containers
 //
 // The rules follow upstream's computePodActions (kuberuntime_manager.go),
@@ -33,6 +35,11 @@
 //     and after initialization; not counted when deciding that the pod is
 //     done (they are stopped with the pod). Their liveness and startup
 //     verdicts kill them like regular containers.
+//   - RestartAllContainers (upstream's restartAllContainers in
+//     computePodActions): the planner sees an exit that triggers it in the
+//     runtime state itself; only "a restart was under way" comes from the
+//     previous status (Inputs.RestartingAll). The previous status's
+//     terminated containers are not looked at.
 //   - Pod deletion is not looked at: terminating a pod is the pod worker's
 //     business, not the planner's.
 //

@@ -26,6 +26,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the actual 
 //	pod policy=Always init=a,b containers=web,log   new pod, empty runtime
 //	    sidecars=a                                   restartable init containers
 //	    startup=a                                    containers with a startup probe
+//	    restart-all=a:42                             RestartAllContainers on exit 42
+//	                                                 (restartPolicy Never unless a sidecar)
 //	sync <time>                                      Compute, print, apply
 //	exit <name> code=<n> at=<time>                   latest instance exits
 //	sandbox-dies at=<time>                           sandbox and containers stop
@@ -123,6 +125,19 @@ func (s *sim) do(t *testing.T, line string) string {
 		for _, n := range split(args["startup"]) {
 			specOf(s.in.Pod, n).StartupProbe = &corev1.Probe{}
 		}
+		for _, r := range split(args["restart-all"]) {
+			name, code, _ := strings.Cut(r, ":")
+			n, err := strconv.Atoi(code)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			c := specOf(s.in.Pod, name)
+			if c.RestartPolicy == nil {
+				never := corev1.ContainerRestartPolicyNever
+				c.RestartPolicy = &never
+			}
+			c.RestartPolicyRules = restartAllOn(int32(n))
+		}
 		s.rt = runtimestate.Pod{UID: testUID}
 		s.seq = map[string]int{}
 		return ""
@@ -172,13 +187,20 @@ func (s *sim) do(t *testing.T, line string) string {
 	return ""
 }
 
-// sync runs Compute, applies its Actions and describes them.
+// sync runs Compute, applies its Actions and describes them. The next
+// sync's RestartingAll is what the status generator reports from the plan
+// (AllContainersRestarting True while resetting).
 func (s *sim) sync(now time.Time) string {
 	s.in.Now = now
 	rt := s.rt
+	rt.Containers = slices.Clone(s.rt.Containers)
 	s.in.Runtime = &rt
 	a := Compute(s.in)
 	desc := describe(a, s.in.Pod)
+	s.in.RestartingAll = a.RestartAll == RestartAllResetting
+	for _, r := range a.Reset {
+		s.rt.Containers = slices.DeleteFunc(s.rt.Containers, func(c runtimestate.Container) bool { return c.ID == r.ID })
+	}
 
 	if a.KillPod {
 		s.stopAll(now)
@@ -245,6 +267,16 @@ func (s *sim) dump() string {
 // describe prints Actions one fact per line, in a stable order.
 func describe(a Actions, pod *corev1.Pod) string {
 	var b []string
+	if a.RestartAll != RestartAllNone {
+		b = append(b, "restart-all "+a.RestartAll.String())
+	}
+	for _, r := range a.Reset {
+		line := "reset " + r.ID
+		if r.Kill {
+			line += " kill"
+		}
+		b = append(b, line)
+	}
 	if a.KillPod {
 		b = append(b, "kill-pod")
 	}

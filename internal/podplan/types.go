@@ -23,6 +23,12 @@ type Inputs struct {
 	Now    time.Time
 	// Policy holds the backoff limits; the zero value means upstream defaults.
 	Policy BackoffPolicy
+	// RestartingAll: the pod's previous status has the
+	// AllContainersRestarting condition True (podutil.RestartingAll): a
+	// RestartAllContainers restart was decided by an earlier sync and its
+	// containers may not all be removed yet. Whether an exit in Runtime
+	// starts one now is Compute's to see (restartall.go).
+	RestartingAll bool
 }
 
 // ProbeSnapshot is what the prober knows about the pod's running
@@ -73,6 +79,12 @@ const (
 	KillReasonLivenessProbe = "LivenessProbe"
 	KillReasonStartupProbe  = "StartupProbe"
 	KillReasonUnknown       = "Unknown"
+	// KillReasonRestartAllContainers: the container is reset by a
+	// RestartAllContainers restart (Actions.Reset); killed with no grace
+	// period (at least 2 s, as any kill) and no preStop hook, with
+	// upstream's Killing message KillMessageRestartAllContainers.
+	KillReasonRestartAllContainers  = "RestartAllContainers"
+	KillMessageRestartAllContainers = "killing"
 )
 
 // WaitingReasonCrashLoopBackOff is the Waiting reason of a container held
@@ -91,8 +103,49 @@ type Waiting struct {
 	Message string // "back-off 10s restarting failed container=web pod=web-node_default(uid)"
 }
 
-// Actions is what the executor must do, in this order: KillPod (all
-// containers then all sandboxes), else kill KillContainers; then create the
+// RestartAll is where a pod is in a RestartAllContainers restart
+// (upstream's ShouldAllContainersRestart and
+// AllContainersRestartCleanedUp):
+//
+//	RestartAllNone       no restart under way
+//	RestartAllResetting  a container exited with a RestartAllContainers
+//	                     rule (or a restart was under way) and the runtime
+//	                     still holds containers of the pod: Actions.Reset
+//	                     lists them and nothing else is planned; the pod's
+//	                     AllContainersRestarting condition is True
+//	RestartAllCleanedUp  a restart was under way and no container is left:
+//	                     the pod starts over (first init container, in the
+//	                     same sandbox); the condition goes False and the
+//	                     removed containers show RestartingAllContainers
+type RestartAll int
+
+const (
+	RestartAllNone RestartAll = iota
+	RestartAllResetting
+	RestartAllCleanedUp
+)
+
+func (r RestartAll) String() string {
+	switch r {
+	case RestartAllResetting:
+		return "Resetting"
+	case RestartAllCleanedUp:
+		return "CleanedUp"
+	}
+	return "None"
+}
+
+// ResetContainer is one runtime container a RestartAllContainers reset
+// removes; Kill says it has not exited and is stopped first (with
+// KillReasonRestartAllContainers).
+type ResetContainer struct {
+	ContainerRef
+	Kill bool
+}
+
+// Actions is what the executor must do, in this order: Reset (when
+// RestartAll is RestartAllResetting, the only thing planned), else KillPod
+// (all containers then all sandboxes), else kill KillContainers; then create the
 // sandbox when CreateSandbox; then start InitContainers in order (an
 // ordinary init container that fails to start stops the sync there; a
 // sidecar that fails to start does not), then StartContainers in order. Compute returns fresh maps and slices that the
@@ -125,4 +178,14 @@ type Actions struct {
 	// Backoff is the full, updated backoff map for the pod: the caller
 	// replaces its stored map with this one.
 	Backoff map[string]BackoffEntry
+	// RestartAll is where the pod is in a RestartAllContainers restart;
+	// the status generator reports it (AllContainersRestarting).
+	RestartAll RestartAll
+	// Reset lists, while RestartAll is RestartAllResetting, every runtime
+	// instance of the pod's containers to kill (if not exited) and remove,
+	// one after the other, in upstream's order: the regular containers,
+	// then the init containers, that did not trigger the restart, then
+	// those (regular, then init) whose exit did; each group in spec order,
+	// a container's instances newest first. The sandbox stays.
+	Reset []ResetContainer
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
@@ -18,6 +19,10 @@ const (
 	ReasonContainersNotReady       = "ContainersNotReady"
 	ReasonContainersNotInitialized = "ContainersNotInitialized"
 	ReasonReadinessGatesNotReady   = "ReadinessGatesNotReady"
+	// ReasonRestartAllContainersStarted: AllContainersRestarting is True.
+	ReasonRestartAllContainersStarted = "RestartAllContainersStarted"
+
+	msgRestartAllContainersStarted = "container exited with restart policy rule"
 )
 
 // kubeletOwned reports whether the generator computes conditions of type t;
@@ -25,7 +30,7 @@ const (
 func kubeletOwned(t corev1.PodConditionType) bool {
 	switch t {
 	case corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady,
-		corev1.ContainersReady, corev1.PodScheduled, corev1.DisruptionTarget:
+		corev1.ContainersReady, corev1.PodScheduled, corev1.DisruptionTarget, corev1.AllContainersRestarting:
 		return true
 	}
 	return false
@@ -33,9 +38,10 @@ func kubeletOwned(t corev1.PodConditionType) bool {
 
 // conditions returns the pod's conditions: the ones other controllers own
 // (from the pod), DisruptionTarget (from the previous status), then
-// PodReadyToStartContainers, Initialized, Ready, ContainersReady and
-// PodScheduled. A condition whose status did not change keeps its previous
-// lastTransitionTime; the others take Now.
+// PodReadyToStartContainers, Initialized, Ready, ContainersReady,
+// PodScheduled and, for a pod that can restart all its containers,
+// AllContainersRestarting. A condition whose status did not change keeps
+// its previous lastTransitionTime; the others take Now.
 func conditions(in *Input, old *corev1.PodStatus, all []corev1.ContainerStatus, p corev1.PodPhase) []corev1.PodCondition {
 	pod := in.Pod
 	var out []corev1.PodCondition
@@ -61,14 +67,37 @@ func conditions(in *Input, old *corev1.PodStatus, all []corev1.ContainerStatus, 
 		corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 	)
 	for i := range generated {
+		generated[i].ObservedGeneration = pod.Generation
+	}
+	if podutil.CanRestartAll(&pod.Spec) {
+		// Upstream generates it without an observed generation.
+		generated = append(generated, allContainersRestarting(in.RestartAll, p))
+	}
+	for i := range generated {
 		c := &generated[i]
-		c.ObservedGeneration = pod.Generation
 		c.LastTransitionTime = metav1.NewTime(in.Now)
 		if prev := findCondition(old.Conditions, c.Type); prev != nil && prev.Status == c.Status {
 			c.LastTransitionTime = prev.LastTransitionTime
 		}
 	}
 	return append(out, generated...)
+}
+
+// allContainersRestarting is upstream's
+// GenerateAllContainersRestartingCondition: True while the plan resets the
+// pod's containers; False once they are all removed, when no restart is
+// under way, and (with the phase's reason) once the pod is terminal.
+func allContainersRestarting(r podplan.RestartAll, p corev1.PodPhase) corev1.PodCondition {
+	c := corev1.PodCondition{Type: corev1.AllContainersRestarting, Status: corev1.ConditionFalse}
+	switch {
+	case p == corev1.PodSucceeded:
+		c.Reason = ReasonPodCompleted
+	case p == corev1.PodFailed:
+		c.Reason = ReasonPodFailed
+	case r == podplan.RestartAllResetting:
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, ReasonRestartAllContainersStarted, msgRestartAllContainersStarted
+	}
+	return c
 }
 
 func findCondition(cs []corev1.PodCondition, t corev1.PodConditionType) *corev1.PodCondition {

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
@@ -15,10 +16,14 @@ const (
 	ReasonContainerStatusUnknown = "ContainerStatusUnknown"
 	ReasonCompleted              = "Completed"
 	ReasonError                  = "Error"
+	// ReasonRestartingAllContainers: the container was removed by a
+	// RestartAllContainers reset (waiting, and its last termination).
+	ReasonRestartingAllContainers = "RestartingAllContainers"
 
 	msgUnknownWhenTerminated = "The container could not be located when the pod was terminated"
 	msgUnknownWhenDeleted    = "The container could not be located when the pod was deleted.  The container used to be Running"
 	msgInitInferred          = "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"
+	msgRestartingAll         = "The container is removed because RestartAllContainers in place"
 	exitCodeUnknown          = 137
 )
 
@@ -66,6 +71,9 @@ func baseStatus(in *Input, spec *corev1.Container, old *corev1.ContainerStatus, 
 	if old == nil {
 		return s
 	}
+	if in.RestartAll != podplan.RestartAllNone && old.State.Waiting == nil {
+		return removedByReset(s, old)
+	}
 	if old.State.Terminated != nil {
 		// The runtime removed the container: its last known end stands.
 		return *old.DeepCopy()
@@ -87,7 +95,42 @@ func baseStatus(in *Input, spec *corev1.Container, old *corev1.ContainerStatus, 
 	return s
 }
 
-// convert turns one runtime container into a status.
+// removedByReset is the status of a container that ran (or was stopped)
+// and that a RestartAllContainers reset removed: waiting, its last
+// termination RestartingAllContainers (exit code 137), one more restart.
+// A terminated one keeps the rest of its last status, as upstream.
+func removedByReset(s corev1.ContainerStatus, old *corev1.ContainerStatus) corev1.ContainerStatus {
+	if old.State.Terminated != nil {
+		s = *old.DeepCopy()
+	}
+	s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason: ReasonRestartingAllContainers, Message: msgRestartingAll}}
+	s.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		Reason: ReasonRestartingAllContainers, Message: msgRestartingAll, ExitCode: exitCodeUnknown}}
+	s.RestartCount = old.RestartCount + 1
+	return s
+}
+
+// carryOver takes from the container's previous status what the runtime
+// may have lost (upstream's convertContainerStatus with
+// RestartAllContainersOnContainerExits): the restart count never goes
+// backwards, and the last termination of an instance that is gone (a
+// RestartAllContainers reset removes every instance) stays the last
+// termination of the next one.
+func carryOver(s *corev1.ContainerStatus, old *corev1.ContainerStatus) {
+	if old.RestartCount > s.RestartCount {
+		s.RestartCount = old.RestartCount
+	}
+	switch {
+	case old.ContainerID != s.ContainerID && old.State.Terminated != nil:
+		s.LastTerminationState.Terminated = old.State.Terminated.DeepCopy()
+	case old.LastTerminationState.Terminated != nil:
+		s.LastTerminationState.Terminated = old.LastTerminationState.Terminated.DeepCopy()
+	}
+}
+
+// convert turns one runtime container into a status; old is the
+// container's previous status when c is its newest instance, else nil.
 func convert(in *Input, spec *corev1.Container, c *runtimestate.Container, old *corev1.ContainerStatus) corev1.ContainerStatus {
 	cid := in.RuntimeName + "://" + c.ID
 	s := corev1.ContainerStatus{
@@ -103,9 +146,17 @@ func convert(in *Input, spec *corev1.Container, c *runtimestate.Container, old *
 	if s.ImageID == "" {
 		s.ImageID = c.ImageID
 	}
+	if old != nil {
+		carryOver(&s, old)
+	}
 	switch {
 	case c.State == runtimestate.ContainerRunning:
 		s.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(c.StartedAt)}
+		if old != nil && old.State.Terminated != nil && old.RestartCount >= int32(c.RestartCount) {
+			// Running again after a termination the runtime no longer
+			// counts (its instances were removed): one more restart.
+			s.RestartCount = old.RestartCount + 1
+		}
 	case c.State == runtimestate.ContainerCreated:
 		s.State.Waiting = &corev1.ContainerStateWaiting{}
 	case c.State == runtimestate.ContainerExited:
@@ -127,8 +178,12 @@ func convert(in *Input, spec *corev1.Container, c *runtimestate.Container, old *
 	case old != nil && old.State.Running != nil:
 		// Unknown now, running before: it stopped without us seeing how.
 		// Not "waiting": that would let a run-once pod run twice.
+		reason := ReasonContainerStatusUnknown
+		if in.RestartAll != podplan.RestartAllNone {
+			reason = ReasonRestartingAllContainers
+		}
 		s.State.Terminated = &corev1.ContainerStateTerminated{
-			Reason:   ReasonContainerStatusUnknown,
+			Reason:   reason,
 			Message:  msgUnknownWhenTerminated,
 			ExitCode: exitCodeUnknown,
 		}

@@ -6,7 +6,11 @@
 //     probe results, host IPs and the time) to the pod's status. It
 //     follows the upstream kubelet's generateAPIPodStatus: phase, kubelet
 //     conditions with preserved transition times, container statuses,
-//     pod and host IPs, start time and QoS class.
+//     pod and host IPs, start time and QoS class. Where a pod is in a
+//     RestartAllContainers restart comes from the sync's plan
+//     (podplan.RestartAll): it drives the AllContainersRestarting
+//     condition and the statuses of the containers the reset removed
+//     (restart counts never go backwards).
 //   - NeedsReadinessReconcile (conditions.go) tells whether an API-side
 //     change to a readiness gate's condition calls for a new sync.
 //   - Store (store.go) holds the latest generated status of every pod on

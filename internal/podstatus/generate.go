@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
@@ -38,6 +39,11 @@ type Input struct {
 	// (upstream podIsTerminal): containers will not be restarted whatever
 	// the restart policy, so all-stopped containers give a terminal phase.
 	Terminal bool
+	// RestartAll is where the pod is in a RestartAllContainers restart, as
+	// this sync's plan says (podplan.Actions.RestartAll); the zero value,
+	// none, outside SyncPod. It drives the AllContainersRestarting
+	// condition and the statuses of the containers the reset removed.
+	RestartAll podplan.RestartAll
 	// HostIPs are the node's IPs, primary first (at most two are used).
 	HostIPs []string
 	// RuntimeName prefixes container IDs; DefaultRuntimeName when empty.

@@ -64,8 +64,8 @@ func (n *phaseCounts) addInit(spec *corev1.PodSpec, c *corev1.Container, s *core
 		n.pendingInit++
 		return
 	}
-	failed := func(code int32) {
-		if code != 0 && !podutil.ContainerShouldRestart(c, spec, code) {
+	failed := func(t *corev1.ContainerStateTerminated) {
+		if t.ExitCode != 0 && !restartable(spec, c, t) {
 			n.failedInitNotRestartable++
 		}
 	}
@@ -73,9 +73,9 @@ func (n *phaseCounts) addInit(spec *corev1.PodSpec, c *corev1.Container, s *core
 	case s.State.Running != nil:
 		n.pendingInit++
 	case s.State.Terminated != nil:
-		failed(s.State.Terminated.ExitCode)
+		failed(s.State.Terminated)
 	case s.State.Waiting != nil && s.LastTerminationState.Terminated != nil:
-		failed(s.LastTerminationState.Terminated.ExitCode)
+		failed(s.LastTerminationState.Terminated)
 	default:
 		n.pendingInit++
 	}
@@ -110,9 +110,9 @@ func (n *phaseCounts) addRegular(spec *corev1.PodSpec, c *corev1.Container, s *c
 		n.unknown++
 		return
 	}
-	stopped := func(code int32) {
+	stopped := func(t *corev1.ContainerStateTerminated) {
 		n.stopped++
-		if !podutil.ContainerShouldRestart(c, spec, code) {
+		if !restartable(spec, c, t) {
 			n.stoppedNotRestartable++
 		}
 	}
@@ -120,17 +120,24 @@ func (n *phaseCounts) addRegular(spec *corev1.PodSpec, c *corev1.Container, s *c
 	case s.State.Running != nil:
 		n.running++
 	case s.State.Terminated != nil:
-		stopped(s.State.Terminated.ExitCode)
+		stopped(s.State.Terminated)
 		if s.State.Terminated.ExitCode == 0 {
 			n.succeeded++
 		}
 	case s.State.Waiting != nil:
 		if s.LastTerminationState.Terminated != nil {
-			stopped(s.LastTerminationState.Terminated.ExitCode)
+			stopped(s.LastTerminationState.Terminated)
 		} else {
 			n.waiting++
 		}
 	default:
 		n.unknown++
 	}
+}
+
+// restartable reports whether a container that ended as t is started
+// again: its restart rules and policies say so (podutil), or a
+// RestartAllContainers reset removed it (it starts with the pod).
+func restartable(spec *corev1.PodSpec, c *corev1.Container, t *corev1.ContainerStateTerminated) bool {
+	return t.Reason == ReasonRestartingAllContainers || podutil.ContainerShouldRestart(c, spec, t.ExitCode)
 }

@@ -4,8 +4,12 @@
 //
 // SyncPod takes the pod's snapshot and computes its plan once
 // (podplan.Compute); the same plan feeds the status generator (its waiting
-// reasons) and the executor (kuberuntime.Apply). Nobody derives a decision
-// about the pod again.
+// reasons, where the pod is in a RestartAllContainers restart) and the
+// executor (kuberuntime.Apply). Nobody derives a decision about the pod
+// again. The one fact the plan takes from the previous status is whether a
+// RestartAllContainers restart was under way (its AllContainersRestarting
+// condition); after a reset SyncPod asks the pod worker for another sync at
+// once (podworker.SyncAgain).
 //
 // What berth remembers about a pod between syncs is one record per UID,
 // owned here: the CrashLoopBackOff entries, the image pull back-off and the

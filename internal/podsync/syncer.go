@@ -154,15 +154,20 @@ func New(cfg Config) (*Syncer, error) {
 }
 
 // SyncPod takes the pod's snapshot (the pod, its runtime state rt, the
-// probe verdicts, its record, now), computes its plan once with
-// podplan.Compute, generates its status from that plan and, unless the pod
-// is finished, has the runtime apply the same plan:
+// probe verdicts, its record, whether its previous status says a
+// RestartAllContainers restart is under way, now), computes its plan once
+// with podplan.Compute, generates its status from that plan and, unless
+// the pod is finished, has the runtime apply the same plan:
 //
-//	record + rt + probes + now -> podplan.Compute -> plan
-//	plan (waiting reasons) + last start failures   -> podstatus.Generate
+//	record + rt + probes + previous status + now -> podplan.Compute -> plan
+//	plan (waiting reasons, RestartAll) + last start failures -> podstatus.Generate
 //	plan + volumes                                  -> kuberuntime.Apply
 //	start failures of this apply                    -> record, status again
-func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (bool, error) {
+//
+// After a RestartAllContainers reset it asks for another sync at once
+// (podworker.SyncAgain): the next plan starts the pod over, as upstream
+// requeues the pod.
+func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (podworker.SyncOutcome, error) {
 	if s.cfg.Prober != nil {
 		// Before the status: a container of a known pod is not ready until
 		// its readiness probe says so.
@@ -172,11 +177,12 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 	plan := podplan.Compute(podplan.Inputs{
 		Pod: pod, Runtime: rt, Backoff: rec.crash, Probes: s.probes(pod, rt).Plan,
 		Now: s.cfg.Clock.Now(), Policy: s.cfg.Backoff,
+		RestartingAll: podutil.RestartingAll(s.previous(pod)),
 	})
-	status := s.generate(pod, rt, waiting(plan, rec.failures), false)
+	status := s.generate(pod, rt, waiting(plan, rec.failures), plan.RestartAll, false)
 	s.syncMirror(ctx, pod)
 	if podutil.IsTerminal(status.Phase) {
-		return true, nil
+		return podworker.SyncTerminal, nil
 	}
 	if s.cfg.Objects != nil {
 		// Before volumes, env and pull secrets read them, on every sync so
@@ -184,7 +190,7 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 		s.cfg.Objects.RegisterPod(pod)
 	}
 	if err := os.MkdirAll(s.PodDir(pod.UID), 0o750); err != nil {
-		return false, fmt.Errorf("create pod directory: %w", err)
+		return podworker.SyncSteady, fmt.Errorf("create pod directory: %w", err)
 	}
 	var volumes map[string]string
 	if s.cfg.Volumes != nil && len(pod.Spec.Volumes) > 0 {
@@ -193,7 +199,7 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 		}
 		v, err := s.cfg.Volumes.SetUp(ctx, pod)
 		if err != nil {
-			return false, fmt.Errorf("set up volumes of pod %q: %w", klog.KObj(pod), err)
+			return podworker.SyncSteady, fmt.Errorf("set up volumes of pod %q: %w", klog.KObj(pod), err)
 		}
 		volumes = v
 	}
@@ -202,17 +208,20 @@ func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 	rec.pulls = res.Pulls
 	if !maps.Equal(rec.failures, res.Failures) {
 		rec.failures = res.Failures
-		s.generate(pod, rt, waiting(plan, rec.failures), false)
+		s.generate(pod, rt, waiting(plan, rec.failures), plan.RestartAll, false)
 	}
 	if err != nil {
-		return false, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), err)
+		return podworker.SyncSteady, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), err)
+	}
+	if plan.RestartAll == podplan.RestartAllResetting {
+		return podworker.SyncAgain, nil
 	}
 	if all := waiting(plan, res.Failures); len(all) > 0 {
 		// Retry after the worker's backoff: a container waits on an image
 		// pull or a crash-loop back-off that will expire.
-		return false, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), failuresError(all))
+		return podworker.SyncSteady, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), failuresError(all))
 	}
-	return false, nil
+	return podworker.SyncSteady, nil
 }
 
 // waiting is why the plan's containers are not running: the plan's own
@@ -247,7 +256,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *ru
 	if err != nil {
 		return fmt.Errorf("read status of killed pod %q: %w", klog.KObj(pod), err)
 	}
-	s.generate(pod, after, s.failures(pod.UID), true)
+	s.generate(pod, after, s.failures(pod.UID), podplan.RestartAllNone, true)
 	return nil
 }
 
@@ -280,7 +289,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 		s.cfg.Objects.UnregisterPod(pod)
 	}
 	if s.cfg.Desired(pod.UID) {
-		status := s.generate(pod, rt, s.failures(pod.UID), true)
+		status := s.generate(pod, rt, s.failures(pod.UID), podplan.RestartAllNone, true)
 		// Every container is stopped: none may stay "waiting" and the pod
 		// must end in a terminal phase, or a deleted pod whose containers
 		// never started would never be removed from the API.
@@ -353,8 +362,6 @@ func (s *Syncer) probes(pod *corev1.Pod, rt *runtimestate.Pod) prober.Snapshot {
 	return s.cfg.Prober.Snapshot(pod, rt)
 }
 
-// generate computes and stores the pod's status from the runtime snapshot;
-// terminal says the pod worker has finished the pod.
 // failures are the waiting reasons of the pod's last apply, if any.
 func (s *Syncer) failures(uid types.UID) map[string]runtimestate.StartFailure {
 	s.mu.Lock()
@@ -365,17 +372,27 @@ func (s *Syncer) failures(uid types.UID) map[string]runtimestate.StartFailure {
 	return nil
 }
 
-func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[string]runtimestate.StartFailure, terminal bool) corev1.PodStatus {
-	var prev *corev1.PodStatus
+// previous is the pod's last generated status, else the status the pod
+// came with (an API pod's, after a restart of berth): what the status
+// generator starts from.
+func (s *Syncer) previous(pod *corev1.Pod) *corev1.PodStatus {
 	if st, ok := s.cfg.Statuses.Get(pod.UID); ok {
-		prev = &st
+		return &st
 	}
+	return &pod.Status
+}
+
+// generate computes and stores the pod's status from the runtime snapshot;
+// restartAll is the plan's (none outside SyncPod); terminal says the pod
+// worker has finished the pod.
+func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[string]runtimestate.StartFailure, restartAll podplan.RestartAll, terminal bool) corev1.PodStatus {
 	probes := s.probes(pod, rt)
 	status := podstatus.Generate(podstatus.Input{
 		Pod:         pod,
 		Runtime:     rt,
-		Previous:    prev,
+		Previous:    s.previous(pod),
 		Failures:    failures,
+		RestartAll:  restartAll,
 		Readiness:   probes.Readiness,
 		Startup:     probes.Startup,
 		Terminal:    terminal,

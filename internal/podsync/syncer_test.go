@@ -108,9 +108,9 @@ func exited(code int32) *runtimestate.Pod {
 func TestSyncPodConvergesAndStoresStatus(t *testing.T) {
 	f := newFixture(t)
 	pod := testPod(corev1.RestartPolicyAlways)
-	terminal, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"})
-	if terminal || err != nil {
-		t.Fatalf("SyncPod = %v, %v; want false, nil", terminal, err)
+	outcome, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"})
+	if outcome != podworker.SyncSteady || err != nil {
+		t.Fatalf("SyncPod = %v, %v; want steady, nil", outcome, err)
 	}
 	if diff := cmp.Diff([]string{"sync web"}, f.rt.calls); diff != "" {
 		t.Errorf("runtime calls (-want +got):\n%s", diff)
@@ -126,9 +126,9 @@ func TestSyncPodConvergesAndStoresStatus(t *testing.T) {
 
 func TestSyncPodTerminalPhaseEndsThePod(t *testing.T) {
 	f := newFixture(t)
-	terminal, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
-	if !terminal || err != nil {
-		t.Fatalf("SyncPod = %v, %v; want true, nil", terminal, err)
+	outcome, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
+	if outcome != podworker.SyncTerminal || err != nil {
+		t.Fatalf("SyncPod = %v, %v; want terminal, nil", outcome, err)
 	}
 	if len(f.rt.calls) != 0 {
 		t.Errorf("a finished pod must not be synced to the runtime, got %v", f.rt.calls)
@@ -335,9 +335,9 @@ func TestObjectsFollowThePodsLife(t *testing.T) {
 func TestTerminalPodIsNotRegistered(t *testing.T) {
 	f := newFixture(t)
 	f.s.cfg.Objects = objectsLog{calls: &f.rt.calls}
-	terminal, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
-	if err != nil || !terminal {
-		t.Fatalf("SyncPod = %v, %v; want terminal", terminal, err)
+	outcome, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
+	if err != nil || outcome != podworker.SyncTerminal {
+		t.Fatalf("SyncPod = %v, %v; want terminal", outcome, err)
 	}
 	if len(f.rt.calls) != 0 {
 		t.Errorf("calls = %v, want none for a pod that already ended", f.rt.calls)

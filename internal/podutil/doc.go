@@ -8,6 +8,8 @@
 //	restart.go  whether an exited container restarts: the container's
 //	            restartPolicyRules, then its restartPolicy, then the pod's
 //	            (upstream's ContainerShouldRestart, ContainerRestartRules on)
+//	restartall.go  RestartAllContainers: whether an exit triggers it, whether
+//	            a pod can do it, whether a status says it is under way
 //	uid.go      ValidateUID, the rule a pod UID passes before it becomes a
 //	            path element (pod and log directories); podsource refuses
 //	            pods that fail it, housekeeping removes no directory whose

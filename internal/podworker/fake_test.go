@@ -35,8 +35,8 @@ type fakeCall struct {
 }
 
 type fakeResult struct {
-	terminal bool
-	err      error
+	outcome SyncOutcome
+	err     error
 }
 
 // fakeSyncer hands every call to the test, in order.
@@ -46,18 +46,18 @@ type fakeSyncer struct {
 
 func newFakeSyncer() *fakeSyncer { return &fakeSyncer{calls: make(chan *fakeCall, 100)} }
 
-func (f *fakeSyncer) do(ctx context.Context, c *fakeCall) (bool, error) {
+func (f *fakeSyncer) do(ctx context.Context, c *fakeCall) (SyncOutcome, error) {
 	c.ctx, c.reply = ctx, make(chan fakeResult, 1)
 	f.calls <- c
 	select {
 	case r := <-c.reply:
-		return r.terminal, r.err
+		return r.outcome, r.err
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return SyncSteady, ctx.Err()
 	}
 }
 
-func (f *fakeSyncer) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, _ *runtimestate.Pod) (bool, error) {
+func (f *fakeSyncer) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, _ *runtimestate.Pod) (SyncOutcome, error) {
 	return f.do(ctx, &fakeCall{Method: "SyncPod", UID: pod.UID, Type: t, Version: pod.ResourceVersion})
 }
 
@@ -168,7 +168,8 @@ func (h *harness) next(method string, uid types.UID) *fakeCall {
 }
 
 func (c *fakeCall) ok()                   { c.reply <- fakeResult{} }
-func (c *fakeCall) terminal()             { c.reply <- fakeResult{terminal: true} }
+func (c *fakeCall) terminal()             { c.reply <- fakeResult{outcome: SyncTerminal} }
+func (c *fakeCall) again()                { c.reply <- fakeResult{outcome: SyncAgain} }
 func (c *fakeCall) fail(err error)        { c.reply <- fakeResult{err: err} }
 func (c *fakeCall) cancelled() bool       { return c.ctx.Err() != nil }
 func (h *harness) update(o UpdateOptions) { h.w.Update(h.ctx, o) }

@@ -41,13 +41,13 @@ func (w *Workers) run(ctx context.Context, wk *worker) {
 			_, ref, _ := identify(s.opts)
 			logger := klog.FromContext(ctx).WithValues("pod", ref, "podUID", wk.uid)
 			callCtx = klog.NewContext(callCtx, logger)
-			terminal, err := w.perform(callCtx, s, lastSync)
+			outcome, err := w.perform(callCtx, s, lastSync)
 			lastSync = w.cfg.Clock.Now()
 			if ctx.Err() != nil {
 				return
 			}
 			w.observe(s)
-			if finished := w.finish(logger, wk, s, terminal, err); finished {
+			if finished := w.finish(logger, wk, s, outcome, err); finished {
 				if w.cfg.OnFinished != nil {
 					w.cfg.OnFinished(wk.uid)
 				}
@@ -93,27 +93,27 @@ func (w *Workers) take(ctx context.Context, wk *worker) (context.Context, step, 
 
 // perform makes the Syncer call of s, reading the runtime status it needs
 // first (an orphan's runtime pod is its status).
-func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (terminal bool, err error) {
+func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (SyncOutcome, error) {
 	if s.orphan() {
 		if s.action != CallSyncTerminatingPod {
-			return false, fmt.Errorf("call %v for runtime pod %q: runtime pods can only be killed", s.action, s.opts.RuntimePod.UID)
+			return SyncSteady, fmt.Errorf("call %v for runtime pod %q: runtime pods can only be killed", s.action, s.opts.RuntimePod.UID)
 		}
-		return false, w.cfg.Syncer.SyncTerminatingRuntimePod(ctx, s.opts.RuntimePod)
+		return SyncSteady, w.cfg.Syncer.SyncTerminatingRuntimePod(ctx, s.opts.RuntimePod)
 	}
 	pod := s.opts.Pod
 	rt, err := w.cfg.Cache.GetNewerThan(ctx, pod.UID, lastSync)
 	if err != nil {
-		return false, fmt.Errorf("get runtime status of pod %q: %w", pod.UID, err)
+		return SyncSteady, fmt.Errorf("get runtime status of pod %q: %w", pod.UID, err)
 	}
 	switch s.action {
 	case CallSyncPod:
 		return w.cfg.Syncer.SyncPod(ctx, s.opts.Type, pod, rt)
 	case CallSyncTerminatingPod:
-		return false, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.grace)
+		return SyncSteady, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.grace)
 	case CallSyncTerminatedPod:
-		return false, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
+		return SyncSteady, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
 	}
-	return false, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
+	return SyncSteady, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
 }
 
 // observe reports the call's duration since its update arrived.
@@ -134,14 +134,16 @@ func durationLabel(s step) string {
 }
 
 // resultEvent classifies the outcome of a call. It is pure.
-func resultEvent(s step, terminal bool, err error) Event {
+func resultEvent(s step, outcome SyncOutcome, err error) Event {
 	switch s.action {
 	case CallSyncPod:
 		switch {
 		case err != nil:
 			return SyncFailed
-		case terminal:
+		case outcome == SyncTerminal:
 			return SyncReturnedTerminal
+		case outcome == SyncAgain:
+			return SyncReturnedAgain
 		}
 		return SyncOK
 	case CallSyncTerminatingPod:
@@ -163,12 +165,12 @@ func resultEvent(s step, terminal bool, err error) Event {
 // finish records the outcome of a call: the next phase, then either an
 // immediate next call (via a replayed update), a requeue, or retirement.
 // It returns true when the pod is Finished and the goroutine must exit.
-func (w *Workers) finish(logger klog.Logger, wk *worker, s step, terminal bool, err error) bool {
+func (w *Workers) finish(logger klog.Logger, wk *worker, s step, outcome SyncOutcome, err error) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wk.cancel() // release the call's context
 	wk.cancel = nil
-	ev := resultEvent(s, terminal, err)
+	ev := resultEvent(s, outcome, err)
 	before := wk.phase
 	next, act := Transition(wk.phase, ev)
 	wk.phase = next
@@ -182,7 +184,7 @@ func (w *Workers) finish(logger klog.Logger, wk *worker, s step, terminal bool, 
 
 	var retryAfter time.Duration
 	switch act {
-	case CallSyncTerminatingPod, CallSyncTerminatedPod:
+	case CallSyncPod, CallSyncTerminatingPod, CallSyncTerminatedPod:
 		wk.replay()
 	case RequeueResync:
 		retryAfter = w.jitter(w.cfg.ResyncInterval)

@@ -67,9 +67,12 @@ const (
 	UpdateKill
 	// StartAllowed: the static-pod gate let a Waiting pod start.
 	StartAllowed
-	// SyncOK: SyncPod returned nil and terminal=false.
+	// SyncOK: SyncPod returned nil and SyncSteady.
 	SyncOK
-	// SyncReturnedTerminal: SyncPod returned terminal=true (the pod reached
+	// SyncReturnedAgain: SyncPod returned nil and SyncAgain (its effects
+	// call for another sync at once).
+	SyncReturnedAgain
+	// SyncReturnedTerminal: SyncPod returned SyncTerminal (the pod reached
 	// Succeeded or Failed on its own).
 	SyncReturnedTerminal
 	// SyncFailed: SyncPod (or reading the status it needed) failed.
@@ -89,7 +92,7 @@ const (
 
 var eventNames = [...]string{
 	UpdateSync: "UpdateSync", UpdateKill: "UpdateKill", StartAllowed: "StartAllowed",
-	SyncOK: "SyncOK", SyncReturnedTerminal: "SyncReturnedTerminal", SyncFailed: "SyncFailed",
+	SyncOK: "SyncOK", SyncReturnedAgain: "SyncReturnedAgain", SyncReturnedTerminal: "SyncReturnedTerminal", SyncFailed: "SyncFailed",
 	TerminatingDone: "TerminatingDone", OrphanTerminatingDone: "OrphanTerminatingDone",
 	TerminatingFailed: "TerminatingFailed", TerminatedDone: "TerminatedDone",
 	TerminatedFailed: "TerminatedFailed",
@@ -149,11 +152,13 @@ func (a Action) String() string {
 //	Syncing      UpdateSync             -> Syncing      CallSyncPod
 //	Syncing      UpdateKill             -> Terminating  CallSyncTerminatingPod
 //	Syncing      SyncOK                 -> Syncing      RequeueResync
+//	Syncing      SyncReturnedAgain      -> Syncing      CallSyncPod
 //	Syncing      SyncReturnedTerminal   -> Terminating  CallSyncTerminatingPod
 //	Syncing      SyncFailed             -> Syncing      RequeueBackoff
 //	Terminating  UpdateSync             -> Terminating  CallSyncTerminatingPod
 //	Terminating  UpdateKill             -> Terminating  CallSyncTerminatingPod
 //	Terminating  SyncOK                 -> Terminating  CallSyncTerminatingPod  (SyncPod was running when the kill came)
+//	Terminating  SyncReturnedAgain      -> Terminating  CallSyncTerminatingPod  (idem)
 //	Terminating  SyncReturnedTerminal   -> Terminating  CallSyncTerminatingPod  (idem)
 //	Terminating  SyncFailed             -> Terminating  CallSyncTerminatingPod  (idem; usually cancelled by the kill)
 //	Terminating  TerminatingDone        -> Terminated   CallSyncTerminatedPod
@@ -178,7 +183,7 @@ func Transition(p Phase, ev Event) (Phase, Action) {
 		}
 	case Syncing:
 		switch ev {
-		case UpdateSync:
+		case UpdateSync, SyncReturnedAgain:
 			return Syncing, CallSyncPod
 		case UpdateKill, SyncReturnedTerminal:
 			return Terminating, CallSyncTerminatingPod
@@ -189,7 +194,7 @@ func Transition(p Phase, ev Event) (Phase, Action) {
 		}
 	case Terminating:
 		switch ev {
-		case UpdateSync, UpdateKill, SyncOK, SyncReturnedTerminal, SyncFailed:
+		case UpdateSync, UpdateKill, SyncOK, SyncReturnedAgain, SyncReturnedTerminal, SyncFailed:
 			return Terminating, CallSyncTerminatingPod
 		case TerminatingDone:
 			return Terminated, CallSyncTerminatedPod

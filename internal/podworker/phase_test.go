@@ -10,7 +10,7 @@ import (
 var (
 	allPhases = []Phase{Waiting, Syncing, Terminating, Terminated, Finished}
 	allEvents = []Event{
-		UpdateSync, UpdateKill, StartAllowed, SyncOK, SyncReturnedTerminal, SyncFailed,
+		UpdateSync, UpdateKill, StartAllowed, SyncOK, SyncReturnedAgain, SyncReturnedTerminal, SyncFailed,
 		TerminatingDone, OrphanTerminatingDone, TerminatingFailed, TerminatedDone, TerminatedFailed,
 	}
 )
@@ -28,6 +28,7 @@ var expectedTransitions = map[Phase][]outcome{
 		UpdateKill:            {Terminating, CallSyncTerminatingPod},
 		StartAllowed:          {Syncing, CallSyncPod},
 		SyncOK:                {Waiting, None},
+		SyncReturnedAgain:     {Waiting, None},
 		SyncReturnedTerminal:  {Waiting, None},
 		SyncFailed:            {Waiting, None},
 		TerminatingDone:       {Waiting, None},
@@ -41,6 +42,7 @@ var expectedTransitions = map[Phase][]outcome{
 		UpdateKill:            {Terminating, CallSyncTerminatingPod},
 		StartAllowed:          {Syncing, None},
 		SyncOK:                {Syncing, RequeueResync},
+		SyncReturnedAgain:     {Syncing, CallSyncPod},
 		SyncReturnedTerminal:  {Terminating, CallSyncTerminatingPod},
 		SyncFailed:            {Syncing, RequeueBackoff},
 		TerminatingDone:       {Syncing, None},
@@ -54,6 +56,7 @@ var expectedTransitions = map[Phase][]outcome{
 		UpdateKill:            {Terminating, CallSyncTerminatingPod},
 		StartAllowed:          {Terminating, None},
 		SyncOK:                {Terminating, CallSyncTerminatingPod},
+		SyncReturnedAgain:     {Terminating, CallSyncTerminatingPod},
 		SyncReturnedTerminal:  {Terminating, CallSyncTerminatingPod},
 		SyncFailed:            {Terminating, CallSyncTerminatingPod},
 		TerminatingDone:       {Terminated, CallSyncTerminatedPod},
@@ -67,6 +70,7 @@ var expectedTransitions = map[Phase][]outcome{
 		UpdateKill:            {Terminated, CallSyncTerminatedPod},
 		StartAllowed:          {Terminated, None},
 		SyncOK:                {Terminated, None},
+		SyncReturnedAgain:     {Terminated, None},
 		SyncReturnedTerminal:  {Terminated, None},
 		SyncFailed:            {Terminated, None},
 		TerminatingDone:       {Terminated, None},
@@ -80,6 +84,7 @@ var expectedTransitions = map[Phase][]outcome{
 		UpdateKill:            {Finished, None},
 		StartAllowed:          {Finished, None},
 		SyncOK:                {Finished, None},
+		SyncReturnedAgain:     {Finished, None},
 		SyncReturnedTerminal:  {Finished, None},
 		SyncFailed:            {Finished, None},
 		TerminatingDone:       {Finished, None},

@@ -55,14 +55,43 @@ type UpdateOptions struct {
 	KillMessage string
 }
 
+// SyncOutcome is what a SyncPod call that did not fail reports: how the
+// worker goes on.
+type SyncOutcome int
+
+const (
+	// SyncSteady: the pod keeps running; it is synced again on its next
+	// update, runtime event or resync.
+	SyncSteady SyncOutcome = iota
+	// SyncAgain: the call changed the runtime in a way the next sync must
+	// act on at once, without waiting for an event (a RestartAllContainers
+	// reset removed the pod's containers: the next sync starts them). The
+	// worker syncs again right away, over a runtime status observed after
+	// the call.
+	SyncAgain
+	// SyncTerminal: the pod reached a terminal phase (Succeeded or Failed)
+	// and must be terminated.
+	SyncTerminal
+)
+
+func (o SyncOutcome) String() string {
+	switch o {
+	case SyncAgain:
+		return "again"
+	case SyncTerminal:
+		return "terminal"
+	}
+	return "steady"
+}
+
 // Syncer performs the work of each phase for one pod. The pod worker calls
 // at most one method at a time for a given UID; calls for different UIDs run
 // concurrently. Implemented by internal/podsync.
 type Syncer interface {
-	// SyncPod brings the pod toward its desired state. It returns
-	// terminal=true when the pod reached a terminal phase (Succeeded or
-	// Failed) and should be terminated.
-	SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (terminal bool, err error)
+	// SyncPod brings the pod toward its desired state and says how the
+	// worker goes on (the outcome is ignored when err is not nil: the
+	// worker retries after its back-off).
+	SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (SyncOutcome, error)
 	// SyncTerminatingPod stops every container of the pod within gracePeriod
 	// seconds and returns nil only once nothing of the pod runs any more.
 	SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod int64) error

@@ -97,24 +97,26 @@ func TestResultEvent(t *testing.T) {
 	orphan := UpdateOptions{RuntimePod: &runtimestate.Pod{UID: "a"}}
 	boom := errors.New("boom")
 	tests := []struct {
-		name     string
-		s        step
-		terminal bool
-		err      error
-		want     Event
+		name    string
+		s       step
+		outcome SyncOutcome
+		err     error
+		want    Event
 	}{
-		{"sync ok", step{action: CallSyncPod, opts: pod}, false, nil, SyncOK},
-		{"sync terminal", step{action: CallSyncPod, opts: pod}, true, nil, SyncReturnedTerminal},
-		{"sync error wins over terminal", step{action: CallSyncPod, opts: pod}, true, boom, SyncFailed},
-		{"terminating ok", step{action: CallSyncTerminatingPod, opts: pod}, false, nil, TerminatingDone},
-		{"orphan ok", step{action: CallSyncTerminatingPod, opts: orphan}, false, nil, OrphanTerminatingDone},
-		{"terminating error", step{action: CallSyncTerminatingPod, opts: pod}, false, boom, TerminatingFailed},
-		{"orphan error", step{action: CallSyncTerminatingPod, opts: orphan}, false, boom, TerminatingFailed},
-		{"terminated ok", step{action: CallSyncTerminatedPod, opts: pod}, false, nil, TerminatedDone},
-		{"terminated error", step{action: CallSyncTerminatedPod, opts: pod}, false, boom, TerminatedFailed},
+		{"sync ok", step{action: CallSyncPod, opts: pod}, SyncSteady, nil, SyncOK},
+		{"sync again", step{action: CallSyncPod, opts: pod}, SyncAgain, nil, SyncReturnedAgain},
+		{"sync terminal", step{action: CallSyncPod, opts: pod}, SyncTerminal, nil, SyncReturnedTerminal},
+		{"sync error wins over terminal", step{action: CallSyncPod, opts: pod}, SyncTerminal, boom, SyncFailed},
+		{"sync error wins over again", step{action: CallSyncPod, opts: pod}, SyncAgain, boom, SyncFailed},
+		{"terminating ok", step{action: CallSyncTerminatingPod, opts: pod}, SyncSteady, nil, TerminatingDone},
+		{"orphan ok", step{action: CallSyncTerminatingPod, opts: orphan}, SyncSteady, nil, OrphanTerminatingDone},
+		{"terminating error", step{action: CallSyncTerminatingPod, opts: pod}, SyncSteady, boom, TerminatingFailed},
+		{"orphan error", step{action: CallSyncTerminatingPod, opts: orphan}, SyncSteady, boom, TerminatingFailed},
+		{"terminated ok", step{action: CallSyncTerminatedPod, opts: pod}, SyncSteady, nil, TerminatedDone},
+		{"terminated error", step{action: CallSyncTerminatedPod, opts: pod}, SyncSteady, boom, TerminatedFailed},
 	}
 	for _, tc := range tests {
-		if got := resultEvent(tc.s, tc.terminal, tc.err); got != tc.want {
+		if got := resultEvent(tc.s, tc.outcome, tc.err); got != tc.want {
 			t.Errorf("%s: resultEvent = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -210,6 +210,30 @@ func TestErrorInTerminatingRequeuesAfterBackoff(t *testing.T) {
 	h.waitPhase("a", Finished)
 }
 
+// TestSyncAgainRunsAtOnce: SyncPod asking for another sync (a
+// RestartAllContainers reset) gets it right away, without the back-off or
+// the resync interval, over a runtime status newer than its end.
+func TestSyncAgainRunsAtOnce(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	h.next("SyncPod", "a").ok()
+	h.requeuedAt("a")
+	h.clock.Step(time.Second)
+	h.update(UpdateOptions{Type: SyncPodSync, Pod: newPod("a", "1")})
+	h.next("SyncPod", "a").again()
+	again := h.next("SyncPod", "a") // no clock step, no SyncDue
+	if again.Type != SyncPodSync || again.Version != "1" {
+		t.Errorf("SyncPod(%v, version %q), want sync of version 1", again.Type, again.Version)
+	}
+	again.ok()
+	if at, want := h.requeuedAt("a"), epoch.Add(time.Second+time.Minute); !at.Equal(want) {
+		t.Errorf("requeued at %v, want %v (the resync interval)", at, want)
+	}
+	if diff := cmp.Diff([]time.Time{{}, epoch, epoch.Add(time.Second)}, h.cache.asked("a")); diff != "" {
+		t.Errorf("statuses asked for (-want +got):\n%s", diff)
+	}
+}
+
 func TestResyncAfterInterval(t *testing.T) {
 	h := newHarness(t)
 	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})

@@ -29,8 +29,9 @@ type observation struct {
 	// Container is the probed container's status; nil while it has no
 	// container ID.
 	Container *corev1.ContainerStatus
-	// RestartNever: the pod's restartPolicy is Never.
-	RestartNever bool
+	// NoRestart: the container, terminated, is not started again (see
+	// noRestart in worker.go).
+	NoRestart bool
 	// Deleting: the pod has a deletion timestamp.
 	Deleting bool
 	// Started: the current instance passed its startup probe, or the
@@ -79,7 +80,7 @@ func decide(t ProbeType, spec *corev1.Probe, st instance, obs observation) tick 
 	if c.State.Running == nil {
 		out.Set, out.SetResult = Failure, true
 		// Stop when the container will not run again.
-		out.Stop = c.State.Terminated != nil && obs.RestartNever
+		out.Stop = c.State.Terminated != nil && obs.NoRestart
 		return out
 	}
 	if obs.Deleting && (t == Liveness || t == Startup) {

@@ -60,8 +60,8 @@ func TestDecide(t *testing.T) {
 		{"not running: failure, keep going",
 			func(_ *ProbeType, _ *instance, o *observation) { o.Container = exited },
 			tick{Instance: instance{ContainerID: "a"}, Set: Failure, SetResult: true}},
-		{"terminated under restartPolicy Never: failure and stop",
-			func(_ *ProbeType, _ *instance, o *observation) { o.Container = exited; o.RestartNever = true },
+		{"terminated for good: failure and stop",
+			func(_ *ProbeType, _ *instance, o *observation) { o.Container = exited; o.NoRestart = true },
 			tick{Instance: instance{ContainerID: "a"}, Set: Failure, SetResult: true, Stop: true}},
 		{"deleting: liveness records success and stops",
 			func(_ *ProbeType, _ *instance, o *observation) { o.Deleting = true },
@@ -153,5 +153,41 @@ func TestRuntimeID(t *testing.T) {
 		if got := runtimeID(in); got != want {
 			t.Errorf("runtimeID(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestNoRestart(t *testing.T) {
+	never, always := corev1.ContainerRestartPolicyNever, corev1.ContainerRestartPolicyAlways
+	terminated := func(code int32) *corev1.ContainerStatus {
+		return &corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
+	}
+	allOn42 := []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+		ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+	restarting := corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.AllContainersRestarting, Status: corev1.ConditionTrue}}}
+	tests := []struct {
+		name   string
+		pod    corev1.RestartPolicy
+		spec   corev1.Container
+		status corev1.PodStatus
+		c      *corev1.ContainerStatus
+		want   bool
+	}{
+		{name: "no status yet", pod: corev1.RestartPolicyNever},
+		{name: "running", pod: corev1.RestartPolicyNever, c: &corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}},
+		{name: "pod Never, exited", pod: corev1.RestartPolicyNever, c: terminated(1), want: true},
+		{name: "pod Always, exited", pod: corev1.RestartPolicyAlways, c: terminated(1)},
+		{name: "pod OnFailure, exited 0", pod: corev1.RestartPolicyOnFailure, c: terminated(0), want: true},
+		{name: "pod Never, container Always", pod: corev1.RestartPolicyNever, spec: corev1.Container{RestartPolicy: &always}, c: terminated(0)},
+		{name: "pod Never, RestartAllContainers rule matched", pod: corev1.RestartPolicyNever,
+			spec: corev1.Container{RestartPolicy: &never, RestartPolicyRules: allOn42}, c: terminated(42)},
+		{name: "pod Never, a restart of all containers under way", pod: corev1.RestartPolicyNever, status: restarting, c: terminated(137)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tc.pod}}
+			if got := noRestart(pod, &tc.spec, &tc.status, tc.c); got != tc.want {
+				t.Errorf("noRestart = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

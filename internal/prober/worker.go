@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // Run starts and stops the workers as pods are added and removed, until
@@ -133,9 +135,9 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	status, hasStatus := w.p.cfg.Statuses.Get(w.key.uid)
 	obs := observation{
 		HasStatus: hasStatus, Phase: status.Phase, Container: findStatus(&status, w.key.container),
-		RestartNever: pod.Spec.RestartPolicy == corev1.RestartPolicyNever,
-		Deleting:     pod.DeletionTimestamp != nil, Now: start,
+		Deleting: pod.DeletionTimestamp != nil, Now: start,
 	}
+	obs.NoRestart = noRestart(pod, w.container, &status, obs.Container)
 	if obs.Container != nil {
 		obs.Started = w.p.started(w.key, runtimeID(obs.Container.ContainerID))
 	}
@@ -162,4 +164,16 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.p.setResult(ctx, w.key, w.state.ContainerID, verdict)
 	}
 	return true
+}
+
+// noRestart reports whether the container, as its status c shows it, has
+// terminated for good (upstream's doProbe with ContainerRestartRules and
+// RestartAllContainersOnContainerExits): its exit code does not restart it
+// (podutil.ContainerShouldRestart: its rules, its restartPolicy, the pod's)
+// and no RestartAllContainers restart is under way.
+func noRestart(pod *corev1.Pod, spec *corev1.Container, status *corev1.PodStatus, c *corev1.ContainerStatus) bool {
+	if c == nil || c.State.Terminated == nil {
+		return false
+	}
+	return !podutil.ContainerShouldRestart(spec, &pod.Spec, c.State.Terminated.ExitCode) && !podutil.RestartingAll(status)
 }

@@ -15,8 +15,9 @@
 //   - merges (merge.go, pure): the kubelet owns phase, reason, message,
 //     host and pod IPs, start time, QoS class, container statuses and the
 //     conditions PodScheduled, PodReadyToStartContainers, Initialized,
-//     Ready, ContainersReady and the resize conditions; DisruptionTarget is
-//     shared and sent only with the move to a terminal phase. Everything
+//     Ready, ContainersReady, AllContainersRestarting and the resize
+//     conditions; DisruptionTarget is shared and sent only with the move
+//     to a terminal phase. Everything
 //     else (other controllers' conditions, nominatedNodeName, resource
 //     claim statuses, resize status) is kept from the API object. A
 //     terminal phase in the API is never moved back: such a write is held

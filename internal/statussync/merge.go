@@ -22,7 +22,8 @@ const maxTerminationMessages = 12 * 1024
 func kubeletOwned(t corev1.PodConditionType) bool {
 	switch t {
 	case corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized, corev1.ContainersReady,
-		corev1.PodReadyToStartContainers, corev1.PodResizePending, corev1.PodResizeInProgress:
+		corev1.PodReadyToStartContainers, corev1.PodResizePending, corev1.PodResizeInProgress,
+		corev1.AllContainersRestarting:
 		return true
 	}
 	return false

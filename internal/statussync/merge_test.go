@@ -96,6 +96,20 @@ func TestMerge(t *testing.T) {
 			},
 		},
 		{
+			name: "AllContainersRestarting is the kubelet's: ours replaces the API's",
+			api:  corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{cond(corev1.AllContainersRestarting, T, earlier)}},
+			ours: func() corev1.PodStatus {
+				st := running()
+				st.Conditions = append(st.Conditions, cond(corev1.AllContainersRestarting, F, now))
+				return st
+			}(),
+			want: func() corev1.PodStatus {
+				st := running()
+				st.Conditions = append(st.Conditions, cond(corev1.AllContainersRestarting, F, now))
+				return st
+			},
+		},
+		{
 			name: "a terminal phase never reports ready",
 			api:  corev1.PodStatus{Phase: corev1.PodRunning},
 			ours: func() corev1.PodStatus { st := running(); st.Phase = corev1.PodSucceeded; return st }(),
