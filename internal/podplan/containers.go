@@ -11,11 +11,11 @@ import (
 
 // planContainers fills a for regular containers once initialization is done.
 //
-// A container that is not running is started when shouldStart says so (an
-// instance in an unknown state is killed first). A running container is
-// killed when its spec hash changed (and always started again) or when its
-// liveness or startup probe failed (started again unless the pod's
-// restartPolicy is Never); otherwise it is kept. When nothing is kept and
+// A container that is not running is started when ShouldContainerBeRestarted
+// says so (an instance in an unknown state is killed first). A running
+// container is killed when its spec hash changed (and always started again)
+// or when its liveness or startup probe failed (started again per
+// podutil.RestartsAfterKill); otherwise it is kept. When nothing is kept and
 // nothing is to start, the pod is torn down (KillPod).
 func (p *planner) planContainers(a *Actions) wanted {
 	var w wanted
@@ -24,7 +24,7 @@ func (p *planner) planContainers(a *Actions) wanted {
 		spec := &p.pod.Spec.Containers[idx]
 		latest := p.rt.LatestContainer(spec.Name)
 		if latest == nil || latest.State != runtimestate.ContainerRunning {
-			if !shouldStart(spec, &p.pod.Spec, latest) {
+			if !ShouldContainerBeRestarted(p.pod, spec, latest) {
 				continue
 			}
 			w.containers = append(w.containers, idx)
@@ -73,13 +73,19 @@ func (p *planner) runningVerdict(spec *corev1.Container, c *runtimestate.Contain
 	return KillReason{}, false, false
 }
 
-// shouldStart reports whether a container that is not running should be
-// started, given its latest instance (nil when it never ran or every
-// instance was removed): a missing, created-but-never-started or unknown
+// ShouldContainerBeRestarted is upstream's ShouldContainerBeRestarted:
+// whether a container that is not running is (re)started, given its latest
+// instance (nil when it never ran or every instance was removed). Never once
+// the pod is being deleted; a missing, created-but-never-started or unknown
 // instance is always replaced; an exited one per
 // podutil.ContainerShouldRestart (the container's restartPolicyRules, its
-// restartPolicy, then the pod's), as upstream's ShouldContainerBeRestarted.
-func shouldStart(spec *corev1.Container, podSpec *corev1.PodSpec, latest *runtimestate.Container) bool {
+// restartPolicy, then the pod's). The planner decides with it, and the
+// status generator asks it whether a start failure still applies: one
+// answer for both.
+func ShouldContainerBeRestarted(pod *corev1.Pod, spec *corev1.Container, latest *runtimestate.Container) bool {
+	if pod.DeletionTimestamp != nil {
+		return false
+	}
 	if latest == nil {
 		return true
 	}
@@ -87,7 +93,7 @@ func shouldStart(spec *corev1.Container, podSpec *corev1.PodSpec, latest *runtim
 	case runtimestate.ContainerRunning:
 		return false
 	case runtimestate.ContainerExited:
-		return podutil.ContainerShouldRestart(spec, podSpec, latest.ExitCode)
+		return podutil.ContainerShouldRestart(spec, &pod.Spec, latest.ExitCode)
 	}
 	return true
 }

@@ -217,7 +217,7 @@ func applyStartFailure(in *Input, s *corev1.ContainerStatus, spec *corev1.Contai
 			return
 		}
 	}
-	if !shouldRestart(in.Pod, spec, latest) {
+	if !podplan.ShouldContainerBeRestarted(in.Pod, spec, latest) {
 		return
 	}
 	f, ok := in.Failures[spec.Name]
@@ -253,25 +253,6 @@ func applyProbes(in *Input, s *corev1.ContainerStatus, spec *corev1.Container, i
 		ready = r
 	}
 	s.Ready = ready
-}
-
-// shouldRestart is upstream ShouldContainerBeRestarted: whether the next
-// sync will (re)start the container, given its newest instance.
-func shouldRestart(pod *corev1.Pod, spec *corev1.Container, latest *runtimestate.Container) bool {
-	if pod.DeletionTimestamp != nil {
-		return false
-	}
-	if latest == nil {
-		return true
-	}
-	switch latest.State {
-	case runtimestate.ContainerRunning:
-		return false
-	case runtimestate.ContainerExited:
-		return podutil.ContainerShouldRestart(spec, &pod.Spec, latest.ExitCode)
-	}
-	// Created or unknown.
-	return true
 }
 
 // anyRegularContainerCreated: the runtime holds a regular container in any
