@@ -16,9 +16,11 @@ import (
 
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/housekeeping"
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/metrics"
+	"github.com/berthk8s/berth/internal/nodestatus"
 	"github.com/berthk8s/berth/internal/objectcache"
 	"github.com/berthk8s/berth/internal/pleg"
 	"github.com/berthk8s/berth/internal/podstatus"
@@ -118,7 +120,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	// Node status is kicked when the runtime's health changes.
 	n.health = cri.NewHealth(n.client, n.clock, runtimeCheckPeriod, func() { n.cluster.kickNode() })
 	n.health.Check(ctx) // a first verdict before anything asks for one
-	inputs, err := newNodeInputs(cfg, info, ips, n.health, n.client.Image, n.clock)
+	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.health, n.client.Image, n.clock)
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
@@ -131,7 +133,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	}); err != nil {
 		return fmt.Errorf("create configMap and secret source: %w", err)
 	}
-	return n.assemblePods(info, ips, inputs.machine)
+	return n.assemblePods(info, ips, inputs.Machine())
 }
 
 // assemblePods builds the pod machinery: runtime manager, PLEG, syncer,
@@ -202,10 +204,13 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 	if n.sources, err = newSources(cfg, clk, cl.api); err != nil {
 		return err
 	}
-	keeper := newHousekeeper(housekeeperConfig{
+	keeper, err := housekeeping.New(housekeeping.Config{
 		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
 		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
 	})
+	if err != nil {
+		return fmt.Errorf("create housekeeper: %w", err)
+	}
 	admit := &admitter{
 		node: cl.node, maxPods: int(kc.MaxPods), recorder: cl.recorder,
 		active: func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },

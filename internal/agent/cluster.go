@@ -44,7 +44,7 @@ type cluster struct {
 	clock      clock.WithTicker
 }
 
-func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodeInputs, clk clock.WithTicker) (*cluster, error) {
+func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker) (*cluster, error) {
 	kc := &cfg.Kubelet
 	c := &cluster{nodeSynced: make(chan struct{}), nodeName: cfg.NodeName, clock: clk}
 	if cfg.Kubeconfig == "" {

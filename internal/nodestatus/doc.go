@@ -2,8 +2,11 @@
 // `kubectl get nodes` show a Ready node with the right capacity, addresses
 // and info.
 //
-//   - inputs.go: Inputs, the snapshot every status is computed from (the
-//     agent builds it: machine facts, runtime state, configuration, now).
+//   - inputs.go: Inputs, the snapshot every status is computed from
+//     (machine facts, runtime state, configuration, now).
+//   - sample.go: Sampler, which takes that snapshot: machine facts read
+//     once at start, the runtime's latest health verdict (cri.Health) and
+//     its images.
 //   - setters.go, allocatable.go, conditions.go: pure setters, one per
 //     concern, run in upstream's order by Apply: addresses, machine info
 //     with capacity and allocatable (capacity - kubeReserved -

@@ -1,4 +1,4 @@
-package agent
+package nodestatus
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/machine"
-	"github.com/berthk8s/berth/internal/nodestatus"
 )
 
-// nodeInputs gathers the snapshot node status is computed from: machine
-// facts read once at start, the runtime's latest status and its images.
-type nodeInputs struct {
+// Sampler gathers the snapshot node status is computed from (Inputs):
+// machine facts read once at start, the runtime's latest status and its
+// images. It is read-only after NewSampler; Inputs may be called from any
+// goroutine.
+type Sampler struct {
 	cfg     *config.Config
 	machine machine.Info
 	// runtimeVersion is "<name>://<version>" as the runtime reported it at start.
@@ -29,12 +30,14 @@ type nodeInputs struct {
 	clock          clock.PassiveClock
 }
 
-func newNodeInputs(cfg *config.Config, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock) (*nodeInputs, error) {
+// NewSampler reads the machine facts and returns a Sampler for the node of
+// cfg, whose runtime reported runtime at start and whose IPs are ips.
+func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock) (*Sampler, error) {
 	info, err := machine.Read(cfg.RootDir, machine.OSHost())
 	if err != nil {
 		return nil, err
 	}
-	n := &nodeInputs{
+	n := &Sampler{
 		cfg: cfg, machine: info, health: health, images: images, clock: clk,
 		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
 	}
@@ -44,12 +47,15 @@ func newNodeInputs(cfg *config.Config, runtime cri.Info, ips []string, health *c
 	return n, nil
 }
 
+// Machine is the machine facts read at start.
+func (n *Sampler) Machine() machine.Info { return n.machine }
+
 // Inputs returns a fresh snapshot. A failure to list images leaves the
 // image list empty for this round; it is logged, not fatal.
-func (n *nodeInputs) Inputs(ctx context.Context) nodestatus.Inputs {
+func (n *Sampler) Inputs(ctx context.Context) Inputs {
 	kc := &n.cfg.Kubelet
 	rt := n.health.Info()
-	in := nodestatus.Inputs{
+	in := Inputs{
 		NodeName:       n.cfg.NodeName,
 		Hostname:       n.cfg.NodeName,
 		Machine:        n.machine,
@@ -71,11 +77,11 @@ func (n *nodeInputs) Inputs(ctx context.Context) nodestatus.Inputs {
 		if err := n.health.Err(); err != nil && msg == "" {
 			msg = err.Error()
 		}
-		in.RuntimeMessage = nodestatus.RuntimeNotReadyMessage(reason, msg)
+		in.RuntimeMessage = RuntimeNotReadyMessage(reason, msg)
 	}
 	if !in.NetworkReady {
 		reason, msg := splitReason(rt.NetworkMessage)
-		in.NetworkMessage = nodestatus.NetworkNotReadyMessage(reason, msg)
+		in.NetworkMessage = NetworkNotReadyMessage(reason, msg)
 	}
 	resp, err := n.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
 	if err != nil {
@@ -83,7 +89,7 @@ func (n *nodeInputs) Inputs(ctx context.Context) nodestatus.Inputs {
 		return in
 	}
 	for _, img := range resp.GetImages() {
-		in.Images = append(in.Images, nodestatus.Image{
+		in.Images = append(in.Images, Image{
 			RepoTags:    sets.List(sets.New(img.GetRepoTags()...)),
 			RepoDigests: img.GetRepoDigests(),
 			SizeBytes:   int64(img.GetSize()),

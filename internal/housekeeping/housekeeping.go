@@ -1,7 +1,8 @@
-package agent
+package housekeeping
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,8 @@ import (
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
-// housekeeperConfig holds what housekeeping needs.
-type housekeeperConfig struct {
+// Config holds what housekeeping needs.
+type Config struct {
 	Workers interface {
 		SyncKnownPods(desired []*corev1.Pod) map[types.UID]podworker.KnownState
 		Update(ctx context.Context, opts podworker.UpdateOptions)
@@ -36,18 +37,26 @@ type housekeeperConfig struct {
 	TearDown func(ctx context.Context, uid types.UID) error
 }
 
-// housekeeper cleans up after pods no source wants any more. Run is called
-// only from the sync loop goroutine.
-type housekeeper struct {
-	cfg housekeeperConfig
+// Housekeeper cleans up after pods no source wants any more. Run is called
+// from one goroutine at a time (the sync loop's housekeeping goroutine); the
+// Housekeeper keeps no state between calls.
+type Housekeeper struct {
+	cfg Config
 }
 
-func newHousekeeper(cfg housekeeperConfig) *housekeeper { return &housekeeper{cfg: cfg} }
+// New validates cfg and returns a Housekeeper.
+func New(cfg Config) (*Housekeeper, error) {
+	if cfg.Workers == nil || cfg.Runtime == nil || cfg.SourcesReady == nil || cfg.PodsDir == "" ||
+		cfg.PodLogsDir == "" || cfg.Statuses == nil || cfg.TearDown == nil {
+		return nil, errors.New("housekeeping: every Config field is required")
+	}
+	return &Housekeeper{cfg: cfg}, nil
+}
 
 // Run forgets finished workers, restarts workers for desired pods that lost
 // theirs (a UID re-added after termination), kills runtime pods that no
 // worker owns, and removes what is left of pods gone for good.
-func (h *housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
+func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 	if !h.cfg.SourcesReady() {
 		return
 	}
@@ -82,7 +91,7 @@ func (h *housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 }
 
 // removeOrphanedLogDirs removes the log directories of pods gone for good.
-func (h *housekeeper) removeOrphanedLogDirs(ctx context.Context, gone func(types.UID) bool) {
+func (h *Housekeeper) removeOrphanedLogDirs(ctx context.Context, gone func(types.UID) bool) {
 	entries, err := os.ReadDir(h.cfg.PodLogsDir)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Housekeeping: read pod logs directory", "path", h.cfg.PodLogsDir)
@@ -120,7 +129,7 @@ func listedUID(e os.DirEntry, uidPart string) (types.UID, bool) {
 
 // removeOrphanedDirs removes pod directories of pods gone for good, and
 // forgets their status.
-func (h *housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UID) bool) {
+func (h *Housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UID) bool) {
 	entries, err := os.ReadDir(h.cfg.PodsDir)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Housekeeping: read pods directory", "path", h.cfg.PodsDir)

@@ -1,4 +1,4 @@
-package agent
+package housekeeping
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func TestHousekeeping(t *testing.T) {
 	workers := &keeperWorkers{known: map[types.UID]podworker.KnownState{"worker": {}}}
 	runtime := keeperRuntime{"running": {UID: "running"}, "orphan": {UID: "orphan"}}
 	var calls forgetter
-	h := newHousekeeper(housekeeperConfig{
+	h := mustNew(t, Config{
 		Workers: workers, Runtime: runtime, SourcesReady: func() bool { return true },
 		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
 		TearDown: func(_ context.Context, uid types.UID) error {
@@ -113,7 +113,7 @@ func TestHousekeepingRemovesOnlyListedDirectories(t *testing.T) {
 		}
 	}
 	var calls forgetter
-	h := newHousekeeper(housekeeperConfig{
+	h := mustNew(t, Config{
 		Workers: &keeperWorkers{}, Runtime: keeperRuntime{}, SourcesReady: func() bool { return true },
 		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
 		TearDown: func(_ context.Context, uid types.UID) error {
@@ -140,7 +140,9 @@ func TestHousekeepingRemovesOnlyListedDirectories(t *testing.T) {
 func TestHousekeepingWaitsForSources(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	workers := &keeperWorkers{}
-	h := newHousekeeper(housekeeperConfig{Workers: workers, Runtime: keeperRuntime{"x": {UID: "x"}}, SourcesReady: func() bool { return false }})
+	h := mustNew(t, Config{Workers: workers, Runtime: keeperRuntime{"x": {UID: "x"}}, SourcesReady: func() bool { return false },
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Statuses: &forgetter{},
+		TearDown: func(context.Context, types.UID) error { return nil }})
 	h.Run(ctx, nil)
 	if len(workers.updates) != 0 {
 		t.Errorf("housekeeping acted before every source was seen: %v", workers.updates)
@@ -151,4 +153,13 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+func mustNew(t *testing.T, cfg Config) *Housekeeper {
+	t.Helper()
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

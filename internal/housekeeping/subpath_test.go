@@ -1,4 +1,4 @@
-package agent
+package housekeeping
 
 import (
 	"os"
@@ -33,7 +33,7 @@ func TestHousekeepingUnmountsSubPathsBeforeRemoving(t *testing.T) {
 	t.Cleanup(func() { _ = binder.CleanPod(ctx, podDir) })
 	vols, err := volume.New(volume.Config{PodsDir: pods, SubPaths: binder})
 	must(t, err)
-	h := newHousekeeper(housekeeperConfig{
+	h := mustNew(t, Config{
 		Workers: &keeperWorkers{known: map[types.UID]podworker.KnownState{}}, Runtime: keeperRuntime{},
 		SourcesReady: func() bool { return true }, PodsDir: pods, PodLogsDir: logs,
 		Statuses: &forgetter{}, TearDown: vols.TearDown,
