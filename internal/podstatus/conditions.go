@@ -25,17 +25,6 @@ const (
 	msgRestartAllContainersStarted = "container exited with restart policy rule"
 )
 
-// kubeletOwned reports whether the generator computes conditions of type t;
-// any other condition of the pod (set by other controllers) is carried over.
-func kubeletOwned(t corev1.PodConditionType) bool {
-	switch t {
-	case corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady,
-		corev1.ContainersReady, corev1.PodScheduled, corev1.DisruptionTarget, corev1.AllContainersRestarting:
-		return true
-	}
-	return false
-}
-
 // conditions returns the pod's conditions: the ones other controllers own
 // (from the pod), DisruptionTarget (from the previous status), then
 // PodReadyToStartContainers, Initialized, Ready, ContainersReady,
@@ -46,7 +35,9 @@ func conditions(in *Input, old *corev1.PodStatus, all []corev1.ContainerStatus, 
 	pod := in.Pod
 	var out []corev1.PodCondition
 	for _, c := range pod.Status.Conditions {
-		if !kubeletOwned(c.Type) {
+		// The generator computes the kubelet's own conditions and takes
+		// DisruptionTarget from its previous status; others are carried over.
+		if !podutil.OwnedByKubelet(c.Type) && !podutil.SharedWithKubelet(c.Type) {
 			out = append(out, *c.DeepCopy())
 		}
 	}

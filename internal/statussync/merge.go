@@ -17,24 +17,6 @@ import (
 // equally among the containers.
 const maxTerminationMessages = 12 * 1024
 
-// kubeletOwned reports whether the kubelet owns pod conditions of type t:
-// it writes them and overwrites whatever is in the API.
-func kubeletOwned(t corev1.PodConditionType) bool {
-	switch t {
-	case corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized, corev1.ContainersReady,
-		corev1.PodReadyToStartContainers, corev1.PodResizePending, corev1.PodResizeInProgress,
-		corev1.AllContainersRestarting:
-		return true
-	}
-	return false
-}
-
-// sharedWithKubelet reports whether the kubelet shares conditions of type t
-// with other writers: it adds or replaces them but keeps other writers'.
-func sharedWithKubelet(t corev1.PodConditionType) bool {
-	return t == corev1.DisruptionTarget
-}
-
 // merge returns the status to write: api (the API object's current status)
 // with the fields the kubelet owns taken from ours (berth's generated
 // status), as upstream's mergePodStatus. It does not modify its inputs.
@@ -87,15 +69,15 @@ func merge(api, ours corev1.PodStatus, now time.Time) corev1.PodStatus {
 func mergeConditions(api, ours []corev1.PodCondition, toTerminal bool) []corev1.PodCondition {
 	out := make([]corev1.PodCondition, 0, len(api)+len(ours))
 	for _, c := range api {
-		if !kubeletOwned(c.Type) {
+		if !podutil.OwnedByKubelet(c.Type) {
 			out = append(out, c)
 		}
 	}
 	for _, c := range ours {
 		switch {
-		case kubeletOwned(c.Type):
+		case podutil.OwnedByKubelet(c.Type):
 			out = append(out, keepTransitionTime(c, api))
-		case sharedWithKubelet(c.Type) && toTerminal:
+		case podutil.SharedWithKubelet(c.Type) && toTerminal:
 			c = keepTransitionTime(c, api)
 			if i := conditionIndex(out, c.Type); i >= 0 {
 				out[i] = c
@@ -160,7 +142,7 @@ func kubeletView(st corev1.PodStatus) corev1.PodStatus {
 	out := *st.DeepCopy()
 	out.Conditions = out.Conditions[:0]
 	for _, c := range st.Conditions {
-		if kubeletOwned(c.Type) || sharedWithKubelet(c.Type) {
+		if podutil.OwnedByKubelet(c.Type) || podutil.SharedWithKubelet(c.Type) {
 			out.Conditions = append(out.Conditions, c)
 		}
 	}
