@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/agent"
 	"github.com/berthk8s/berth/internal/config"
@@ -27,10 +28,12 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], deps{
-		stdout:       os.Stdout,
-		stderr:       os.Stderr,
-		env:          config.OSEnv(),
-		runAgent:     func(ctx context.Context, cfg *config.Config) error { return agent.Run(ctx, cfg, version) },
+		stdout: os.Stdout,
+		stderr: os.Stderr,
+		env:    config.OSEnv(),
+		runAgent: func(ctx context.Context, cfg *config.Config) error {
+			return agent.Run(ctx, cfg, version, clock.RealClock{})
+		},
 		setVerbosity: setKlogVerbosity,
 	})
 	stop()

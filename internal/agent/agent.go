@@ -68,14 +68,15 @@ type node struct {
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
-// own version (for the API user agent). Start order: runtime connection,
+// own version (for the API user agent); clk is the clock every component
+// reads (clock.RealClock{} outside tests). Start order: runtime connection,
 // runtime manager, PLEG, pod workers, (in cluster mode) API clients, node
-// status, lease and status writer, sources, sync loop, servers. Everything
-// stops together when ctx ends or a component fails; stopping berth never
-// stops a pod.
-func Run(ctx context.Context, cfg *config.Config, version string) error {
+// status, lease and status writer, sources, sync loop, servers. When ctx
+// ends or a component fails, they stop in the reverse order; stopping berth
+// never stops a pod.
+func Run(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("node", cfg.NodeName))
-	n, err := assemble(ctx, cfg, version)
+	n, err := assemble(ctx, cfg, version, clk)
 	if err != nil {
 		return err
 	}
@@ -84,9 +85,9 @@ func Run(ctx context.Context, cfg *config.Config, version string) error {
 }
 
 // assemble connects to the runtime and builds every component.
-func assemble(ctx context.Context, cfg *config.Config, version string) (*node, error) {
+func assemble(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) (*node, error) {
 	kc := &cfg.Kubelet
-	n := &node{cfg: cfg, clock: clock.RealClock{}}
+	n := &node{cfg: cfg, clock: clk}
 	m, err := newMetrics(cfg.NodeName, n.clock)
 	if err != nil {
 		return nil, err
