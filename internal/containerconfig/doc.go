@@ -31,6 +31,9 @@
 //	                    asks the runtime for it when NeedsImageUser)
 //	node.go             Node, the node facts and settings the configs
 //	                    depend on, built once by NewNode
+//	hosts.go            the content of the managed /etc/hosts (ManagedHosts,
+//	                    HostNetworkHosts) and MountsEtcHosts; kuberuntime
+//	                    writes the file and mounts it
 //
 // upstream_test.go pins the tables copied from upstream (masked and
 // read-only paths, CPU and OOM score numbers) to upstream's source

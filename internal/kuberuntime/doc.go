@@ -16,7 +16,8 @@
 //	sync.go             Apply: perform a plan in order
 //	sandbox_create.go   RunPodSandbox (reads resolv.conf, creates the log
 //	                    directory; the config is containerconfig.Sandbox)
-//	hosts.go            the managed /etc/hosts file and its mount
+//	hosts.go            writes the managed /etc/hosts file (content from
+//	                    containerconfig) and mounts it
 //	container_start.go  pull, check runAsNonRoot against the image's user,
 //	                    create and start one container (the config is
 //	                    containerconfig.Container)
