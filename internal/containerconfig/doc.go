@@ -39,7 +39,13 @@
 // read-only paths, CPU and OOM score numbers) to upstream's source
 // (internal/upstreamsrc).
 //
-// The container's environment is the next to move here: it is resolved by
-// kuberuntime's env.go (configMaps, secrets, services and the downward API
-// through its EnvSource) and comes in as ContainerParams.Env and Vars.
+//	env.go              Env: the container's environment as upstream builds
+//	                    it (service variables, envFrom, env with valueFrom,
+//	                    $(VAR) expansion) from objects the caller fetched;
+//	                    EnvReferences names the configMaps and secrets to
+//	                    fetch
+//	envservices.go      service variables and fieldRef values
+//
+// kuberuntime's env.go fetches what the environment reads (configMaps,
+// secrets, services, the node's allocatable) and calls Env.
 package containerconfig

@@ -23,11 +23,8 @@
 //	                    containerconfig.Container)
 //	mounts.go           volumeMounts to CRI mounts; a subPath is mounted
 //	                    from its bind made by volume/subpath
-//	env.go              environment (service variables, envFrom, env with
-//	                    valueFrom); $(VAR) expansion is internal/expansion;
-//	                    the next to move to containerconfig
-//	envsource.go        EnvSource (configMaps, secrets, services, node
-//	                    allocatable); service, fieldRef and resource values
+//	env.go              EnvSource, and fetching what a container's
+//	                    environment reads; containerconfig.Env builds it
 //	image_pull.go       EnsureImage: pull policy, back-off, events
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag

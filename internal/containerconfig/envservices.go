@@ -1,7 +1,6 @@
-package kuberuntime
+package containerconfig
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -11,29 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 )
-
-// EnvSource is where container environments look up what is not in the
-// pod: configMaps and secrets (env valueFrom and envFrom), the services
-// whose variables every container gets, and the node's allocatable
-// resources (the default of a limit a resourceFieldRef reads). Declared
-// here, by its consumer; implementations must be safe for concurrent use.
-//
-// A nil EnvSource (berth without an API server) has no services and no
-// allocatable, and fails every configMap and secret reference.
-type EnvSource interface {
-	// ConfigMap and Secret return the object, or an error for which
-	// apierrors.IsNotFound is true when it does not exist (an optional
-	// reference is then skipped). The error's message is what the
-	// container's CreateContainerConfigError says.
-	ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
-	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
-	// Services returns the services of every namespace, and whether they
-	// have been read from the API at least once.
-	Services() (services []*corev1.Service, synced bool)
-	// NodeAllocatable returns the node's allocatable resources, nil when
-	// not known yet.
-	NodeAllocatable() corev1.ResourceList
-}
 
 // masterServiceNamespace and masterServiceName name the service whose
 // variables every container gets, whatever enableServiceLinks says.
