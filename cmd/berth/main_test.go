@@ -89,7 +89,10 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 		{"missing file", []string{"--config=/nope.yaml"}, []string{`read config file "/nope.yaml"`}},
 		{"missing kubeconfig", []string{"--config=/good.yaml", "--kubeconfig=/k"}, []string{`flag --kubeconfig: read "/k"`}},
 		{"bootstrap kubeconfig", []string{"--config=/good.yaml", "--bootstrap-kubeconfig=/b"}, []string{"flag --bootstrap-kubeconfig: TLS bootstrap is not supported yet"}},
-		{"unknown flag", []string{"--fail-swap-on=false"}, []string{"unknown flag: --fail-swap-on", "berth --help"}},
+		{"unsupported field by flag", []string{"--config=/good.yaml", "--fail-swap-on=false"}, []string{
+			`flag --fail-swap-on sets kubeletConfiguration field "failSwapOn": not supported by berth yet`,
+		}},
+		{"unknown flag", []string{"--no-such-flag"}, []string{"--no-such-flag", "berth --help"}},
 		{"bad flag value", []string{"-v=loud"}, []string{`invalid argument "loud"`}},
 		{"positional argument", []string{"run"}, []string{`unknown command "run"`}},
 	}

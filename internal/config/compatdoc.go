@@ -34,13 +34,20 @@ func CompatDoc() string {
 		"default-only until berth registers a Node.\n" +
 		"- The node name (hostname or `--hostname-override`, lower-cased) must be a DNS subdomain, since " +
 		"static pod mirror names are built from it.\n")
-	b.WriteString("\n## Flags\n\n| flag | status | notes |\n| --- | --- | --- |\n")
+	b.WriteString("\n## Flags\n\nEvery flag the upstream kubelet registers, under its upstream name, type and default. " +
+		"A flag that sets a KubeletConfiguration field overrides the file and the drop-ins and has that field's status; " +
+		"upstream deprecates most of them in favour of `--config`, and berth prints the same notice.\n\n" +
+		"| flag | sets field | status | notes |\n| --- | --- | --- | --- |\n")
+	fields := map[string]string{}
+	for _, c := range configFlags() {
+		fields["--"+c.Name] = "`" + c.Field + "`"
+	}
 	for _, f := range flagSupport() {
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Support, f.Reason)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.Name, fields[f.Name], f.Support, f.Reason)
 	}
 	b.WriteString("\n`-v` is the short form of `--v`. `--version` (prints `berth <version> (kubelet " +
-		KubernetesVersion + ")`) and `-h`/`--help` belong to the berth command itself. Any other " +
-		"upstream kubelet flag is an unknown flag: set its KubeletConfiguration field instead.\n")
+		KubernetesVersion + ")`) and `-h`/`--help` belong to the berth command itself. Unknown flags are " +
+		"all reported at once, each with the nearest known flag, and flags upstream removed with the reason.\n")
 	b.WriteString("\n## KubeletConfiguration fields\n\n| field | status | notes |\n| --- | --- | --- |\n")
 	for _, f := range kubeletFieldSupport() {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Support, f.Reason)

@@ -6,11 +6,11 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
@@ -79,13 +79,14 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	applyFlags(kc, flags)
+	setBy, flagProblems := applyFlags(kc, flags)
 
 	var problems problems
-	problems.addAll(validateKubelet(kc))
-	problems.addAll(validateCluster(kc))
-	problems.addAll(validateServer(kc, flags.Kubeconfig != "", env))
-	problems.addAll(unsupportedFields(kc))
+	problems.addAll(flagProblems)
+	problems.addAll(nameFlags(validateKubelet(kc), setBy))
+	problems.addAll(nameFlags(validateCluster(kc), setBy))
+	problems.addAll(nameFlags(validateServer(kc, flags.Kubeconfig != "", env), setBy))
+	problems.addAll(nameFlags(unsupportedFields(kc), setBy))
 
 	cfg := &Config{
 		Kubelet:                *kc,
@@ -169,22 +170,6 @@ func legacyDefaults() map[string]any {
 	}
 }
 
-// applyFlags sets the KubeletConfiguration fields whose flags were given.
-func applyFlags(kc *kubeletconfigv1beta1.KubeletConfiguration, flags *Flags) {
-	if flags.IsSet("container-runtime-endpoint") {
-		kc.ContainerRuntimeEndpoint = flags.ContainerRuntimeEndpoint
-	}
-	if flags.IsSet("image-service-endpoint") {
-		kc.ImageServiceEndpoint = flags.ImageServiceEndpoint
-	}
-	if flags.IsSet("pod-manifest-path") {
-		kc.StaticPodPath = flags.PodManifestPath
-	}
-	if flags.IsSet("v") && flags.Verbosity >= 0 {
-		kc.Logging.Verbosity = logsapi.VerbosityLevel(flags.Verbosity)
-	}
-}
-
 // applyNodeFlags parses and validates the flags that are not part of the
 // KubeletConfiguration, and fills the matching Config fields.
 func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
@@ -192,30 +177,19 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 	flagProblem := func(name string, err error) {
 		ps = append(ps, problem{key: "flag " + name, msg: fmt.Sprintf("flag --%s: %v", name, err)})
 	}
-	if flags.IsSet("bootstrap-kubeconfig") {
-		flagProblem("bootstrap-kubeconfig", fmt.Errorf("TLS bootstrap is not supported yet: give --kubeconfig with the node's credentials"))
-	}
 	if flags.Kubeconfig != "" {
 		if _, err := env.ReadFile(flags.Kubeconfig); err != nil {
 			flagProblem("kubeconfig", fmt.Errorf("read %q: %w", flags.Kubeconfig, err))
 		}
 	}
-	if flags.Verbosity < 0 {
-		flagProblem("v", fmt.Errorf("invalid value %d: must not be negative", flags.Verbosity))
-	}
 	var err error
 	if cfg.NodeIPs, err = parseNodeIPs(flags.NodeIP); err != nil {
 		flagProblem("node-ip", err)
 	}
-	if cfg.NodeLabels, err = parseNodeLabels(flags.NodeLabels); err != nil {
+	if cfg.NodeLabels, err = parseNodeLabels(labelItems(flags.NodeLabels)); err != nil {
 		flagProblem("node-labels", err)
 	}
 	cfg.RegisterWithTaints = cfg.Kubelet.RegisterWithTaints
-	if flags.IsSet("register-with-taints") {
-		if cfg.RegisterWithTaints, err = parseTaints(flags.RegisterWithTaints); err != nil {
-			flagProblem("register-with-taints", err)
-		}
-	}
 	for name, v := range map[string]string{"root-dir": flags.RootDir, "cert-dir": flags.CertDir, "pod-infra-container-image": flags.PodInfraContainerImage} {
 		if strings.TrimSpace(v) == "" {
 			flagProblem(name, fmt.Errorf("must not be empty"))
@@ -251,4 +225,14 @@ func nodeName(override string, hostname func() (string, error)) (string, error) 
 		return "", fmt.Errorf("node name %q is invalid: %s", name, strings.Join(msgs, ", "))
 	}
 	return name, nil
+}
+
+// labelItems returns --node-labels as sorted key=value items.
+func labelItems(labels map[string]string) []string {
+	items := make([]string, 0, len(labels))
+	for k, v := range labels {
+		items = append(items, k+"="+v)
+	}
+	sort.Strings(items)
+	return items
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,6 +21,7 @@ func parseFlags(t *testing.T, args []string) *Flags {
 	t.Helper()
 	f := NewFlags()
 	fs := pflag.NewFlagSet("berth", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // deprecation notices
 	f.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("parse flags %q: %v", args, err)
@@ -104,14 +106,19 @@ func TestLoadGolden(t *testing.T) {
 			"--register-with-taints=dedicated=infra:NoSchedule,gpu:NoExecute",
 			"--root-dir=/srv/berth", "--cert-dir=/srv/berth/pki",
 			"--pod-infra-container-image=registry.example/pause:9",
+			"--cloud-provider=", "--maximum-dead-containers=-1", // defaults are accepted
 		}},
 		{name: "node-flags-invalid", args: []string{
 			"--hostname-override=not_a_dns_name",
 			"--node-ip=10.0.0.5,10.0.0.6",
-			"--node-labels=novalue,kubernetes.io/role=master,bad key=x",
-			"--register-with-taints=a=b:Sometimes,noeffect,c:NoSchedule,c:NoSchedule",
+			"--node-labels=kubernetes.io/role=master,bad key=x",
 			"--root-dir=",
-			"-v=-1",
+			"--max-pods=-1",
+			"--max-open-files=10",
+			"--vmodule=a=1",
+			"--cloud-provider=external",
+			"--runtime-cgroups=/runtime",
+			"--exit-on-lock-contention",
 		}},
 		{name: "kubeconfig-problems", args: []string{
 			"--config=testdata/minimal.yaml",

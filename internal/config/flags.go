@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	cliflag "k8s.io/component-base/cli/flag"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	kubeletapis "k8s.io/kubelet/pkg/apis"
 )
 
@@ -21,27 +25,29 @@ const (
 	DefaultPodInfraContainerImage = "registry.k8s.io/pause:3.10.1"
 )
 
-// Flags holds the upstream kubelet command-line flags berth accepts, as the
-// user typed them. Parsing and validation happen in Load.
+// Flags holds the upstream kubelet command-line flags, as the user typed
+// them: every flag the v1.37 kubelet registers (see flagSupport), plus
+// berth's --pod-infra-container-image. Parsing and validation happen in Load.
 //
 // A Flags is filled by a pflag.FlagSet during parsing and is read-only after
 // that; it is not safe for concurrent mutation.
 type Flags struct {
-	ConfigFile               string
-	ConfigDir                string
-	Kubeconfig               string
-	BootstrapKubeconfig      string
-	HostnameOverride         string
-	NodeIP                   string
-	RootDir                  string
-	CertDir                  string
-	ContainerRuntimeEndpoint string
-	ImageServiceEndpoint     string
-	PodManifestPath          string
-	NodeLabels               []string // "key=value" items
-	RegisterWithTaints       []string // "key=value:Effect" items
-	PodInfraContainerImage   string
-	Verbosity                int
+	ConfigFile             string
+	ConfigDir              string
+	Kubeconfig             string
+	BootstrapKubeconfig    string
+	HostnameOverride       string
+	NodeIP                 string
+	RootDir                string
+	CertDir                string
+	NodeLabels             map[string]string
+	SeccompDefault         bool
+	PodInfraContainerImage string
+
+	// kubelet holds the values of the flags that set KubeletConfiguration
+	// fields (configFlags); Load copies those given explicitly over the
+	// file. Its other fields are only the defaults the help shows.
+	kubelet kubeletconfigv1beta1.KubeletConfiguration
 
 	// fs is the flag set AddFlags registered into; it answers IsSet.
 	fs *pflag.FlagSet
@@ -49,32 +55,44 @@ type Flags struct {
 
 // NewFlags returns Flags holding the upstream defaults.
 func NewFlags() *Flags {
-	return &Flags{
+	f := &Flags{
 		RootDir:                DefaultRootDir,
 		CertDir:                DefaultCertDir,
 		PodInfraContainerImage: DefaultPodInfraContainerImage,
+		NodeLabels:             map[string]string{},
 	}
+	// The help shows the defaults of a command line without --config, as
+	// upstream's: the v1beta1 defaults over its legacy ones.
+	if kc, err := fromObject(legacyDefaults()); err == nil {
+		f.kubelet = *kc
+	}
+	SetDefaults(&f.kubelet)
+	return f
 }
 
-// AddFlags registers the flags under their upstream names into fs, with the
-// current values of f as defaults. IsSet then reports what fs parsed.
+// AddFlags registers every flag under its upstream name, type and default
+// into fs. The usage of each says what berth does with it (flagSupport);
+// config flags are marked deprecated as upstream marks them. IsSet then
+// reports what fs parsed.
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.ConfigFile, "config", f.ConfigFile, "Path to a KubeletConfiguration file (YAML or JSON). Flags override its values.")
-	fs.StringVar(&f.ConfigDir, "config-dir", f.ConfigDir, "Directory of *.conf KubeletConfiguration drop-ins, merged in lexical order over --config.")
-	fs.StringVar(&f.Kubeconfig, "kubeconfig", f.Kubeconfig, "Path to a kubeconfig for the API server (cluster mode: not supported yet).")
-	fs.StringVar(&f.BootstrapKubeconfig, "bootstrap-kubeconfig", f.BootstrapKubeconfig, "Path to a bootstrap kubeconfig (cluster mode: not supported yet).")
-	fs.StringVar(&f.HostnameOverride, "hostname-override", f.HostnameOverride, "Use this string as the node name instead of the actual hostname.")
-	fs.StringVar(&f.NodeIP, "node-ip", f.NodeIP, "IP address (or comma-separated dual-stack IP addresses) of the node.")
-	fs.StringVar(&f.RootDir, "root-dir", f.RootDir, "Directory path for managing berth's files (volume mounts, etc).")
-	fs.StringVar(&f.CertDir, "cert-dir", f.CertDir, "Directory where TLS certs are located (cluster mode).")
-	fs.StringVar(&f.ContainerRuntimeEndpoint, "container-runtime-endpoint", f.ContainerRuntimeEndpoint, "CRI runtime service endpoint; overrides containerRuntimeEndpoint in --config.")
-	fs.StringVar(&f.ImageServiceEndpoint, "image-service-endpoint", f.ImageServiceEndpoint, "CRI image service endpoint; overrides imageServiceEndpoint in --config.")
-	fs.StringVar(&f.PodManifestPath, "pod-manifest-path", f.PodManifestPath, "Static pod file or directory; overrides staticPodPath in --config.")
-	fs.StringSliceVar(&f.NodeLabels, "node-labels", f.NodeLabels, "Labels for the Node object, key=value,... (cluster mode).")
-	fs.StringSliceVar(&f.RegisterWithTaints, "register-with-taints", f.RegisterWithTaints, "Taints for the Node object, key=value:Effect,... (cluster mode).")
-	fs.StringVar(&f.PodInfraContainerImage, "pod-infra-container-image", f.PodInfraContainerImage, "The sandbox (pause) image.")
-	fs.IntVarP(&f.Verbosity, "v", "v", f.Verbosity, "Log verbosity; overrides logging.verbosity in --config.")
+	fs.StringVar(&f.ConfigFile, "config", f.ConfigFile, "")
+	fs.StringVar(&f.ConfigDir, "config-dir", f.ConfigDir, "")
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", f.Kubeconfig, "")
+	fs.StringVar(&f.BootstrapKubeconfig, "bootstrap-kubeconfig", f.BootstrapKubeconfig, "")
+	fs.StringVar(&f.HostnameOverride, "hostname-override", f.HostnameOverride, "")
+	fs.StringVar(&f.NodeIP, "node-ip", f.NodeIP, "")
+	fs.StringVar(&f.CertDir, "cert-dir", f.CertDir, "")
+	fs.StringVar(&f.RootDir, "root-dir", f.RootDir, "")
+	fs.BoolVar(&f.SeccompDefault, "seccomp-default", f.SeccompDefault, "")
+	labels := cliflag.ConfigurationMap(f.NodeLabels)
+	fs.Var(&labels, "node-labels", "")
+	fs.StringVar(&f.PodInfraContainerImage, "pod-infra-container-image", f.PodInfraContainerImage, "")
+	for _, u := range unboundFlags() {
+		u.register(fs)
+	}
+	bindConfigFlags(fs, &f.kubelet)
+	describeFlags(fs)
 }
 
 // IsSet reports whether the flag with the given name (no dashes) was given
@@ -84,6 +102,89 @@ func (f *Flags) IsSet(name string) bool {
 		return false
 	}
 	return f.fs.Changed(name)
+}
+
+// unboundFlag is an upstream flag berth registers but does not honour: it
+// is accepted at its default and rejected otherwise (flagSupport says
+// why), so it needs no field of Flags.
+type unboundFlag struct {
+	Name, Type, Default string
+	// Deprecated is upstream's deprecation notice, if any.
+	Deprecated string
+}
+
+const deprecatedGCFlag = "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version."
+
+// unboundFlags are upstream's KubeletFlags flags berth does not honour, in
+// upstream's order, with upstream's types and defaults (NewKubeletFlags).
+func unboundFlags() []unboundFlag {
+	return []unboundFlag{
+		{"cloud-provider", "string", "", ""},
+		{"lock-file", "string", "", ""},
+		{"exit-on-lock-contention", "bool", "false", ""},
+		{"minimum-container-ttl-duration", "duration", "0s", deprecatedGCFlag},
+		{"maximum-dead-containers-per-container", "int32", "1", deprecatedGCFlag},
+		{"maximum-dead-containers", "int32", "-1", deprecatedGCFlag},
+		{"experimental-mounter-path", "string", "", "will be removed in 1.25 or later. in favor of using CSI."},
+		{"experimental-allocatable-ignore-eviction", "bool", "false", "will be removed in 1.25 or later."},
+		{"runtime-cgroups", "string", "", ""},
+		{"image-credential-provider-config", "string", "", ""},
+		{"image-credential-provider-bin-dir", "string", "", ""},
+	}
+}
+
+// register adds u to fs with a variable of its own; the value is read back
+// through fs.
+func (u unboundFlag) register(fs *pflag.FlagSet) {
+	switch u.Type {
+	case "string":
+		fs.String(u.Name, u.Default, "")
+	case "bool":
+		fs.Bool(u.Name, u.Default == "true", "")
+	case "int32":
+		n, _ := strconv.ParseInt(u.Default, 10, 32)
+		fs.Int32(u.Name, int32(n), "")
+	case "duration":
+		d, _ := time.ParseDuration(u.Default)
+		fs.Duration(u.Name, d, "")
+	default:
+		panic(fmt.Sprintf("unboundFlag %q: unknown type %q", u.Name, u.Type))
+	}
+	fs.Lookup(u.Name).Deprecated = u.Deprecated
+}
+
+// describeFlags sets the usage of every flag in fs from flagSupport, so the
+// help says exactly what berth does, and marks the config flags deprecated
+// as upstream does.
+func describeFlags(fs *pflag.FlagSet) {
+	fields := map[string]string{}
+	for _, c := range configFlags() {
+		fields[c.Name] = c.Field
+	}
+	keep := notDeprecatedFlags()
+	for _, s := range flagSupport() {
+		fl := fs.Lookup(strings.TrimPrefix(s.Name, "--"))
+		if fl == nil {
+			continue
+		}
+		fl.Usage = flagUsage(s, fields[fl.Name])
+		if fields[fl.Name] != "" && !keep[fl.Name] {
+			fl.Deprecated = deprecatedConfigFlag
+		}
+	}
+}
+
+func flagUsage(s FieldSupport, field string) string {
+	var b strings.Builder
+	if field != "" {
+		fmt.Fprintf(&b, "Sets %s of the KubeletConfiguration. ", field)
+	}
+	fmt.Fprintf(&b, "berth: %s", s.Support)
+	if s.Reason != "" {
+		fmt.Fprintf(&b, "; %s", s.Reason)
+	}
+	b.WriteString(".")
+	return b.String()
 }
 
 // parseNodeIPs parses --node-ip: one IP, or a dual-stack pair.

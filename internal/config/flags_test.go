@@ -1,7 +1,9 @@
 package config
 
 import (
+	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,8 +34,8 @@ func TestVerbosityShortAndLongForms(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatalf("parse %q: %v", args, err)
 		}
-		if f.Verbosity != 4 || !f.IsSet("v") {
-			t.Errorf("%q: Verbosity = %d, set = %v", args, f.Verbosity, f.IsSet("v"))
+		if f.kubelet.Logging.Verbosity != 4 || !f.IsSet("v") {
+			t.Errorf("%q: verbosity = %d, set = %v", args, f.kubelet.Logging.Verbosity, f.IsSet("v"))
 		}
 	}
 }
@@ -127,6 +129,34 @@ func TestParseTaints(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("parseTaints(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// TestFlagParseErrors: values upstream's flag types refuse are refused while
+// parsing, as upstream does, naming the flag.
+func TestFlagParseErrors(t *testing.T) {
+	for _, arg := range []string{
+		"-v=-1",
+		"--register-with-taints=a=b:Sometimes",
+		"--register-with-taints=c:NoSchedule,c:NoSchedule",
+		"--address=not-an-ip",
+		"--healthz-bind-address=10.0.0",
+		"--reserved-memory=0:cpu=1",
+		"--reserved-memory=x:memory=1Gi",
+		"--max-pods=many",
+		"--sync-frequency=often",
+		"--feature-gates=A=maybe",
+		"--eviction-hard=memory.available",
+	} {
+		f := NewFlags()
+		fs := pflag.NewFlagSet("berth", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		f.AddFlags(fs)
+		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		err := fs.Parse([]string{arg})
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("parse %q: error %v, want one naming %q", arg, err, name)
 		}
 	}
 }

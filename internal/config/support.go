@@ -1,5 +1,7 @@
 package config
 
+import "strings"
+
 // Support says what berth does with one KubeletConfiguration field or flag.
 type Support int
 
@@ -190,8 +192,35 @@ func kubeletFieldSupport() []FieldSupport {
 // honouredLoggingField is the only logging sub-field berth honours.
 const honouredLoggingField = "verbosity"
 
-// flagSupport lists every flag that Flags registers.
+// flagSupport lists every flag that Flags registers: the flags that are not
+// KubeletConfiguration fields, then one row per configFlags entry, whose
+// status is that of the field it sets (a flag is a way of setting the field,
+// validated and refused exactly as the field in a file).
 func flagSupport() []FieldSupport {
+	rows := plainFlagSupport()
+	fields := map[string]FieldSupport{}
+	for _, f := range kubeletFieldSupport() {
+		fields[f.Name] = f
+	}
+	for _, c := range configFlags() {
+		top, _, _ := strings.Cut(c.Field, ".")
+		row := fields[top]
+		if top == "logging" && c.Field != "logging."+honouredLoggingField {
+			row = FieldSupport{Support: NotImplemented, Reason: "berth honours logging.verbosity only"}
+		}
+		rows = append(rows, FieldSupport{Name: "--" + c.Name, Support: row.Support, Reason: row.Reason})
+	}
+	return rows
+}
+
+const (
+	noCredProvider = "berth has no image credential provider plugins yet"
+	noContainerGC  = "berth does not apply these deprecated container garbage collection limits"
+)
+
+// plainFlagSupport lists the flags that are not KubeletConfiguration fields,
+// in upstream's order (KubeletFlags.AddFlags), then berth's own.
+func plainFlagSupport() []FieldSupport {
 	return []FieldSupport{
 		{"--config", Honoured, "the KubeletConfiguration file (YAML or JSON, strict)"},
 		{"--config-dir", Honoured, "*.conf drop-ins merged in lexical order over --config"},
@@ -199,14 +228,21 @@ func flagSupport() []FieldSupport {
 		{"--bootstrap-kubeconfig", Rejected, "TLS bootstrap is not supported yet: give --kubeconfig with the node's credentials"},
 		{"--hostname-override", Honoured, "the node name (lower-cased)"},
 		{"--node-ip", Honoured, "validated; at most one IPv4 and one IPv6 address"},
-		{"--root-dir", Honoured, "berth's state directory"},
 		{"--cert-dir", Honoured, "where the self-signed serving certificate kubelet.crt/kubelet.key is generated and reused"},
-		{"--container-runtime-endpoint", Honoured, "overrides containerRuntimeEndpoint"},
-		{"--image-service-endpoint", Honoured, "overrides imageServiceEndpoint"},
-		{"--pod-manifest-path", Honoured, "overrides staticPodPath"},
+		{"--cloud-provider", DefaultMatches, "empty: berth has no cloud provider integration"},
+		{"--root-dir", Honoured, "berth's state directory"},
+		{"--seccomp-default", Honoured, "true enables seccompDefault (either one enables it, as upstream)"},
 		{"--node-labels", Honoured, "labels the Node is registered with"},
-		{"--register-with-taints", Honoured, "taints the Node is registered with (overrides registerWithTaints)"},
-		{"--pod-infra-container-image", Honoured, "the sandbox (pause) image"},
-		{"--v", Honoured, "log verbosity; overrides logging.verbosity"},
+		{"--lock-file", NotImplemented, "berth takes no lock file yet"},
+		{"--exit-on-lock-contention", NotImplemented, "berth takes no lock file yet"},
+		{"--minimum-container-ttl-duration", NotImplemented, noContainerGC},
+		{"--maximum-dead-containers-per-container", NotImplemented, noContainerGC},
+		{"--maximum-dead-containers", NotImplemented, noContainerGC},
+		{"--experimental-mounter-path", DefaultMatches, "empty: the default mount"},
+		{"--experimental-allocatable-ignore-eviction", DefaultMatches, "false: " + noAlloc},
+		{"--runtime-cgroups", DefaultMatches, "empty: berth does not move the runtime into a cgroup"},
+		{"--image-credential-provider-config", NotImplemented, noCredProvider},
+		{"--image-credential-provider-bin-dir", NotImplemented, noCredProvider},
+		{"--pod-infra-container-image", Honoured, "the sandbox (pause) image (berth's own: removed upstream)"},
 	}
 }

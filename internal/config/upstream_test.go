@@ -3,7 +3,6 @@ package config
 import (
 	"go/ast"
 	"go/token"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -61,12 +60,29 @@ var berthOnlyFlags = map[string]string{
 	"pod-infra-container-image": "removed upstream",
 }
 
-// upstreamFlags returns the names of the flags the upstream kubelet
-// registers: the second argument of every fs.XxxVar(P) call in its options
-// package, and in component-base's logging options (-v).
-func upstreamFlags(t *testing.T) map[string]bool {
+// upstreamFlag is one flag registration in upstream's source.
+type upstreamFlag struct {
+	// Func is the registering method: StringVar, Int32Var, Var, VarP...
+	Func string
+	// Value is, for Var and VarP, the value's constructor or type
+	// (cliflag.NewMapStringString, utilflag.IPVar, VerbosityLevelPflag).
+	Value string
+	// Root is the variable the bound field hangs off (c: a configuration,
+	// f or o: KubeletFlags), Path the field's Go path from it
+	// ("Authentication.Webhook.CacheTTL"), without a trailing ".Duration".
+	Root, Path string
+	// Logging is true for component-base's logging flags, whose c is the
+	// KubeletConfiguration's logging field.
+	Logging bool
+	Node    upstreamsrc.Node
+}
+
+// upstreamFlags returns the flags the upstream kubelet registers, by name:
+// every fs.XxxVar(P) call in its options package and in component-base's
+// logging options (-v, --vmodule...).
+func upstreamFlags(t *testing.T) map[string]upstreamFlag {
 	src := upstreamsrc.New(t)
-	out := map[string]bool{}
+	out := map[string]upstreamFlag{}
 	for _, pkg := range []string{"k8s.io/kubernetes/cmd/kubelet/app/options", "k8s.io/component-base/logs/api/v1"} {
 		for _, f := range src.Files(pkg) {
 			calls := f.CallsTo(func(_, fn string) bool { return strings.HasSuffix(fn, "Var") || strings.HasSuffix(fn, "VarP") })
@@ -75,19 +91,93 @@ func upstreamFlags(t *testing.T) map[string]bool {
 				if len(call.Args) < 2 {
 					continue
 				}
-				if lit, ok := call.Args[1].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					name, err := strconv.Unquote(lit.Value)
-					if err == nil {
-						out[name] = true
+				switch call.Args[1].(type) {
+				case *ast.BasicLit, *ast.Ident, *ast.SelectorExpr:
+				default:
+					continue
+				}
+				u := upstreamFlag{Func: call.Fun.(*ast.SelectorExpr).Sel.Name, Node: c, Logging: strings.HasPrefix(pkg, "k8s.io/component-base")}
+				u.Root, u.Path = boundField(call.Args[0])
+				if id, ok := call.Args[0].(*ast.UnaryExpr); ok && u.Root == "" {
+					// fs.Var(&bindableNodeLabels, ...): a local copy of
+					// f.NodeLabels, made the statement before.
+					if x, ok := id.X.(*ast.Ident); ok && x.Name == "bindableNodeLabels" {
+						u.Root, u.Path = "f", "NodeLabels"
 					}
 				}
+				if u.Func == "Var" || u.Func == "VarP" {
+					u.Value = valueName(call.Args[0])
+				}
+				out[c.Arg(1).AsString()] = u
 			}
 		}
 	}
-	if !out["root-dir"] || !out["v"] {
-		t.Fatalf("found %d upstream flags without root-dir or v: upstream registers its flags differently, update the test", len(out))
+	if _, ok := out["root-dir"]; !ok {
+		t.Fatalf("found %d upstream flags without root-dir: upstream registers its flags differently, update the test", len(out))
+	}
+	if _, ok := out["v"]; !ok {
+		t.Fatalf("found %d upstream flags without v: upstream registers its flags differently, update the test", len(out))
 	}
 	return out
+}
+
+// boundField finds the first &x.A.B in e and returns x and "A.B", with a
+// trailing .Duration (metav1.Duration's) dropped.
+func boundField(e ast.Expr) (root, path string) {
+	ast.Inspect(e, func(n ast.Node) bool {
+		u, ok := n.(*ast.UnaryExpr)
+		if !ok || u.Op != token.AND || root != "" {
+			return root == ""
+		}
+		if _, ok := u.X.(*ast.SelectorExpr); !ok {
+			return true // &utilflag.IPVar{Val: &c.Address}: look inside
+		}
+		var parts []string
+		x := u.X
+		for {
+			sel, ok := x.(*ast.SelectorExpr)
+			if !ok {
+				break
+			}
+			parts = append([]string{sel.Sel.Name}, parts...)
+			x = sel.X
+		}
+		if id, ok := x.(*ast.Ident); ok && len(parts) > 0 {
+			root = id.Name
+			for len(parts) > 1 && parts[len(parts)-1] == "Duration" {
+				parts = parts[:len(parts)-1]
+			}
+			path = strings.Join(parts, ".")
+		}
+		return false
+	})
+	return root, path
+}
+
+// valueName names the pflag.Value a Var call registers: the called
+// constructor or the composite literal's type, without its package.
+func valueName(e ast.Expr) string {
+	if u, ok := e.(*ast.UnaryExpr); ok {
+		e = u.X
+	}
+	var x ast.Expr
+	switch v := e.(type) {
+	case *ast.CallExpr:
+		x = v.Fun
+	case *ast.CompositeLit:
+		x = v.Type
+	case *ast.Ident:
+		return "ident:" + v.Name
+	case *ast.SelectorExpr:
+		return "field"
+	}
+	switch v := x.(type) {
+	case *ast.SelectorExpr:
+		return v.Sel.Name
+	case *ast.Ident:
+		return v.Name
+	}
+	return ""
 }
 
 // TestFlagsMatchUpstream checks that every flag berth accepts is one the
@@ -98,9 +188,9 @@ func TestFlagsMatchUpstream(t *testing.T) {
 		name := strings.TrimPrefix(f.Name, "--")
 		why, berthOnly := berthOnlyFlags[name]
 		switch {
-		case berthOnly && upstream[name]:
+		case berthOnly && upstream[name].Func != "":
 			t.Errorf("--%s is upstream's again: drop it from berthOnlyFlags (%s)", name, why)
-		case !berthOnly && !upstream[name]:
+		case !berthOnly && upstream[name].Func == "":
 			t.Errorf("--%s is not an upstream kubelet flag", name)
 		}
 	}
