@@ -53,6 +53,12 @@ type deps struct {
 // 0 on success or a signal-initiated stop, 1 on any error.
 func run(ctx context.Context, args []string, d deps) int {
 	cmd := newCommand(d)
+	cmd.InitDefaultHelpFlag()
+	// pflag stops at the first unknown flag; report them all at once.
+	if err := config.CheckArgs(cmd.Flags(), args); err != nil {
+		fmt.Fprintf(d.stderr, "berth: %v (see berth --help)\n", err)
+		return 1
+	}
 	cmd.SetArgs(args)
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(d.stderr, "berth: %v\n", err)

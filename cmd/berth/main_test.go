@@ -62,10 +62,31 @@ func TestHelp(t *testing.T) {
 	if code := h.run(context.Background(), nil, "--help"); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
-	for _, want := range []string{"Usage:", "--config-dir", "--pod-infra-container-image", "-v, --v"} {
+	for _, want := range []string{"Usage:", "--config-dir", "--pod-infra-container-image", "-v, --v", "--max-pods int32", "--cloud-provider string"} {
 		if !strings.Contains(h.stdout.String(), want) {
 			t.Errorf("help does not mention %q:\n%s", want, h.stdout.String())
 		}
+	}
+	for _, line := range strings.Split(h.stdout.String(), "\n") {
+		if strings.Contains(line, "--kubeconfig string") && (strings.Contains(line, "not supported") || !strings.Contains(line, "honoured")) {
+			t.Errorf("help on --kubeconfig, which berth honours: %q", line)
+		}
+	}
+}
+
+func TestUnknownFlagsReportedTogether(t *testing.T) {
+	var h harness
+	if code := h.run(context.Background(), nil, "--max-pod=3", "--network-plugin=cni", "--config=/c.yaml", "--fail-swap"); code != 1 {
+		t.Fatalf("exit code %d, want 1", code)
+	}
+	want := "berth: unknown flags (3): --max-pod (did you mean --max-pods (KubeletConfiguration maxPods)?); " +
+		"--network-plugin (removed upstream in v1.24 with dockershim: networking is the CRI runtime's job); " +
+		"--fail-swap (did you mean --fail-swap-on (KubeletConfiguration failSwapOn)?) (see berth --help)\n"
+	if got := h.stderr.String(); got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+	if h.agentCfg != nil {
+		t.Error("the agent was started")
 	}
 }
 

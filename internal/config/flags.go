@@ -74,8 +74,11 @@ func NewFlags() *Flags {
 // into fs. The usage of each says what berth does with it (flagSupport);
 // config flags are marked deprecated as upstream marks them. IsSet then
 // reports what fs parsed.
+//
+// Like upstream, fs takes "_" for "-" in flag names (--max_pods).
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	f.fs = fs
+	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	fs.StringVar(&f.ConfigFile, "config", f.ConfigFile, "")
 	fs.StringVar(&f.ConfigDir, "config-dir", f.ConfigDir, "")
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", f.Kubeconfig, "")

@@ -160,3 +160,51 @@ func TestFlagParseErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // "" for no error
+	}{
+		{name: "all known", args: []string{"--config", "/c", "-v", "3", "--max-pods=5", "--register-node", "--max_pods=6", "pos", "--", "--nope"}},
+		{name: "a value that looks like a flag", args: []string{"--hostname-override", "--nope"}},
+		{name: "all unknown flags at once, with suggestions", args: []string{
+			"--max-pod=5", "--kubeconfg", "/k", "--container-runtime=remote", "--network-plugin=cni",
+			"--node-status-report-frequency=1m", "--static-pod-path", "/x", "--zzzzzz", "-q",
+		}, want: "unknown flags (8): " +
+			"--max-pod (did you mean --max-pods (KubeletConfiguration maxPods)?); " +
+			"--kubeconfg (did you mean --kubeconfig?); " +
+			"--container-runtime (removed upstream in v1.27: the runtime is always a CRI one, give --container-runtime-endpoint); " +
+			"--network-plugin (removed upstream in v1.24 with dockershim: networking is the CRI runtime's job); " +
+			"--node-status-report-frequency (set nodeStatusReportFrequency in --config; did you mean --node-status-update-frequency (KubeletConfiguration nodeStatusUpdateFrequency)?); " +
+			"--static-pod-path (set staticPodPath in --config); " +
+			"--zzzzzz; -q"},
+		{name: "long names are cut", args: []string{"--" + strings.Repeat("x", 200)},
+			want: "unknown flags (1): --" + strings.Repeat("x", maxFlagName-2) + "..."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("berth", pflag.ContinueOnError)
+			NewFlags().AddFlags(fs)
+			got := ""
+			if err := CheckArgs(fs, tc.args); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("CheckArgs(%q) (-want +got):\n%s", tc.args, diff)
+			}
+		})
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"max-pod", "max-pods", 1}, {"flaw", "lawn", 2}} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

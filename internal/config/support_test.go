@@ -174,3 +174,22 @@ func TestLoggingVerbosityIsHonoured(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestHelpStatesSupport: every flag's help says what berth does with it,
+// from flagSupport, so the help cannot claim more (or less) than the code.
+func TestHelpStatesSupport(t *testing.T) {
+	fs := registeredFlags(t)
+	for _, s := range flagSupport() {
+		fl := fs.Lookup(strings.TrimPrefix(s.Name, "--"))
+		if fl == nil {
+			t.Errorf("%s: not registered", s.Name)
+			continue
+		}
+		if want := "berth: " + s.Support.String() + "; " + s.Reason; !strings.Contains(fl.Usage, want) {
+			t.Errorf("%s: usage %q does not say %q", s.Name, fl.Usage, want)
+		}
+		if s.Support == Honoured && strings.Contains(fl.Usage, "not supported") {
+			t.Errorf("%s is honoured, its usage says %q", s.Name, fl.Usage)
+		}
+	}
+}
