@@ -7,7 +7,17 @@
 // pure function of its inputs and is tested by golden files in testdata/.
 //
 // File map:
-//   - flags.go:    Flags, the upstream flag names, and their parsers.
+//   - flags.go:    Flags: every upstream kubelet flag (and berth's
+//     --pod-infra-container-image) registered with upstream's names, types
+//     and defaults, their help from support.go, and the node flags' parsers.
+//   - configflags.go: configFlags, the flags that set a KubeletConfiguration
+//     field (upstream's AddKubeletConfigFlags), and their bindings.
+//   - flagvalues.go: the pflag values of upstream's pkg/util/flag berth needs.
+//   - flagapply.go: flags given on the command line over the file and the
+//     drop-ins; refusing the flags berth does not honour; naming the flag
+//     in problems about the field it set.
+//   - unknownflags.go: CheckArgs, every unknown flag in one error, with the
+//     nearest flag, the field to set, or why upstream removed it.
 //   - decode.go:   strict decoding of a KubeletConfiguration, --config-dir merging.
 //   - defaults.go: SetDefaults, berth's copy of the upstream v1beta1 defaults.
 //   - support.go:  which KubeletConfiguration fields and flags berth honours.
@@ -18,4 +28,6 @@
 // KubernetesVersion is the k8s.io/kubernetes that tools/kube pins, berth's
 // staging modules are that release's, and the defaults upstream keeps as
 // data (evictionHard, the root and certificate directories) are its own.
+// flagtable_test.go pins every flag (name, type, the field it sets, the
+// KubeletFlags defaults) to upstream's cmd/kubelet/app/options.
 package config
