@@ -92,6 +92,7 @@ rejected at start-up, never silently ignored.`,
 	cmd.SetOut(d.stdout)
 	cmd.SetErr(d.stderr)
 	flags.AddFlags(cmd.Flags())
+	cmd.Flags().SetOutput(d.stderr) // upstream's deprecation notices
 	cmd.Flags().BoolVar(&showVersion, "version", false, "Print the berth version and the Kubernetes version it speaks, then exit.")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see berth --help)", err)

@@ -176,3 +176,19 @@ func TestAgentErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigFlagOverridesFile: a flag aliasing a KubeletConfiguration field
+// overrides the file, with upstream's deprecation notice on stderr.
+func TestConfigFlagOverridesFile(t *testing.T) {
+	files := fstest.MapFS{"c.yaml": {Data: []byte(header + "maxPods: 50\n")}}
+	var h harness
+	if code := h.run(context.Background(), files, "--config=/c.yaml", "--max_pods=20"); code != 0 {
+		t.Fatalf("exit code %d, stderr %q", code, h.stderr.String())
+	}
+	if got := h.agentCfg.Kubelet.MaxPods; got != 20 {
+		t.Errorf("maxPods = %d, want 20 from --max-pods over the file's 50", got)
+	}
+	if want := "Flag --max_pods has been deprecated, This parameter should be set via the config file"; !strings.Contains(h.stderr.String(), want) {
+		t.Errorf("stderr %q does not contain %q", h.stderr.String(), want)
+	}
+}

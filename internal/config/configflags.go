@@ -150,6 +150,28 @@ func newPtr[T any](p **T) *T {
 	return *p
 }
 
+// boolPtrVar and its siblings bind a flag to a pointer field, its default
+// the value pointed to (zero when the pointer was nil).
+func boolPtrVar(fs *pflag.FlagSet, pp **bool, name string) {
+	p := newPtr(pp)
+	fs.BoolVar(p, name, *p, "")
+}
+
+func int32PtrVar(fs *pflag.FlagSet, pp **int32, name string) {
+	p := newPtr(pp)
+	fs.Int32Var(p, name, *p, "")
+}
+
+func int64PtrVar(fs *pflag.FlagSet, pp **int64, name string) {
+	p := newPtr(pp)
+	fs.Int64Var(p, name, *p, "")
+}
+
+func stringPtrVar(fs *pflag.FlagSet, pp **string, name string) {
+	p := newPtr(pp)
+	fs.StringVar(p, name, *p, "")
+}
+
 // bindConfigFlags registers every flag of configFlags into fs, bound to the
 // fields of c (which holds the defaults the help shows), with upstream's
 // types. Usage strings are set afterwards from the support table.
@@ -164,13 +186,13 @@ func bindConfigFlags(fs *pflag.FlagSet, c *kubeletconfigv1beta1.KubeletConfigura
 		fs.BoolVar(&c.Logging.Options.JSON.SplitStream, "log-json-split-stream", false, "")
 		fs.Var(&c.Logging.Options.JSON.InfoBufferSize, "log-json-info-buffer-size", "")
 	}
-	fs.BoolVar(newPtr(&c.RegisterNode), "register-node", *newPtr(&c.RegisterNode), "")
+	boolPtrVar(fs, &c.RegisterNode, "register-node")
 	fs.Var(&taintsValue{taints: &c.RegisterWithTaints}, "register-with-taints", "")
 }
 
 func bindServerFlags(fs *pflag.FlagSet, c *kubeletconfigv1beta1.KubeletConfiguration) {
-	fs.BoolVar(newPtr(&c.EnableServer), "enable-server", *c.EnableServer, "")
-	fs.BoolVar(newPtr(&c.FailSwapOn), "fail-swap-on", *c.FailSwapOn, "")
+	boolPtrVar(fs, &c.EnableServer, "enable-server")
+	boolPtrVar(fs, &c.FailSwapOn, "fail-swap-on")
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "")
 	fs.DurationVar(&c.SyncFrequency.Duration, "sync-frequency", c.SyncFrequency.Duration, "")
 	fs.DurationVar(&c.FileCheckFrequency.Duration, "file-check-frequency", c.FileCheckFrequency.Duration, "")
@@ -180,11 +202,11 @@ func bindServerFlags(fs *pflag.FlagSet, c *kubeletconfigv1beta1.KubeletConfigura
 	fs.Var(&ipValue{ip: &c.Address}, "address", "")
 	fs.Int32Var(&c.Port, "port", c.Port, "")
 	fs.Int32Var(&c.ReadOnlyPort, "read-only-port", c.ReadOnlyPort, "")
-	fs.BoolVar(newPtr(&c.FailCgroupV1), "fail-cgroupv1", *c.FailCgroupV1, "")
+	boolPtrVar(fs, &c.FailCgroupV1, "fail-cgroupv1")
 	fs.StringVar(&c.ContainerRuntimeEndpoint, "container-runtime-endpoint", c.ContainerRuntimeEndpoint, "")
 	fs.StringVar(&c.ImageServiceEndpoint, "image-service-endpoint", c.ImageServiceEndpoint, "")
-	fs.BoolVar(newPtr(&c.Authentication.Anonymous.Enabled), "anonymous-auth", *c.Authentication.Anonymous.Enabled, "")
-	fs.BoolVar(newPtr(&c.Authentication.Webhook.Enabled), "authentication-token-webhook", *c.Authentication.Webhook.Enabled, "")
+	boolPtrVar(fs, &c.Authentication.Anonymous.Enabled, "anonymous-auth")
+	boolPtrVar(fs, &c.Authentication.Webhook.Enabled, "authentication-token-webhook")
 	fs.DurationVar(&c.Authentication.Webhook.CacheTTL.Duration, "authentication-token-webhook-cache-ttl", c.Authentication.Webhook.CacheTTL.Duration, "")
 	fs.StringVar(&c.Authentication.X509.ClientCAFile, "client-ca-file", c.Authentication.X509.ClientCAFile, "")
 	fs.StringVar((*string)(&c.Authorization.Mode), "authorization-mode", string(c.Authorization.Mode), "")
@@ -196,15 +218,15 @@ func bindServerFlags(fs *pflag.FlagSet, c *kubeletconfigv1beta1.KubeletConfigura
 	fs.StringSliceVar(&c.TLSCipherSuites, "tls-cipher-suites", c.TLSCipherSuites, "")
 	fs.StringVar(&c.TLSMinVersion, "tls-min-version", c.TLSMinVersion, "")
 	fs.BoolVar(&c.RotateCertificates, "rotate-certificates", c.RotateCertificates, "")
-	fs.Int32Var(newPtr(&c.RegistryPullQPS), "registry-qps", *c.RegistryPullQPS, "")
+	int32PtrVar(fs, &c.RegistryPullQPS, "registry-qps")
 	fs.Int32Var(&c.RegistryBurst, "registry-burst", c.RegistryBurst, "")
-	fs.Int32Var(newPtr(&c.EventRecordQPS), "event-qps", *c.EventRecordQPS, "")
+	int32PtrVar(fs, &c.EventRecordQPS, "event-qps")
 	fs.Int32Var(&c.EventBurst, "event-burst", c.EventBurst, "")
-	fs.BoolVar(newPtr(&c.EnableDebuggingHandlers), "enable-debugging-handlers", *c.EnableDebuggingHandlers, "")
+	boolPtrVar(fs, &c.EnableDebuggingHandlers, "enable-debugging-handlers")
 	fs.BoolVar(&c.EnableContentionProfiling, "contention-profiling", c.EnableContentionProfiling, "")
-	fs.Int32Var(newPtr(&c.HealthzPort), "healthz-port", *c.HealthzPort, "")
+	int32PtrVar(fs, &c.HealthzPort, "healthz-port")
 	fs.Var(&ipValue{ip: &c.HealthzBindAddress}, "healthz-bind-address", "")
-	fs.Int32Var(newPtr(&c.OOMScoreAdj), "oom-score-adj", *c.OOMScoreAdj, "")
+	int32PtrVar(fs, &c.OOMScoreAdj, "oom-score-adj")
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "")
 	fs.StringVar(&c.VolumePluginDir, "volume-plugin-dir", c.VolumePluginDir, "")
 	fs.StringSliceVar(&c.ClusterDNS, "cluster-dns", c.ClusterDNS, "")
@@ -214,14 +236,14 @@ func bindServerFlags(fs *pflag.FlagSet, c *kubeletconfigv1beta1.KubeletConfigura
 
 func bindNodeFlags(fs *pflag.FlagSet, c *kubeletconfigv1beta1.KubeletConfiguration) {
 	fs.DurationVar(&c.ImageMinimumGCAge.Duration, "minimum-image-ttl-duration", c.ImageMinimumGCAge.Duration, "")
-	fs.Int32Var(newPtr(&c.ImageGCHighThresholdPercent), "image-gc-high-threshold", *c.ImageGCHighThresholdPercent, "")
-	fs.Int32Var(newPtr(&c.ImageGCLowThresholdPercent), "image-gc-low-threshold", *c.ImageGCLowThresholdPercent, "")
+	int32PtrVar(fs, &c.ImageGCHighThresholdPercent, "image-gc-high-threshold")
+	int32PtrVar(fs, &c.ImageGCLowThresholdPercent, "image-gc-low-threshold")
 	fs.DurationVar(&c.VolumeStatsAggPeriod.Duration, "volume-stats-agg-period", c.VolumeStatsAggPeriod.Duration, "")
 	fs.Var(cliflag.NewMapStringBool(&c.FeatureGates), "feature-gates", "")
 	fs.StringVar(&c.KubeletCgroups, "kubelet-cgroups", c.KubeletCgroups, "")
 	fs.StringVar(&c.SystemCgroups, "system-cgroups", c.SystemCgroups, "")
 	fs.StringVar(&c.ProviderID, "provider-id", c.ProviderID, "")
-	fs.BoolVar(newPtr(&c.CgroupsPerQOS), "cgroups-per-qos", *c.CgroupsPerQOS, "")
+	boolPtrVar(fs, &c.CgroupsPerQOS, "cgroups-per-qos")
 	fs.StringVar(&c.CgroupDriver, "cgroup-driver", c.CgroupDriver, "")
 	fs.StringVar(&c.CgroupRoot, "cgroup-root", c.CgroupRoot, "")
 	fs.StringVar(&c.CPUManagerPolicy, "cpu-manager-policy", c.CPUManagerPolicy, "")
@@ -233,24 +255,25 @@ func bindNodeFlags(fs *pflag.FlagSet, c *kubeletconfigv1beta1.KubeletConfigurati
 	fs.StringVar(&c.HairpinMode, "hairpin-mode", c.HairpinMode, "")
 	fs.Int32Var(&c.MaxPods, "max-pods", c.MaxPods, "")
 	fs.StringVar(&c.PodCIDR, "pod-cidr", c.PodCIDR, "")
-	fs.Int64Var(newPtr(&c.PodPidsLimit), "pod-max-pids", *c.PodPidsLimit, "")
-	fs.StringVar(newPtr(&c.ResolverConfig), "resolv-conf", *c.ResolverConfig, "")
+	int64PtrVar(fs, &c.PodPidsLimit, "pod-max-pids")
+	stringPtrVar(fs, &c.ResolverConfig, "resolv-conf")
 	fs.BoolVar(&c.RunOnce, "runonce", c.RunOnce, "")
-	fs.BoolVar(newPtr(&c.CPUCFSQuota), "cpu-cfs-quota", *c.CPUCFSQuota, "")
-	fs.DurationVar(&newPtr(&c.CPUCFSQuotaPeriod).Duration, "cpu-cfs-quota-period", c.CPUCFSQuotaPeriod.Duration, "")
-	fs.BoolVar(newPtr(&c.EnableControllerAttachDetach), "enable-controller-attach-detach", *c.EnableControllerAttachDetach, "")
-	fs.BoolVar(newPtr(&c.MakeIPTablesUtilChains), "make-iptables-util-chains", *c.MakeIPTablesUtilChains, "")
+	boolPtrVar(fs, &c.CPUCFSQuota, "cpu-cfs-quota")
+	period := newPtr(&c.CPUCFSQuotaPeriod)
+	fs.DurationVar(&period.Duration, "cpu-cfs-quota-period", period.Duration, "")
+	boolPtrVar(fs, &c.EnableControllerAttachDetach, "enable-controller-attach-detach")
+	boolPtrVar(fs, &c.MakeIPTablesUtilChains, "make-iptables-util-chains")
 	fs.StringVar(&c.ContainerLogMaxSize, "container-log-max-size", c.ContainerLogMaxSize, "")
-	fs.Int32Var(newPtr(&c.ContainerLogMaxFiles), "container-log-max-files", *c.ContainerLogMaxFiles, "")
+	int32PtrVar(fs, &c.ContainerLogMaxFiles, "container-log-max-files")
 	fs.StringSliceVar(&c.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", c.AllowedUnsafeSysctls, "")
-	fs.Int32Var(newPtr(&c.NodeStatusMaxImages), "node-status-max-images", *c.NodeStatusMaxImages, "")
+	int32PtrVar(fs, &c.NodeStatusMaxImages, "node-status-max-images")
 	fs.BoolVar(&c.KernelMemcgNotification, "kernel-memcg-notification", c.KernelMemcgNotification, "")
-	fs.BoolVar(newPtr(&c.LocalStorageCapacityIsolation), "local-storage-capacity-isolation", *c.LocalStorageCapacityIsolation, "")
+	boolPtrVar(fs, &c.LocalStorageCapacityIsolation, "local-storage-capacity-isolation")
 	fs.Int64Var(&c.MaxOpenFiles, "max-open-files", c.MaxOpenFiles, "")
 	fs.StringVar(&c.ContentType, "kube-api-content-type", c.ContentType, "")
-	fs.Int32Var(newPtr(&c.KubeAPIQPS), "kube-api-qps", *c.KubeAPIQPS, "")
+	int32PtrVar(fs, &c.KubeAPIQPS, "kube-api-qps")
 	fs.Int32Var(&c.KubeAPIBurst, "kube-api-burst", c.KubeAPIBurst, "")
-	fs.BoolVar(newPtr(&c.SerializeImagePulls), "serialize-image-pulls", *c.SerializeImagePulls, "")
+	boolPtrVar(fs, &c.SerializeImagePulls, "serialize-image-pulls")
 }
 
 func bindResourceFlags(fs *pflag.FlagSet, c *kubeletconfigv1beta1.KubeletConfiguration) {

@@ -88,6 +88,9 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.CertDir, "cert-dir", f.CertDir, "")
 	fs.StringVar(&f.RootDir, "root-dir", f.RootDir, "")
 	fs.BoolVar(&f.SeccompDefault, "seccomp-default", f.SeccompDefault, "")
+	if f.NodeLabels == nil {
+		f.NodeLabels = map[string]string{}
+	}
 	labels := cliflag.ConfigurationMap(f.NodeLabels)
 	fs.Var(&labels, "node-labels", "")
 	fs.StringVar(&f.PodInfraContainerImage, "pod-infra-container-image", f.PodInfraContainerImage, "")
