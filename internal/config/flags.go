@@ -136,6 +136,9 @@ func unboundFlags() []unboundFlag {
 		{"runtime-cgroups", "string", "", ""},
 		{"image-credential-provider-config", "string", "", ""},
 		{"image-credential-provider-bin-dir", "string", "", ""},
+		// AddGlobalFlags: cAdvisor's housekeeping_interval, default
+		// overridden by pkg/kubelet/cadvisor.
+		{"housekeeping-interval", "duration", "10s", ""},
 	}
 }
 

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"go/ast"
+	"go/token"
 	"io"
 	"reflect"
 	"strconv"
@@ -117,6 +119,12 @@ func TestFlagTableMatchesUpstream(t *testing.T) {
 			if want := kubeletFlagsDefault(newFlags, u.Path, fl.Value.Type()); fl.DefValue != want {
 				t.Errorf("--%s: default %q, upstream NewKubeletFlags %q", name, fl.DefValue, want)
 			}
+		case "cadvisor":
+			// Default: pkg/kubelet/cadvisor's defaultHousekeepingInterval.
+			v := upstreamsrc.New(t).Value("k8s.io/kubernetes/pkg/kubelet/cadvisor", "defaultHousekeepingInterval")
+			if want := secondsExpr(t, v.Node); fl.DefValue != want || !plain[name] {
+				t.Errorf("--%s: default %q, upstream %q; want it in plainFlagSupport", name, fl.DefValue, want)
+			}
 		default:
 			t.Errorf("--%s: upstream binds it to %s.%s, which this test does not know", name, u.Root, u.Path)
 		}
@@ -231,4 +239,21 @@ func valueAt(t *testing.T, kc *kubeletconfigv1beta1.KubeletConfiguration, path s
 		v = v.Elem()
 	}
 	return v
+}
+
+// secondsExpr evaluates "N * time.Second" to a duration string; upstreamsrc
+// does not resolve the standard library's constants.
+func secondsExpr(t *testing.T, n ast.Node) string {
+	t.Helper()
+	if e, ok := n.(*ast.BinaryExpr); ok && e.Op == token.MUL {
+		lit, okX := e.X.(*ast.BasicLit)
+		sel, okY := e.Y.(*ast.SelectorExpr)
+		if okX && okY && sel.Sel.Name == "Second" {
+			if s, err := strconv.Atoi(lit.Value); err == nil {
+				return (time.Duration(s) * time.Second).String()
+			}
+		}
+	}
+	t.Fatalf("%T is not N * time.Second: update the test", n)
+	return ""
 }

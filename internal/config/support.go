@@ -243,6 +243,7 @@ func plainFlagSupport() []FieldSupport {
 		{"--runtime-cgroups", DefaultMatches, "empty: berth does not move the runtime into a cgroup"},
 		{"--image-credential-provider-config", NotImplemented, noCredProvider},
 		{"--image-credential-provider-bin-dir", NotImplemented, noCredProvider},
+		{"--housekeeping-interval", NotImplemented, "berth has no cAdvisor housekeeping"},
 		{"--pod-infra-container-image", Honoured, "the sandbox (pause) image (berth's own: removed upstream)"},
 	}
 }

@@ -112,6 +112,31 @@ func upstreamFlags(t *testing.T) map[string]upstreamFlag {
 			}
 		}
 	}
+	// AddGlobalFlags re-registers cAdvisor's Go flags:
+	// register(global, local, cadvisorflags.HousekeepingInterval).
+	for _, f := range src.Files("k8s.io/kubernetes/cmd/kubelet/app/options") {
+		ast.Inspect(f.Node, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "register" || len(call.Args) != 3 {
+				return true
+			}
+			sel, ok := call.Args[2].(*ast.SelectorExpr)
+			if !ok || sel.X.(*ast.Ident).Name != "cadvisorflags" {
+				t.Fatalf("upstream registers a global flag with %T, update the test", call.Args[2])
+			}
+			// The constants are cAdvisor's flag names (which tools/kube does
+			// not download): known ones only, so a new one fails here.
+			name, known := map[string]string{"HousekeepingInterval": "housekeeping-interval"}[sel.Sel.Name]
+			if !known {
+				t.Fatalf("upstream registers cAdvisor's %s too: add it to berth and to this test", sel.Sel.Name)
+			}
+			out[name] = upstreamFlag{Func: "DurationVar", Root: "cadvisor", Path: sel.Sel.Name}
+			return true
+		})
+	}
 	if _, ok := out["root-dir"]; !ok {
 		t.Fatalf("found %d upstream flags without root-dir: upstream registers its flags differently, update the test", len(out))
 	}
