@@ -92,7 +92,7 @@ func TestUnknownFlagsReportedTogether(t *testing.T) {
 
 func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	files := fstest.MapFS{
-		"bad.yaml":  {Data: []byte(header + "evictionHard: {memory.available: 1Gi}\nfailSwapOn: false\n")},
+		"bad.yaml":  {Data: []byte(header + "evictionHard: {memory.available: 1Gi}\nserializeImagePulls: false\n")},
 		"typo.yaml": {Data: []byte(header + "staticPodDir: /etc/m\n")},
 		"good.yaml": {Data: []byte(header)},
 	}
@@ -104,14 +104,14 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 		{"unsupported fields", []string{"--config=/bad.yaml"}, []string{
 			`berth: invalid configuration (2 problems):`,
 			`kubeletConfiguration field "evictionHard": not supported by berth yet (only the default is accepted)`,
-			`kubeletConfiguration field "failSwapOn": not supported by berth yet`,
+			`kubeletConfiguration field "serializeImagePulls": not supported by berth yet`,
 		}},
 		{"unknown field", []string{"--config=/typo.yaml"}, []string{`unknown field "staticPodDir"`}},
 		{"missing file", []string{"--config=/nope.yaml"}, []string{`read config file "/nope.yaml"`}},
 		{"missing kubeconfig", []string{"--config=/good.yaml", "--kubeconfig=/k"}, []string{`flag --kubeconfig: read "/k"`}},
 		{"bootstrap kubeconfig", []string{"--config=/good.yaml", "--bootstrap-kubeconfig=/b"}, []string{"flag --bootstrap-kubeconfig: TLS bootstrap is not supported yet"}},
-		{"unsupported field by flag", []string{"--config=/good.yaml", "--fail-swap-on=false"}, []string{
-			`flag --fail-swap-on sets kubeletConfiguration field "failSwapOn": not supported by berth yet`,
+		{"unsupported field by flag", []string{"--config=/good.yaml", "--serialize-image-pulls=false"}, []string{
+			`flag --serialize-image-pulls sets kubeletConfiguration field "serializeImagePulls": not supported by berth yet`,
 		}},
 		{"unknown flag", []string{"--no-such-flag"}, []string{"--no-such-flag", "berth --help"}},
 		{"bad flag value", []string{"-v=loud"}, []string{`invalid argument "loud"`}},

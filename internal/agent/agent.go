@@ -125,6 +125,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
+	if err := machine.CheckSwap(ptr.Deref(cfg.Kubelet.FailSwapOn, true), inputs.Machine()); err != nil {
+		return err
+	}
 	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock); err != nil {
 		return err
 	}

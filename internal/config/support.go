@@ -146,7 +146,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"iptablesMasqueradeBit", NotImplemented, "berth creates no iptables chains"},
 		{"iptablesDropBit", NotImplemented, "berth creates no iptables chains"},
 		{"featureGates", DefaultMatches, "empty: berth has no feature gates; v1.37 defaults apply"},
-		{"failSwapOn", NotImplemented, "berth does not check for swap yet"},
+		{"failSwapOn", Honoured, "true: berth refuses to start while /proc/swaps lists swap, as upstream; false: it runs (memorySwap is not honoured yet)"},
 		{"memorySwap", DefaultMatches, "NoSwap: berth gives containers no swap"},
 		{"containerLogMaxSize", NotImplemented, noLogRot},
 		{"containerLogMaxFiles", NotImplemented, noLogRot},

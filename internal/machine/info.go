@@ -9,6 +9,9 @@ type Info struct {
 	MemoryBytes int64
 	// SwapBytes is SwapTotal (0 without swap).
 	SwapBytes int64
+	// SwapOn: /proc/swaps lists a swap device or file (upstream's IsSwapOn,
+	// what failSwapOn refuses).
+	SwapOn bool
 	// HugePages maps a page size, written as a Kubernetes quantity ("2Mi",
 	// "1Gi"), to the total bytes of the pages of that size the kernel has
 	// reserved. The resource name is "hugepages-" + the key.

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -112,4 +113,19 @@ func parseCount(s string) (int64, error) {
 		return 0, fmt.Errorf("negative count %d", v)
 	}
 	return v, nil
+}
+
+// ParseSwapsOn reports whether /proc/swaps lists any swap: more than its
+// header line (upstream's isSwapOnAccordingToProcSwaps).
+func ParseSwapsOn(data []byte) bool {
+	return len(strings.Split(strings.TrimSpace(string(data)), "\n")) > 1
+}
+
+// CheckSwap is the failSwapOn decision, as upstream's container manager
+// makes it at start: with failSwapOn, a node with swap on is refused.
+func CheckSwap(failSwapOn bool, info Info) error {
+	if failSwapOn && info.SwapOn {
+		return errors.New("running with swap on is not supported, please disable swap or set --fail-swap-on flag to false")
+	}
+	return nil
 }

@@ -28,6 +28,7 @@ type Host struct {
 const (
 	cpuInfoFile     = "/proc/cpuinfo"
 	memInfoFile     = "/proc/meminfo"
+	swapsFile       = "/proc/swaps"
 	hugePagesDir    = "/sys/kernel/mm/hugepages"
 	productUUIDFile = "/sys/class/dmi/id/product_uuid"
 	bootIDFile      = "/proc/sys/kernel/random/boot_id"
@@ -71,6 +72,10 @@ func Read(rootDir string, h Host) (Info, error) {
 	}
 	if err != nil {
 		errs = append(errs, fmt.Errorf("read memory: %w", err))
+	}
+	if b, err := h.ReadFile(swapsFile); err == nil {
+		// A missing /proc/swaps means no swap, as upstream assumes.
+		info.SwapOn = ParseSwapsOn(b)
 	}
 	info.HugePages = readHugePages(h)
 	info.ThermalThrottleDirs = thermalThrottleDirs(h)

@@ -37,9 +37,10 @@ func sharedConfig(criEndpoint string) []string {
 }
 
 // UpstreamConfig is what the upstream kubelet needs on this kind of machine
-// that berth does not take: no swap check, cgroup v1 allowed (hosts that
-// still run it), and an image GC that never removes the locally built test
-// images (no registry can give them back).
+// beyond the shared config: no swap check (berth checks /proc/swaps too, at
+// its default failSwapOn: true; this machine has no swap), cgroup v1 allowed
+// (hosts that still run it), and an image GC that never removes the locally
+// built test images (no registry can give them back).
 func UpstreamConfig() []string {
 	return []string{
 		"failSwapOn: false",

@@ -1,0 +1,53 @@
+package machine
+
+import (
+	"testing"
+
+	"github.com/berthk8s/berth/internal/upstreamsrc"
+)
+
+func TestParseSwapsOn(t *testing.T) {
+	const header = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+	tests := []struct {
+		name string
+		data string
+		want bool
+	}{
+		{"empty", "", false},
+		{"header only", header, false},
+		{"header only, no newline", "Filename Type Size Used Priority", false},
+		{"a swap file", header + "/swapfile file 2097148 0 -2\n", true},
+		{"two devices", header + "/dev/sda2 partition 8388604 0 -2\n/dev/zram0 partition 1000 0 100\n", true},
+	}
+	for _, tc := range tests {
+		if got := ParseSwapsOn([]byte(tc.data)); got != tc.want {
+			t.Errorf("%s: ParseSwapsOn = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCheckSwap is the failSwapOn decision; the message is upstream's.
+func TestCheckSwap(t *testing.T) {
+	src := upstreamsrc.New(t)
+	var upstreamMsg string
+	for _, call := range src.Func("k8s.io/kubernetes/pkg/kubelet/cm", "NewContainerManager").Calls("fmt", "Errorf") {
+		if m := call.Arg(0).AsString(); len(m) > 0 && m[:12] == "running with" {
+			upstreamMsg = m
+		}
+	}
+	if upstreamMsg == "" {
+		t.Fatal("upstream's NewContainerManager has no swap refusal message any more")
+	}
+	for _, tc := range []struct {
+		fail, on bool
+		wantErr  bool
+	}{{true, true, true}, {true, false, false}, {false, true, false}, {false, false, false}} {
+		err := CheckSwap(tc.fail, Info{SwapOn: tc.on})
+		if (err != nil) != tc.wantErr {
+			t.Errorf("failSwapOn=%v swapOn=%v: err = %v, want error %v", tc.fail, tc.on, err, tc.wantErr)
+		}
+		if err != nil && err.Error() != upstreamMsg {
+			t.Errorf("message = %q, upstream's = %q", err, upstreamMsg)
+		}
+	}
+}
