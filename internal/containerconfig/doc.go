@@ -41,9 +41,8 @@
 //
 //	env.go              Env: the container's environment as upstream builds
 //	                    it (service variables, envFrom, env with valueFrom,
-//	                    $(VAR) expansion) from objects the caller fetched;
-//	                    EnvReferences names the configMaps and secrets to
-//	                    fetch
+//	                    $(VAR) expansion) from objects the caller fetched
+//	                    (podutil.EnvReferences names them)
 //	envservices.go      service variables and fieldRef values
 //
 // kuberuntime's env.go fetches what the environment reads (configMaps,

@@ -15,8 +15,8 @@ import (
 )
 
 // EnvInput is everything a container's environment is built from. The
-// caller fetches what lives in the API (EnvReferences says which configMaps
-// and secrets); Env only reads this.
+// caller fetches what lives in the API (podutil.EnvReferences says which
+// configMaps and secrets); Env only reads this.
 type EnvInput struct {
 	Pod       *corev1.Pod
 	Container *corev1.Container
@@ -33,7 +33,7 @@ type EnvInput struct {
 	// Allocatable is the node's allocatable, the default of a limit a
 	// resourceFieldRef reads; nil when not known yet.
 	Allocatable corev1.ResourceList
-	// ConfigMaps and Secrets are the objects EnvReferences named, by name;
+	// ConfigMaps and Secrets are the objects podutil.EnvReferences named;
 	// a nil value is one that does not exist. FetchErrs holds the other
 	// fetch failures, by "configmap/<name>" or "secret/<name>": they are
 	// the container's CreateContainerConfigError when it needs the object.
@@ -61,42 +61,6 @@ type SkippedKeys struct {
 	// Kind is "configMap" or "secret"; Name is namespace/name.
 	Kind, Name string
 	Keys       []string
-}
-
-// EnvReferences lists the configMaps and secrets the container's env and
-// envFrom read, each once, in first-use order.
-func EnvReferences(c *corev1.Container) (configMaps, secrets []string) {
-	seenCM, seenS := map[string]bool{}, map[string]bool{}
-	addCM := func(n string) {
-		if !seenCM[n] {
-			seenCM[n] = true
-			configMaps = append(configMaps, n)
-		}
-	}
-	addS := func(n string) {
-		if !seenS[n] {
-			seenS[n] = true
-			secrets = append(secrets, n)
-		}
-	}
-	for _, from := range c.EnvFrom {
-		switch {
-		case from.ConfigMapRef != nil:
-			addCM(from.ConfigMapRef.Name)
-		case from.SecretRef != nil:
-			addS(from.SecretRef.Name)
-		}
-	}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom == nil:
-		case e.ValueFrom.ConfigMapKeyRef != nil:
-			addCM(e.ValueFrom.ConfigMapKeyRef.Name)
-		case e.ValueFrom.SecretKeyRef != nil:
-			addS(e.ValueFrom.SecretKeyRef.Name)
-		}
-	}
-	return configMaps, secrets
 }
 
 // envBuilder accumulates variables in first-definition order.

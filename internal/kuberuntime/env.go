@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/berthk8s/berth/internal/containerconfig"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // eventInvalidEnvironmentVariableNames is upstream's reason for the event
@@ -73,7 +74,7 @@ func resolveEnv(ctx context.Context, in envInput) (containerEnv, error) {
 // environment names. A missing object is a nil entry; other failures are
 // kept by "configmap/<name>" or "secret/<name>".
 func fetchEnvObjects(ctx context.Context, src EnvSource, ns string, c *corev1.Container) (map[string]*corev1.ConfigMap, map[string]*corev1.Secret, map[string]error) {
-	cmNames, secretNames := containerconfig.EnvReferences(c)
+	cmNames, secretNames := podutil.EnvReferences(c.Env, c.EnvFrom)
 	cms := make(map[string]*corev1.ConfigMap, len(cmNames))
 	secrets := make(map[string]*corev1.Secret, len(secretNames))
 	errs := map[string]error{}

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // ConfigMapNames returns the names of the configMaps a pod references,
@@ -14,16 +16,8 @@ import (
 func ConfigMapNames(pod *corev1.Pod) []string {
 	var names []string
 	visitEnv(&pod.Spec, func(env []corev1.EnvVar, from []corev1.EnvFromSource) {
-		for _, f := range from {
-			if f.ConfigMapRef != nil {
-				names = append(names, f.ConfigMapRef.Name)
-			}
-		}
-		for _, e := range env {
-			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
-				names = append(names, e.ValueFrom.ConfigMapKeyRef.Name)
-			}
-		}
+		cms, _ := podutil.EnvReferences(env, from)
+		names = append(names, cms...)
 	})
 	for _, v := range pod.Spec.Volumes {
 		switch s := v.VolumeSource; {
@@ -54,16 +48,8 @@ func SecretNames(pod *corev1.Pod) []string {
 		names = append(names, ref.Name)
 	}
 	visitEnv(&pod.Spec, func(env []corev1.EnvVar, from []corev1.EnvFromSource) {
-		for _, f := range from {
-			if f.SecretRef != nil {
-				names = append(names, f.SecretRef.Name)
-			}
-		}
-		for _, e := range env {
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-				names = append(names, e.ValueFrom.SecretKeyRef.Name)
-			}
-		}
+		_, secrets := podutil.EnvReferences(env, from)
+		names = append(names, secrets...)
 	})
 	for _, v := range pod.Spec.Volumes {
 		switch s := v.VolumeSource; {
