@@ -20,6 +20,8 @@ import (
 type ValidationError struct {
 	// Problems are complete messages, each naming its field or flag.
 	Problems []string
+	// subjects are what each problem is about, for Fields (problemfields.go).
+	subjects []string
 }
 
 func (e *ValidationError) Error() string {
@@ -49,11 +51,11 @@ func (ps problems) err() error {
 		}
 		return ps[i].msg < ps[j].msg
 	})
-	msgs := make([]string, len(ps))
+	msgs, subjects := make([]string, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
-		msgs[i] = p.msg
+		msgs[i], subjects[i] = p.msg, p.key
 	}
-	return &ValidationError{Problems: msgs}
+	return &ValidationError{Problems: msgs, subjects: subjects}
 }
 
 func fieldProblem(field string, format string, args ...any) problem {
