@@ -22,6 +22,8 @@
 //   - defaults.go: SetDefaults, berth's copy of the upstream v1beta1 defaults.
 //   - support.go:  which KubeletConfiguration fields and flags berth honours.
 //   - validate.go: value validation and the generic "not supported yet" check.
+//   - problemfields.go: ValidationError.Fields, the fields and flags a
+//     failed Load is about, for callers that must tell what blocks a start.
 //   - compatdoc.go: renders docs/config-compat.md from support.go.
 //
 // upstream_test.go holds the copies to upstream (internal/upstreamsrc):
@@ -30,4 +32,7 @@
 // data (evictionHard, the root and certificate directories) are its own.
 // flagtable_test.go pins every flag (name, type, the field it sets, the
 // KubeletFlags defaults) to upstream's cmd/kubelet/app/options.
+// distros_test.go loads the configurations ten distributions write
+// (testdata/distros) and holds README.md's Compatibility table to the
+// fields that still block each.
 package config
