@@ -152,7 +152,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
-		Machine:    host,
+		UnsafeSysctls: kc.AllowedUnsafeSysctls, Machine: host,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), Env: n.env, HostIPs: ips, SubPaths: subPaths,
 	})

@@ -61,7 +61,6 @@ func distros() []distro {
 			stubs:                []string{"var/lib/rancher/k3s/agent/client-ca.crt", "var/lib/rancher/k3s/agent/kubelet.kubeconfig"},
 			nodeResourceBlockers: []string{"evictionHard", "evictionMinimumReclaim"},
 			pendingBlockers:      []string{"--cloud-provider", "serializeImagePulls"},
-			unownedBlockers:      []string{"allowedUnsafeSysctls"},
 		},
 		{
 			dir: "k0s", title: "k0s",
@@ -159,9 +158,6 @@ var pendingFields = map[string]bool{
 // unownedFields are the settings that block a distribution and that no
 // work owns yet (reported in the distros branch's report for follow-up).
 var unownedFields = map[string]bool{
-	// k3s: pods may set these two unsafe sysctls; internal/sysctl allows
-	// the safe ones only.
-	"allowedUnsafeSysctls": true,
 	// k0s, GCE, AKS: where FlexVolume drivers live; berth has no FlexVolume.
 	"volumePluginDir": true,
 	// GCE: the mount binary (COS's containerized mounter).

@@ -20,6 +20,9 @@ func TestValidationErrorFields(t *testing.T) {
 		{name: "one field with two problems is listed once", args: []string{
 			"--config=testdata/minimal.yaml", "--cluster-dns=a,b", "--cluster-domain=Not_Valid",
 		}, want: []string{"clusterDNS", "clusterDomain"}},
+		{name: "an unsafe sysctl upstream refuses", args: []string{
+			"--config=testdata/minimal.yaml", "--allowed-unsafe-sysctls=net.core.somaxconn,vm.swappiness",
+		}, want: []string{"allowedUnsafeSysctls"}},
 		{name: "a subject that is neither", args: nil, want: []string{"node name"}},
 	}
 	for _, tc := range tests {

@@ -160,7 +160,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"systemReservedCgroup", DefaultMatches, "empty: no reserved cgroup"},
 		{"kubeReservedCgroup", DefaultMatches, "empty: no reserved cgroup"},
 		{"enforceNodeAllocatable", NotImplemented, noAlloc},
-		{"allowedUnsafeSysctls", NotImplemented, "berth does not admit pods by sysctl yet"},
+		{"allowedUnsafeSysctls", Honoured, "sysctl names and prefixes (\"kernel.msg*\") pods may set besides the safe ones; each must be namespaced, as upstream"},
 		{"defaultPodSysctls", DefaultMatches, "empty: berth adds no sysctls to pods"},
 		{"volumePluginDir", NotImplemented, "berth has no FlexVolume support"},
 		{"providerID", DefaultMatches, "empty: berth sets no provider ID"},

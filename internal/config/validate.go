@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // ValidationError reports every problem found in a configuration, sorted by
@@ -115,6 +117,9 @@ func validateKubelet(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	}
 	if kc.MaxPods < 0 {
 		ps = append(ps, fieldProblem("maxPods", "invalid value %d: must not be negative", kc.MaxPods))
+	}
+	if _, err := sysctl.Unsafe(kc.AllowedUnsafeSysctls); err != nil {
+		ps = append(ps, fieldProblem("allowedUnsafeSysctls", "%v", err))
 	}
 	return append(ps, validateDNS(kc)...)
 }

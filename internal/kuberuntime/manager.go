@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -11,6 +12,7 @@ import (
 	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/httpget"
 	"github.com/berthk8s/berth/internal/machine"
+	"github.com/berthk8s/berth/internal/sysctl"
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
@@ -63,6 +65,10 @@ type Config struct {
 	// SeccompDefault makes RuntimeDefault the seccomp profile of
 	// containers that ask for none (kubelet seccompDefault).
 	SeccompDefault bool
+	// UnsafeSysctls are the kubelet's allowedUnsafeSysctls, sysctl names
+	// and prefixes ending in "*" (sysctl.Unsafe): pods may set them besides
+	// the safe ones.
+	UnsafeSysctls []string
 	// Machine is what berth knows about the host (machine.Read): its
 	// memory sets the OOM score of Burstable containers (0 scores them all
 	// 999), its huge page sizes the hugetlb limits, its kernel release
@@ -124,10 +130,16 @@ func New(cfg Config) (*Manager, error) {
 	if hookHTTP == nil {
 		hookHTTP = defaultHookHTTP()
 	}
+	unsafe, err := sysctl.Unsafe(cfg.UnsafeSysctls)
+	if err != nil {
+		return nil, fmt.Errorf("kuberuntime: allowed unsafe sysctls: %w", err)
+	}
+	node := containerconfig.NewNode(cfg.Machine, cfg.SeccompProfileRoot, cfg.SeccompDefault)
+	node.Sysctls = node.Sysctls.Union(unsafe)
 	return &Manager{
 		cfg:           cfg,
 		hookHTTP:      hookHTTP,
 		hookUserAgent: httpget.UserAgent(httpget.Lifecycle),
-		node:          containerconfig.NewNode(cfg.Machine, cfg.SeccompProfileRoot, cfg.SeccompDefault),
+		node:          node,
 	}, nil
 }

@@ -20,7 +20,7 @@ func (a Allowlist) Check(pod *corev1.Pod) error {
 	hostUsers := pod.Spec.HostUsers == nil || *pod.Spec.HostUsers
 	for _, s := range sc.Sysctls {
 		name := utilsysctl.NormalizeName(s.Name)
-		ns, ok := a[name]
+		ns, ok := a.lookup(name)
 		switch {
 		case !ok:
 			return fmt.Errorf("forbidden sysctl: %q not allowlisted", name)

@@ -1,9 +1,12 @@
 // Package sysctl decides which sysctls a pod may set, as upstream's kubelet
-// does without allowedUnsafeSysctls:
+// does:
 //
 //	safe.go   upstream's safe sysctls with the kernel release that first
 //	          namespaces each, and SafeAllowlist, the ones a node's kernel
 //	          namespaces (pinned to upstream's table by a test)
+//	unsafe.go Unsafe, the allowlist of allowedUnsafeSysctls (names and
+//	          prefixes ending in "*", namespaced ones only), checked as
+//	          upstream's NewAllowlist checks it
 //	check.go  Allowlist.Check, upstream's sysctl admission: a sysctl outside
 //	          the allowlist, or one whose namespace the pod shares with the
 //	          host, is refused with upstream's message

@@ -33,7 +33,8 @@ var safeSysctls = []safe{
 }
 
 // Allowlist maps each sysctl a pod may set to the kernel namespace it lives
-// in. It is a plain value, read-only once built.
+// in; a key ending in "*" allows every sysctl with that prefix (Unsafe). It
+// is a plain value, read-only once built.
 type Allowlist map[string]utilsysctl.Namespace
 
 // SafeAllowlist returns the safe sysctls that a kernel of the given release
