@@ -21,7 +21,7 @@ func removedFlags() map[string]string {
 	const dockershim = "removed upstream in v1.24 with dockershim: networking is the CRI runtime's job"
 	const klogFlag = "removed upstream in v1.26 with klog's flags: use -v, or logging in --config"
 	const cloud = "removed upstream with the in-tree cloud providers: use an external cloud provider"
-	return map[string]string{
+	removed := map[string]string{
 		"container-runtime":                      "removed upstream in v1.27: the runtime is always a CRI one, give --container-runtime-endpoint",
 		"docker-endpoint":                        dockershim,
 		"image-pull-progress-deadline":           dockershim,
@@ -50,6 +50,25 @@ func removedFlags() map[string]string {
 		"keep-terminated-pod-volumes":            "removed upstream",
 		"master-service-namespace":               "removed upstream",
 		"experimental-check-node-capabilities-before-mount": "removed upstream",
+	}
+	for _, name := range removedCadvisorFlags() {
+		removed[name] = "removed upstream in v1.37 with cAdvisor's deprecated flags (only --housekeeping-interval is kept)"
+	}
+	return removed
+}
+
+// removedCadvisorFlags are the cAdvisor flags the v1.37 kubelet stopped
+// registering (github.com/google/cadvisor/lib cadvisorflags.Deprecated,
+// pinned by TestRemovedCadvisorFlagsMatchUpstream), as the kubelet's
+// flag set spells them (underscores become dashes).
+func removedCadvisorFlags() []string {
+	return []string{
+		"application-metrics-count-limit", "boot-id-file", "container-hints", "containerd",
+		"enable-load-reader", "event-storage-age-limit", "event-storage-event-limit",
+		"global-housekeeping-interval", "log-cadvisor-usage", "machine-id-file",
+		"storage-driver-user", "storage-driver-password", "storage-driver-host", "storage-driver-db",
+		"storage-driver-table", "storage-driver-secure", "storage-driver-buffer-duration",
+		"containerd-namespace",
 	}
 }
 
