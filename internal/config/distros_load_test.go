@@ -21,7 +21,7 @@ const rootToken = "$ROOT"
 
 // distroDir is where the corpus lives; one directory per distribution with a
 // SOURCE, a cmdline and, under root/, the files the kubelet reads.
-var distroDir = filepath.Join("testdata", "distros")
+const distroDir = "testdata/distros"
 
 // installDistro copies the distribution's root/ into a new temporary
 // directory, with rootToken replaced by that directory, creates the stubs
@@ -128,6 +128,9 @@ func loadDistro(t *testing.T, d distro) (unknown, blockers []string) {
 	for _, a := range args {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if strings.HasPrefix(a, "--") && fs.Lookup(name) == nil {
+			if !strings.Contains(a, "=") {
+				t.Fatalf("unknown flag %q without =value: this test cannot tell its value from the next argument", a)
+			}
 			unknown = append(unknown, "--"+name)
 			continue
 		}
@@ -151,8 +154,8 @@ func loadDistro(t *testing.T, d distro) (unknown, blockers []string) {
 	return unknown, verr.Fields()
 }
 
-// union returns the sorted union of lists, without duplicates.
-func union(lists ...[]string) []string {
+// sortedUnion returns the sorted union of lists, without duplicates.
+func sortedUnion(lists ...[]string) []string {
 	var all []string
 	for _, l := range lists {
 		all = append(all, l...)

@@ -24,7 +24,7 @@ func distroCompatTable() string {
 	b.WriteString("| --- | --- | --- | --- | --- |\n")
 	for _, d := range distros() {
 		starts := "yes"
-		if len(union(d.nodeResourceBlockers, d.pendingBlockers, d.unownedBlockers)) > 0 {
+		if len(sortedUnion(d.nodeResourceBlockers, d.pendingBlockers, d.unownedBlockers)) > 0 {
 			starts = "not yet"
 		}
 		var other []string

@@ -120,48 +120,54 @@ func distros() []distro {
 // nodeResourceFields are the fields and flags of the node-resources issue:
 // eviction, image GC, cgroup placement and QoS, node allocatable, container
 // log rotation, the CPU, memory and topology managers.
-var nodeResourceFields = map[string]bool{
-	"evictionHard": true, "evictionSoft": true, "evictionSoftGracePeriod": true,
-	"evictionPressureTransitionPeriod": true, "evictionMaxPodGracePeriod": true,
-	"evictionMinimumReclaim": true, "mergeDefaultEvictionSettings": true,
-	"imageMinimumGCAge": true, "imageMaximumGCAge": true,
-	"imageGCHighThresholdPercent": true, "imageGCLowThresholdPercent": true,
-	"cgroupsPerQOS": true, "cgroupRoot": true, "kubeletCgroups": true, "systemCgroups": true,
-	"kubeReservedCgroup": true, "systemReservedCgroup": true, "--runtime-cgroups": true,
-	"enforceNodeAllocatable": true, "--experimental-allocatable-ignore-eviction": true,
-	"containerLogMaxSize": true, "containerLogMaxFiles": true,
-	"containerLogMaxWorkers": true, "containerLogMonitorInterval": true,
-	"cpuManagerPolicy": true, "cpuManagerPolicyOptions": true, "cpuManagerReconcilePeriod": true,
-	"memoryManagerPolicy": true, "reservedMemory": true, "reservedSystemCPUs": true,
-	"topologyManagerPolicy": true, "topologyManagerScope": true, "topologyManagerPolicyOptions": true,
-	"qosReserved": true, "podPidsLimit": true, "cpuCFSQuota": true, "cpuCFSQuotaPeriod": true,
+func nodeResourceFields() map[string]bool {
+	return map[string]bool{
+		"evictionHard": true, "evictionSoft": true, "evictionSoftGracePeriod": true,
+		"evictionPressureTransitionPeriod": true, "evictionMaxPodGracePeriod": true,
+		"evictionMinimumReclaim": true, "mergeDefaultEvictionSettings": true,
+		"imageMinimumGCAge": true, "imageMaximumGCAge": true,
+		"imageGCHighThresholdPercent": true, "imageGCLowThresholdPercent": true,
+		"cgroupsPerQOS": true, "cgroupRoot": true, "kubeletCgroups": true, "systemCgroups": true,
+		"kubeReservedCgroup": true, "systemReservedCgroup": true, "--runtime-cgroups": true,
+		"enforceNodeAllocatable": true, "--experimental-allocatable-ignore-eviction": true,
+		"containerLogMaxSize": true, "containerLogMaxFiles": true,
+		"containerLogMaxWorkers": true, "containerLogMonitorInterval": true,
+		"cpuManagerPolicy": true, "cpuManagerPolicyOptions": true, "cpuManagerReconcilePeriod": true,
+		"memoryManagerPolicy": true, "reservedMemory": true, "reservedSystemCPUs": true,
+		"topologyManagerPolicy": true, "topologyManagerScope": true, "topologyManagerPolicyOptions": true,
+		"qosReserved": true, "podPidsLimit": true, "cpuCFSQuota": true, "cpuCFSQuotaPeriod": true,
+	}
 }
 
 // pendingFields are the settings that work in progress on other branches
 // makes honoured.
-var pendingFields = map[string]bool{
-	// TLS bootstrap and certificate rotation.
-	"--bootstrap-kubeconfig": true, "rotateCertificates": true, "serverTLSBootstrap": true,
-	// Settings part 3 and --cloud-provider=external.
-	"featureGates": true, "serializeImagePulls": true, "maxParallelImagePulls": true,
-	"hairpinMode": true, "providerID": true, "oomScoreAdj": true, "protectKernelDefaults": true,
-	"logging.format": true, "logging.flushFrequency": true, "logging.options": true,
-	"logging.vmodule": true, "--cloud-provider": true,
-	// Image credential provider plugins.
-	"--image-credential-provider-config": true, "--image-credential-provider-bin-dir": true,
-	// Lock file and graceful node shutdown.
-	"--lock-file": true, "--exit-on-lock-contention": true,
-	"shutdownGracePeriod": true, "shutdownGracePeriodCriticalPods": true,
-	"shutdownGracePeriodByPodPriority": true,
+func pendingFields() map[string]bool {
+	return map[string]bool{
+		// TLS bootstrap and certificate rotation.
+		"--bootstrap-kubeconfig": true, "rotateCertificates": true, "serverTLSBootstrap": true,
+		// Settings part 3 and --cloud-provider=external.
+		"featureGates": true, "serializeImagePulls": true, "maxParallelImagePulls": true,
+		"hairpinMode": true, "providerID": true, "oomScoreAdj": true, "protectKernelDefaults": true,
+		"logging.format": true, "logging.flushFrequency": true, "logging.options": true,
+		"logging.vmodule": true, "--cloud-provider": true,
+		// Image credential provider plugins.
+		"--image-credential-provider-config": true, "--image-credential-provider-bin-dir": true,
+		// Lock file and graceful node shutdown.
+		"--lock-file": true, "--exit-on-lock-contention": true,
+		"shutdownGracePeriod": true, "shutdownGracePeriodCriticalPods": true,
+		"shutdownGracePeriodByPodPriority": true,
+	}
 }
 
 // unownedFields are the settings that block a distribution and that no
 // work owns yet (reported in the distros branch's report for follow-up).
-var unownedFields = map[string]bool{
-	// k0s, GCE, AKS: where FlexVolume drivers live; berth has no FlexVolume.
-	"volumePluginDir": true,
-	// GCE: the mount binary (COS's containerized mounter).
-	"--experimental-mounter-path": true,
+func unownedFields() map[string]bool {
+	return map[string]bool{
+		// k0s, GCE, AKS: where FlexVolume drivers live; berth has no FlexVolume.
+		"volumePluginDir": true,
+		// GCE: the mount binary (COS's containerized mounter).
+		"--experimental-mounter-path": true,
+	}
 }
 
 // TestDistros loads each distribution's files and command line as cmd/berth
@@ -171,17 +177,17 @@ func TestDistros(t *testing.T) {
 	for _, d := range distros() {
 		t.Run(d.dir, func(t *testing.T) {
 			for _, f := range d.nodeResourceBlockers {
-				if !nodeResourceFields[f] {
+				if !nodeResourceFields()[f] {
 					t.Errorf("nodeResourceBlockers lists %q, which is not a node-resource field: berth must honour it", f)
 				}
 			}
 			for _, f := range d.pendingBlockers {
-				if !pendingFields[f] {
+				if !pendingFields()[f] {
 					t.Errorf("pendingBlockers lists %q, which no work in progress honours: berth must honour it", f)
 				}
 			}
 			for _, f := range d.unownedBlockers {
-				if !unownedFields[f] {
+				if !unownedFields()[f] {
 					t.Errorf("unownedBlockers lists %q, which is not in unownedFields", f)
 				}
 			}
@@ -190,7 +196,7 @@ func TestDistros(t *testing.T) {
 			if diff := cmp.Diff(d.upstreamUnknownFlags, unknown, sorted, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("flags berth does not know (-want +got):\n%s", diff)
 			}
-			want := union(d.nodeResourceBlockers, d.pendingBlockers, d.unownedBlockers)
+			want := sortedUnion(d.nodeResourceBlockers, d.pendingBlockers, d.unownedBlockers)
 			if diff := cmp.Diff(want, blockers, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("blocking fields and flags (-want +got):\n%s", diff)
 			}
