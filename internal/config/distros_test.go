@@ -86,7 +86,7 @@ func distros() []distro {
 			pendingBlockers: []string{
 				"--cloud-provider", "--image-credential-provider-bin-dir", "--image-credential-provider-config",
 				"featureGates", "hairpinMode", "protectKernelDefaults", "providerID", "serializeImagePulls",
-				"serverTLSBootstrap", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods",
+				"serverTLSBootstrap",
 			},
 		},
 		{
