@@ -26,6 +26,8 @@
 //	env.go              EnvSource, and fetching what a container's
 //	                    environment reads; containerconfig.Env builds it
 //	image_pull.go       EnsureImage: pull policy, back-off, events
+//	image_limit.go      how many pulls run at once (serializeImagePulls,
+//	                    maxParallelImagePulls), across all pods
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag
 //	kill.go             KillPod and killContainer: grace periods (probe-

@@ -64,14 +64,14 @@ func (m *Manager) ensureImage(ctx context.Context, pulls PullBackoffs, pod *core
 		return "", &runtimestate.StartFailure{Reason: ReasonImagePullBackOff, Message: msg}
 	}
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventPulling, "Pulling image %q", c.Image)
-	resp, err := m.pull(ctx, pod, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandbox})
+	resp, started, err := m.limitedPull(ctx, pod, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandbox})
 	if err != nil {
 		msg := criMessage(err)
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Failed to pull image %q: %s", c.Image, msg)
 		pulls[c.Image] = pulls[c.Image].next(m.cfg.Clock.Now())
 		return "", &runtimestate.StartFailure{Reason: ReasonErrImagePull, Message: msg}
 	}
-	took := m.cfg.Clock.Since(now)
+	took, total := m.cfg.Clock.Since(started), m.cfg.Clock.Since(now)
 	ref := resp.GetImageRef()
 	var size uint64
 	if st, err := m.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err == nil {
@@ -80,7 +80,7 @@ func (m *Manager) ensureImage(ctx context.Context, pulls PullBackoffs, pod *core
 		klog.FromContext(ctx).V(4).Info("Cannot read pulled image size", "image", c.Image, "err", err)
 	}
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventPulled,
-		"Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, took, took, size)
+		"Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, took, total, size)
 	pulls.gc(now)
 	return ref, nil
 }

@@ -89,6 +89,10 @@ type Config struct {
 	// HookHTTP sends httpGet lifecycle hook requests; nil uses a client
 	// that does not verify HTTPS certificates, as upstream's.
 	HookHTTP HTTPDoer
+	// MaxParallelImagePulls bounds the image pulls running at once across
+	// all pods: 1 is upstream's serializeImagePulls, 0 no bound
+	// (config.Config.ImagePullLimit decides it).
+	MaxParallelImagePulls int
 	// SubPaths binds subPath mounts in PodsDir/<uid>/volume-subpaths; nil
 	// means a subpath.Binder of its own.
 	SubPaths SubPathBinder
@@ -109,6 +113,8 @@ type Manager struct {
 	hookHTTP      HTTPDoer
 	hookUserAgent string
 	node          containerconfig.Node
+	// pullSlots bounds concurrent pulls (image_limit.go).
+	pullSlots pullSlots
 }
 
 // New validates cfg and returns a Manager. It starts nothing.
@@ -141,5 +147,6 @@ func New(cfg Config) (*Manager, error) {
 		hookHTTP:      hookHTTP,
 		hookUserAgent: httpget.UserAgent(httpget.Lifecycle),
 		node:          node,
+		pullSlots:     newPullSlots(cfg.MaxParallelImagePulls),
 	}, nil
 }
