@@ -75,18 +75,21 @@ func OSEnv() Env {
 //  4. validate everything, reporting every problem in one *ValidationError.
 func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	logger := klog.FromContext(ctx)
-	kc, err := loadKubeletConfiguration(ctx, flags, env)
+	kc, origins, err := loadKubeletConfiguration(ctx, flags, env)
 	if err != nil {
 		return nil, err
 	}
 	setBy, flagProblems := applyFlags(kc, flags)
+	src := sources{flags: setBy, files: origins}
 
 	var problems problems
 	problems.addAll(flagProblems)
-	problems.addAll(nameFlags(validateKubelet(kc), setBy))
-	problems.addAll(nameFlags(validateCluster(kc), setBy))
-	problems.addAll(nameFlags(validateServer(kc, flags.Kubeconfig != "", env), setBy))
-	problems.addAll(nameFlags(unsupportedFields(kc), setBy))
+	problems.addAll(src.name(validateKubelet(kc)))
+	problems.addAll(src.name(validateCluster(kc)))
+	problems.addAll(src.name(validateServer(kc, flags.Kubeconfig != "", env)))
+	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))
+	problems.addAll(src.name(validateSettings(kc)))
+	problems.addAll(src.name(unsupportedFields(kc)))
 
 	cfg := &Config{
 		Kubelet:                *kc,
@@ -106,52 +109,61 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	return cfg, nil
 }
 
-// loadKubeletConfiguration performs steps 1 and 2 of Load.
-func loadKubeletConfiguration(ctx context.Context, flags *Flags, env Env) (*kubeletconfigv1beta1.KubeletConfiguration, error) {
+// loadKubeletConfiguration performs steps 1 and 2 of Load. It also
+// returns, for each top-level field a file set, the file that set it last
+// (the --config file or a drop-in), for naming it in problems.
+func loadKubeletConfiguration(ctx context.Context, flags *Flags, env Env) (*kubeletconfigv1beta1.KubeletConfiguration, map[string]string, error) {
 	logger := klog.FromContext(ctx)
 	base := legacyDefaults()
+	origins := map[string]string{}
 	if flags.ConfigFile != "" {
 		obj, err := readConfigFile(env, flags.ConfigFile)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		base = obj
+		for k := range obj {
+			origins[k] = fmt.Sprintf("--config %q", flags.ConfigFile)
+		}
 	}
 	kc, err := fromObject(base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	SetDefaults(kc)
 	if flags.ConfigDir == "" {
-		return kc, nil
+		return kc, origins, nil
 	}
 	// Upstream merges drop-ins over the already defaulted base. Encoding
 	// drops empty values (omitempty), so the fields the file set are put
 	// back as written: an explicit "evictionHard: {}" must stay non-default.
 	merged, err := toObject(kc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for k, v := range base {
 		merged[k] = v
 	}
 	files, err := dropInFiles(env, flags.ConfigDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, f := range files {
 		patch, err := readConfigFile(env, f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		logger.V(4).Info("Merging config drop-in", "file", f)
 		merged = mergePatch(merged, patch).(map[string]any)
+		for k := range patch {
+			origins[k] = fmt.Sprintf("drop-in %q", f)
+		}
 	}
 	if kc, err = fromObject(merged); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	SetDefaults(kc)
-	return kc, nil
+	return kc, origins, nil
 }
 
 // legacyDefaults are the values upstream's command line starts from when no

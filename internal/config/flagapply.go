@@ -50,7 +50,7 @@ func unsupportedFlags(fs *pflag.FlagSet) []problem {
 		case s.Support == Rejected:
 			ps = append(ps, flagProblem(fl.Name, "%s", s.Reason))
 		case fl.Value.String() != fl.DefValue:
-			ps = append(ps, flagProblem(fl.Name, "not supported by berth yet (only the default %q is accepted): %s", fl.DefValue, s.Reason))
+			ps = append(ps, flagProblem(fl.Name, "%q is not supported by berth yet (only the default %q is accepted): %s", fl.Value.String(), fl.DefValue, s.Reason))
 		}
 	}
 	return ps
@@ -60,22 +60,42 @@ func flagProblem(name, format string, args ...any) problem {
 	return problem{key: "flag " + name, msg: fmt.Sprintf("flag --%s: %s", name, fmt.Sprintf(format, args...))}
 }
 
-// nameFlags rewrites the problems about fields that a flag set so that
-// they name the flag: the user typed the flag, not the field.
-func nameFlags(ps []problem, setBy map[string]string) []problem {
+// sources says where the fields came from: the flag that set a field
+// (JSON path, from applyFlags) and the file that set a top-level field
+// last (from loadKubeletConfiguration).
+type sources struct {
+	flags map[string]string
+	files map[string]string
+}
+
+// name rewrites the problems about fields so that they say where the value
+// came from: the flag that set it (the user typed the flag, not the field),
+// else the --config file or drop-in that set it. This is the one place the
+// origin of a value is put into a message.
+func (s sources) name(ps []problem) []problem {
 	for i, p := range ps {
-		field, ok := strings.CutPrefix(p.key, "field ")
-		if !ok {
+		if p.field == "" {
 			continue
 		}
-		for f, flag := range setBy {
-			if field == f || strings.HasPrefix(field, f+".") || strings.HasPrefix(f, field+".") {
-				ps[i].msg = "flag " + flag + " sets " + p.msg
-				break
-			}
+		if flag, ok := s.flag(p.field); ok {
+			ps[i].msg = "flag " + flag + " sets " + p.msg
+			continue
+		}
+		top, _, _ := strings.Cut(p.field, ".")
+		if file, ok := s.files[top]; ok {
+			ps[i].msg = fmt.Sprintf("kubeletConfiguration field %q (set in %s): %s", p.field, file, p.detail)
 		}
 	}
 	return ps
+}
+
+func (s sources) flag(field string) (string, bool) {
+	for f, flag := range s.flags {
+		if field == f || strings.HasPrefix(field, f+".") || strings.HasPrefix(f, field+".") {
+			return flag, true
+		}
+	}
+	return "", false
 }
 
 // copyPath sets the field at the JSON path (dot-separated) of dst to the

@@ -64,7 +64,8 @@ func TestFlagPrecedence(t *testing.T) {
 
 // TestFlagRejectionNamesFlag: a flag that sets a field berth does not
 // honour is refused as the field would be, naming the flag; the same
-// value from the file names only the field.
+// value from the file names the field and the file. Each names the value
+// given and the value accepted.
 func TestFlagRejectionNamesFlag(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
@@ -74,9 +75,9 @@ func TestFlagRejectionNamesFlag(t *testing.T) {
 		t.Fatal("Load succeeded")
 	}
 	for _, want := range []string{
-		`flag --eviction-hard sets kubeletConfiguration field "evictionHard": not supported by berth yet`,
-		`flag --image-credential-provider-config: not supported by berth yet (only the default "" is accepted): berth has no image credential provider plugins yet`,
-		"\n  - kubeletConfiguration field \"maxOpenFiles\": not supported by berth yet",
+		`flag --eviction-hard sets kubeletConfiguration field "evictionHard": {"memory.available":"1Gi"} is not supported by berth yet (only the default {"imagefs.available":"15%"`,
+		`flag --image-credential-provider-config: "/p" is not supported by berth yet (only the default "" is accepted): berth has no image credential provider plugins yet`,
+		"\n  - kubeletConfiguration field \"maxOpenFiles\" (set in --config \"" + dir + "/c.yaml\"): 10 is not supported by berth yet (only the default 1000000 is accepted): berth does not set its own open files limit yet",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)

@@ -57,7 +57,7 @@ const (
 // kubeletFieldSupport lists every top-level KubeletConfiguration field, in
 // the order of the upstream type. A test fails if a field is missing, so a
 // new upstream field can never be accepted silently. Only Honoured fields may
-// take non-default values; logging is honoured for logging.verbosity only.
+// take non-default values.
 func kubeletFieldSupport() []FieldSupport {
 	return []FieldSupport{
 		{"enableServer", Honoured, "false means berth serves nothing on the kubelet API port"},
@@ -90,7 +90,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"enableContentionProfiling", DefaultMatches, "false: berth does not profile lock contention"},
 		{"healthzPort", Honoured, "the healthz server port (0 disables it)"},
 		{"healthzBindAddress", Honoured, "the healthz server bind address"},
-		{"oomScoreAdj", NotImplemented, "berth does not adjust its own OOM score yet"},
+		{"oomScoreAdj", Honoured, "written to berth's own /proc/self/oom_score_adj; where the kernel refuses (no CAP_SYS_RESOURCE for a negative value), berth warns once and runs on"},
 		{"clusterDomain", Honoured, "the pods' DNS search path and subdomain FQDNs; a DNS subdomain"},
 		{"clusterDNS", Honoured, "nameserver IPs of ClusterFirst pods; empty makes them fall back to resolvConf"},
 		{"streamingConnectionIdleTimeout", Honoured, "exec, attach and port-forward streams idle this long are closed"},
@@ -104,7 +104,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"volumeStatsAggPeriod", NotImplemented, "berth does not collect volume stats yet"},
 		{"kubeletCgroups", DefaultMatches, "empty: berth does not move itself into a cgroup"},
 		{"systemCgroups", DefaultMatches, "empty: berth does not move system processes into a cgroup"},
-		{"cgroupRoot", DefaultMatches, "empty: the runtime's default cgroup root is used"},
+		{"cgroupRoot", Honoured, "\"\" or \"/\" (equivalent: pods go under the runtime's default cgroup root); other roots are refused until berth manages pod cgroups"},
 		{"cgroupsPerQOS", NotImplemented, noCgroups},
 		{"cgroupDriver", Honoured, "used when the runtime does not report its cgroup driver (the runtime wins, as upstream)"},
 		{"cpuManagerPolicy", DefaultMatches, "none: berth does no CPU pinning"},
@@ -117,7 +117,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"topologyManagerPolicyOptions", DefaultMatches, "empty: no topology manager"},
 		{"qosReserved", DefaultMatches, "empty: no memory reserved per QoS class"},
 		{"runtimeRequestTimeout", Honoured, "the timeout of every CRI call"},
-		{"hairpinMode", DefaultMatches, "networking is the runtime's CNI's job; berth configures none"},
+		{"hairpinMode", Honoured, "promiscuous-bridge, hairpin-veth or none, validated as upstream; as upstream's kubelet with a CRI runtime, berth passes it nowhere (hairpin traffic is the CNI plugin's)"},
 		{"maxPods", Honoured, "the node's pods capacity; pods beyond it fail admission with OutOfpods"},
 		{"podCIDR", DefaultMatches, "empty: the runtime's CNI assigns pod addresses"},
 		{"podPidsLimit", DefaultMatches, "-1: berth sets no per-pod PID limit"},
@@ -130,8 +130,8 @@ func kubeletFieldSupport() []FieldSupport {
 		{"contentType", Honoured, "the content type of API requests"},
 		{"kubeAPIQPS", Honoured, "API requests per second (pods, status)"},
 		{"kubeAPIBurst", Honoured, "burst of API requests"},
-		{"serializeImagePulls", NotImplemented, "berth does not order image pulls yet"},
-		{"maxParallelImagePulls", NotImplemented, "berth does not limit parallel image pulls yet"},
+		{"serializeImagePulls", Honoured, "true: one image pull at a time across all pods; false: parallel pulls, bounded by maxParallelImagePulls"},
+		{"maxParallelImagePulls", Honoured, "with serializeImagePulls false, at most this many pulls at once (unset: no bound); more than 1 needs serializeImagePulls false, as upstream"},
 		{"evictionHard", NotImplemented, noEvict},
 		{"evictionSoft", DefaultMatches, "empty: no soft eviction"},
 		{"evictionSoftGracePeriod", DefaultMatches, "empty: no soft eviction"},
@@ -141,11 +141,11 @@ func kubeletFieldSupport() []FieldSupport {
 		{"mergeDefaultEvictionSettings", NotImplemented, noEvict},
 		{"podsPerCore", DefaultMatches, "0: no per-core pod limit"},
 		{"enableControllerAttachDetach", DefaultMatches, "true: the Node carries the controller-managed attach-detach annotation"},
-		{"protectKernelDefaults", DefaultMatches, "false: berth does not check kernel tunables"},
+		{"protectKernelDefaults", Honoured, "true: berth refuses to start while a kernel tunable differs from upstream's required value; false: berth sets them, as upstream (failures are logged)"},
 		{"makeIPTablesUtilChains", NotImplemented, "berth creates no iptables chains"},
 		{"iptablesMasqueradeBit", NotImplemented, "berth creates no iptables chains"},
 		{"iptablesDropBit", NotImplemented, "berth creates no iptables chains"},
-		{"featureGates", DefaultMatches, "empty: berth has no feature gates; v1.37 defaults apply"},
+		{"featureGates", Honoured, "every v1.37 gate name is known; a gate at its default is accepted; a gate berth always implements is refused when turned off, any other gate away from its default by name"},
 		{"failSwapOn", Honoured, "true: berth refuses to start while /proc/swaps lists swap, as upstream; false: it runs (memorySwap is not honoured yet)"},
 		{"memorySwap", DefaultMatches, "NoSwap: berth gives containers no swap"},
 		{"containerLogMaxSize", NotImplemented, noLogRot},
@@ -163,9 +163,9 @@ func kubeletFieldSupport() []FieldSupport {
 		{"allowedUnsafeSysctls", Honoured, "sysctl names and prefixes (\"kernel.msg*\") pods may set besides the safe ones; each must be namespaced, as upstream"},
 		{"defaultPodSysctls", DefaultMatches, "empty: berth adds no sysctls to pods"},
 		{"volumePluginDir", NotImplemented, "berth has no FlexVolume support"},
-		{"providerID", DefaultMatches, "empty: berth sets no provider ID"},
+		{"providerID", Honoured, "the Node's spec.providerID at registration"},
 		{"kernelMemcgNotification", DefaultMatches, "false: berth does not watch memcg notifications"},
-		{"logging", Honoured, "only logging.verbosity; other logging fields must stay at their defaults"},
+		{"logging", Honoured, "format (text or json), flushFrequency, verbosity, vmodule and options, validated and applied by component-base's logs API, as upstream"},
 		{"enableSystemLogHandler", Honoured, "/logs/ serves /var/log (with enableDebuggingHandlers)"},
 		{"enableSystemLogQuery", DefaultMatches, "false: /logs/ serves files, no journal queries"},
 		{"shutdownGracePeriod", DefaultMatches, "0s: no graceful node shutdown"},
@@ -189,9 +189,6 @@ func kubeletFieldSupport() []FieldSupport {
 	}
 }
 
-// honouredLoggingField is the only logging sub-field berth honours.
-const honouredLoggingField = "verbosity"
-
 // flagSupport lists every flag that Flags registers: the flags that are not
 // KubeletConfiguration fields, then one row per configFlags entry, whose
 // status is that of the field it sets (a flag is a way of setting the field,
@@ -205,9 +202,6 @@ func flagSupport() []FieldSupport {
 	for _, c := range configFlags() {
 		top, _, _ := strings.Cut(c.Field, ".")
 		row := fields[top]
-		if top == "logging" && c.Field != "logging."+honouredLoggingField {
-			row = FieldSupport{Support: NotImplemented, Reason: "berth honours logging.verbosity only"}
-		}
 		rows = append(rows, FieldSupport{Name: "--" + c.Name, Support: row.Support, Reason: row.Reason})
 	}
 	return rows
@@ -229,7 +223,7 @@ func plainFlagSupport() []FieldSupport {
 		{"--hostname-override", Honoured, "the node name (lower-cased)"},
 		{"--node-ip", Honoured, "validated; at most one IPv4 and one IPv6 address"},
 		{"--cert-dir", Honoured, "where the self-signed serving certificate kubelet.crt/kubelet.key is generated and reused"},
-		{"--cloud-provider", DefaultMatches, "empty: berth has no cloud provider integration"},
+		{"--cloud-provider", Honoured, "\"\" or external: the Node is registered with the node.cloudprovider.kubernetes.io/uninitialized taint and its addresses are left to the cloud controller manager"},
 		{"--root-dir", Honoured, "berth's state directory"},
 		{"--seccomp-default", Honoured, "true enables seccompDefault (either one enables it, as upstream)"},
 		{"--node-labels", Honoured, "labels the Node is registered with"},

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -123,9 +124,9 @@ func mutate(t *testing.T, v reflect.Value) {
 // TestEveryUnhonouredFieldIsRejected changes each field in turn and checks
 // that exactly the fields berth does not honour are reported.
 func TestEveryUnhonouredFieldIsRejected(t *testing.T) {
-	support := map[string]Support{}
+	support := map[string]FieldSupport{}
 	for _, f := range kubeletFieldSupport() {
-		support[f.Name] = f.Support
+		support[f.Name] = f
 	}
 	typ := reflect.TypeFor[kubeletconfigv1beta1.KubeletConfiguration]()
 	for i := range typ.NumField() {
@@ -143,35 +144,16 @@ func TestEveryUnhonouredFieldIsRejected(t *testing.T) {
 				got = append(got, p.msg)
 			}
 			var want []string
-			switch {
-			case name == "logging":
-				want = []string{`kubeletConfiguration field "logging.format": not supported by berth yet (only the default is accepted)`}
-			case support[name] != Honoured:
-				want = []string{`kubeletConfiguration field "` + name + `": not supported by berth yet (only the default is accepted)`}
+			if row := support[name]; row.Support != Honoured {
+				def := &kubeletconfigv1beta1.KubeletConfiguration{}
+				SetDefaults(def)
+				want = []string{fmt.Sprintf("kubeletConfiguration field %q: %s is not supported by berth yet (only the default %s is accepted): %s",
+					name, fieldValue(kc, name), fieldValue(def, name), row.Reason)}
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("unsupportedFields after changing %s (-want +got):\n%s", name, diff)
 			}
 		})
-	}
-}
-
-func TestLoggingVerbosityIsHonoured(t *testing.T) {
-	kc := &kubeletconfigv1beta1.KubeletConfiguration{}
-	SetDefaults(kc)
-	kc.Logging.Verbosity = 9
-	if ps := unsupportedFields(kc); len(ps) != 0 {
-		t.Errorf("unsupportedFields = %v, want none", ps)
-	}
-	kc.Logging.VModule = append(kc.Logging.VModule, kc.Logging.VModule...)
-	kc.Logging.FlushFrequency.Duration.Duration *= 2
-	var got []string
-	for _, p := range unsupportedFields(kc) {
-		got = append(got, p.msg)
-	}
-	want := []string{`kubeletConfiguration field "logging.flushFrequency": not supported by berth yet (only the default is accepted)`}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -34,9 +35,13 @@ func (e *ValidationError) Error() string {
 }
 
 // problem is one validation finding; key orders findings in the report.
+// A problem about a KubeletConfiguration field also carries the field's
+// JSON path and the message without it, for sources.name.
 type problem struct {
 	key string
 	msg string
+
+	field, detail string
 }
 
 type problems []problem
@@ -61,9 +66,11 @@ func (ps problems) err() error {
 }
 
 func fieldProblem(field string, format string, args ...any) problem {
+	detail := fmt.Sprintf(format, args...)
 	return problem{
-		key: "field " + field,
-		msg: fmt.Sprintf("kubeletConfiguration field %q: %s", field, fmt.Sprintf(format, args...)),
+		key:   "field " + field,
+		msg:   fmt.Sprintf("kubeletConfiguration field %q: %s", field, detail),
+		field: field, detail: detail,
 	}
 }
 
@@ -200,31 +207,45 @@ func isHTTPToken(s string) bool {
 func unsupportedFields(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	def := &kubeletconfigv1beta1.KubeletConfiguration{}
 	SetDefaults(def)
-	honoured := map[string]bool{}
+	rows := map[string]FieldSupport{}
 	for _, f := range kubeletFieldSupport() {
-		honoured[f.Name] = f.Support == Honoured
+		rows[f.Name] = f
 	}
 	var ps []problem
 	for _, name := range differingFields(kc, def, "") {
-		if name == "logging" {
-			ps = append(ps, unsupportedLogging(kc, def)...)
-			continue
-		}
-		if !honoured[name] {
-			ps = append(ps, fieldProblem(name, "not supported by berth yet (only the default is accepted)"))
+		if row := rows[name]; row.Support != Honoured {
+			ps = append(ps, notSupported(name, fieldValue(kc, name), fieldValue(def, name), row.Reason))
 		}
 	}
 	return ps
 }
 
-func unsupportedLogging(kc, def *kubeletconfigv1beta1.KubeletConfiguration) []problem {
-	var ps []problem
-	for _, name := range differingFields(&kc.Logging, &def.Logging, "logging.") {
-		if name != "logging."+honouredLoggingField {
-			ps = append(ps, fieldProblem(name, "not supported by berth yet (only the default is accepted)"))
-		}
+// notSupported is the one wording of a refused value: the field, the value
+// given, the value accepted and why (the support row's reason).
+func notSupported(field, given, accepted, reason string) problem {
+	msg := fmt.Sprintf("%s is not supported by berth yet (only the default %s is accepted)", given, accepted)
+	if reason != "" {
+		msg += ": " + reason
 	}
-	return ps
+	return fieldProblem(field, "%s", msg)
+}
+
+// fieldValue renders the field of the struct v points to whose JSON name is
+// name, as JSON, shortened to a readable length.
+func fieldValue(v any, name string) string {
+	idx, ok := fieldIndex(reflect.TypeOf(v).Elem(), name)
+	if !ok {
+		return "?"
+	}
+	b, err := json.Marshal(reflect.ValueOf(v).Elem().FieldByIndex(idx).Interface())
+	if err != nil {
+		return "?"
+	}
+	const maxLen = 120
+	if len(b) > maxLen {
+		return string(b[:maxLen]) + "..."
+	}
+	return string(b)
 }
 
 // differingFields returns the JSON names (with prefix) of the top-level

@@ -257,3 +257,21 @@ func (n Node) Arg(i int) Node {
 	}
 	return n.with(call.Args[i])
 }
+
+// Entry is one key: value element of a map literal.
+type Entry struct{ Key, Value Node }
+
+// Entries returns the key: value elements of a map literal (map[K]V{...}),
+// keys unevaluated.
+func (n Node) Entries() []Entry {
+	n.s.t.Helper()
+	var out []Entry
+	for _, e := range n.Elems() {
+		kv, ok := e.Node.(*ast.KeyValueExpr)
+		if !ok {
+			e.fatalf("%T is not a key: value element", e.Node)
+		}
+		out = append(out, Entry{Key: e.with(kv.Key), Value: e.with(kv.Value)})
+	}
+	return out
+}

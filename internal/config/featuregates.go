@@ -1,0 +1,161 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+	clientfeatures "k8s.io/client-go/features"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	zpagesfeatures "k8s.io/component-base/zpages/features"
+	"k8s.io/klog/v2"
+)
+
+// gateSpec is a feature gate's spec in force at KubernetesVersion, one row
+// of featuregates_table.go.
+type gateSpec struct {
+	Name string
+	// Since is the release the spec took effect in.
+	Since      string
+	Default    bool
+	PreRelease string
+	Locked     bool
+}
+
+// builtInGates are the gates whose behaviour berth always has, with what
+// berth does. At their default (on) they are accepted; turned off they are
+// refused, since berth cannot turn the behaviour off. A test holds each to
+// a gate that is on by default upstream.
+func builtInGates() map[string]string {
+	return map[string]string{
+		"ContainerRestartRules":                "berth always honours a container's restartPolicy and restartPolicyRules",
+		"RestartAllContainersOnContainerExits": "berth always honours the RestartAllContainers rule action",
+		"PortForwardWebsockets":                "berth always serves port-forward over WebSockets",
+		"ExtendWebSocketsToKubelet":            "berth always serves exec, attach and port-forward over WebSockets",
+	}
+}
+
+// newFeatureGate returns the gate set of the upstream kubelet at
+// KubernetesVersion: its own gates (featuregates_table.go) and those of
+// component-base's logging and zpages and of client-go, which those
+// libraries add themselves first, as upstream's kubelet has them add.
+func newFeatureGate() (gateSet, error) {
+	fg := featuregate.NewVersionedFeatureGate(version.MustParseGeneric(KubernetesVersion))
+	if err := logsapi.AddFeatureGates(fg); err != nil {
+		return nil, fmt.Errorf("add logging feature gates: %w", err)
+	}
+	if err := zpagesfeatures.AddFeatureGates(fg); err != nil {
+		return nil, fmt.Errorf("add zpages feature gates: %w", err)
+	}
+	if err := clientfeatures.AddVersionedFeaturesToExistingFeatureGates(clientGates{fg}); err != nil {
+		return nil, fmt.Errorf("add client-go feature gates: %w", err)
+	}
+	specs := make(map[featuregate.Feature]featuregate.VersionedSpecs, len(upstreamKubeletGates))
+	known := fg.GetAll()
+	for _, g := range upstreamKubeletGates {
+		if _, ok := known[featuregate.Feature(g.Name)]; ok {
+			continue // upstream lists some library gates too, with their specs
+		}
+		// The spec in force at KubernetesVersion is the gate's only one, in
+		// force from version 0.0 (component-base's way for unversioned specs).
+		spec := featuregate.FeatureSpec{Version: version.MajorMinor(0, 0), Default: g.Default, LockToDefault: g.Locked}
+		if err := setPreRelease(&spec, g.PreRelease); err != nil {
+			return nil, fmt.Errorf("feature gate %q: %w", g.Name, err)
+		}
+		specs[featuregate.Feature(g.Name)] = featuregate.VersionedSpecs{spec}
+	}
+	if err := fg.AddVersioned(specs); err != nil {
+		return nil, fmt.Errorf("add kubelet feature gates: %w", err)
+	}
+	return fg, nil
+}
+
+// gateSet is component-base's gate set, as newFeatureGate builds it.
+type gateSet interface {
+	featuregate.MutableVersionedFeatureGate
+	featuregate.MutableFeatureGateWithLogger
+}
+
+// setPreRelease sets spec's stage from its name, as featuregates_table.go
+// (upstream's constant names) or client-go (their values) spell it.
+func setPreRelease(spec *featuregate.FeatureSpec, stage string) error {
+	switch strings.ToUpper(stage) {
+	case "PREALPHA", string(featuregate.PreAlpha):
+		spec.PreRelease = featuregate.PreAlpha
+	case string(featuregate.Alpha):
+		spec.PreRelease = featuregate.Alpha
+	case string(featuregate.Beta):
+		spec.PreRelease = featuregate.Beta
+	case "GA", string(featuregate.GA):
+		spec.PreRelease = featuregate.GA
+	case string(featuregate.Deprecated):
+		spec.PreRelease = featuregate.Deprecated
+	default:
+		return fmt.Errorf("unknown stage %q", stage)
+	}
+	return nil
+}
+
+// clientGates adds client-go's gates, declared with client-go's own types,
+// to a component-base gate set.
+type clientGates struct{ fg featuregate.MutableVersionedFeatureGate }
+
+func (c clientGates) AddVersioned(in map[clientfeatures.Feature]clientfeatures.VersionedSpecs) error {
+	out := make(map[featuregate.Feature]featuregate.VersionedSpecs, len(in))
+	for name, specs := range in {
+		for _, s := range specs {
+			spec := featuregate.FeatureSpec{Default: s.Default, LockToDefault: s.LockToDefault, Version: s.Version}
+			if err := setPreRelease(&spec, string(s.PreRelease)); err != nil {
+				return fmt.Errorf("client-go feature gate %q: %w", name, err)
+			}
+			out[featuregate.Feature(name)] = append(out[featuregate.Feature(name)], spec)
+		}
+	}
+	return c.fg.AddVersioned(out)
+}
+
+// validateFeatureGates checks featureGates as upstream does (every name
+// known, locked gates at their value) and then as berth must: a gate at its
+// default is accepted, a built-in gate turned off and any other gate away
+// from its default are refused by name, with the default.
+func validateFeatureGates(logger klog.Logger, gates map[string]bool) []problem {
+	names := make([]string, 0, len(gates))
+	for name := range gates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var ps []problem
+	for _, name := range names {
+		given := gates[name]
+		fg, err := newFeatureGate()
+		if err != nil {
+			return append(ps, fieldProblem("featureGates", "%v", err))
+		}
+		if err := fg.SetFromMapWithLogger(logger, map[string]bool{name: given}); err != nil {
+			ps = append(ps, fieldProblem("featureGates", "%v", err))
+			continue
+		}
+		def, ok := gateDefault(fg, name)
+		if !ok || given == def {
+			continue
+		}
+		if does, builtIn := builtInGates()[name]; builtIn {
+			ps = append(ps, fieldProblem("featureGates", "%s=%t is not supported: %s (only the default %s=%t is accepted)", name, given, does, name, def))
+			continue
+		}
+		ps = append(ps, fieldProblem("featureGates", "%s=%t is not supported by berth (only the %s default %s=%t is accepted)", name, given, KubernetesVersion, name, def))
+	}
+	return ps
+}
+
+// gateDefault returns a gate's default at KubernetesVersion. AllAlpha and
+// AllBeta, which component-base keeps outside the known specs, are off.
+func gateDefault(fg gateSet, name string) (bool, bool) {
+	if name == "AllAlpha" || name == "AllBeta" {
+		return false, true
+	}
+	spec, ok := fg.GetAll()[featuregate.Feature(name)]
+	return spec.Default, ok
+}

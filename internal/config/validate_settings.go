@@ -1,0 +1,63 @@
+package config
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/logs/json/register" // logging.format json, as upstream's kubelet
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+)
+
+// validateSettings checks the node settings that upstream validates and
+// berth honours: logging, image pull concurrency, hairpinMode, oomScoreAdj
+// and cgroupRoot.
+func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
+	var ps []problem
+	ps = append(ps, validateLogging(&kc.Logging)...)
+	if n := kc.MaxParallelImagePulls; n != nil && *n < 1 {
+		ps = append(ps, fieldProblem("maxParallelImagePulls", "invalid value %d: must be a positive number", *n))
+	}
+	if ptr.Deref(kc.SerializeImagePulls, true) && ptr.Deref(kc.MaxParallelImagePulls, 1) > 1 {
+		ps = append(ps, fieldProblem("maxParallelImagePulls", "invalid value %d: cannot be larger than 1 unless serializeImagePulls (--serialize-image-pulls) is false", *kc.MaxParallelImagePulls))
+	}
+	switch kc.HairpinMode {
+	case kubeletconfigv1beta1.PromiscuousBridge, kubeletconfigv1beta1.HairpinVeth, kubeletconfigv1beta1.HairpinNone:
+	default:
+		ps = append(ps, fieldProblem("hairpinMode", "invalid value %q: must be %q, %q or %q",
+			kc.HairpinMode, kubeletconfigv1beta1.HairpinNone, kubeletconfigv1beta1.HairpinVeth, kubeletconfigv1beta1.PromiscuousBridge))
+	}
+	if adj := ptr.Deref(kc.OOMScoreAdj, 0); adj < -1000 || adj > 1000 {
+		ps = append(ps, fieldProblem("oomScoreAdj", "invalid value %d: must be between -1000 and 1000, inclusive", adj))
+	}
+	if kc.CgroupRoot != "" && kc.CgroupRoot != "/" {
+		ps = append(ps, notSupported("cgroupRoot", fmt.Sprintf("%q", kc.CgroupRoot), `"" or "/"`, "berth does not place pods under a cgroup root of its own yet"))
+	}
+	return ps
+}
+
+// validateLogging validates logging as upstream's kubelet does, with
+// component-base's logs API and the v1.37 default feature gates (berth
+// refuses the logging gates away from their defaults).
+func validateLogging(c *logsapi.LoggingConfiguration) []problem {
+	fg, err := newFeatureGate()
+	if err != nil {
+		return []problem{fieldProblem("logging", "%v", err)}
+	}
+	var ps []problem
+	for _, e := range logsapi.Validate(c, fg, field.NewPath("logging")) {
+		ps = append(ps, fieldProblem(e.Field, "%s", e.ErrorBody()))
+	}
+	return ps
+}
+
+// ImagePullLimit is how many image pulls may run at once, as upstream's
+// image puller decides it: 1 with serializeImagePulls, else
+// maxParallelImagePulls, 0 (no bound) when that is unset.
+func (c *Config) ImagePullLimit() int {
+	if ptr.Deref(c.Kubelet.SerializeImagePulls, true) {
+		return 1
+	}
+	return int(ptr.Deref(c.Kubelet.MaxParallelImagePulls, 0))
+}
