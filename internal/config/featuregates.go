@@ -100,7 +100,9 @@ func setPreRelease(spec *featuregate.FeatureSpec, stage string) error {
 
 // clientGates adds client-go's gates, declared with client-go's own types,
 // to a component-base gate set.
-type clientGates struct{ fg featuregate.MutableVersionedFeatureGate }
+type clientGates struct {
+	fg featuregate.MutableVersionedFeatureGate
+}
 
 func (c clientGates) AddVersioned(in map[clientfeatures.Feature]clientfeatures.VersionedSpecs) error {
 	out := make(map[featuregate.Feature]featuregate.VersionedSpecs, len(in))
