@@ -6,15 +6,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -34,7 +33,7 @@ func main() {
 		runAgent: func(ctx context.Context, cfg *config.Config) error {
 			return agent.Run(ctx, cfg, version, clock.RealClock{})
 		},
-		setVerbosity: setKlogVerbosity,
+		applyLogging: applyLogging,
 	})
 	stop()
 	klog.Flush()
@@ -46,7 +45,9 @@ type deps struct {
 	stdout, stderr io.Writer
 	env            config.Env
 	runAgent       func(ctx context.Context, cfg *config.Config) error
-	setVerbosity   func(v int) error
+	// applyLogging applies the configuration's logging (format, verbosity,
+	// vmodule, flush frequency) to the process, once.
+	applyLogging func(ctx context.Context, cfg *config.Config) error
 }
 
 // run executes the berth command with args and returns the exit code:
@@ -107,8 +108,8 @@ func start(ctx context.Context, flags *config.Flags, d deps) error {
 	if err != nil {
 		return err
 	}
-	if err := d.setVerbosity(cfg.Verbosity); err != nil {
-		return fmt.Errorf("set log verbosity %d: %w", cfg.Verbosity, err)
+	if err := d.applyLogging(ctx, cfg); err != nil {
+		return fmt.Errorf("apply logging configuration: %w", err)
 	}
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting berth", "version", version, "kubernetesVersion", config.KubernetesVersion, "node", cfg.NodeName)
@@ -123,10 +124,14 @@ func start(ctx context.Context, flags *config.Flags, d deps) error {
 	return nil
 }
 
-// setKlogVerbosity applies the configured verbosity to klog, through a Go
-// flag set that exists only for that.
-func setKlogVerbosity(v int) error {
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	return fs.Set("v", strconv.Itoa(v))
+// applyLogging applies logging as upstream's kubelet does, through
+// component-base's logs API: the format (text, or json, registered by
+// internal/config), verbosity, vmodule and the flush daemon's period.
+func applyLogging(ctx context.Context, cfg *config.Config) error {
+	gates, err := cfg.FeatureGates(klog.FromContext(ctx))
+	if err != nil {
+		return err
+	}
+	logging := cfg.Kubelet.Logging
+	return logsapi.ValidateAndApply(&logging, gates)
 }

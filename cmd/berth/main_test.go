@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	logsapi "k8s.io/component-base/logs/api/v1"
+
 	"github.com/berthk8s/berth/internal/config"
 )
 
@@ -22,12 +24,13 @@ type harness struct {
 	stdout, stderr bytes.Buffer
 	agentCfg       *config.Config
 	agentErr       error
-	verbosity      int
+	// logging is the logging configuration applied, nil if none was.
+	logging *logsapi.LoggingConfiguration
 }
 
 func (h *harness) run(ctx context.Context, files fstest.MapFS, args ...string) int {
 	trim := func(name string) string { return strings.TrimPrefix(name, "/") }
-	h.verbosity = -1
+	h.logging = nil
 	return run(ctx, args, deps{
 		stdout: &h.stdout,
 		stderr: &h.stderr,
@@ -40,7 +43,10 @@ func (h *harness) run(ctx context.Context, files fstest.MapFS, args ...string) i
 			h.agentCfg = cfg
 			return h.agentErr
 		},
-		setVerbosity: func(v int) error { h.verbosity = v; return nil },
+		applyLogging: func(_ context.Context, cfg *config.Config) error {
+			h.logging = cfg.Kubelet.Logging.DeepCopy()
+			return nil
+		},
 	})
 }
 
@@ -92,7 +98,7 @@ func TestUnknownFlagsReportedTogether(t *testing.T) {
 
 func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	files := fstest.MapFS{
-		"bad.yaml":  {Data: []byte(header + "evictionHard: {memory.available: 1Gi}\nserializeImagePulls: false\n")},
+		"bad.yaml":  {Data: []byte(header + "evictionHard: {memory.available: 1Gi}\nmaxOpenFiles: 10\n")},
 		"typo.yaml": {Data: []byte(header + "staticPodDir: /etc/m\n")},
 		"good.yaml": {Data: []byte(header)},
 	}
@@ -103,15 +109,15 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	}{
 		{"unsupported fields", []string{"--config=/bad.yaml"}, []string{
 			`berth: invalid configuration (2 problems):`,
-			`kubeletConfiguration field "evictionHard": not supported by berth yet (only the default is accepted)`,
-			`kubeletConfiguration field "serializeImagePulls": not supported by berth yet`,
+			`kubeletConfiguration field "evictionHard" (set in --config "/bad.yaml"): {"memory.available":"1Gi"} is not supported by berth yet (only the default {`,
+			`kubeletConfiguration field "maxOpenFiles" (set in --config "/bad.yaml"): 10 is not supported by berth yet (only the default 1000000 is accepted)`,
 		}},
 		{"unknown field", []string{"--config=/typo.yaml"}, []string{`unknown field "staticPodDir"`}},
 		{"missing file", []string{"--config=/nope.yaml"}, []string{`read config file "/nope.yaml"`}},
 		{"missing kubeconfig", []string{"--config=/good.yaml", "--kubeconfig=/k"}, []string{`flag --kubeconfig: read "/k"`}},
 		{"bootstrap kubeconfig", []string{"--config=/good.yaml", "--bootstrap-kubeconfig=/b"}, []string{"flag --bootstrap-kubeconfig: TLS bootstrap is not supported yet"}},
-		{"unsupported field by flag", []string{"--config=/good.yaml", "--serialize-image-pulls=false"}, []string{
-			`flag --serialize-image-pulls sets kubeletConfiguration field "serializeImagePulls": not supported by berth yet`,
+		{"unsupported field by flag", []string{"--config=/good.yaml", "--cpu-cfs-quota=false"}, []string{
+			`flag --cpu-cfs-quota sets kubeletConfiguration field "cpuCFSQuota": false is not supported by berth yet (only the default true is accepted)`,
 		}},
 		{"unknown flag", []string{"--no-such-flag"}, []string{"--no-such-flag", "berth --help"}},
 		{"bad flag value", []string{"-v=loud"}, []string{`invalid argument "loud"`}},
@@ -138,7 +144,7 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 func TestStartsAgentWithLoadedConfig(t *testing.T) {
 	files := fstest.MapFS{"c.yaml": {Data: []byte(header + "staticPodPath: /etc/m\nlogging: {verbosity: 2}\n")}}
 	var h harness
-	if code := h.run(context.Background(), files, "--config=/c.yaml", "-v", "4"); code != 0 {
+	if code := h.run(context.Background(), files, "--config=/c.yaml", "-v", "4", "--logging-format=json"); code != 0 {
 		t.Fatalf("exit code %d, stderr %q", code, h.stderr.String())
 	}
 	if h.agentCfg == nil {
@@ -147,8 +153,11 @@ func TestStartsAgentWithLoadedConfig(t *testing.T) {
 	if h.agentCfg.NodeName != "host-a" || h.agentCfg.Kubelet.StaticPodPath != "/etc/m" {
 		t.Errorf("agent got NodeName %q, staticPodPath %q", h.agentCfg.NodeName, h.agentCfg.Kubelet.StaticPodPath)
 	}
-	if h.verbosity != 4 || h.agentCfg.Verbosity != 4 {
-		t.Errorf("verbosity applied %d, config %d; want 4 from -v over the file's 2", h.verbosity, h.agentCfg.Verbosity)
+	if h.logging == nil || h.logging.Verbosity != 4 || h.agentCfg.Verbosity != 4 {
+		t.Errorf("logging applied %+v, config verbosity %d; want 4 from -v over the file's 2", h.logging, h.agentCfg.Verbosity)
+	}
+	if h.logging != nil && h.logging.Format != "json" {
+		t.Errorf("logging format applied %q, want json from --logging-format", h.logging.Format)
 	}
 }
 

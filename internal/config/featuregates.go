@@ -161,3 +161,17 @@ func gateDefault(fg gateSet, name string) (bool, bool) {
 	spec, ok := fg.GetAll()[featuregate.Feature(name)]
 	return spec.Default, ok
 }
+
+// FeatureGates returns the gate set with featureGates applied, for the
+// libraries that read gates (component-base's logging). Load has validated
+// featureGates, so every gate in it is known and at a value berth accepts.
+func (c *Config) FeatureGates(logger klog.Logger) (featuregate.FeatureGate, error) {
+	fg, err := newFeatureGate()
+	if err != nil {
+		return nil, err
+	}
+	if err := fg.SetFromMapWithLogger(logger, c.Kubelet.FeatureGates); err != nil {
+		return nil, fmt.Errorf("set feature gates: %w", err)
+	}
+	return fg, nil
+}
