@@ -155,6 +155,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		UnsafeSysctls: kc.AllowedUnsafeSysctls, Machine: host,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), Env: n.env, HostIPs: ips, SubPaths: subPaths,
+		MaxParallelImagePulls: cfg.ImagePullLimit(),
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)

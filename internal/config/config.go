@@ -38,6 +38,9 @@ type Config struct {
 	NodeName string `json:"nodeName"`
 	// NodeIPs is --node-ip: empty, one IP, or an IPv4/IPv6 pair.
 	NodeIPs []net.IP `json:"nodeIPs,omitempty"`
+	// CloudProvider is --cloud-provider: "" or CloudProviderExternal, the
+	// only values upstream v1.37 has.
+	CloudProvider string `json:"cloudProvider,omitempty"`
 
 	RootDir                string `json:"rootDir"`
 	CertDir                string `json:"certDir"`
@@ -195,6 +198,9 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 		}
 	}
 	var err error
+	if cfg.CloudProvider, err = cloudProvider(flags.unbound("cloud-provider")); err != nil {
+		flagProblem("cloud-provider", err)
+	}
 	if cfg.NodeIPs, err = parseNodeIPs(flags.NodeIP); err != nil {
 		flagProblem("node-ip", err)
 	}
@@ -216,6 +222,23 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 	}
 	return ps
 }
+
+// CloudProviderExternal is the --cloud-provider value for an external
+// cloud controller manager.
+const CloudProviderExternal = "external"
+
+// cloudProvider checks --cloud-provider as upstream v1.37 does: "" (none)
+// or "external"; the built-in providers are gone.
+func cloudProvider(name string) (string, error) {
+	if name != "" && name != CloudProviderExternal {
+		return "", fmt.Errorf("cloud provider %q was specified, but built-in cloud providers are disabled. Please set --cloud-provider=external and migrate to an external cloud provider", name)
+	}
+	return name, nil
+}
+
+// ExternalCloudProvider says whether a cloud controller manager
+// initializes the Node (--cloud-provider=external).
+func (c *Config) ExternalCloudProvider() bool { return c.CloudProvider == CloudProviderExternal }
 
 // nodeName returns the node name as upstream derives it: the override if
 // given, else the host name, trimmed and lower-cased. It must be a DNS

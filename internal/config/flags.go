@@ -110,9 +110,22 @@ func (f *Flags) IsSet(name string) bool {
 	return f.fs.Changed(name)
 }
 
-// unboundFlag is an upstream flag berth registers but does not honour: it
-// is accepted at its default and rejected otherwise (flagSupport says
-// why), so it needs no field of Flags.
+// unbound returns the value of an unboundFlags flag ("" when it is not
+// registered, as in tests that build Flags by hand).
+func (f *Flags) unbound(name string) string {
+	if f.fs == nil {
+		return ""
+	}
+	if fl := f.fs.Lookup(name); fl != nil {
+		return fl.Value.String()
+	}
+	return ""
+}
+
+// unboundFlag is an upstream flag berth registers without a field of
+// Flags: one it does not honour, accepted at its default and rejected
+// otherwise (flagSupport says why), or one Load reads back from the flag
+// set (unbound).
 type unboundFlag struct {
 	Name, Type, Default string
 	// Deprecated is upstream's deprecation notice, if any.
@@ -121,7 +134,7 @@ type unboundFlag struct {
 
 const deprecatedGCFlag = "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version."
 
-// unboundFlags are upstream's KubeletFlags flags berth does not honour, in
+// unboundFlags are upstream's KubeletFlags flags without a Flags field, in
 // upstream's order, with upstream's types and defaults (NewKubeletFlags).
 func unboundFlags() []unboundFlag {
 	return []unboundFlag{

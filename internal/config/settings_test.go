@@ -169,3 +169,31 @@ func TestProblemNamesDropIn(t *testing.T) {
 		}
 	}
 }
+
+func TestCloudProvider(t *testing.T) {
+	for _, tc := range []struct {
+		arg      string
+		external bool
+		wantErr  string
+	}{
+		{"", false, ""},
+		{"external", true, ""},
+		{"gce", false, `flag --cloud-provider: cloud provider "gce" was specified, but built-in cloud providers are disabled. Please set --cloud-provider=external and migrate to an external cloud provider`},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			cfg, err := Load(context.Background(), parseFlags(t, []string{"--cloud-provider=" + tc.arg}), testEnv("node-a"))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Load error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.ExternalCloudProvider() != tc.external || cfg.CloudProvider != tc.arg {
+				t.Errorf("CloudProvider %q, ExternalCloudProvider() = %v; want %q, %v", cfg.CloudProvider, cfg.ExternalCloudProvider(), tc.arg, tc.external)
+			}
+		})
+	}
+}

@@ -8,13 +8,17 @@
 //     once at start, the runtime's latest health verdict (cri.Health) and
 //     its images.
 //   - setters.go, allocatable.go, conditions.go: pure setters, one per
-//     concern, run in upstream's order by Apply: addresses, machine info
+//     concern, run in upstream's order by Apply: addresses (left to the
+//     cloud controller manager with --cloud-provider=external, which gets
+//     --node-ip in the provided-node-ip annotation), machine info
 //     with capacity and allocatable (capacity - kubeReserved -
 //     systemReserved - hard eviction thresholds, floored at 0), versions,
 //     daemon endpoints, images, runtime handlers, and the MemoryPressure,
 //     DiskPressure, PIDPressure and Ready conditions with upstream's
 //     reasons, messages, transition times and events.
-//   - initial.go: InitialNode (the Node berth registers), the
+//   - initial.go: InitialNode (the Node berth registers, with
+//     spec.providerID and, with an external cloud provider, the
+//     uninitialized taint), the
 //     reconciliation of a Node that already exists, and StatusChanged
 //     (equality that ignores heartbeats).
 //   - patch.go: StatusPatch, the strategic merge patch for the status

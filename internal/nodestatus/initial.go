@@ -16,6 +16,14 @@ const (
 	// that it attaches and detaches this node's volumes
 	// (enableControllerAttachDetach, true by default).
 	AnnotationControllerManagedAttach = "volumes.kubernetes.io/controller-managed-attach-detach"
+	// AnnotationProvidedNodeIP carries --node-ip to an external cloud
+	// controller manager (k8s.io/cloud-provider/api
+	// AnnotationAlphaProvidedIPAddr).
+	AnnotationProvidedNodeIP = "alpha.kubernetes.io/provided-node-ip"
+	// TaintExternalCloudProvider marks a Node that an external cloud
+	// controller manager has not initialized yet (k8s.io/cloud-provider/api
+	// TaintExternalCloudProvider); the CCM removes it.
+	TaintExternalCloudProvider = "node.cloudprovider.kubernetes.io/uninitialized"
 )
 
 // defaultLabels are the labels reconciled onto an existing Node at
@@ -39,8 +47,9 @@ func defaultLabels() []string {
 
 // InitialNode builds the Node berth registers: its name, the hostname, OS
 // and architecture labels (stable and beta) with labels (--node-labels)
-// over them, taints (--register-with-taints), the controller-managed
-// attach/detach annotation, and the status from in.
+// over them, taints (--register-with-taints, then the uninitialized taint
+// with an external cloud provider, as upstream), the controller-managed
+// attach/detach annotation, spec.providerID, and the status from in.
 func InitialNode(in Inputs, labels map[string]string, taints []corev1.Taint) *corev1.Node {
 	node, _ := initialNode(in, labels, taints)
 	return node
@@ -70,6 +79,12 @@ func initialNode(in Inputs, labels map[string]string, taints []corev1.Taint) (*c
 			taints[i].DeepCopyInto(&node.Spec.Taints[i])
 		}
 	}
+	if in.ExternalCloudProvider {
+		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{
+			Key: TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule,
+		})
+	}
+	node.Spec.ProviderID = in.ProviderID
 	return node, Apply(node, in)
 }
 

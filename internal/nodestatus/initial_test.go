@@ -226,3 +226,25 @@ func decodePatch(t *testing.T, old, next *corev1.Node) map[string]any {
 	}
 	return m
 }
+
+func TestInitialNodeCloudProvider(t *testing.T) {
+	in := baseInputs()
+	in.ExternalCloudProvider = true
+	in.ProviderID = "aws:///eu-west-1a/i-0123"
+	taints := []corev1.Taint{{Key: "dedicated", Value: "berth", Effect: corev1.TaintEffectNoSchedule}}
+	node := InitialNode(in, nil, taints)
+	want := []corev1.Taint{taints[0], {Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+	if diff := cmp.Diff(want, node.Spec.Taints); diff != "" {
+		t.Errorf("taints mismatch (-want +got):\n%s", diff)
+	}
+	if node.Spec.ProviderID != in.ProviderID {
+		t.Errorf("spec.providerID %q, want %q", node.Spec.ProviderID, in.ProviderID)
+	}
+	if len(taints) != 1 {
+		t.Errorf("InitialNode appended to its caller's taints")
+	}
+	in.ExternalCloudProvider, in.ProviderID = false, ""
+	if node := InitialNode(in, nil, nil); node.Spec.Taints != nil || node.Spec.ProviderID != "" {
+		t.Errorf("without a cloud provider: taints %v, providerID %q", node.Spec.Taints, node.Spec.ProviderID)
+	}
+}

@@ -23,6 +23,13 @@ type Inputs struct {
 	// (0.0.0.0, ::) are ignored. The agent checks that they belong to
 	// the host.
 	NodeIPs []net.IP
+	// ExternalCloudProvider is --cloud-provider=external: a cloud
+	// controller manager initializes the Node and owns its addresses, and
+	// NodeIPs are only those --node-ip gave (none: the CCM finds them).
+	ExternalCloudProvider bool
+	// ProviderID is providerID (--provider-id), the Node's spec.providerID
+	// at registration.
+	ProviderID string
 
 	// RuntimeVersion is "<runtime name>://<version>" ("containerd://1.6.20").
 	RuntimeVersion string

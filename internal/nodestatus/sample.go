@@ -71,6 +71,13 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 		EvictionHard:   kc.EvictionHard,
 		MaxImages:      derefInt32(kc.NodeStatusMaxImages, 50),
 		Now:            n.clock.Now(),
+
+		ExternalCloudProvider: n.cfg.ExternalCloudProvider(),
+		ProviderID:            kc.ProviderID,
+	}
+	if in.ExternalCloudProvider {
+		// Only --node-ip: the addresses are the cloud controller's to find.
+		in.NodeIPs = n.cfg.NodeIPs
 	}
 	if !in.RuntimeReady {
 		reason, msg := splitReason(rt.RuntimeMessage)

@@ -47,15 +47,23 @@ const maxNamesPerImage = 5
 // addresses. With no usable node IP it takes the hostname when that is an
 // IP; otherwise it leaves the addresses as they are, as upstream does when
 // it cannot find the node's IP.
+//
+// With an external cloud provider it does what upstream's NodeAddress
+// setter does: --node-ip is handed to the cloud controller manager in the
+// provided-node-ip annotation; addresses the Node already has are the
+// CCM's and stay; a Node without any gets --node-ip's, or only the
+// Hostname address when --node-ip was not given.
 func Addresses(node *corev1.Node, in Inputs) []Event {
-	var ips []net.IP
-	for _, ip := range in.NodeIPs {
-		if ip != nil && !ip.IsUnspecified() {
-			ips = append(ips, ip)
+	ips := specifiedIPs(in.NodeIPs)
+	providedNodeIP(node, in)
+	if in.ExternalCloudProvider {
+		if len(node.Status.Addresses) > 0 {
+			return nil
 		}
-	}
-	if len(ips) > 2 {
-		ips = ips[:2]
+		if len(in.NodeIPs) == 0 {
+			node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: in.Hostname}}
+			return nil
+		}
 	}
 	if len(ips) == 0 {
 		if ip := net.ParseIP(in.Hostname); ip != nil {
@@ -71,6 +79,40 @@ func Addresses(node *corev1.Node, in Inputs) []Event {
 	}
 	node.Status.Addresses = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: in.Hostname})
 	return nil
+}
+
+// specifiedIPs returns the node IPs that are not unspecified (0.0.0.0,
+// ::), at most two.
+func specifiedIPs(nodeIPs []net.IP) []net.IP {
+	var ips []net.IP
+	for _, ip := range nodeIPs {
+		if ip != nil && !ip.IsUnspecified() {
+			ips = append(ips, ip)
+		}
+	}
+	if len(ips) > 2 {
+		ips = ips[:2]
+	}
+	return ips
+}
+
+// providedNodeIP sets the provided-node-ip annotation to --node-ip (the
+// first IP, and the second when both are specified) with an external
+// cloud provider, and removes a stale one otherwise, as upstream.
+func providedNodeIP(node *corev1.Node, in Inputs) {
+	specified := func(i int) bool { return len(in.NodeIPs) > i && in.NodeIPs[i] != nil && !in.NodeIPs[i].IsUnspecified() }
+	if !in.ExternalCloudProvider || !specified(0) {
+		delete(node.Annotations, AnnotationProvidedNodeIP)
+		return
+	}
+	val := in.NodeIPs[0].String()
+	if specified(1) {
+		val += "," + in.NodeIPs[1].String()
+	}
+	if node.Annotations == nil {
+		node.Annotations = map[string]string{}
+	}
+	node.Annotations[AnnotationProvidedNodeIP] = val
 }
 
 // MachineInfo sets the machine, system and boot IDs, swap, capacity and

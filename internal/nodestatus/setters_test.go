@@ -167,3 +167,54 @@ func TestRuntimeHandlers(t *testing.T) {
 		t.Errorf("features mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestAddressesExternalCloudProvider follows upstream's NodeAddress setter
+// with --cloud-provider=external.
+func TestAddressesExternalCloudProvider(t *testing.T) {
+	ccm := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.9.9.9"}, {Type: corev1.NodeExternalIP, Address: "203.0.113.9"}}
+	tests := []struct {
+		name           string
+		ips            []string
+		existing       []corev1.NodeAddress
+		annotations    map[string]string
+		want           []corev1.NodeAddress
+		wantAnnotation string
+	}{
+		{name: "no --node-ip: hostname only", want: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "node-a"}}},
+		{name: "no --node-ip: the CCM's addresses stay", existing: ccm, want: ccm},
+		{name: "--node-ip until the CCM sets addresses", ips: []string{"10.0.0.5"},
+			want:           []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.5"}, {Type: corev1.NodeHostName, Address: "node-a"}},
+			wantAnnotation: "10.0.0.5"},
+		{name: "--node-ip with the CCM's addresses", ips: []string{"10.0.0.5"}, existing: ccm, want: ccm, wantAnnotation: "10.0.0.5"},
+		{name: "dual-stack --node-ip", ips: []string{"10.0.0.5", "fd00::5"}, existing: ccm, want: ccm, wantAnnotation: "10.0.0.5,fd00::5"},
+		{name: "stale annotation removed", existing: ccm, want: ccm, annotations: map[string]string{AnnotationProvidedNodeIP: "10.0.0.1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := baseInputs()
+			in.Hostname = "node-a"
+			in.ExternalCloudProvider = true
+			in.NodeIPs = nil
+			for _, s := range tt.ips {
+				in.NodeIPs = append(in.NodeIPs, net.ParseIP(s))
+			}
+			node := &corev1.Node{Status: corev1.NodeStatus{Addresses: tt.existing}}
+			node.Annotations = tt.annotations
+			Addresses(node, in)
+			if diff := cmp.Diff(tt.want, node.Status.Addresses); diff != "" {
+				t.Errorf("addresses mismatch (-want +got):\n%s", diff)
+			}
+			if got := node.Annotations[AnnotationProvidedNodeIP]; got != tt.wantAnnotation {
+				t.Errorf("provided-node-ip annotation %q, want %q", got, tt.wantAnnotation)
+			}
+		})
+	}
+	// Without an external cloud provider the annotation goes.
+	in := baseInputs()
+	node := &corev1.Node{}
+	node.Annotations = map[string]string{AnnotationProvidedNodeIP: "10.0.0.1"}
+	Addresses(node, in)
+	if _, ok := node.Annotations[AnnotationProvidedNodeIP]; ok {
+		t.Error("provided-node-ip annotation kept without an external cloud provider")
+	}
+}

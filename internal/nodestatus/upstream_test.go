@@ -24,3 +24,17 @@ func TestDefaultLabelsMatchUpstream(t *testing.T) {
 		t.Errorf("AnnotationControllerManagedAttach %q, upstream %q", AnnotationControllerManagedAttach, up)
 	}
 }
+
+// TestCloudProviderNamesMatchUpstream pins the external cloud provider's
+// taint and node IP annotation to k8s.io/cloud-provider's.
+func TestCloudProviderNamesMatchUpstream(t *testing.T) {
+	src := upstreamsrc.New(t)
+	for _, tt := range []struct{ name, berth string }{
+		{"TaintExternalCloudProvider", TaintExternalCloudProvider},
+		{"AnnotationAlphaProvidedIPAddr", AnnotationProvidedNodeIP},
+	} {
+		if up := src.Value("k8s.io/cloud-provider/api", tt.name).AsString(); up != tt.berth {
+			t.Errorf("%s: berth %q, upstream %q", tt.name, tt.berth, up)
+		}
+	}
+}
