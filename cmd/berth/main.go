@@ -16,9 +16,11 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/agent"
 	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/hostsetup"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -34,6 +36,7 @@ func main() {
 			return agent.Run(ctx, cfg, version, clock.RealClock{})
 		},
 		applyLogging: applyLogging,
+		setupHost:    setupHost,
 	})
 	stop()
 	klog.Flush()
@@ -48,6 +51,9 @@ type deps struct {
 	// applyLogging applies the configuration's logging (format, verbosity,
 	// vmodule, flush frequency) to the process, once.
 	applyLogging func(ctx context.Context, cfg *config.Config) error
+	// setupHost makes the changes berth makes to the host for itself
+	// before it runs pods; an error stops berth before the agent starts.
+	setupHost func(ctx context.Context, cfg *config.Config) error
 }
 
 // run executes the berth command with args and returns the exit code:
@@ -111,6 +117,9 @@ func start(ctx context.Context, flags *config.Flags, d deps) error {
 	if err := d.applyLogging(ctx, cfg); err != nil {
 		return fmt.Errorf("apply logging configuration: %w", err)
 	}
+	if err := d.setupHost(ctx, cfg); err != nil {
+		return err
+	}
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting berth", "version", version, "kubernetesVersion", config.KubernetesVersion, "node", cfg.NodeName)
 	err = d.runAgent(ctx, cfg)
@@ -122,6 +131,14 @@ func start(ctx context.Context, flags *config.Flags, d deps) error {
 		return fmt.Errorf("run agent: %w", err)
 	}
 	return nil
+}
+
+// setupHost sets berth's own OOM score adjustment (oomScoreAdj; a refusal
+// by the kernel is a warning) and checks or sets the kernel tunables
+// (protectKernelDefaults), as upstream's kubelet does at start.
+func setupHost(ctx context.Context, cfg *config.Config) error {
+	hostsetup.ApplyOOMScoreAdj(ctx, hostsetup.WriteOOMScoreAdj, ptr.Deref(cfg.Kubelet.OOMScoreAdj, -999))
+	return hostsetup.EnsureKernelTunables(ctx, hostsetup.ProcSys, cfg.Kubelet.ProtectKernelDefaults)
 }
 
 // applyLogging applies logging as upstream's kubelet does, through

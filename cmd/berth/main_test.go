@@ -26,6 +26,9 @@ type harness struct {
 	agentErr       error
 	// logging is the logging configuration applied, nil if none was.
 	logging *logsapi.LoggingConfiguration
+	// hostSetups counts setupHost calls; setupErr is what they return.
+	hostSetups int
+	setupErr   error
 }
 
 func (h *harness) run(ctx context.Context, files fstest.MapFS, args ...string) int {
@@ -46,6 +49,10 @@ func (h *harness) run(ctx context.Context, files fstest.MapFS, args ...string) i
 		applyLogging: func(_ context.Context, cfg *config.Config) error {
 			h.logging = cfg.Kubelet.Logging.DeepCopy()
 			return nil
+		},
+		setupHost: func(context.Context, *config.Config) error {
+			h.hostSetups++
+			return h.setupErr
 		},
 	})
 }
@@ -199,5 +206,21 @@ func TestConfigFlagOverridesFile(t *testing.T) {
 	}
 	if want := "Flag --max_pods has been deprecated, This parameter should be set via the config file"; !strings.Contains(h.stderr.String(), want) {
 		t.Errorf("stderr %q does not contain %q", h.stderr.String(), want)
+	}
+}
+
+// TestHostSetupFailureStops: protectKernelDefaults refusing the kernel's
+// tunables (setupHost's error) stops berth before the agent starts.
+func TestHostSetupFailureStops(t *testing.T) {
+	files := fstest.MapFS{"c.yaml": {Data: []byte(header + "protectKernelDefaults: true\n")}}
+	h := harness{setupErr: errors.New("protectKernelDefaults is set and kernel tunables differ")}
+	if code := h.run(context.Background(), files, "--config=/c.yaml"); code != 1 {
+		t.Fatalf("exit code %d, want 1", code)
+	}
+	if h.hostSetups != 1 || h.agentCfg != nil {
+		t.Errorf("setupHost calls %d, agent started %v; want 1 call and no agent", h.hostSetups, h.agentCfg != nil)
+	}
+	if !strings.Contains(h.stderr.String(), "kernel tunables differ") {
+		t.Errorf("stderr %q lacks the setup error", h.stderr.String())
 	}
 }
