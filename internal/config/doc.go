@@ -14,14 +14,24 @@
 //     field (upstream's AddKubeletConfigFlags), and their bindings.
 //   - flagvalues.go: the pflag values of upstream's pkg/util/flag berth needs.
 //   - flagapply.go: flags given on the command line over the file and the
-//     drop-ins; refusing the flags berth does not honour; naming the flag
-//     in problems about the field it set.
+//     drop-ins; refusing the flags berth does not honour; naming where a
+//     field's value came from (the flag, or the file or drop-in that set
+//     it last) in problems about it (sources).
 //   - unknownflags.go: CheckArgs, every unknown flag in one error, with the
 //     nearest flag, the field to set, or why upstream removed it.
 //   - decode.go:   strict decoding of a KubeletConfiguration, --config-dir merging.
 //   - defaults.go: SetDefaults, berth's copy of the upstream v1beta1 defaults.
 //   - support.go:  which KubeletConfiguration fields and flags berth honours.
-//   - validate.go: value validation and the generic "not supported yet" check.
+//   - validate.go: value validation and the generic "not supported yet"
+//     check (notSupported: the field, the value given, the default, why).
+//   - validate_settings.go: logging (component-base's logs API), image
+//     pull concurrency (and ImagePullLimit), hairpinMode, oomScoreAdj,
+//     cgroupRoot.
+//   - featuregates.go: featureGates: upstream's gate set built with
+//     component-base's featuregate (featuregates_table.go, generated, for
+//     the kubelet's own gates; component-base and client-go add theirs),
+//     which gates berth always implements, and the refusal of the rest
+//     away from their defaults.
 //   - problemfields.go: ValidationError.Fields, the fields and flags a
 //     failed Load is about, for callers that must tell what blocks a start.
 //   - compatdoc.go: renders docs/config-compat.md from support.go.
@@ -35,4 +45,6 @@
 // distros_test.go loads the configurations ten distributions write
 // (testdata/distros) and holds README.md's Compatibility table to the
 // fields that still block each.
+// featuregates_upstream_test.go pins featuregates_table.go to upstream's
+// pkg/features/kube_features.go (-update rewrites it).
 package config

@@ -141,7 +141,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"mergeDefaultEvictionSettings", NotImplemented, noEvict},
 		{"podsPerCore", DefaultMatches, "0: no per-core pod limit"},
 		{"enableControllerAttachDetach", DefaultMatches, "true: the Node carries the controller-managed attach-detach annotation"},
-		{"protectKernelDefaults", Honoured, "true: berth refuses to start while a kernel tunable differs from upstream's required value; false: berth sets them, as upstream (failures are logged)"},
+		{"protectKernelDefaults", Honoured, "true: berth refuses to start while a kernel tunable differs from upstream's required value; false: berth sets the differing ones, best effort (a failed write is logged; upstream stops outside a user namespace)"},
 		{"makeIPTablesUtilChains", NotImplemented, "berth creates no iptables chains"},
 		{"iptablesMasqueradeBit", NotImplemented, "berth creates no iptables chains"},
 		{"iptablesDropBit", NotImplemented, "berth creates no iptables chains"},
