@@ -64,6 +64,10 @@ func TestValidateSettings(t *testing.T) {
 		{name: "logging vmodule", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 			kc.Logging.VModule = logsapi.VModuleConfiguration{{FilePattern: "kuberuntime*", Verbosity: 5}}
 		}},
+		{name: "logging vmodule needs text", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.Logging.Format = "json"
+			kc.Logging.VModule = logsapi.VModuleConfiguration{{FilePattern: "kuberuntime*", Verbosity: 5}}
+		}, want: []string{`kubeletConfiguration field "logging.vmodule": Forbidden: Only supported for text log format`}},
 		{name: "logging vmodule invalid", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 			kc.Logging.VModule = logsapi.VModuleConfiguration{{FilePattern: "a=b", Verbosity: 5}}
 		}, want: []string{`kubeletConfiguration field "logging.vmodule[0]": Invalid value: "a=b": File pattern must not contain equal sign or comma`}},
