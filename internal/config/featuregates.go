@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/version"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/component-base/featuregate"
@@ -35,6 +36,37 @@ func builtInGates() map[string]string {
 		"PortForwardWebsockets":                "berth always serves port-forward over WebSockets",
 		"ExtendWebSocketsToKubelet":            "berth always serves exec, attach and port-forward over WebSockets",
 	}
+}
+
+// honouredGates are the gates berth honours either way, with how: the
+// logging gates, which component-base's logs API reads from the gate set
+// berth hands it (validateLogging, and cmd/berth's applyLogging).
+func honouredGates() map[string]string {
+	return map[string]string{
+		string(logsapi.ContextualLogging):   "contextual logging, on or off, by component-base's logs API",
+		string(logsapi.LoggingAlphaOptions): "the alpha logging options (split streams, info buffer sizes), by component-base's logs API",
+		string(logsapi.LoggingBetaOptions):  "the beta logging options, by component-base's logs API",
+	}
+}
+
+// loggingGates returns the gate set with the honoured gates of gates
+// applied, for validating logging; the other gates are refused (or at
+// their defaults) by validateFeatureGates.
+func loggingGates(gates map[string]bool) (gateSet, error) {
+	fg, err := newFeatureGate()
+	if err != nil {
+		return nil, err
+	}
+	honoured := map[string]bool{}
+	for name, v := range gates {
+		if _, ok := honouredGates()[name]; ok {
+			honoured[name] = v
+		}
+	}
+	if err := fg.SetFromMapWithLogger(logr.Discard(), honoured); err != nil {
+		return nil, fmt.Errorf("set logging feature gates: %w", err)
+	}
+	return fg, nil
 }
 
 // newFeatureGate returns the gate set of the upstream kubelet at
@@ -120,8 +152,9 @@ func (c clientGates) AddVersioned(in map[clientfeatures.Feature]clientfeatures.V
 
 // validateFeatureGates checks featureGates as upstream does (every name
 // known, locked gates at their value) and then as berth must: a gate at its
-// default is accepted, a built-in gate turned off and any other gate away
-// from its default are refused by name, with the default.
+// default or an honoured one is accepted, a built-in gate turned off and
+// any other gate away from its default are refused by name, with the
+// default.
 func validateFeatureGates(logger klog.Logger, gates map[string]bool) []problem {
 	names := make([]string, 0, len(gates))
 	for name := range gates {
@@ -140,7 +173,7 @@ func validateFeatureGates(logger klog.Logger, gates map[string]bool) []problem {
 			continue
 		}
 		def, ok := gateDefault(fg, name)
-		if !ok || given == def {
+		if _, honoured := honouredGates()[name]; !ok || honoured || given == def {
 			continue
 		}
 		if does, builtIn := builtInGates()[name]; builtIn {

@@ -64,6 +64,13 @@ func TestValidateSettings(t *testing.T) {
 		{name: "logging vmodule", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 			kc.Logging.VModule = logsapi.VModuleConfiguration{{FilePattern: "kuberuntime*", Verbosity: 5}}
 		}},
+		{name: "alpha logging option needs its gate", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.Logging.Options.Text.SplitStream = true
+		}, want: []string{`kubeletConfiguration field "logging.options.text.splitStream": Forbidden: Feature LoggingAlphaOptions is disabled`}},
+		{name: "alpha logging option with its gate", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.Logging.Options.Text.SplitStream = true
+			kc.FeatureGates = map[string]bool{"LoggingAlphaOptions": true}
+		}},
 		{name: "logging vmodule needs text", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 			kc.Logging.Format = "json"
 			kc.Logging.VModule = logsapi.VModuleConfiguration{{FilePattern: "kuberuntime*", Verbosity: 5}}
@@ -117,6 +124,7 @@ func TestFeatureGates(t *testing.T) {
 		{name: "gates at their defaults", gates: map[string]bool{
 			"KubeletSeparateDiskGC": true, "AllAlpha": false, "ContextualLogging": true, "WatchListClient": true, "ComponentFlagz": true,
 		}},
+		{name: "honoured logging gates either way", gates: map[string]bool{"LoggingAlphaOptions": true, "ContextualLogging": false, "LoggingBetaOptions": false}},
 		{name: "built-in gate on", gates: map[string]bool{"ContainerRestartRules": true}},
 		{name: "built-in gate off", gates: map[string]bool{"ContainerRestartRules": false},
 			want: []string{`kubeletConfiguration field "featureGates": ContainerRestartRules=false is not supported: berth always honours a container's restartPolicy and restartPolicyRules (only the default ContainerRestartRules=true is accepted)`}},

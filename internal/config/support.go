@@ -145,7 +145,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"makeIPTablesUtilChains", NotImplemented, "berth creates no iptables chains"},
 		{"iptablesMasqueradeBit", NotImplemented, "berth creates no iptables chains"},
 		{"iptablesDropBit", NotImplemented, "berth creates no iptables chains"},
-		{"featureGates", Honoured, "every v1.37 gate name is known; a gate at its default is accepted; a gate berth always implements is refused when turned off, any other gate away from its default by name"},
+		{"featureGates", Honoured, "every v1.37 gate name is known; a gate at its default is accepted; ContextualLogging, LoggingAlphaOptions and LoggingBetaOptions are honoured either way; a gate berth always implements is refused when turned off, any other gate away from its default by name"},
 		{"failSwapOn", Honoured, "true: berth refuses to start while /proc/swaps lists swap, as upstream; false: it runs (memorySwap is not honoured yet)"},
 		{"memorySwap", DefaultMatches, "NoSwap: berth gives containers no swap"},
 		{"containerLogMaxSize", NotImplemented, noLogRot},

@@ -15,7 +15,7 @@ import (
 // and cgroupRoot.
 func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
-	ps = append(ps, validateLogging(&kc.Logging)...)
+	ps = append(ps, validateLogging(&kc.Logging, kc.FeatureGates)...)
 	if n := kc.MaxParallelImagePulls; n != nil && *n < 1 {
 		ps = append(ps, fieldProblem("maxParallelImagePulls", "invalid value %d: must be a positive number", *n))
 	}
@@ -38,10 +38,9 @@ func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 }
 
 // validateLogging validates logging as upstream's kubelet does, with
-// component-base's logs API and the v1.37 default feature gates (berth
-// refuses the logging gates away from their defaults).
-func validateLogging(c *logsapi.LoggingConfiguration) []problem {
-	fg, err := newFeatureGate()
+// component-base's logs API and the logging feature gates given.
+func validateLogging(c *logsapi.LoggingConfiguration, gates map[string]bool) []problem {
+	fg, err := loggingGates(gates)
 	if err != nil {
 		return []problem{fieldProblem("logging", "%v", err)}
 	}
