@@ -48,19 +48,18 @@ func distros() []distro {
 			dir: "kind", title: "kind",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "cgroupRoot", "evictionHard", "imageGCHighThresholdPercent"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "providerID", "rotateCertificates"},
+			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "minikube", title: "minikube",
 			stubs:                []string{"var/lib/minikube/certs/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 			nodeResourceBlockers: []string{"evictionHard", "imageGCHighThresholdPercent"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "hairpinMode", "rotateCertificates"},
+			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "k3s", title: "k3s",
 			stubs:                []string{"var/lib/rancher/k3s/agent/client-ca.crt", "var/lib/rancher/k3s/agent/kubelet.kubeconfig"},
 			nodeResourceBlockers: []string{"evictionHard", "evictionMinimumReclaim"},
-			pendingBlockers:      []string{"--cloud-provider", "serializeImagePulls"},
 		},
 		{
 			dir: "k0s", title: "k0s",
@@ -73,46 +72,33 @@ func distros() []distro {
 		{
 			dir: "talos", title: "Talos",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubeconfig-kubelet", "etc/kubernetes/bootstrap-kubeconfig"},
-			nodeResourceBlockers: []string{"cgroupRoot", "kubeletCgroups", "systemCgroups"},
-			pendingBlockers: []string{
-				"--bootstrap-kubeconfig", "logging.format", "oomScoreAdj", "protectKernelDefaults", "rotateCertificates",
-				"serializeImagePulls", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods",
-			},
+			nodeResourceBlockers: []string{"kubeletCgroups", "systemCgroups"},
+			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods"},
 		},
 		{
 			dir: "eks", title: "EKS (nodeadm)",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "var/lib/kubelet/kubeconfig"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "cgroupRoot", "evictionHard"},
-			pendingBlockers: []string{
-				"--cloud-provider", "--image-credential-provider-bin-dir", "--image-credential-provider-config",
-				"featureGates", "hairpinMode", "protectKernelDefaults", "providerID", "serializeImagePulls",
-				"serverTLSBootstrap",
-			},
+			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
+			pendingBlockers:      []string{"--image-credential-provider-bin-dir", "--image-credential-provider-config", "serverTLSBootstrap"},
 		},
 		{
 			dir: "gce", title: "GCE (kube-up)",
 			stubs:                []string{"etc/srv/kubernetes/pki/ca-certificates.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "cgroupRoot", "evictionHard"},
-			pendingBlockers: []string{
-				"--bootstrap-kubeconfig", "--cloud-provider", "--image-credential-provider-bin-dir",
-				"--image-credential-provider-config", "hairpinMode",
-			},
-			unownedBlockers: []string{"--experimental-mounter-path", "volumePluginDir"},
+			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
+			pendingBlockers:      []string{"--bootstrap-kubeconfig", "--image-credential-provider-bin-dir", "--image-credential-provider-config"},
+			unownedBlockers:      []string{"--experimental-mounter-path", "volumePluginDir"},
 		},
 		{
 			dir: "aks", title: "AKS (AgentBaker)",
 			stubs:                []string{"etc/kubernetes/certs/ca.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers: []string{
-				"--bootstrap-kubeconfig", "--cloud-provider", "featureGates", "protectKernelDefaults",
-				"rotateCertificates", "serverTLSBootstrap",
-			},
-			unownedBlockers: []string{"volumePluginDir"},
+			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates", "serverTLSBootstrap"},
+			unownedBlockers:      []string{"volumePluginDir"},
 		},
 		{
 			dir: "capi", title: "Cluster API (CAPA)",
 			stubs:           []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			pendingBlockers: []string{"--bootstrap-kubeconfig", "--cloud-provider", "rotateCertificates"},
+			pendingBlockers: []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 	}
 }
