@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -50,7 +51,7 @@ func unsupportedFlags(fs *pflag.FlagSet) []problem {
 		case s.Support == Rejected:
 			ps = append(ps, flagProblem(fl.Name, "%s", s.Reason))
 		case fl.Value.String() != fl.DefValue:
-			ps = append(ps, flagProblem(fl.Name, "%q is not supported by berth yet (only the default %q is accepted): %s", fl.Value.String(), fl.DefValue, s.Reason))
+			ps = append(ps, flagProblem(fl.Name, "%s", notSupportedText(strconv.Quote(fl.Value.String()), strconv.Quote(fl.DefValue), s.Reason)))
 		}
 	}
 	return ps

@@ -220,14 +220,20 @@ func unsupportedFields(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem 
 	return ps
 }
 
-// notSupported is the one wording of a refused value: the field, the value
-// given, the value accepted and why (the support row's reason).
+// notSupported is a refused value of a field: the field, the value given,
+// the value accepted and why (the support row's reason).
 func notSupported(field, given, accepted, reason string) problem {
+	return fieldProblem(field, "%s", notSupportedText(given, accepted, reason))
+}
+
+// notSupportedText is the one wording of a refused value, of a field or of
+// a flag.
+func notSupportedText(given, accepted, reason string) string {
 	msg := fmt.Sprintf("%s is not supported by berth yet (only the default %s is accepted)", given, accepted)
 	if reason != "" {
 		msg += ": " + reason
 	}
-	return fieldProblem(field, "%s", msg)
+	return msg
 }
 
 // fieldValue renders the field of the struct v points to whose JSON name is
