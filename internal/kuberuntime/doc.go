@@ -26,6 +26,10 @@
 //	env.go              EnvSource, and fetching what a container's
 //	                    environment reads; containerconfig.Env builds it
 //	image_pull.go       EnsureImage: pull policy, back-off, events
+//	pull_auth.go        pull credentials: the pod's pull secrets, then the
+//	                    node's credential provider plugins (a
+//	                    CredentialProvider, internal/credprovider), each
+//	                    tried until one works
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag
 //	kill.go             KillPod and killContainer: grace periods (probe-
