@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -93,10 +92,14 @@ func LoadConfig(files Files, path string) (*kubeletconfigv1.CredentialProviderCo
 // configFiles returns path itself, or the config files in the directory
 // path in lexical order.
 func configFiles(files Files, path string) ([]string, error) {
-	entries, err := files.ReadDir(path)
-	if errors.Is(err, syscall.ENOTDIR) {
+	fi, err := files.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read credential provider config %q: %w", path, err)
+	}
+	if !fi.IsDir() {
 		return []string{path}, nil
 	}
+	entries, err := files.ReadDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("read credential provider config %q: %w", path, err)
 	}
