@@ -2,8 +2,9 @@
 // first argument chooses what it does:
 //
 //	ok       answer for the requested image: user $PLUGIN_USER, password
-//	         "pw-<image>" for the location $PLUGIN_LOCATION (default: the
-//	         image), cacheKeyType $PLUGIN_CACHE_KEY_TYPE (default Image),
+//	         $PLUGIN_PASSWORD (default "pw-<image>") for the location
+//	         $PLUGIN_LOCATION (default: the image), cacheKeyType
+//	         $PLUGIN_CACHE_KEY_TYPE (default Image),
 //	         cacheDuration $PLUGIN_CACHE_DURATION when set
 //	hang     sleep for an hour
 //	garbage  print something that is not a response
@@ -76,6 +77,10 @@ func answer(req request, extra bool) {
 	if loc == "" {
 		loc = req.Image
 	}
+	password := os.Getenv("PLUGIN_PASSWORD")
+	if password == "" {
+		password = "pw-" + req.Image
+	}
 	keyType := os.Getenv("PLUGIN_CACHE_KEY_TYPE")
 	if keyType == "" {
 		keyType = "Image"
@@ -85,7 +90,7 @@ func answer(req request, extra bool) {
 		"kind":         "CredentialProviderResponse",
 		"cacheKeyType": keyType,
 		"auth": map[string]any{
-			loc: map[string]string{"username": os.Getenv("PLUGIN_USER"), "password": "pw-" + req.Image},
+			loc: map[string]string{"username": os.Getenv("PLUGIN_USER"), "password": password},
 		},
 	}
 	if d := os.Getenv("PLUGIN_CACHE_DURATION"); d != "" {
