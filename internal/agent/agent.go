@@ -137,7 +137,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	}); err != nil {
 		return fmt.Errorf("create configMap and secret source: %w", err)
 	}
-	creds, err := credentialProviders(ctx, cfg, n.clock)
+	creds, err := credentialProviders(ctx, cfg, n.clock, n.metrics.Registry())
 	if err != nil {
 		return err
 	}

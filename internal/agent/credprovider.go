@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -14,13 +15,14 @@ import (
 
 // credentialProviders builds the image credential provider plugins that
 // config.Load has loaded and validated (--image-credential-provider-config
-// and -bin-dir); nil when there are none, so that pulls use pull secrets
-// only.
-func credentialProviders(ctx context.Context, cfg *config.Config, clk clock.PassiveClock) (kuberuntime.CredentialProvider, error) {
+// and -bin-dir), with upstream's metrics in reg; nil when there are none,
+// so that pulls use pull secrets only.
+func credentialProviders(ctx context.Context, cfg *config.Config, clk clock.PassiveClock, reg prometheus.Registerer) (kuberuntime.CredentialProvider, error) {
 	if cfg.CredentialProviders == nil {
 		return nil, nil
 	}
-	ps, err := credprovider.New(credprovider.Config{Providers: cfg.CredentialProviders, BinDir: cfg.ImageCredentialProviderBinDir, Clock: clk})
+	ps, err := credprovider.New(credprovider.Config{Providers: cfg.CredentialProviders, BinDir: cfg.ImageCredentialProviderBinDir, Clock: clk,
+		Registerer: reg, ConfigHash: cfg.CredentialProvidersHash})
 	if err != nil {
 		return nil, fmt.Errorf("create image credential providers: %w", err)
 	}

@@ -55,10 +55,13 @@ type Config struct {
 
 	// ImageCredentialProviderConfig and ImageCredentialProviderBinDir are
 	// the flags as given; CredentialProviders is the config they name,
-	// loaded and validated (nil when neither flag is given).
+	// loaded and validated (nil when neither flag is given), and
+	// CredentialProvidersHash the hash of its files (upstream's
+	// kubelet_credential_provider_config_info).
 	ImageCredentialProviderConfig string                                    `json:"imageCredentialProviderConfig,omitempty"`
 	ImageCredentialProviderBinDir string                                    `json:"imageCredentialProviderBinDir,omitempty"`
 	CredentialProviders           *kubeletconfigv1.CredentialProviderConfig `json:"credentialProviders,omitempty"`
+	CredentialProvidersHash       string                                    `json:"credentialProvidersHash,omitempty"`
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
@@ -111,7 +114,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	cfg.ImageCredentialProviderConfig = flags.ImageCredentialProviderConfig
 	cfg.ImageCredentialProviderBinDir = flags.ImageCredentialProviderBinDir
 	var credProblems []problem
-	cfg.CredentialProviders, credProblems = credentialProviders(flags, env)
+	cfg.CredentialProviders, cfg.CredentialProvidersHash, credProblems = credentialProviders(flags, env)
 	problems.addAll(credProblems)
 	if err := problems.err(); err != nil {
 		return nil, err

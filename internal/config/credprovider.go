@@ -17,10 +17,10 @@ const (
 // plugins' config (internal/credprovider decides what is valid). As
 // upstream, giving either flag turns the plugins on, so both must then be
 // given; neither gives nil. A problem names the flag it is about.
-func credentialProviders(flags *Flags, env Env) (*kubeletconfigv1.CredentialProviderConfig, []problem) {
+func credentialProviders(flags *Flags, env Env) (*kubeletconfigv1.CredentialProviderConfig, string, []problem) {
 	path, binDir := flags.ImageCredentialProviderConfig, flags.ImageCredentialProviderBinDir
 	if path == "" && binDir == "" {
-		return nil, nil
+		return nil, "", nil
 	}
 	var ps []problem
 	if path == "" {
@@ -30,12 +30,12 @@ func credentialProviders(flags *Flags, env Env) (*kubeletconfigv1.CredentialProv
 		ps = append(ps, flagProblem(flagCredProviderBinDir, "must be given with --%s", flagCredProviderConfig))
 	}
 	if len(ps) > 0 {
-		return nil, ps
+		return nil, "", ps
 	}
 	files := credprovider.Files{ReadFile: env.ReadFile, ReadDir: env.ReadDir, Stat: env.Stat}
-	cfg, err := credprovider.LoadConfig(files, path)
+	cfg, hash, err := credprovider.LoadConfig(files, path)
 	if err != nil {
-		return nil, []problem{flagProblem(flagCredProviderConfig, "%v", err)}
+		return nil, "", []problem{flagProblem(flagCredProviderConfig, "%v", err)}
 	}
 	for _, e := range credprovider.ValidateConfig(files, cfg, binDir) {
 		if e.Field == "imageCredentialProviderBinDir" {
@@ -45,7 +45,7 @@ func credentialProviders(flags *Flags, env Env) (*kubeletconfigv1.CredentialProv
 		ps = append(ps, flagProblem(flagCredProviderConfig, "%s", fmt.Sprintf("%q: %v", path, e)))
 	}
 	if len(ps) > 0 {
-		return nil, ps
+		return nil, "", ps
 	}
-	return cfg, nil
+	return cfg, hash, nil
 }

@@ -1,6 +1,8 @@
 package credprovider
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,37 +58,42 @@ type Files struct {
 // readCredentialProviderConfig: a file, or a directory whose *.json,
 // *.yaml and *.yml files are decoded in lexical order and their providers
 // merged (a name given twice is an error). Every version is returned as
-// the v1 type.
-func LoadConfig(files Files, path string) (*kubeletconfigv1.CredentialProviderConfig, error) {
+// the v1 type. The hash is upstream's: "sha256:<hex>" over each file's
+// length (8 bytes, big-endian) and content, in order, which
+// kubelet_credential_provider_config_info reports.
+func LoadConfig(files Files, path string) (*kubeletconfigv1.CredentialProviderConfig, string, error) {
 	if path == "" {
-		return nil, errors.New("credential provider config path is empty")
+		return nil, "", errors.New("credential provider config path is empty")
 	}
 	names, err := configFiles(files, path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	merged := &kubeletconfigv1.CredentialProviderConfig{
 		TypeMeta: metav1.TypeMeta{APIVersion: kubeletconfigv1.SchemeGroupVersion.String(), Kind: configKind},
 	}
 	seen := sets.New[string]()
+	hash := sha256.New()
 	for _, name := range names {
 		data, err := files.ReadFile(name)
 		if err != nil {
-			return nil, fmt.Errorf("read credential provider config %q: %w", name, err)
+			return nil, "", fmt.Errorf("read credential provider config %q: %w", name, err)
 		}
+		hash.Write(binary.BigEndian.AppendUint64(nil, uint64(len(data))))
+		hash.Write(data)
 		cfg, err := decodeConfig(data)
 		if err != nil {
-			return nil, fmt.Errorf("decode credential provider config %q: %w", name, err)
+			return nil, "", fmt.Errorf("decode credential provider config %q: %w", name, err)
 		}
 		for _, p := range cfg.Providers {
 			if seen.Has(p.Name) {
-				return nil, fmt.Errorf("decode credential provider config %q: duplicate provider name %q", name, p.Name)
+				return nil, "", fmt.Errorf("decode credential provider config %q: duplicate provider name %q", name, p.Name)
 			}
 			seen.Insert(p.Name)
 			merged.Providers = append(merged.Providers, p)
 		}
 	}
-	return merged, nil
+	return merged, fmt.Sprintf("sha256:%x", hash.Sum(nil)), nil
 }
 
 // configFiles returns path itself, or the config files in the directory

@@ -1,6 +1,9 @@
 package credprovider
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +83,7 @@ providers:
 					writeFile(t, filepath.Join(path, name), content, 0o644)
 				}
 			}
-			cfg, err := LoadConfig(osFiles(), path)
+			cfg, _, err := LoadConfig(osFiles(), path)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("LoadConfig() error = %v, want one containing %q", err, tt.wantErr)
@@ -175,5 +178,26 @@ func TestValidateConfig(t *testing.T) {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLoadConfigHash: the hash covers every file, in order, each preceded
+// by its length as 8 big-endian bytes, as upstream's.
+func TestLoadConfigHash(t *testing.T) {
+	dir := t.TempDir()
+	a, b := strings.Replace(v1Config, "ecr", "a", 1), strings.Replace(v1Config, "ecr", "b", 1)
+	writeFile(t, filepath.Join(dir, "a.yaml"), a, 0o644)
+	writeFile(t, filepath.Join(dir, "b.yaml"), b, 0o644)
+	h := sha256.New()
+	for _, s := range []string{a, b} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(s))))
+		h.Write([]byte(s))
+	}
+	_, got, err := LoadConfig(osFiles(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != want {
+		t.Errorf("hash = %s, want %s", got, want)
 	}
 }

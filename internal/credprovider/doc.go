@@ -18,6 +18,8 @@
 //     output.
 //   - provider.go: Providers, which asks every plugin whose matchImages
 //     cover an image, through the cache and one exec per image at a time.
+//   - metrics.go: upstream's kubelet_credential_provider_* metrics, in the
+//     registry the agent passes.
 //
 // The service account token mode (tokenAttributes) is refused by name at
 // load time: berth does not request tokens for plugins.

@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	credentialproviderv1 "k8s.io/kubelet/pkg/apis/credentialprovider/v1"
+	"k8s.io/utils/clock"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -46,6 +47,8 @@ type execPlugin struct {
 	env        []string // the provider's env, NAME=VALUE, after environ
 	environ    func() []string
 	timeout    time.Duration
+	clock      clock.PassiveClock // times runs for the metrics
+	metrics    *metrics           // nil records nothing
 }
 
 // run executes the plugin for image, as upstream's ExecPlugin:
@@ -75,7 +78,9 @@ func (e *execPlugin) run(ctx context.Context, image string) (*credentialprovider
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), stdout, stderr
 	cmd.Env = append(e.environ(), e.env...) // the provider's env wins
 	cmd.WaitDelay = waitDelay
+	start := e.clock.Now()
 	err = cmd.Run()
+	e.metrics.observeRun(e.name, e.clock.Since(start), ctx.Err() != nil || err != nil)
 	switch {
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("exec credential provider plugin %q for image %q: %w", e.name, image, ctx.Err())

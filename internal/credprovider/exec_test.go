@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	kubeletconfigv1 "k8s.io/kubelet/config/v1"
 	credentialproviderv1 "k8s.io/kubelet/pkg/apis/credentialprovider/v1"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -42,7 +43,8 @@ func TestMain(m *testing.M) {
 
 func testExec(mode string, env ...string) *execPlugin {
 	return &execPlugin{name: "plugin", path: filepath.Join(pluginBinDir, "plugin"), apiVersion: "credentialprovider.kubelet.k8s.io/v1",
-		args: []string{mode}, env: env, environ: func() []string { return []string{"PLUGIN_USER=host"} }, timeout: 2 * time.Second}
+		args: []string{mode}, env: env, environ: func() []string { return []string{"PLUGIN_USER=host"} }, timeout: 2 * time.Second,
+		clock: clock.RealClock{}}
 }
 
 func TestExecPlugin(t *testing.T) {
@@ -280,3 +282,5 @@ func TestProvidersCallerGivesUp(t *testing.T) {
 		t.Errorf("Provide() took %v after its context ended", took)
 	}
 }
+
+func symlink(target, link string) error { return os.Symlink(target, link) }

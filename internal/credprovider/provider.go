@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 	"k8s.io/klog/v2"
 	kubeletconfigv1 "k8s.io/kubelet/config/v1"
@@ -29,6 +30,10 @@ type Config struct {
 	Environ func() []string
 	// ExecTimeout bounds one plugin run (DefaultExecTimeout if zero).
 	ExecTimeout time.Duration
+	// Registerer, when not nil, gets upstream's credential provider
+	// metrics; ConfigHash (LoadConfig's) labels the config info.
+	Registerer prometheus.Registerer
+	ConfigHash string
 }
 
 // Providers asks the node's credential provider plugins for image
@@ -62,6 +67,10 @@ func New(cfg Config) (*Providers, error) {
 	if timeout == 0 {
 		timeout = DefaultExecTimeout
 	}
+	m, err := newMetrics(cfg.Registerer, cfg.ConfigHash)
+	if err != nil {
+		return nil, fmt.Errorf("register credential provider metrics: %w", err)
+	}
 	ps := &Providers{}
 	for _, p := range cfg.Providers.Providers {
 		if p.DefaultCacheDuration == nil {
@@ -76,7 +85,7 @@ func New(cfg Config) (*Providers, error) {
 			matchImages:          p.MatchImages,
 			defaultCacheDuration: p.DefaultCacheDuration.Duration,
 			exec: &execPlugin{name: p.Name, path: filepath.Join(cfg.BinDir, p.Name), apiVersion: p.APIVersion,
-				args: p.Args, env: env, environ: environ, timeout: timeout},
+				args: p.Args, env: env, environ: environ, timeout: timeout, clock: cfg.Clock, metrics: m},
 			clock: cfg.Clock,
 			cache: newCache(cfg.Clock),
 		})
