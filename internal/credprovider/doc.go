@@ -21,6 +21,10 @@
 //   - metrics.go: upstream's kubelet_credential_provider_* metrics, in the
 //     registry the agent passes.
 //
+// upstream_test.go and match_test.go pin the constants, accepted versions,
+// metric names and matchImages examples to upstream's source
+// (internal/upstreamsrc).
+//
 // The service account token mode (tokenAttributes) is refused by name at
 // load time: berth does not request tokens for plugins.
 package credprovider
