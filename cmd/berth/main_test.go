@@ -40,6 +40,7 @@ func (h *harness) run(ctx context.Context, files fstest.MapFS, args ...string) i
 		env: config.Env{
 			ReadFile: func(name string) ([]byte, error) { return fs.ReadFile(files, trim(name)) },
 			ReadDir:  func(name string) ([]fs.DirEntry, error) { return fs.ReadDir(files, trim(name)) },
+			Stat:     func(name string) (fs.FileInfo, error) { return fs.Stat(files, trim(name)) },
 			Hostname: func() (string, error) { return "Host-A", nil },
 		},
 		runAgent: func(_ context.Context, cfg *config.Config) error {

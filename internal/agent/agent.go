@@ -137,12 +137,16 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	}); err != nil {
 		return fmt.Errorf("create configMap and secret source: %w", err)
 	}
-	return n.assemblePods(info, ips, inputs.Machine())
+	creds, err := credentialProviders(ctx, cfg, n.clock, n.metrics.Registry())
+	if err != nil {
+		return err
+	}
+	return n.assemblePods(info, ips, inputs.Machine(), creds)
 }
 
 // assemblePods builds the pod machinery: runtime manager, PLEG, syncer,
 // workers, sources, admission, housekeeping and the sync loop.
-func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) error {
+func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider) error {
 	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
 	n.env = newEnvSource(cl.apiClient(), n.objects, cl.node)
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
@@ -154,7 +158,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info) erro
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
 		UnsafeSysctls: kc.AllowedUnsafeSysctls, Machine: host,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
-		PullSecrets: cl.pullSecrets(n.objects), Env: n.env, HostIPs: ips, SubPaths: subPaths,
+		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls: cfg.ImagePullLimit(),
 	})
 	if err != nil {

@@ -42,6 +42,8 @@ var rules = []rule{
 	{dir: "statussync", files: []string{"plan.go", "merge.go", "patch.go"}},
 	{dir: "volume", files: []string{"plugins.go", "payload.go", "downward.go", "token.go", "tmpfs.go", "hostpath.go"}},
 	{dir: "volume/atomicwriter", files: []string{"plan.go"}},
+	// internal/config loads and validates the plugins' config at load time.
+	{dir: "credprovider", files: []string{"config.go", "match.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 }
 
 // TestPureFiles holds the line of STYLE.md: planners take a snapshot and

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
+	kubeletconfigv1 "k8s.io/kubelet/config/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
@@ -54,6 +55,16 @@ type Config struct {
 
 	// Verbosity is the effective log verbosity (logging.verbosity, or -v).
 	Verbosity int `json:"verbosity"`
+
+	// ImageCredentialProviderConfig and ImageCredentialProviderBinDir are
+	// the flags as given; CredentialProviders is the config they name,
+	// loaded and validated (nil when neither flag is given), and
+	// CredentialProvidersHash the hash of its files (upstream's
+	// kubelet_credential_provider_config_info).
+	ImageCredentialProviderConfig string                                    `json:"imageCredentialProviderConfig,omitempty"`
+	ImageCredentialProviderBinDir string                                    `json:"imageCredentialProviderBinDir,omitempty"`
+	CredentialProviders           *kubeletconfigv1.CredentialProviderConfig `json:"credentialProviders,omitempty"`
+	CredentialProvidersHash       string                                    `json:"credentialProvidersHash,omitempty"`
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
@@ -62,12 +73,13 @@ type Config struct {
 type Env struct {
 	ReadFile func(name string) ([]byte, error)
 	ReadDir  func(name string) ([]fs.DirEntry, error)
+	Stat     func(name string) (fs.FileInfo, error)
 	Hostname func() (string, error)
 }
 
 // OSEnv returns an Env backed by the operating system.
 func OSEnv() Env {
-	return Env{ReadFile: os.ReadFile, ReadDir: os.ReadDir, Hostname: os.Hostname}
+	return Env{ReadFile: os.ReadFile, ReadDir: os.ReadDir, Stat: os.Stat, Hostname: os.Hostname}
 }
 
 // Load builds a Config from flags, the way the upstream kubelet does:
@@ -105,6 +117,11 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 		Verbosity:              int(kc.Logging.Verbosity),
 	}
 	problems.addAll(applyNodeFlags(cfg, flags, env))
+	cfg.ImageCredentialProviderConfig = flags.ImageCredentialProviderConfig
+	cfg.ImageCredentialProviderBinDir = flags.ImageCredentialProviderBinDir
+	var credProblems []problem
+	cfg.CredentialProviders, cfg.CredentialProvidersHash, credProblems = credentialProviders(flags, env)
+	problems.addAll(credProblems)
 	if err := problems.err(); err != nil {
 		return nil, err
 	}

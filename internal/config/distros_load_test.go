@@ -26,7 +26,8 @@ const distroDir = "testdata/distros"
 // installDistro copies the distribution's root/ into a new temporary
 // directory, with rootToken replaced by that directory, creates the stubs
 // (files a node holds that the distribution does not write: a CA bundle for
-// a ".crt", else a kubeconfig) and returns the directory.
+// a ".crt", else a kubeconfig) and the plugins (executables that fail if
+// run), and returns the directory.
 func installDistro(t *testing.T, d distro) string {
 	t.Helper()
 	root := t.TempDir()
@@ -58,6 +59,15 @@ func installDistro(t *testing.T, d distro) string {
 			content = stubKubeconfig
 		}
 		if err := writeDistroFile(filepath.Join(root, stub), content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, plugin := range d.plugins {
+		path := filepath.Join(root, plugin)
+		if err := writeDistroFile(path, "#!/bin/sh\nexit 1\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}

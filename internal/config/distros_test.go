@@ -17,6 +17,9 @@ type distro struct {
 	// stubs are files the node holds that the distribution does not write
 	// itself (a CA bundle for a ".crt", else a kubeconfig), relative to root.
 	stubs []string
+	// plugins are executables the node holds that the distribution's
+	// image installs, relative to root: its credential provider plugins.
+	plugins []string
 	// upstreamUnknownFlags are flags the distribution passes that the
 	// upstream v1.37.2 kubelet does not register either (berth's flag table
 	// is pinned to upstream's, flagtable_test.go): both refuse them.
@@ -78,14 +81,16 @@ func distros() []distro {
 		{
 			dir: "eks", title: "EKS (nodeadm)",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "var/lib/kubelet/kubeconfig"},
+			plugins:              []string{"etc/eks/image-credential-provider/ecr-credential-provider"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"--image-credential-provider-bin-dir", "--image-credential-provider-config", "serverTLSBootstrap"},
+			pendingBlockers:      []string{"serverTLSBootstrap"},
 		},
 		{
 			dir: "gce", title: "GCE (kube-up)",
 			stubs:                []string{"etc/srv/kubernetes/pki/ca-certificates.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
+			plugins:              []string{"home/kubernetes/bin/auth-provider-gcp"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "--image-credential-provider-bin-dir", "--image-credential-provider-config"},
+			pendingBlockers:      []string{"--bootstrap-kubeconfig"},
 			unownedBlockers:      []string{"--experimental-mounter-path", "volumePluginDir"},
 		},
 		{
@@ -136,8 +141,6 @@ func pendingFields() map[string]bool {
 		"hairpinMode": true, "providerID": true, "oomScoreAdj": true, "protectKernelDefaults": true,
 		"logging.format": true, "logging.flushFrequency": true, "logging.options": true,
 		"logging.vmodule": true, "--cloud-provider": true,
-		// Image credential provider plugins.
-		"--image-credential-provider-config": true, "--image-credential-provider-bin-dir": true,
 		// Lock file and graceful node shutdown.
 		"--lock-file": true, "--exit-on-lock-contention": true,
 		"shutdownGracePeriod": true, "shutdownGracePeriodCriticalPods": true,

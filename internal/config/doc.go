@@ -35,6 +35,9 @@
 //   - problemfields.go: ValidationError.Fields, the fields and flags a
 //     failed Load is about, for callers that must tell what blocks a start.
 //   - compatdoc.go: renders docs/config-compat.md from support.go.
+//   - credprovider.go: --image-credential-provider-config and -bin-dir:
+//     the plugins' config loaded and validated at load time by
+//     internal/credprovider, problems named by flag.
 //
 // upstream_test.go holds the copies to upstream (internal/upstreamsrc):
 // KubernetesVersion is the k8s.io/kubernetes that tools/kube pins, berth's

@@ -43,6 +43,11 @@ type Flags struct {
 	NodeLabels             map[string]string
 	SeccompDefault         bool
 	PodInfraContainerImage string
+	// ImageCredentialProviderConfig and ImageCredentialProviderBinDir are
+	// the credential provider plugins' config (file or directory) and
+	// binaries.
+	ImageCredentialProviderConfig string
+	ImageCredentialProviderBinDir string
 
 	// kubelet holds the values of the flags that set KubeletConfiguration
 	// fields (configFlags); Load copies those given explicitly over the
@@ -94,6 +99,8 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	labels := cliflag.ConfigurationMap(f.NodeLabels)
 	fs.Var(&labels, "node-labels", "")
 	fs.StringVar(&f.PodInfraContainerImage, "pod-infra-container-image", f.PodInfraContainerImage, "")
+	fs.StringVar(&f.ImageCredentialProviderConfig, "image-credential-provider-config", f.ImageCredentialProviderConfig, "")
+	fs.StringVar(&f.ImageCredentialProviderBinDir, "image-credential-provider-bin-dir", f.ImageCredentialProviderBinDir, "")
 	for _, u := range unboundFlags() {
 		u.register(fs)
 	}
@@ -147,8 +154,6 @@ func unboundFlags() []unboundFlag {
 		{"experimental-mounter-path", "string", "", "will be removed in 1.25 or later. in favor of using CSI."},
 		{"experimental-allocatable-ignore-eviction", "bool", "false", "will be removed in 1.25 or later."},
 		{"runtime-cgroups", "string", "", ""},
-		{"image-credential-provider-config", "string", "", ""},
-		{"image-credential-provider-bin-dir", "string", "", ""},
 		// AddGlobalFlags: cAdvisor's housekeeping_interval, default
 		// overridden by pkg/kubelet/cadvisor.
 		{"housekeeping-interval", "duration", "10s", ""},

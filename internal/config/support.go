@@ -208,8 +208,7 @@ func flagSupport() []FieldSupport {
 }
 
 const (
-	noCredProvider = "berth has no image credential provider plugins yet"
-	noContainerGC  = "berth does not apply these deprecated container garbage collection limits"
+	noContainerGC = "berth does not apply these deprecated container garbage collection limits"
 )
 
 // plainFlagSupport lists the flags that are not KubeletConfiguration fields,
@@ -235,8 +234,8 @@ func plainFlagSupport() []FieldSupport {
 		{"--experimental-mounter-path", DefaultMatches, "empty: the default mount"},
 		{"--experimental-allocatable-ignore-eviction", DefaultMatches, "false: " + noAlloc},
 		{"--runtime-cgroups", DefaultMatches, "empty: berth does not move the runtime into a cgroup"},
-		{"--image-credential-provider-config", NotImplemented, noCredProvider},
-		{"--image-credential-provider-bin-dir", NotImplemented, noCredProvider},
+		{"--image-credential-provider-config", Honoured, "the CredentialProviderConfig (file or directory; kubelet.config.k8s.io v1, v1beta1, v1alpha1), validated at load; tokenAttributes (service account token mode) is refused"},
+		{"--image-credential-provider-bin-dir", Honoured, "where the credential provider plugin binaries are; each provider's must exist and be executable"},
 		{"--housekeeping-interval", NotImplemented, "berth has no cAdvisor housekeeping"},
 		{"--pod-infra-container-image", Honoured, "the sandbox (pause) image (berth's own: removed upstream)"},
 	}

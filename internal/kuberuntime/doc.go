@@ -28,6 +28,10 @@
 //	image_pull.go       EnsureImage: pull policy, back-off, events
 //	image_limit.go      how many pulls run at once (serializeImagePulls,
 //	                    maxParallelImagePulls), across all pods
+//	pull_auth.go        pull credentials: the pod's pull secrets, then the
+//	                    node's credential provider plugins (a
+//	                    CredentialProvider, internal/credprovider), each
+//	                    tried until one works
 //	image_backoff.go    pure per pod+image pull back-off
 //	image_name.go       image reference validation and default tag
 //	kill.go             KillPod and killContainer: grace periods (probe-

@@ -86,11 +86,18 @@ func (m *Manager) ensureImage(ctx context.Context, pulls PullBackoffs, pod *core
 }
 
 // pull pulls with the credentials of the pod's pull secrets that match the
-// image's repository, anonymously if none do (upstream PullImage).
+// image's repository, then those the node's credential provider plugins
+// give for it, trying each until one works; anonymously if there are none
+// (upstream's PullImage over MakeDockerKeyring's union keyring).
 func (m *Manager) pull(ctx context.Context, pod *corev1.Pod, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
 	ring, err := makeKeyring(m.pullSecrets(ctx, pod))
 	if err != nil {
 		return nil, err
 	}
-	return pullWithCredentials(ctx, m.cfg.Images, req, ring.lookup(lookupRepository(req.GetImage().GetImage())))
+	repo := lookupRepository(req.GetImage().GetImage())
+	creds := ring.lookup(repo)
+	if m.cfg.CredentialProviders != nil {
+		creds = append(creds, providerKeyring(m.cfg.CredentialProviders.Provide(ctx, repo)).lookup(repo)...)
+	}
+	return pullWithCredentials(ctx, m.cfg.Images, req, creds)
 }

@@ -86,6 +86,10 @@ type Config struct {
 	// registry credentials pulls use. Nil (standalone mode) pulls
 	// anonymously.
 	PullSecrets SecretLookup
+	// CredentialProviders gives the credentials of the node's image
+	// credential provider plugins, tried after the pull secrets'. Nil
+	// without --image-credential-provider-config.
+	CredentialProviders CredentialProvider
 	// HookHTTP sends httpGet lifecycle hook requests; nil uses a client
 	// that does not verify HTTPS certificates, as upstream's.
 	HookHTTP HTTPDoer

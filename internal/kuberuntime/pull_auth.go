@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/credprovider"
 )
 
 // SecretLookup returns the secret name of namespace, for a pod's
@@ -22,6 +24,18 @@ import (
 // the node's source of secrets (internal/objectcache) in cluster mode. It
 // must be safe for concurrent use.
 type SecretLookup func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+
+// CredentialProvider asks the node's image credential provider plugins
+// for the credentials of a repository ("host[:port]/path", no tag or
+// digest): one answer per plugin that covers it, in config order, each
+// mapping registry locations to a user and password. Declared here, by its
+// consumer; credprovider.Providers implements it. It must be safe for
+// concurrent use.
+type CredentialProvider interface {
+	Provide(ctx context.Context, image string) []credprovider.Credentials
+}
+
+var _ CredentialProvider = (*credprovider.Providers)(nil)
 
 // eventFailedToRetrievePullSecret is upstream's event reason when some of a
 // pod's pull secrets cannot be read.
@@ -134,28 +148,48 @@ func makeKeyring(secrets []*corev1.Secret) (keyring, error) {
 		if err != nil {
 			return keyring{}, err
 		}
-		locs := make([]string, 0, len(cfg))
-		for loc := range cfg {
-			locs = append(locs, loc)
-		}
-		sort.Strings(locs) // a stable order among one secret's entries
-		for _, loc := range locs {
-			key, ok := keyringKey(loc)
-			if !ok {
-				continue // upstream ignores entries that are not URLs
-			}
+		for _, loc := range slices.Sorted(maps.Keys(cfg)) { // a stable order among one secret's entries
 			auth, err := cfg[loc].authConfig()
 			if err != nil {
 				return keyring{}, fmt.Errorf("parse pull secret %q entry %q: %w", s.Name, loc, err)
 			}
-			if _, seen := k.creds[key]; !seen {
-				k.keys = append(k.keys, key)
-			}
-			k.creds[key] = append(k.creds[key], auth)
+			k.add(loc, auth)
 		}
 	}
-	sort.Sort(sort.Reverse(sort.StringSlice(k.keys)))
+	k.sort()
 	return k, nil
+}
+
+// providerKeyring builds the keyring of what the node's credential
+// provider plugins answered for an image, in their config order, as
+// upstream's external credential provider keyring does.
+func providerKeyring(answers []credprovider.Credentials) keyring {
+	k := keyring{creds: map[string][]*runtimeapi.AuthConfig{}}
+	for _, creds := range answers {
+		for _, loc := range slices.Sorted(maps.Keys(creds)) {
+			k.add(loc, &runtimeapi.AuthConfig{Username: creds[loc].Username, Password: creds[loc].Password})
+		}
+	}
+	k.sort()
+	return k
+}
+
+// add appends auth to the credentials of location loc; locations that are
+// not URLs are ignored, as upstream does.
+func (k *keyring) add(loc string, auth *runtimeapi.AuthConfig) {
+	key, ok := keyringKey(loc)
+	if !ok {
+		return
+	}
+	if _, seen := k.creds[key]; !seen {
+		k.keys = append(k.keys, key)
+	}
+	k.creds[key] = append(k.creds[key], auth)
+}
+
+// sort orders the locations in reverse, most specific first.
+func (k *keyring) sort() {
+	sort.Sort(sort.Reverse(sort.StringSlice(k.keys)))
 }
 
 // keyringKey normalises a config location to "host[:port][/path]": the
@@ -196,25 +230,11 @@ func (k keyring) lookup(repo string) []*runtimeapi.AuthConfig {
 }
 
 // locationMatches reports whether a keyring location covers a repository,
-// as upstream's URLsMatch: the hosts have as many dot-separated labels,
-// each matching the location's as a glob (*.example.com), the ports are
-// equal, and the repository path starts with the location's path.
+// as upstream's URLsMatch (credprovider.MatchImage, which also matches a
+// credential provider's matchImages).
 func locationMatches(loc, repo string) bool {
-	l, err1 := url.Parse("https://" + loc)
-	r, err2 := url.Parse("https://" + repo)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	lp, rp := strings.Split(l.Hostname(), "."), strings.Split(r.Hostname(), ".")
-	if len(lp) != len(rp) || l.Port() != r.Port() {
-		return false
-	}
-	for i := range lp {
-		if ok, err := path.Match(lp[i], rp[i]); err != nil || !ok {
-			return false
-		}
-	}
-	return strings.HasPrefix(r.Path, l.Path)
+	ok, _ := credprovider.MatchImage(loc, repo)
+	return ok
 }
 
 // lookupRepository returns the repository an image is pulled from in the
