@@ -15,7 +15,7 @@ func CompatDoc() string {
 		"`go test ./internal/config -run TestCompatDoc -update`. Do not edit. -->\n\n")
 	fmt.Fprintf(&b, "berth reads the upstream kubelet flags and `kubelet.config.k8s.io/v1beta1` "+
 		"`KubeletConfiguration` of Kubernetes %s. Statuses:\n\n", KubernetesVersion)
-	for _, s := range []Support{Honoured, DefaultMatches, NotImplemented, ClusterOnly, Rejected} {
+	for _, s := range []Support{Honoured, Accepted, DefaultMatches, NotImplemented, ClusterOnly, Rejected} {
 		fmt.Fprintf(&b, "- **%s**: %s\n", s, supportMeaning(s))
 	}
 	b.WriteString("\nLoading follows upstream: `--config` is decoded strictly (unknown or duplicate " +
@@ -67,6 +67,10 @@ func supportMeaning(s Support) string {
 		return "accepted and validated; it takes effect once berth joins a cluster."
 	case Rejected:
 		return "an error whenever it is set."
+	case Accepted:
+		return "any valid value is accepted, but it has no effect: it configures only a feature that berth " +
+			"refuses wherever a pod asks for it (the notes say which and how). berth logs a notice at start " +
+			"when it is set."
 	}
 	return ""
 }

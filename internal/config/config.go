@@ -105,6 +105,9 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))
 	problems.addAll(src.name(validateSettings(kc)))
 	problems.addAll(src.name(unsupportedFields(kc)))
+	for _, a := range acceptedSettings(kc, flags.fs) {
+		logger.Info("Setting accepted but without effect", "setting", a[0], "reason", a[1])
+	}
 
 	cfg := &Config{
 		Kubelet:                *kc,

@@ -24,13 +24,10 @@ func distroCompatTable() string {
 	b.WriteString("| --- | --- | --- | --- | --- |\n")
 	for _, d := range distros() {
 		starts := "yes"
-		if len(sortedUnion(d.nodeResourceBlockers, d.pendingBlockers, d.unownedBlockers)) > 0 {
+		if len(sortedUnion(d.nodeResourceBlockers, d.pendingBlockers)) > 0 {
 			starts = "not yet"
 		}
 		var other []string
-		if len(d.unownedBlockers) > 0 {
-			other = append(other, codeList(d.unownedBlockers))
-		}
 		if len(d.upstreamUnknownFlags) > 0 {
 			other = append(other, codeList(d.upstreamUnknownFlags)+" refused (upstream v1.37.2 refuses it too)")
 		}

@@ -32,10 +32,6 @@ type distro struct {
 	// lock file and graceful shutdown). Listed so the table stays exact:
 	// remove an entry when its work lands.
 	pendingBlockers []string
-	// unownedBlockers are neither node resources nor owned by work in
-	// progress: by issue 12's rule berth must honour them. Each one has
-	// been reported for its own follow-up; the column keeps them visible.
-	unownedBlockers []string
 }
 
 // distros is the corpus. Keep in step with README.md's Compatibility
@@ -70,7 +66,6 @@ func distros() []distro {
 			upstreamUnknownFlags: []string{"--containerd"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "kubeReservedCgroup", "kubeletCgroups"},
 			pendingBlockers:      []string{"rotateCertificates", "serverTLSBootstrap"},
-			unownedBlockers:      []string{"volumePluginDir"},
 		},
 		{
 			dir: "talos", title: "Talos",
@@ -91,14 +86,12 @@ func distros() []distro {
 			plugins:              []string{"home/kubernetes/bin/auth-provider-gcp"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
 			pendingBlockers:      []string{"--bootstrap-kubeconfig"},
-			unownedBlockers:      []string{"--experimental-mounter-path", "volumePluginDir"},
 		},
 		{
 			dir: "aks", title: "AKS (AgentBaker)",
 			stubs:                []string{"etc/kubernetes/certs/ca.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
 			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates", "serverTLSBootstrap"},
-			unownedBlockers:      []string{"volumePluginDir"},
 		},
 		{
 			dir: "capi", title: "Cluster API (CAPA)",
@@ -148,17 +141,6 @@ func pendingFields() map[string]bool {
 	}
 }
 
-// unownedFields are the settings that block a distribution and that no
-// work owns yet (reported in the distros branch's report for follow-up).
-func unownedFields() map[string]bool {
-	return map[string]bool{
-		// k0s, GCE, AKS: where FlexVolume drivers live; berth has no FlexVolume.
-		"volumePluginDir": true,
-		// GCE: the mount binary (COS's containerized mounter).
-		"--experimental-mounter-path": true,
-	}
-}
-
 // TestDistros loads each distribution's files and command line as cmd/berth
 // does: berth starts, or exactly the listed fields block it, and every one
 // of them is a node-resource field or one that work in progress honours.
@@ -175,17 +157,12 @@ func TestDistros(t *testing.T) {
 					t.Errorf("pendingBlockers lists %q, which no work in progress honours: berth must honour it", f)
 				}
 			}
-			for _, f := range d.unownedBlockers {
-				if !unownedFields()[f] {
-					t.Errorf("unownedBlockers lists %q, which is not in unownedFields", f)
-				}
-			}
 			unknown, blockers := loadDistro(t, d)
 			sorted := cmpopts.SortSlices(func(a, b string) bool { return a < b })
 			if diff := cmp.Diff(d.upstreamUnknownFlags, unknown, sorted, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("flags berth does not know (-want +got):\n%s", diff)
 			}
-			want := sortedUnion(d.nodeResourceBlockers, d.pendingBlockers, d.unownedBlockers)
+			want := sortedUnion(d.nodeResourceBlockers, d.pendingBlockers)
 			if diff := cmp.Diff(want, blockers, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("blocking fields and flags (-want +got):\n%s", diff)
 			}

@@ -44,7 +44,7 @@ func unsupportedFlags(fs *pflag.FlagSet) []problem {
 	var ps []problem
 	for _, s := range plainFlagSupport() {
 		fl := fs.Lookup(strings.TrimPrefix(s.Name, "--"))
-		if s.Support == Honoured || fl == nil || !fl.Changed {
+		if s.Support == Honoured || s.Support == Accepted || fl == nil || !fl.Changed {
 			continue
 		}
 		switch {

@@ -18,6 +18,12 @@ const (
 	ClusterOnly
 	// Rejected is for flags that are an error whenever they are set.
 	Rejected
+	// Accepted means every valid value is accepted although it has no
+	// effect: it configures only a feature that berth refuses wherever a
+	// pod asks for it (the reason says which, and how). Load logs a notice
+	// when such a setting differs from its default, so it is never
+	// silently ignored.
+	Accepted
 )
 
 // String returns the wording used in docs/config-compat.md.
@@ -33,6 +39,8 @@ func (s Support) String() string {
 		return "validated, used in cluster mode"
 	case Rejected:
 		return "rejected"
+	case Accepted:
+		return "accepted, no effect"
 	}
 	return "unknown"
 }
@@ -162,7 +170,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"enforceNodeAllocatable", NotImplemented, noAlloc},
 		{"allowedUnsafeSysctls", Honoured, "sysctl names and prefixes (\"kernel.msg*\") pods may set besides the safe ones; each must be namespaced, as upstream"},
 		{"defaultPodSysctls", DefaultMatches, "empty: berth adds no sysctls to pods"},
-		{"volumePluginDir", NotImplemented, "berth has no FlexVolume support"},
+		{"volumePluginDir", Accepted, noFlex},
 		{"providerID", Honoured, "the Node's spec.providerID at registration"},
 		{"kernelMemcgNotification", DefaultMatches, "false: berth does not watch memcg notifications"},
 		{"logging", Honoured, "format (text or json), flushFrequency, verbosity, vmodule and options, validated and applied by component-base's logs API, as upstream"},
@@ -208,6 +216,7 @@ func flagSupport() []FieldSupport {
 }
 
 const (
+	noFlex        = "the FlexVolume drivers' directory: berth has no FlexVolume support; a pod with a flexVolume volume fails to mount with \"type flexVolume is not supported by berth yet\" (a FailedMount event)"
 	noContainerGC = "berth does not apply these deprecated container garbage collection limits"
 )
 
@@ -231,7 +240,7 @@ func plainFlagSupport() []FieldSupport {
 		{"--minimum-container-ttl-duration", NotImplemented, noContainerGC},
 		{"--maximum-dead-containers-per-container", NotImplemented, noContainerGC},
 		{"--maximum-dead-containers", NotImplemented, noContainerGC},
-		{"--experimental-mounter-path", DefaultMatches, "empty: the default mount"},
+		{"--experimental-mounter-path", Accepted, "the mount binary for volumes mounted with mount(8) (nfs, cephfs, glusterfs, ...): berth mounts no such volume; a pod that uses one fails to mount with \"type nfs is not supported by berth yet\" (a FailedMount event)"},
 		{"--experimental-allocatable-ignore-eviction", DefaultMatches, "false: " + noAlloc},
 		{"--runtime-cgroups", DefaultMatches, "empty: berth does not move the runtime into a cgroup"},
 		{"--image-credential-provider-config", Honoured, "the CredentialProviderConfig (file or directory; kubelet.config.k8s.io v1, v1beta1, v1alpha1), validated at load; tokenAttributes (service account token mode) is refused"},

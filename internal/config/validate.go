@@ -213,7 +213,7 @@ func unsupportedFields(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem 
 	}
 	var ps []problem
 	for _, name := range differingFields(kc, def, "") {
-		if row := rows[name]; row.Support != Honoured {
+		if row := rows[name]; row.Support != Honoured && row.Support != Accepted {
 			ps = append(ps, notSupported(name, fieldValue(kc, name), fieldValue(def, name), row.Reason))
 		}
 	}
