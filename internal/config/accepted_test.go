@@ -19,9 +19,11 @@ func TestAcceptedSettings(t *testing.T) {
 	}{
 		{name: "defaults", mutate: func(*kubeletconfigv1beta1.KubeletConfiguration) {}},
 		{
-			name:   "volumePluginDir",
-			mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.VolumePluginDir = "/var/lib/k0s/kubelet/plugins" },
-			want:   []string{"volumePluginDir"},
+			name: "volumePluginDir",
+			mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+				kc.VolumePluginDir = "/var/lib/k0s/kubelet/plugins"
+			},
+			want: []string{"volumePluginDir"},
 		},
 		{
 			name:   "mounter path",
