@@ -21,6 +21,7 @@ import (
 	"github.com/berthk8s/berth/internal/agent"
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/hostsetup"
+	"github.com/berthk8s/berth/internal/lockfile"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -122,6 +123,11 @@ func start(ctx context.Context, flags *config.Flags, d deps) error {
 	}
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting berth", "version", version, "kubernetesVersion", config.KubernetesVersion, "node", cfg.NodeName)
+	ctx, release, err := holdLockFile(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer release()
 	err = d.runAgent(ctx, cfg)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
 		logger.Info("berth stopped", "reason", context.Cause(ctx))
@@ -151,4 +157,43 @@ func applyLogging(ctx context.Context, cfg *config.Config) error {
 	}
 	logging := cfg.Kubelet.Logging
 	return logsapi.ValidateAndApply(&logging, gates)
+}
+
+// errLockContention ends berth's context when another process opens the
+// lock file (--exit-on-lock-contention).
+var errLockContention = errors.New("another process opened the lock file")
+
+// holdLockFile takes --lock-file before anything starts, as upstream, and
+// with --exit-on-lock-contention returns a context that ends when another
+// process opens the file: berth then stops as on SIGTERM (pods keep
+// running) and exits 0. release frees the lock and the watch.
+func holdLockFile(ctx context.Context, cfg *config.Config) (context.Context, func(), error) {
+	if cfg.LockFile == "" {
+		return ctx, func() {}, nil
+	}
+	logger := klog.FromContext(ctx)
+	logger.Info("Acquiring file lock", "path", cfg.LockFile)
+	lock, err := lockfile.Acquire(ctx, cfg.LockFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("acquire lock file %q: %w", cfg.LockFile, err)
+	}
+	if !cfg.ExitOnLockContention {
+		return ctx, func() { _ = lock.Release() }, nil
+	}
+	logger.Info("Watching for inotify events", "path", cfg.LockFile)
+	ctx, cancel := context.WithCancelCause(ctx)
+	contended, err := lockfile.WatchContention(ctx, cfg.LockFile)
+	if err != nil {
+		cancel(nil)
+		_ = lock.Release()
+		return nil, nil, err
+	}
+	go func() {
+		select {
+		case <-contended:
+			cancel(errLockContention)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil); _ = lock.Release() }, nil
 }

@@ -4,10 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	logsapi "k8s.io/component-base/logs/api/v1"
 
@@ -224,4 +231,90 @@ func TestHostSetupFailureStops(t *testing.T) {
 	if !strings.Contains(h.stderr.String(), "kernel tunables differ") {
 		t.Errorf("stderr %q lacks the setup error", h.stderr.String())
 	}
+}
+
+// TestExitOnLockContention: with --lock-file and --exit-on-lock-contention
+// berth holds the lock while the agent runs, and stops cleanly (exit 0)
+// when another process opens the file, as upstream.
+func TestExitOnLockContention(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "kubelet.lock")
+	files := fstest.MapFS{"c.yaml": {Data: []byte(header)}}
+	running := make(chan struct{})
+	stopped := make(chan error, 1)
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"--config=/c.yaml", "--lock-file=" + lock, "--exit-on-lock-contention"}, deps{
+			stdout: io.Discard, stderr: &stderr,
+			env: config.Env{
+				ReadFile: func(name string) ([]byte, error) { return fs.ReadFile(files, strings.TrimPrefix(name, "/")) },
+				ReadDir:  func(name string) ([]fs.DirEntry, error) { return fs.ReadDir(files, strings.TrimPrefix(name, "/")) },
+				Hostname: func() (string, error) { return "host-a", nil },
+			},
+			runAgent: func(ctx context.Context, _ *config.Config) error {
+				close(running)
+				<-ctx.Done()
+				stopped <- context.Cause(ctx)
+				return ctx.Err()
+			},
+			applyLogging: func(context.Context, *config.Config) error { return nil },
+			setupHost:    func(context.Context, *config.Config) error { return nil },
+		})
+	}()
+	<-running
+	// The lock is held (seen without opening the file, which would stop
+	// berth): /proc/locks lists a FLOCK on its inode.
+	if !flocked(t, lock) {
+		t.Fatal("berth runs without holding the lock file")
+	}
+	f, err := os.OpenFile(lock, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	select {
+	case cause := <-stopped:
+		if !errors.Is(cause, errLockContention) {
+			t.Errorf("agent stopped by %v; want lock contention", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("agent not stopped after the lock file was opened")
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("exit code %d; want 0; stderr %q", code, stderr.String())
+	}
+	// berth released the lock on the way out.
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Errorf("flock after berth stopped: %v", err)
+	}
+}
+
+func TestExitOnLockContentionNeedsLockFile(t *testing.T) {
+	files := fstest.MapFS{"c.yaml": {Data: []byte(header)}}
+	var h harness
+	if code := h.run(context.Background(), files, "--config=/c.yaml", "--exit-on-lock-contention"); code != 1 || h.agentCfg != nil {
+		t.Fatalf("exit code %d, agent started %v; want 1 without starting", code, h.agentCfg != nil)
+	}
+	if want := "cannot exit on lock file contention: no lock file specified"; !strings.Contains(h.stderr.String(), want) {
+		t.Errorf("stderr %q; want %q", h.stderr.String(), want)
+	}
+}
+
+// flocked reports whether /proc/locks lists a flock on path's inode.
+func flocked(t *testing.T, path string) bool {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	locks, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(locks), "\n") {
+		if strings.Contains(line, "FLOCK") && strings.Contains(line, fmt.Sprintf(":%d ", st.Ino)) {
+			return true
+		}
+	}
+	return false
 }

@@ -65,6 +65,11 @@ type Config struct {
 	ImageCredentialProviderBinDir string                                    `json:"imageCredentialProviderBinDir,omitempty"`
 	CredentialProviders           *kubeletconfigv1.CredentialProviderConfig `json:"credentialProviders,omitempty"`
 	CredentialProvidersHash       string                                    `json:"credentialProvidersHash,omitempty"`
+	// LockFile is --lock-file: berth holds an exclusive flock on it while
+	// it runs. ExitOnLockContention (--exit-on-lock-contention) makes berth
+	// stop when another process opens it.
+	LockFile             string `json:"lockFile,omitempty"`
+	ExitOnLockContention bool   `json:"exitOnLockContention,omitempty"`
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
@@ -105,6 +110,8 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))
 	problems.addAll(src.name(validateSettings(kc)))
 	problems.addAll(src.name(unsupportedFields(kc)))
+	problems.addAll(src.name(validateShutdown(kc)))
+	problems.addAll(validateLockFile(flags))
 	for _, a := range acceptedSettings(kc, flags.fs) {
 		logger.Info("Setting accepted but without effect", "setting", a[0], "reason", a[1])
 	}
@@ -117,6 +124,8 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 		RootDir:                flags.RootDir,
 		CertDir:                flags.CertDir,
 		PodInfraContainerImage: flags.PodInfraContainerImage,
+		LockFile:               flags.LockFile,
+		ExitOnLockContention:   flags.ExitOnLockContention,
 		Verbosity:              int(kc.Logging.Verbosity),
 	}
 	problems.addAll(applyNodeFlags(cfg, flags, env))

@@ -48,6 +48,8 @@ type Flags struct {
 	// binaries.
 	ImageCredentialProviderConfig string
 	ImageCredentialProviderBinDir string
+	LockFile                      string
+	ExitOnLockContention          bool
 
 	// kubelet holds the values of the flags that set KubeletConfiguration
 	// fields (configFlags); Load copies those given explicitly over the
@@ -101,6 +103,8 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.PodInfraContainerImage, "pod-infra-container-image", f.PodInfraContainerImage, "")
 	fs.StringVar(&f.ImageCredentialProviderConfig, "image-credential-provider-config", f.ImageCredentialProviderConfig, "")
 	fs.StringVar(&f.ImageCredentialProviderBinDir, "image-credential-provider-bin-dir", f.ImageCredentialProviderBinDir, "")
+	fs.StringVar(&f.LockFile, "lock-file", f.LockFile, "")
+	fs.BoolVar(&f.ExitOnLockContention, "exit-on-lock-contention", f.ExitOnLockContention, "")
 	for _, u := range unboundFlags() {
 		u.register(fs)
 	}
@@ -146,8 +150,6 @@ const deprecatedGCFlag = "Use --eviction-hard or --eviction-soft instead. Will b
 func unboundFlags() []unboundFlag {
 	return []unboundFlag{
 		{"cloud-provider", "string", "", ""},
-		{"lock-file", "string", "", ""},
-		{"exit-on-lock-contention", "bool", "false", ""},
 		{"minimum-container-ttl-duration", "duration", "0s", deprecatedGCFlag},
 		{"maximum-dead-containers-per-container", "int32", "1", deprecatedGCFlag},
 		{"maximum-dead-containers", "int32", "-1", deprecatedGCFlag},
