@@ -40,6 +40,11 @@ const (
 	plegThreshold       = 3 * time.Minute
 	runtimeCheckPeriod  = 5 * time.Second
 	workerBackoffPeriod = 10 * time.Second
+	// stopBudget bounds how long berth waits for its components to stop
+	// (and then for its pod workers) after SIGTERM or a failure; a
+	// component still running then is left behind as the process exits.
+	// Stopping berth never stops a pod.
+	stopBudget = 30 * time.Second
 )
 
 // node is berth assembled: every component built, none started. Run owns
@@ -254,7 +259,7 @@ func (n *node) run(ctx context.Context) error {
 	}
 	listPods := func() []corev1.Pod { return podsWithStatus(n.loop.Pods(), n.statuses) }
 
-	g := newGroup(ctx)
+	g := newGroup(ctx, stopBudget, n.clock)
 	g.Go("runtime-health", n.health.Run)
 	g.Go("pleg", n.relister.Run)
 	g.Go("prober", n.prober.Run)
@@ -280,10 +285,25 @@ func (n *node) run(ctx context.Context) error {
 	if ptr.Deref(kc.EnableServer, true) {
 		g.Go("kubelet-api", func(ctx context.Context) error { return n.serveAPI(ctx, healthCheck, listPods) })
 	}
+	// Last, so it is the first to stop: no watchdog ping once berth stops.
+	g.Go("systemd", n.notifySystemd(healthCheck))
 	err := g.Wait()
-	n.workers.Wait()
+	n.waitWorkers(ctx)
 	klog.FromContext(ctx).Info("berth stopped", "err", err)
 	return err
+}
+
+// waitWorkers waits for the pod worker goroutines to return (their
+// context ended with the sync loop's; a call in flight returns with it),
+// within stopBudget. They never stop a pod on the way out.
+func (n *node) waitWorkers(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { n.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-n.clock.After(stopBudget):
+		klog.FromContext(ctx).Error(nil, "Pod workers did not stop in time; leaving them behind", "budget", stopBudget)
+	}
 }
 
 // close releases what assemble acquired.

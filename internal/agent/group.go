@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // group runs named components until the first fails or ctx ends, then
@@ -14,10 +16,17 @@ import (
 // outlives what it was started after (the API servers stop before the sync
 // loop, the sync loop before the pod sources and the PLEG).
 //
+// Stopping is bounded: components that have not returned stopBudget after
+// the stop began are cancelled and left behind (the process is about to
+// exit), so a stuck component cannot hold berth up; pods are never
+// touched either way.
+//
 // Go is called from one goroutine, before Wait.
 type group struct {
-	parent context.Context
-	comps  []*component
+	parent     context.Context
+	stopBudget time.Duration
+	clock      clock.Clock
+	comps      []*component
 	// failed is closed by the first component that fails.
 	failed   chan struct{}
 	failOnce sync.Once
@@ -34,8 +43,8 @@ type component struct {
 	done   chan struct{}
 }
 
-func newGroup(ctx context.Context) *group {
-	return &group{parent: ctx, failed: make(chan struct{})}
+func newGroup(ctx context.Context, stopBudget time.Duration, clk clock.Clock) *group {
+	return &group{parent: ctx, stopBudget: stopBudget, clock: clk, failed: make(chan struct{})}
 }
 
 // Go starts run in its own goroutine. A component that returns while the
@@ -73,11 +82,23 @@ func (g *group) Wait() error {
 	case <-g.parent.Done():
 	case <-g.failed:
 	}
+	logger := klog.FromContext(g.parent)
+	budget := g.clock.After(g.stopBudget)
 	for i := len(g.comps) - 1; i >= 0; i-- {
 		c := g.comps[i]
 		c.cancel()
-		<-c.done
-		klog.FromContext(g.parent).V(2).Info("Component stopped", "component", c.name)
+		select {
+		case <-c.done:
+			logger.V(2).Info("Component stopped", "component", c.name)
+		case <-budget:
+			var left []string
+			for _, rest := range g.comps[:i+1] {
+				rest.cancel()
+				left = append(left, rest.name)
+			}
+			logger.Error(nil, "Components did not stop in time; leaving them behind", "budget", g.stopBudget, "components", left)
+			i = 0
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

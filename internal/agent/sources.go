@@ -17,6 +17,7 @@ import (
 type sources struct {
 	merger *podsource.Merger
 	runs   []func(ctx context.Context) error
+	clock  clock.Clock
 }
 
 // newSources builds the file and URL sources the configuration asks for,
@@ -60,7 +61,7 @@ func newSources(cfg *config.Config, clk clock.WithTicker, api *podsource.APIWatc
 	if err != nil {
 		return nil, fmt.Errorf("create pod source merger: %w", err)
 	}
-	s := &sources{merger: merger}
+	s := &sources{merger: merger, clock: clk}
 	for _, run := range runs {
 		s.runs = append(s.runs, func(ctx context.Context) error { return run(ctx, merger.Snapshots()) })
 	}
@@ -78,7 +79,7 @@ func (s *sources) Ready() bool { return s.merger.SourcesReady() }
 
 // Run runs the merger and every source until ctx ends.
 func (s *sources) Run(ctx context.Context) error {
-	g := newGroup(ctx)
+	g := newGroup(ctx, stopBudget, s.clock)
 	g.Go("merger", s.merger.Run)
 	for i, run := range s.runs {
 		g.Go(fmt.Sprintf("source-%d", i), run)
