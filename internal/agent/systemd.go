@@ -101,4 +101,3 @@ func accepts(ctx context.Context, addr string) bool {
 	_ = conn.Close()
 	return true
 }
-
