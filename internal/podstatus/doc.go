@@ -11,6 +11,9 @@
 //     (podplan.RestartAll): it drives the AllContainersRestarting
 //     condition and the statuses of the containers the reset removed
 //     (restart counts never go backwards).
+//   - A Termination (termination.go) in the Input is why berth itself ends
+//     the pod (a graceful node shutdown): upstream's phase Failed, reason,
+//     message and DisruptionTarget condition.
 //   - NeedsReadinessReconcile (conditions.go) tells whether an API-side
 //     change to a readiness gate's condition calls for a new sync.
 //   - Store (store.go) holds the latest generated status of every pod on

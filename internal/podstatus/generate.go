@@ -44,6 +44,10 @@ type Input struct {
 	// none, outside SyncPod. It drives the AllContainersRestarting
 	// condition and the statuses of the containers the reset removed.
 	RestartAll podplan.RestartAll
+	// Termination, when set, is why berth itself ends the pod (node
+	// shutdown, eviction): it fixes the phase, reason and message and adds
+	// the DisruptionTarget condition (see applyTermination).
+	Termination *Termination
 	// HostIPs are the node's IPs, primary first (at most two are used).
 	HostIPs []string
 	// RuntimeName prefixes container IDs; DefaultRuntimeName when empty.
@@ -80,6 +84,9 @@ func Generate(in Input) corev1.PodStatus {
 	s.Phase, s.Reason, s.Message = mergePhase(s.Phase, old, &pod.Status)
 
 	s.Conditions = conditions(&in, old, all, s.Phase)
+	if in.Termination != nil {
+		applyTermination(&s, in.Termination, pod, old, metav1.NewTime(in.Now))
+	}
 	s.HostIP, s.HostIPs = hostIPs(in.HostIPs)
 	s.PodIP, s.PodIPs = podIPs(&in, old)
 

@@ -135,6 +135,9 @@ type record struct {
 	// failures are the waiting reasons of the last apply; the status shows
 	// them until the next apply says otherwise.
 	failures map[string]runtimestate.StartFailure
+	// termination is why berth itself ends the pod (podworker.Kill's
+	// reason), nil otherwise; every status generated after it says so.
+	termination *podstatus.Termination
 }
 
 var _ podworker.Syncer = (*Syncer)(nil)
@@ -244,11 +247,19 @@ func waiting(plan podplan.Actions, failures map[string]runtimestate.StartFailure
 // SyncTerminatingPod stops every container and sandbox of the pod, then
 // records its final status from what the runtime says after the kill: the
 // pod is terminal (upstream's podIsTerminal), so its phase becomes
-// Succeeded or Failed.
-func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod int64) error {
+// Succeeded or Failed. A kill with a reason (berth ending the pod itself:
+// a node shutdown) makes that status, and every later one, report it.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, kill podworker.Kill) error {
 	if s.cfg.Prober != nil {
 		s.cfg.Prober.StopLivenessAndStartup(pod.UID)
 	}
+	if kill.Reason != "" {
+		// As upstream, the status says so before the kill: the phase is
+		// decided over the pod as it runs (Failed unless it Succeeded).
+		s.setTermination(pod.UID, &podstatus.Termination{Reason: kill.Reason, Message: kill.Message})
+		s.generate(pod, rt, s.failures(pod.UID), podplan.RestartAllNone, false)
+	}
+	gracePeriod := kill.GracePeriod
 	if err := s.cfg.Runtime.KillPod(ctx, pod, rt, &gracePeriod); err != nil {
 		return fmt.Errorf("kill pod %q: %w", klog.KObj(pod), err)
 	}
@@ -362,6 +373,24 @@ func (s *Syncer) probes(pod *corev1.Pod, rt *runtimestate.Pod) prober.Snapshot {
 	return s.cfg.Prober.Snapshot(pod, rt)
 }
 
+// setTermination records why berth ends the pod.
+func (s *Syncer) setTermination(uid types.UID, t *podstatus.Termination) {
+	rec := s.record(uid)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec.termination = t
+}
+
+// termination is why berth ends the pod, or nil.
+func (s *Syncer) termination(uid types.UID) *podstatus.Termination {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec, ok := s.records[uid]; ok {
+		return rec.termination
+	}
+	return nil
+}
+
 // failures are the waiting reasons of the pod's last apply, if any.
 func (s *Syncer) failures(uid types.UID) map[string]runtimestate.StartFailure {
 	s.mu.Lock()
@@ -396,6 +425,7 @@ func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[st
 		Readiness:   probes.Readiness,
 		Startup:     probes.Startup,
 		Terminal:    terminal,
+		Termination: s.termination(pod.UID),
 		HostIPs:     s.cfg.HostIPs,
 		RuntimeName: s.cfg.RuntimeName,
 		Now:         s.cfg.Clock.Now(),

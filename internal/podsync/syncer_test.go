@@ -191,7 +191,7 @@ func TestTermination(t *testing.T) {
 			}
 			f.rt.calls = nil
 			f.rt.after = exited(137)
-			if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), 3); err != nil {
+			if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), podworker.Kill{GracePeriod: 3}); err != nil {
 				t.Fatal(err)
 			}
 			// A killed pod is terminal: Always restarts nothing any more.
@@ -275,7 +275,7 @@ func TestProbesReachPlanAndStatus(t *testing.T) {
 		t.Errorf("container not ready with a passing readiness probe: %+v", st.ContainerStatuses[0])
 	}
 	f.rt.after = exited(137)
-	if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), 3); err != nil {
+	if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), podworker.Kill{GracePeriod: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
@@ -315,7 +315,7 @@ func TestObjectsFollowThePodsLife(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.rt.after = exited(137)
-			if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), 3); err != nil {
+			if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), podworker.Kill{GracePeriod: 3}); err != nil {
 				t.Fatal(err)
 			}
 			if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
@@ -342,4 +342,41 @@ func TestTerminalPodIsNotRegistered(t *testing.T) {
 	if len(f.rt.calls) != 0 {
 		t.Errorf("calls = %v, want none for a pod that already ended", f.rt.calls)
 	}
+}
+
+// TestTerminationReasonInStatus: a kill with a reason (a node shutdown)
+// gives the pod upstream's status from the kill on, through its final
+// status once terminated: Failed, the reason and message, and a True
+// DisruptionTarget.
+func TestTerminationReasonInStatus(t *testing.T) {
+	const msg = "Pod was terminated in response to imminent node shutdown."
+	f := newFixture(t)
+	f.desired["u1"] = true
+	pod := testPod(corev1.RestartPolicyAlways)
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	f.rt.after = exited(0)
+	check := func(when string) {
+		t.Helper()
+		st, _ := f.store.Get("u1")
+		if st.Phase != corev1.PodFailed || st.Reason != "Terminated" || st.Message != msg {
+			t.Errorf("%s: phase %q reason %q message %q; want Failed, Terminated, %q", when, st.Phase, st.Reason, st.Message, msg)
+		}
+		var found bool
+		for _, c := range st.Conditions {
+			found = found || (c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == corev1.PodReasonTerminationByKubelet)
+		}
+		if !found {
+			t.Errorf("%s: no True DisruptionTarget condition in %+v", when, st.Conditions)
+		}
+	}
+	if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), podworker.Kill{GracePeriod: 3, Reason: "Terminated", Message: msg}); err != nil {
+		t.Fatal(err)
+	}
+	check("after the kill")
+	if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(0)); err != nil {
+		t.Fatal(err)
+	}
+	check("once terminated")
 }

@@ -29,6 +29,7 @@ type fakeCall struct {
 	Type    UpdateType // SyncPod only
 	Version string     // the pod's ResourceVersion (the runtime pod's name for orphans)
 	Grace   int64      // SyncTerminatingPod only
+	Reason  string     // SyncTerminatingPod only: Kill.Reason
 
 	ctx   context.Context
 	reply chan fakeResult
@@ -61,8 +62,8 @@ func (f *fakeSyncer) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod,
 	return f.do(ctx, &fakeCall{Method: "SyncPod", UID: pod.UID, Type: t, Version: pod.ResourceVersion})
 }
 
-func (f *fakeSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, _ *runtimestate.Pod, grace int64) error {
-	_, err := f.do(ctx, &fakeCall{Method: "SyncTerminatingPod", UID: pod.UID, Version: pod.ResourceVersion, Grace: grace})
+func (f *fakeSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, _ *runtimestate.Pod, kill Kill) error {
+	_, err := f.do(ctx, &fakeCall{Method: "SyncTerminatingPod", UID: pod.UID, Version: pod.ResourceVersion, Grace: kill.GracePeriod, Reason: kill.Reason})
 	return err
 }
 

@@ -13,7 +13,7 @@ import (
 type step struct {
 	action Action
 	opts   UpdateOptions
-	grace  int64
+	kill   Kill
 }
 
 // orphan reports whether the step concerns a runtime pod with no config.
@@ -88,7 +88,8 @@ func (w *Workers) take(ctx context.Context, wk *worker) (context.Context, step, 
 	}
 	callCtx, cancel := context.WithCancel(ctx)
 	wk.cancel = cancel
-	return callCtx, step{action: act, opts: upd, grace: wk.gracePeriod}, true
+	kill := Kill{GracePeriod: wk.gracePeriod, Reason: wk.killReason, Message: wk.killMessage}
+	return callCtx, step{action: act, opts: upd, kill: kill}, true
 }
 
 // perform makes the Syncer call of s, reading the runtime status it needs
@@ -109,7 +110,7 @@ func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (Sync
 	case CallSyncPod:
 		return w.cfg.Syncer.SyncPod(ctx, s.opts.Type, pod, rt)
 	case CallSyncTerminatingPod:
-		return SyncSteady, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.grace)
+		return SyncSteady, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.kill)
 	case CallSyncTerminatedPod:
 		return SyncSteady, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
 	}

@@ -50,9 +50,21 @@ type UpdateOptions struct {
 	// KillGracePeriod overrides the pod's grace period for a kill; it can
 	// only shorten a grace period already in force, never lengthen it.
 	KillGracePeriod *int64
-	// KillReason and KillMessage describe a kill for status (e.g. Evicted).
+	// KillReason and KillMessage, on a kill berth decides itself (a node
+	// shutdown, an eviction), say why: the pod's final status reports them
+	// (Kill.Reason and Kill.Message). The first kill with a reason wins.
 	KillReason  string
 	KillMessage string
+}
+
+// Kill is what the Syncer is told when it must stop a pod.
+type Kill struct {
+	// GracePeriod is the effective grace period, in seconds.
+	GracePeriod int64
+	// Reason and Message are set when berth itself ends the pod (the
+	// KillReason and KillMessage of the update that asked first); empty
+	// for a pod deleted, removed from its source or finished on its own.
+	Reason, Message string
 }
 
 // SyncOutcome is what a SyncPod call that did not fail reports: how the
@@ -92,9 +104,10 @@ type Syncer interface {
 	// worker goes on (the outcome is ignored when err is not nil: the
 	// worker retries after its back-off).
 	SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (SyncOutcome, error)
-	// SyncTerminatingPod stops every container of the pod within gracePeriod
-	// seconds and returns nil only once nothing of the pod runs any more.
-	SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, gracePeriod int64) error
+	// SyncTerminatingPod stops every container of the pod within
+	// kill.GracePeriod seconds and returns nil only once nothing of the pod
+	// runs any more.
+	SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, kill Kill) error
 	// SyncTerminatingRuntimePod kills an orphaned runtime pod (no config).
 	SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate.Pod) error
 	// SyncTerminatedPod releases what is left (sandbox, directories) after

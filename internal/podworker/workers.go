@@ -91,6 +91,9 @@ type worker struct {
 	cancel context.CancelFunc
 	// gracePeriod is the effective grace period once Terminating (0 before).
 	gracePeriod int64
+	// killReason and killMessage are the first KillReason (and its
+	// message) given once termination was requested.
+	killReason, killMessage string
 	// fullName is name_namespace for a static pod, "" otherwise.
 	fullName string
 	// deleted: the pod is gone from config (deletion timestamp, orphan);
@@ -232,6 +235,9 @@ func (w *Workers) enqueue(logger klog.Logger, wk *worker, opts UpdateOptions) {
 		}
 		if opts.KillReason == evictedReason {
 			wk.evicted = true
+		}
+		if wk.killReason == "" && opts.KillReason != "" {
+			wk.killReason, wk.killMessage = opts.KillReason, opts.KillMessage
 		}
 	}
 	if wk.phase == Terminating {

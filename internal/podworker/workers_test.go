@@ -367,3 +367,27 @@ func TestDeletionAfterKillFreesContent(t *testing.T) {
 		t.Error("a pod deleted while terminating may have its content removed")
 	}
 }
+
+// TestKillReasonReachesSyncer: the first kill with a reason is what every
+// SyncTerminatingPod call is told, through later updates without one and a
+// later kill with another, and across a retry.
+func TestKillReasonReachesSyncer(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	sync := h.next("SyncPod", "a")
+	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "2"), KillGracePeriod: ptr.To[int64](5),
+		KillReason: "Terminated", KillMessage: "Pod was terminated in response to imminent node shutdown."})
+	h.update(UpdateOptions{Type: SyncPodUpdate, Pod: newPod("a", "3")})
+	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "4"), KillReason: "Evicted"})
+	h.waitCancelled(sync)
+	term := h.next("SyncTerminatingPod", "a")
+	if term.Reason != "Terminated" || term.Grace != 5 {
+		t.Errorf("SyncTerminatingPod(reason %q, grace %d); want the first kill's Terminated, 5", term.Reason, term.Grace)
+	}
+	term.fail(errors.New("runtime down"))
+	h.clock.Step(h.requeuedAt("a").Sub(h.clock.Now()))
+	h.w.SyncDue(h.ctx)
+	if again := h.next("SyncTerminatingPod", "a"); again.Reason != "Terminated" {
+		t.Errorf("retried SyncTerminatingPod(reason %q); want Terminated", again.Reason)
+	}
+}
