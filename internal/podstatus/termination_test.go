@@ -75,4 +75,3 @@ func TestGenerateTermination(t *testing.T) {
 		})
 	}
 }
-
