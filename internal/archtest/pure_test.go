@@ -44,6 +44,7 @@ var rules = []rule{
 	{dir: "volume/atomicwriter", files: []string{"plan.go"}},
 	// internal/config loads and validates the plugins' config at load time.
 	{dir: "credprovider", files: []string{"config.go", "match.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
+	{dir: "nodeshutdown", files: []string{"plan.go"}, also: []string{"os", "github.com/godbus/dbus/v5", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 }
 
 // TestPureFiles holds the line of STYLE.md: planners take a snapshot and
