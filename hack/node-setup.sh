@@ -30,7 +30,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PACKAGES=(containerd runc containernetworking-plugins iptables busybox-static
-	gcc libc6-dev) # gcc and libc6-dev: go test -race needs cgo
+	gcc libc6-dev # gcc and libc6-dev: go test -race needs cgo
+	dbus-daemon) # the private bus of the graceful node shutdown tests
 CNI_BIN_DIR=/usr/lib/cni
 CNI_CONF=/etc/cni/net.d/10-berth-bridge.conflist
 ETC_CONFIG=/etc/containerd/config.toml
