@@ -229,5 +229,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-
 func dbusConnect(addr string) (*dbus.Conn, error) { return dbus.Connect(addr) }
