@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/admission"
+	"github.com/berthk8s/berth/internal/nodeshutdown"
 )
 
 // admitter runs admission for pods new to berth and records rejections.
@@ -17,9 +18,12 @@ type admitter struct {
 	maxPods int
 	// active reports whether an admitted pod still counts against the node:
 	// not in a terminal phase and not known terminated.
-	active   func(uid types.UID) bool
-	reject   func(uid types.UID, status corev1.PodStatus)
-	recorder interface {
+	active func(uid types.UID) bool
+	reject func(uid types.UID, status corev1.PodStatus)
+	// shuttingDown reports a graceful node shutdown under way: no pod is
+	// admitted then.
+	shuttingDown func() bool
+	recorder     interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 	}
 }
@@ -32,7 +36,10 @@ func (a *admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 			active = append(active, p)
 		}
 	}
-	r := admission.Admit(admission.Inputs{Pod: pod, Node: a.node(), Active: active, MaxPods: a.maxPods})
+	r := admission.Result{Reason: nodeshutdown.NotAdmittedReason, Message: nodeshutdown.NotAdmittedMessage}
+	if a.shuttingDown == nil || !a.shuttingDown() {
+		r = admission.Admit(admission.Inputs{Pod: pod, Node: a.node(), Active: active, MaxPods: a.maxPods})
+	}
 	if r.Admit {
 		return
 	}

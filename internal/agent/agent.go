@@ -20,6 +20,7 @@ import (
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/metrics"
+	"github.com/berthk8s/berth/internal/nodeshutdown"
 	"github.com/berthk8s/berth/internal/nodestatus"
 	"github.com/berthk8s/berth/internal/objectcache"
 	"github.com/berthk8s/berth/internal/pleg"
@@ -68,6 +69,8 @@ type node struct {
 	streams  streamingHandlers
 	observe  observability
 	prober   *prober.Prober
+	// shutdown is the graceful node shutdown manager (nil: none).
+	shutdown *nodeshutdown.Manager
 	// probeMetrics serves the prober's registry on /metrics/probes.
 	probeMetrics http.Handler
 }
@@ -226,7 +229,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return fmt.Errorf("create housekeeper: %w", err)
 	}
 	admit := &admitter{
-		node: cl.node, maxPods: int(kc.MaxPods), recorder: cl.recorder,
+		node: cl.node, maxPods: int(kc.MaxPods), recorder: cl.recorder, shuttingDown: n.shuttingDown,
 		active: func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
 		reject: func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
 	}
@@ -236,6 +239,10 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
 	}
+	if n.shutdown, err = n.newShutdown(); err != nil {
+		return err
+	}
+	cl.shuttingDown = n.shuttingDown
 	if n.streams, err = n.newStreamingHandlers(cache); err != nil {
 		return err
 	}
@@ -272,6 +279,9 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("pod-sources", n.sources.Run)
 	g.Go("stats", n.observe.stats.Run)
 	g.Go("sync-loop", n.loop.Run)
+	if n.shutdown != nil {
+		g.Go("node-shutdown", n.shutdown.Run)
+	}
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
 		g.Go("healthz", func(ctx context.Context) error {
 			return server.Serve(ctx, "healthz", kc.HealthzBindAddress, int(*kc.HealthzPort), server.HealthzHandler(healthCheck))

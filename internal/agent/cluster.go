@@ -42,6 +42,9 @@ type cluster struct {
 	nodeSynced chan struct{}
 	nodeName   string
 	clock      clock.WithTicker
+	// shuttingDown reports a graceful node shutdown under way; set once,
+	// before anything runs (nil: never).
+	shuttingDown func() bool
 }
 
 func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker) (*cluster, error) {
@@ -69,7 +72,7 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		Client: clients.Heartbeat, NodeName: cfg.NodeName, Labels: cfg.NodeLabels, Taints: cfg.RegisterWithTaints,
 		Register: kc.RegisterNode == nil || *kc.RegisterNode, Clock: clk,
 		UpdateFrequency: kc.NodeStatusUpdateFrequency.Duration, ReportFrequency: kc.NodeStatusReportFrequency.Duration,
-		Inputs: inputs.Inputs, Recorder: c.recorder,
+		Inputs: c.nodeInputs(inputs), Recorder: c.recorder,
 	}); err != nil {
 		return nil, err
 	}

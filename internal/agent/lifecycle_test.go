@@ -33,28 +33,10 @@ func TestReadyThenStopLeavesPodsRunning(t *testing.T) {
 	t.Setenv("WATCHDOG_USEC", "")
 
 	fake := crifake.New(clock.RealClock{})
-	fake.AddImage("docker.io/library/busybox:1.36")
-	dir := t.TempDir()
-	manifests := filepath.Join(dir, "manifests")
-	if err := os.MkdirAll(manifests, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	cfg, manifests, port := standalone(t, fake)
 	if err := os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	cfg := &config.Config{NodeName: "node-a", RootDir: filepath.Join(dir, "root"), PodInfraContainerImage: "registry.k8s.io/pause:3.10.1"}
-	config.SetDefaults(&cfg.Kubelet)
-	kc := &cfg.Kubelet
-	kc.StaticPodPath = manifests
-	kc.ContainerRuntimeEndpoint = fake.Endpoint(t)
-	kc.PodLogsDir = filepath.Join(dir, "logs")
-	kc.ReadOnlyPort = int32(port)
-	kc.Address = "127.0.0.1"
-	kc.HealthzPort = ptr.To[int32](0)
-	kc.EnableServer = ptr.To(false)
-	kc.ResolverConfig = ptr.To("")
-	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
 
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -91,4 +73,30 @@ func TestReadyThenStopLeavesPodsRunning(t *testing.T) {
 	if len(containers) != 1 || containers[0].State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Errorf("containers after stop: %v; want the pod's, running", containers)
 	}
+}
+
+// standalone returns the configuration of a standalone node on the fake
+// runtime, with its static pod directory and read-only port.
+func standalone(t *testing.T, fake *crifake.Fake) (*config.Config, string, int) {
+	t.Helper()
+	fake.AddImage("docker.io/library/busybox:1.36")
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "manifests")
+	if err := os.MkdirAll(manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	cfg := &config.Config{NodeName: "node-a", RootDir: filepath.Join(dir, "root"), PodInfraContainerImage: "registry.k8s.io/pause:3.10.1"}
+	config.SetDefaults(&cfg.Kubelet)
+	kc := &cfg.Kubelet
+	kc.StaticPodPath = manifests
+	kc.ContainerRuntimeEndpoint = fake.Endpoint(t)
+	kc.PodLogsDir = filepath.Join(dir, "logs")
+	kc.ReadOnlyPort = int32(port)
+	kc.Address = "127.0.0.1"
+	kc.HealthzPort = ptr.To[int32](0)
+	kc.EnableServer = ptr.To(false) // the kubelet API's webhook auth needs an API client
+	kc.ResolverConfig = ptr.To("")
+	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
+	return cfg, manifests, port
 }

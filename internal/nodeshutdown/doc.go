@@ -15,4 +15,11 @@
 //   - manager.go: Manager.Run, the one goroutine that owns the lock and
 //     the shutting-down state; pods are ended through the pod workers
 //     (Config.Kill), so the decision of how a pod stops stays there.
+//   - logindfake/: a fake logind on a private dbus-daemon, for tests.
+//
+// The agent wires it: Kill is a pod worker kill with Reason and Message
+// (podstatus turns them into upstream's Failed status), ShuttingDown feeds
+// the node's Ready condition ("node is shutting down") and admission
+// (NotAdmittedReason). The system bus is found as godbus finds it
+// (DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket).
 package nodeshutdown

@@ -8,6 +8,8 @@ import (
 
 	"github.com/godbus/dbus/v5"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/berthk8s/berth/internal/nodeshutdown/logindfake"
 )
 
 // connectLogind connects berth's edge to the private bus.
@@ -24,9 +26,9 @@ func connectLogind(t *testing.T, addr string) *Logind {
 
 func TestLogindEdge(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	addr := startBus(t)
+	addr := logindfake.StartBus(t)
 	confDir := t.TempDir()
-	fake := newFakeLogind(t, addr, 5*time.Second, confDir)
+	fake := logindfake.New(t, addr, 5*time.Second, confDir)
 	l := connectLogind(t, addr)
 
 	if got, err := l.InhibitDelayMax(ctx); err != nil || got != 5*time.Second {
@@ -37,22 +39,20 @@ func TestLogindEdge(t *testing.T) {
 	if err != nil {
 		t.Fatalf("InhibitShutdown: %v", err)
 	}
-	fake.waitHeld(1)
+	fake.WaitHeld(os.Getpid(), 1)
 	if err := lock.Close(); err != nil {
 		t.Fatal(err)
 	}
-	fake.waitHeld(0)
+	fake.WaitHeld(os.Getpid(), 0)
 
 	events, err := l.WatchShutdown(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Another signal of the interface is not a shutdown.
-	if err := fake.conn.Emit(logindPath, logindInterface+".PrepareForSleep", true); err != nil {
-		t.Fatal(err)
-	}
+	fake.Emit("PrepareForSleep", true)
 	for _, want := range []bool{true, false} {
-		fake.prepare(want)
+		fake.Prepare(want)
 		select {
 		case got := <-events:
 			if got != want {

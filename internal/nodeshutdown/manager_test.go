@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/godbus/dbus/v5"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/nodeshutdown/logindfake"
 )
 
 // node is the pod side the manager drives: a log of what happened, in
@@ -73,7 +76,7 @@ func testPods() []*corev1.Pod {
 }
 
 type fixture struct {
-	fake    *fakeLogind
+	fake    *logindfake.Logind
 	node    *node
 	m       *Manager
 	changed chan struct{}
@@ -84,10 +87,10 @@ type fixture struct {
 func startManager(t *testing.T, clk clock.WithTicker, delay time.Duration, finishAfterKill time.Duration) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
-	addr := startBus(t)
+	addr := logindfake.StartBus(t)
 	confDir := t.TempDir()
 	f := &fixture{
-		fake:    newFakeLogind(t, addr, delay, confDir),
+		fake:    logindfake.New(t, addr, delay, confDir),
 		node:    &node{finished: map[types.UID]bool{}, finishAfterKill: finishAfterKill},
 		changed: make(chan struct{}, 16),
 		done:    make(chan error, 1),
@@ -95,7 +98,7 @@ func startManager(t *testing.T, clk clock.WithTicker, delay time.Duration, finis
 	m, err := New(Config{
 		Periods: []Period{{0, 20}, {2000000000, 10}},
 		Connect: func(context.Context) (*Logind, error) {
-			conn, err := dbusConnect(addr)
+			conn, err := dbus.Connect(addr)
 			return NewLogind(conn), err
 		},
 		LogindConfDir: confDir,
@@ -127,14 +130,14 @@ func startManager(t *testing.T, clk clock.WithTicker, delay time.Duration, finis
 // after both; a cancellation takes the lock again.
 func TestShutdownEndsPodsInPriorityOrder(t *testing.T) {
 	f := startManager(t, clock.RealClock{}, time.Minute, 200*time.Millisecond)
-	f.fake.waitHeld(1)
+	f.fake.WaitHeld(os.Getpid(), 1)
 	if f.m.ShuttingDown() {
 		t.Fatal("shutting down before logind said so")
 	}
 
-	f.fake.prepare(true)
+	f.fake.Prepare(true)
 	waitFor(t, "the pods to end", func() bool { return len(f.node.events()) >= 5 })
-	f.fake.waitHeld(0)
+	f.fake.WaitHeld(os.Getpid(), 0)
 	if !f.m.ShuttingDown() {
 		t.Error("not shutting down after PrepareForShutdown(true)")
 	}
@@ -154,8 +157,8 @@ func TestShutdownEndsPodsInPriorityOrder(t *testing.T) {
 		t.Error("node status not told of the shutdown")
 	}
 
-	f.fake.prepare(false)
-	f.fake.waitHeld(1)
+	f.fake.Prepare(false)
+	f.fake.WaitHeld(os.Getpid(), 1)
 	waitFor(t, "the cancellation", func() bool { return !f.m.ShuttingDown() })
 }
 
@@ -164,8 +167,8 @@ func TestShutdownEndsPodsInPriorityOrder(t *testing.T) {
 func TestGroupBudgetBoundsTheWait(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	f := startManager(t, clk, time.Minute, 0)
-	f.fake.waitHeld(1)
-	f.fake.prepare(true)
+	f.fake.WaitHeld(os.Getpid(), 1)
+	f.fake.Prepare(true)
 	waitFor(t, "the app to be killed", func() bool {
 		return strings.Join(f.node.events(), "\n") == "event NodeShutdown: Shutdown manager detected shutdown event\nkill app grace=20"
 	})
@@ -181,7 +184,7 @@ func TestGroupBudgetBoundsTheWait(t *testing.T) {
 		t.Errorf("after the app's budget: %q; want the critical pod killed", got)
 	}
 	waitFor(t, "the critical group's timer", clk.HasWaiters)
-	for f.fake.held() != 0 {
+	for f.fake.Held(os.Getpid()) != 0 {
 		clk.Step(time.Second)
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -191,8 +194,8 @@ func TestGroupBudgetBoundsTheWait(t *testing.T) {
 // writes upstream's drop-in, has logind reload it and then takes the lock.
 func TestInhibitDelayRaised(t *testing.T) {
 	f := startManager(t, clock.RealClock{}, 5*time.Second, 0)
-	f.fake.waitHeld(1)
-	data, err := os.ReadFile(filepath.Join(f.fake.confDir, "99-kubelet.conf"))
+	f.fake.WaitHeld(os.Getpid(), 1)
+	data, err := os.ReadFile(filepath.Join(f.fake.ConfDir(), "99-kubelet.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,10 +208,10 @@ func TestInhibitDelayRaised(t *testing.T) {
 // lock (berth cannot keep its promise) and an error, as upstream.
 func TestInhibitDelayTooSmall(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	addr := startBus(t)
-	fake := newFakeLogind(t, addr, 5*time.Second, t.TempDir())
-	fake.ignoreReload.Store(true)
-	m, err := New(Config{Periods: []Period{{0, 30}}, LogindConfDir: fake.confDir, Pods: testPods,
+	addr := logindfake.StartBus(t)
+	fake := logindfake.New(t, addr, 5*time.Second, t.TempDir())
+	fake.IgnoreReload()
+	m, err := New(Config{Periods: []Period{{0, 30}}, LogindConfDir: fake.ConfDir(), Pods: testPods,
 		Kill: func(context.Context, *corev1.Pod, int64) {}, Finished: func(types.UID) bool { return true }, Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatal(err)
@@ -217,5 +220,16 @@ func TestInhibitDelayTooSmall(t *testing.T) {
 	err = m.ensureDelay(ctx, l)
 	if err == nil || !strings.Contains(err.Error(), "logind InhibitDelayMaxSec is 5s after 5 checks, less than the 30s") {
 		t.Errorf("ensureDelay = %v; want the delay refused", err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -18,9 +18,6 @@ const (
 	// shuts down.
 	NotAdmittedReason  = "NodeShutdown"
 	NotAdmittedMessage = "Pod was rejected as the node is shutting down."
-	// NotReadyMessage is the node's Ready condition message while it shuts
-	// down (upstream's ShutdownStatus error).
-	NotReadyMessage = "node is shutting down"
 
 	// defaultPriority is the priority of pods without one
 	// (scheduling.DefaultPriorityWhenNoDefaultClassExists);

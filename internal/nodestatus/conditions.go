@@ -13,6 +13,8 @@ const (
 	ReasonReady    = "KubeletReady"
 	ReasonNotReady = "KubeletNotReady"
 	MessageReady   = "kubelet is posting ready status"
+	// MessageShuttingDown is upstream's node shutdown manager's error.
+	MessageShuttingDown = "node is shutting down"
 )
 
 // RuntimeNotReadyMessage is upstream's message for a runtime whose
@@ -135,6 +137,9 @@ func notReadyReasons(node *corev1.Node, in Inputs) []string {
 	}
 	if !in.NetworkReady {
 		out = append(out, orDefault(in.NetworkMessage, "container runtime network not ready"))
+	}
+	if in.ShuttingDown {
+		out = append(out, MessageShuttingDown)
 	}
 	var missing []string
 	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage} {

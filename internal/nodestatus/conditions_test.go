@@ -147,6 +147,21 @@ func TestReadyCondition(t *testing.T) {
 				"container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized", now, now),
 		},
 		{
+			name:   "shutting down",
+			mutate: func(in *Inputs) { in.ShuttingDown = true },
+			prev:   []corev1.NodeCondition{cond("Ready", "True", "KubeletReady", ready, before, before)},
+			want:   cond("Ready", "False", "KubeletNotReady", "node is shutting down", now, now),
+			events: []string{"NodeNotReady"},
+		},
+		{
+			name: "shutting down after the runtime, in upstream's order",
+			mutate: func(in *Inputs) {
+				in.ShuttingDown = true
+				in.RuntimeReady = false
+			},
+			want: cond("Ready", "False", "KubeletNotReady", "[container runtime is down, node is shutting down]", now, now),
+		},
+		{
 			name: "several reasons are bracketed",
 			mutate: func(in *Inputs) {
 				in.RuntimeReady, in.RuntimeMessage = false, RuntimeNotReadyMessage("Broken", "oops")

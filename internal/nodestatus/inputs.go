@@ -73,6 +73,10 @@ type Inputs struct {
 	DiskPressure   bool
 	PIDPressure    bool
 
+	// ShuttingDown is true while a graceful node shutdown is under way
+	// (internal/nodeshutdown): the node is not ready.
+	ShuttingDown bool
+
 	// Now is the time of this update: every heartbeat and transition time.
 	Now time.Time
 }

@@ -1,4 +1,11 @@
-package nodeshutdown
+// Package logindfake is systemd-logind, as far as berth's graceful node
+// shutdown uses it, on a private dbus-daemon, for tests: Inhibit hands out
+// the write end of a pipe as logind does, InhibitDelayMaxUSec is a
+// property, PrepareForShutdown is emitted on demand, and systemd's
+// KillUnit(systemd-logind.service, SIGHUP) makes it re-read
+// InhibitDelayMaxSec from a drop-in directory. It is a test helper: its
+// functions fail the test they are given.
+package logindfake
 
 import (
 	"bufio"
@@ -19,6 +26,21 @@ import (
 	"github.com/godbus/dbus/v5/prop"
 )
 
+// The D-Bus names of logind and systemd, as the real ones have them.
+const (
+	logindService    = "org.freedesktop.login1"
+	logindPath       = dbus.ObjectPath("/org/freedesktop/login1")
+	logindInterface  = "org.freedesktop.login1.Manager"
+	systemdService   = "org.freedesktop.systemd1"
+	systemdPath      = dbus.ObjectPath("/org/freedesktop/systemd1")
+	systemdInterface = "org.freedesktop.systemd1.Manager"
+	// ConfFile is the drop-in KillUnit reads, upstream kubelet's name.
+	ConfFile = "99-kubelet.conf"
+)
+
+// Daemon is where Debian's dbus-daemon package puts the daemon.
+const Daemon = "/usr/bin/dbus-daemon"
+
 // busConfig is a session-like dbus-daemon configuration: one socket in the
 // test's directory, anyone may own any name and call anything.
 const busConfig = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -35,19 +57,19 @@ const busConfig = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Con
 </busconfig>
 `
 
-// startBus runs a private dbus-daemon for the test and returns its address.
-func startBus(t *testing.T) string {
+// StartBus runs a private dbus-daemon for the test, stopped at its end,
+// and returns its address.
+func StartBus(t testing.TB) string {
 	t.Helper()
-	const daemon = "/usr/bin/dbus-daemon"
-	if _, err := os.Stat(daemon); err != nil {
-		t.Fatalf("these tests need %s (Debian's dbus-daemon package; hack/node-setup.sh installs it): %v", daemon, err)
+	if _, err := os.Stat(Daemon); err != nil {
+		t.Fatalf("this test needs %s (Debian's dbus-daemon package; hack/node-setup.sh installs it): %v", Daemon, err)
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "bus.conf")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, busConfig, filepath.Join(dir, "bus.sock")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(daemon, "--config-file="+conf, "--print-address", "--nofork", "--nopidfile")
+	cmd := exec.Command(Daemon, "--config-file="+conf, "--print-address", "--nofork", "--nopidfile")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +93,9 @@ func startBus(t *testing.T) string {
 	return strings.TrimSpace(addr)
 }
 
-// fakeLogind is logind (and the part of systemd that reloads it) on a
-// private bus: Inhibit hands out the write end of a pipe, as logind does;
-// InhibitDelayMaxUSec is a property; systemd's KillUnit with SIGHUP makes
-// it re-read InhibitDelayMaxSec from the drop-in directory.
-type fakeLogind struct {
-	t       *testing.T
+// Logind is the fake. Its methods are safe for concurrent use.
+type Logind struct {
+	t       testing.TB
 	conn    *dbus.Conn
 	props   *prop.Properties
 	confDir string
@@ -85,20 +104,21 @@ type fakeLogind struct {
 	mu     sync.Mutex
 	pipes  [][2]*os.File
 	closed bool
-	// ignoreReload: KillUnit does not change the delay (a logind that
-	// keeps a smaller InhibitDelayMaxSec).
+	// ignoreReload: KillUnit leaves the delay as it is.
 	ignoreReload atomic.Bool
 }
 
-func newFakeLogind(t *testing.T, addr string, delay time.Duration, confDir string) *fakeLogind {
+// New exports a fake logind whose InhibitDelayMaxUSec is delay on the bus
+// at addr; KillUnit reads confDir/ConfFile.
+func New(t testing.TB, addr string, delay time.Duration, confDir string) *Logind {
 	t.Helper()
 	conn, err := dbus.Connect(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	f := &fakeLogind{t: t, conn: conn, confDir: confDir}
+	f := &Logind{t: t, conn: conn, confDir: confDir}
 	t.Cleanup(func() {
+		conn.Close()
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.closed = true
@@ -107,7 +127,7 @@ func newFakeLogind(t *testing.T, addr string, delay time.Duration, confDir strin
 			p[1].Close()
 		}
 	})
-	if err := conn.Export(f, logindPath, logindInterface); err != nil {
+	if err := conn.Export(manager{f}, logindPath, logindInterface); err != nil {
 		t.Fatal(err)
 	}
 	if err := conn.Export(systemdManager{f}, systemdPath, systemdInterface); err != nil {
@@ -127,8 +147,18 @@ func newFakeLogind(t *testing.T, addr string, delay time.Duration, confDir strin
 	return f
 }
 
-// Inhibit is org.freedesktop.login1.Manager.Inhibit.
-func (f *fakeLogind) Inhibit(what, who, why, mode string) (dbus.UnixFD, *dbus.Error) {
+// IgnoreReload makes KillUnit leave the delay as it is (a logind that keeps
+// a smaller InhibitDelayMaxSec).
+func (f *Logind) IgnoreReload() { f.ignoreReload.Store(true) }
+
+// ConfDir is the drop-in directory KillUnit reads.
+func (f *Logind) ConfDir() string { return f.confDir }
+
+// manager is org.freedesktop.login1.Manager.
+type manager struct{ f *Logind }
+
+// Inhibit hands out the write end of a new pipe.
+func (m manager) Inhibit(what, _, _, mode string) (dbus.UnixFD, *dbus.Error) {
 	if what != "shutdown" || mode != "delay" {
 		return -1, dbus.MakeFailedError(fmt.Errorf("fake logind: unexpected inhibitor %q mode %q", what, mode))
 	}
@@ -136,6 +166,7 @@ func (f *fakeLogind) Inhibit(what, who, why, mode string) (dbus.UnixFD, *dbus.Er
 	if err != nil {
 		return -1, dbus.MakeFailedError(err)
 	}
+	f := m.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -148,14 +179,14 @@ func (f *fakeLogind) Inhibit(what, who, why, mode string) (dbus.UnixFD, *dbus.Er
 }
 
 // systemdManager is org.freedesktop.systemd1.Manager, KillUnit only.
-type systemdManager struct{ f *fakeLogind }
+type systemdManager struct{ f *Logind }
 
 // KillUnit re-reads the delay from the drop-in on SIGHUP to logind.
-func (s systemdManager) KillUnit(unit, who string, signal int32) *dbus.Error {
-	if unit != logindUnit || signal != int32(syscall.SIGHUP) || s.f.ignoreReload.Load() {
+func (s systemdManager) KillUnit(unit, _ string, signal int32) *dbus.Error {
+	if unit != "systemd-logind.service" || signal != int32(syscall.SIGHUP) || s.f.ignoreReload.Load() {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join(s.f.confDir, logindConfFile))
+	data, err := os.ReadFile(filepath.Join(s.f.confDir, ConfFile))
 	if err != nil {
 		return dbus.MakeFailedError(err)
 	}
@@ -171,18 +202,26 @@ func (s systemdManager) KillUnit(unit, who string, signal int32) *dbus.Error {
 	return nil
 }
 
-// prepare emits PrepareForShutdown(active).
-func (f *fakeLogind) prepare(active bool) {
+// Prepare emits PrepareForShutdown(active).
+func (f *Logind) Prepare(active bool) {
 	f.t.Helper()
-	if err := f.conn.Emit(logindPath, prepareSignal, active); err != nil {
+	if err := f.conn.Emit(logindPath, logindInterface+".PrepareForShutdown", active); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
-// held counts the inhibitor locks the client (in this process) holds:
-// descriptors of a handed-out pipe beyond the two the fake keeps, found in
-// /proc/self/fd. A lock released by the client leaves only the fake's.
-func (f *fakeLogind) held() int {
+// Emit emits another signal of logind's interface.
+func (f *Logind) Emit(member string, values ...any) {
+	f.t.Helper()
+	if err := f.conn.Emit(logindPath, logindInterface+"."+member, values...); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// Held counts the inhibitor locks process pid holds: descriptors of a
+// handed-out pipe in /proc/<pid>/fd, less the two the fake keeps of each
+// when pid is this process. A released lock leaves none.
+func (f *Logind) Held(pid int) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	pipes := map[string]bool{}
@@ -193,40 +232,31 @@ func (f *fakeLogind) held() int {
 		}
 		pipes[target] = true
 	}
-	entries, err := os.ReadDir("/proc/self/fd")
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	refs := 0
 	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && pipes[target] {
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && pipes[target] {
 			refs++
 		}
 	}
-	return refs - 2*len(f.pipes)
+	if pid == os.Getpid() {
+		refs -= 2 * len(f.pipes)
+	}
+	return refs
 }
 
-// waitHeld waits until exactly want locks are held.
-func (f *fakeLogind) waitHeld(want int) {
+// WaitHeld waits until process pid holds exactly want locks.
+func (f *Logind) WaitHeld(pid, want int) {
 	f.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for f.held() != want {
+	deadline := time.Now().Add(30 * time.Second)
+	for f.Held(pid) != want {
 		if time.Now().After(deadline) {
-			f.t.Fatalf("inhibitor locks held: %d; want %d", f.held(), want)
+			f.t.Fatalf("inhibitor locks held by %d: %d; want %d", pid, f.Held(pid), want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func dbusConnect(addr string) (*dbus.Conn, error) { return dbus.Connect(addr) }
