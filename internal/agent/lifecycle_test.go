@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -99,4 +101,34 @@ func standalone(t *testing.T, fake *crifake.Fake) (*config.Config, string, int) 
 	kc.ResolverConfig = ptr.To("")
 	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
 	return cfg, manifests, port
+}
+
+// TestAccepts: berth's readiness check completes a TLS handshake with the
+// kubelet API's kind of server and a plain connection with the others, and
+// fails once they are gone.
+func TestAccepts(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	handler := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	tlsSrv := httptest.NewTLSServer(handler)
+	plain := httptest.NewServer(handler)
+	for _, tt := range []struct {
+		name string
+		srv  *httptest.Server
+		tls  bool
+	}{{"tls", tlsSrv, true}, {"plain", plain, false}} {
+		l := listener{addr: tt.srv.Listener.Addr().String(), tls: tt.tls}
+		if !accepts(ctx, l) {
+			t.Errorf("%s: a serving server does not accept", tt.name)
+		}
+		tt.srv.Close()
+		if accepts(ctx, l) {
+			t.Errorf("%s: a closed server accepts", tt.name)
+		}
+	}
+	if got := dialAddr("0.0.0.0", 10250); got != "127.0.0.1:10250" {
+		t.Errorf("dialAddr(0.0.0.0) = %s", got)
+	}
+	if got := dialAddr("::", 10250); got != "[::1]:10250" {
+		t.Errorf("dialAddr(::) = %s", got)
+	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"strconv"
 	"time"
@@ -50,9 +51,9 @@ func (n *node) waitServing(ctx context.Context) bool {
 	}
 	t := n.clock.NewTicker(servingPoll)
 	defer t.Stop()
-	for _, addr := range n.serverAddrs() {
-		for !accepts(ctx, addr) {
-			klog.FromContext(ctx).V(4).Info("Waiting for a server to listen before notifying systemd", "address", addr)
+	for _, srv := range n.serverAddrs() {
+		for !accepts(ctx, srv) {
+			klog.FromContext(ctx).V(4).Info("Waiting for a server to listen before notifying systemd", "address", srv.addr)
 			select {
 			case <-ctx.Done():
 				return false
@@ -63,20 +64,27 @@ func (n *node) waitServing(ctx context.Context) bool {
 	return true
 }
 
-// serverAddrs are the addresses of the servers berth is configured to run.
-func (n *node) serverAddrs() []string {
+// listener is one server berth runs: where to reach it, and whether it
+// speaks TLS.
+type listener struct {
+	addr string
+	tls  bool
+}
+
+// serverAddrs are the servers berth is configured to run.
+func (n *node) serverAddrs() []listener {
 	kc := &n.cfg.Kubelet
-	var addrs []string
+	var out []listener
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
-		addrs = append(addrs, dialAddr(kc.HealthzBindAddress, *kc.HealthzPort))
+		out = append(out, listener{addr: dialAddr(kc.HealthzBindAddress, *kc.HealthzPort)})
 	}
 	if kc.ReadOnlyPort > 0 {
-		addrs = append(addrs, dialAddr(kc.Address, kc.ReadOnlyPort))
+		out = append(out, listener{addr: dialAddr(kc.Address, kc.ReadOnlyPort)})
 	}
 	if ptr.Deref(kc.EnableServer, true) {
-		addrs = append(addrs, dialAddr(kc.Address, kc.Port))
+		out = append(out, listener{addr: dialAddr(kc.Address, kc.Port), tls: true})
 	}
-	return addrs
+	return out
 }
 
 // dialAddr is where a server bound to host:port can be reached from here:
@@ -91,10 +99,20 @@ func dialAddr(host string, port int32) string {
 	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
-// accepts reports whether a TCP connection to addr succeeds.
-func accepts(ctx context.Context, addr string) bool {
+// accepts reports whether srv accepts a connection: for the TLS server, a
+// completed handshake (a bare connection would make it log a handshake
+// error). Nothing is sent and nothing received is trusted: berth only
+// checks its own listener, so the certificate is not verified.
+func accepts(ctx context.Context, srv listener) bool {
 	d := net.Dialer{Timeout: time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	var conn net.Conn
+	var err error
+	if srv.tls {
+		td := tls.Dialer{NetDialer: &d, Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // see above
+		conn, err = td.DialContext(ctx, "tcp", srv.addr)
+	} else {
+		conn, err = d.DialContext(ctx, "tcp", srv.addr)
+	}
 	if err != nil {
 		return false
 	}
