@@ -22,8 +22,11 @@ const (
 	// kubelet's override rather than adding a second one.
 	logindConfFile = "99-kubelet.conf"
 	// reconnectPeriod is how long berth waits before it connects to logind
-	// again after a failure, as upstream's dbusReconnectPeriod.
-	reconnectPeriod = time.Second
+	// again after a failure, as upstream's dbusReconnectPeriod; it doubles
+	// while connections fail before taking the lock (no system bus, no
+	// logind), up to maxReconnectPeriod.
+	reconnectPeriod    = time.Second
+	maxReconnectPeriod = 5 * time.Minute
 	// finishedPoll is how often a group's pods are checked while they end.
 	finishedPoll = 100 * time.Millisecond
 	// delayChecks and delayFirstWait bound the wait for logind to take a
@@ -96,51 +99,57 @@ func (m *Manager) ShuttingDown() bool { return m.shuttingDown.Load() }
 func (m *Manager) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting graceful node shutdown manager", "periods", m.cfg.Periods, "requested", Requested(m.cfg.Periods))
+	wait := reconnectPeriod
 	for {
-		err := m.session(ctx)
+		locked, err := m.session(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		logger.Error(err, "Unable to watch the node for shutdown events; retrying", "after", reconnectPeriod)
+		if locked {
+			wait = reconnectPeriod
+		}
+		logger.Error(err, "Unable to watch the node for shutdown events; retrying", "after", wait)
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-m.cfg.Clock.After(reconnectPeriod):
+		case <-m.cfg.Clock.After(wait):
 		}
+		wait = min(2*wait, maxReconnectPeriod)
 	}
 }
 
 // session is one connection to logind: make sure its delay allows the
-// budget, watch PrepareForShutdown, take the lock, and handle signals.
-func (m *Manager) session(ctx context.Context) error {
+// budget, watch PrepareForShutdown, take the lock, and handle signals. It
+// says whether it got as far as taking the lock.
+func (m *Manager) session(ctx context.Context) (bool, error) {
 	l, err := m.cfg.Connect(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer l.Close()
 	if err := m.ensureDelay(ctx, l); err != nil {
-		return err
+		return false, err
 	}
 	// Watch first, so no signal falls between the lock and the watch.
 	events, err := l.WatchShutdown(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	lock, err := l.InhibitShutdown(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer func() { release(ctx, lock) }()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return true, nil
 		case active, ok := <-events:
 			if !ok {
-				return errors.New("logind connection closed")
+				return true, errors.New("logind connection closed")
 			}
 			if lock, err = m.handle(ctx, l, active, lock); err != nil {
-				return err
+				return true, err
 			}
 		}
 	}

@@ -233,3 +233,48 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestReconnectBacksOff: without a bus, berth retries after 1s, 2s, 4s...
+// and keeps running.
+func TestReconnectBacksOff(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	clk := testingclock.NewFakeClock(time.Now())
+	var mu sync.Mutex
+	var attempts []time.Time
+	m, err := New(Config{Periods: []Period{{0, 30}}, Pods: testPods, Clock: clk,
+		Kill: func(context.Context, *corev1.Pod, int64) {}, Finished: func(types.UID) bool { return true },
+		Connect: func(context.Context) (*Logind, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			attempts = append(attempts, clk.Now())
+			return nil, fmt.Errorf("connect to the system bus: no such file")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(attempts) }
+	for i := 1; i <= 4; i++ {
+		waitFor(t, fmt.Sprintf("attempt %d", i), func() bool { return count() == i && clk.HasWaiters() })
+		clk.Step(time.Second)
+		for count() == i && clk.HasWaiters() {
+			clk.Step(time.Second)
+			time.Sleep(time.Millisecond)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v; want nil", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var gaps []time.Duration
+	for i := 1; i < len(attempts); i++ {
+		gaps = append(gaps, attempts[i].Sub(attempts[i-1]))
+	}
+	if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, gaps[:3]); diff != "" {
+		t.Errorf("waits between attempts (-want +got):\n%s", diff)
+	}
+}
