@@ -28,8 +28,8 @@ type distro struct {
 	// does not honour yet (the node-resources issue): only these may block.
 	nodeResourceBlockers []string
 	// pendingBlockers are settings other work in progress makes honoured
-	// (TLS bootstrap and rotation, settings part 3, credential providers,
-	// lock file and graceful shutdown). Listed so the table stays exact:
+	// (TLS bootstrap and rotation, settings part 3, credential providers).
+	// Listed so the table stays exact:
 	// remove an entry when its work lands.
 	pendingBlockers []string
 }
@@ -71,7 +71,7 @@ func distros() []distro {
 			dir: "talos", title: "Talos",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubeconfig-kubelet", "etc/kubernetes/bootstrap-kubeconfig"},
 			nodeResourceBlockers: []string{"kubeletCgroups", "systemCgroups"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods"},
+			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "eks", title: "EKS (nodeadm)",
@@ -134,10 +134,6 @@ func pendingFields() map[string]bool {
 		"hairpinMode": true, "providerID": true, "oomScoreAdj": true, "protectKernelDefaults": true,
 		"logging.format": true, "logging.flushFrequency": true, "logging.options": true,
 		"logging.vmodule": true, "--cloud-provider": true,
-		// Lock file and graceful node shutdown.
-		"--lock-file": true, "--exit-on-lock-contention": true,
-		"shutdownGracePeriod": true, "shutdownGracePeriodCriticalPods": true,
-		"shutdownGracePeriodByPodPriority": true,
 	}
 }
 
