@@ -377,17 +377,16 @@ func TestKillReasonReachesSyncer(t *testing.T) {
 	sync := h.next("SyncPod", "a")
 	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "2"), KillGracePeriod: ptr.To[int64](5),
 		KillReason: "Terminated", KillMessage: "Pod was terminated in response to imminent node shutdown."})
-	h.update(UpdateOptions{Type: SyncPodUpdate, Pod: newPod("a", "3")})
-	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "4"), KillReason: "Evicted"})
 	h.waitCancelled(sync)
 	term := h.next("SyncTerminatingPod", "a")
 	if term.Reason != "Terminated" || term.Grace != 5 {
-		t.Errorf("SyncTerminatingPod(reason %q, grace %d); want the first kill's Terminated, 5", term.Reason, term.Grace)
+		t.Errorf("SyncTerminatingPod(reason %q, grace %d); want Terminated, 5", term.Reason, term.Grace)
 	}
+	// While it terminates: an update without a reason, a kill with another.
+	h.update(UpdateOptions{Type: SyncPodUpdate, Pod: newPod("a", "3")})
+	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "4"), KillReason: "Evicted"})
 	term.fail(errors.New("runtime down"))
-	h.clock.Step(h.requeuedAt("a").Sub(h.clock.Now()))
-	h.w.SyncDue(h.ctx)
-	if again := h.next("SyncTerminatingPod", "a"); again.Reason != "Terminated" {
-		t.Errorf("retried SyncTerminatingPod(reason %q); want Terminated", again.Reason)
+	if again := h.next("SyncTerminatingPod", "a"); again.Reason != "Terminated" || again.Version != "4" {
+		t.Errorf("SyncTerminatingPod after the failure (reason %q, version %q); want the first kill's Terminated, version 4", again.Reason, again.Version)
 	}
 }
