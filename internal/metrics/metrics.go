@@ -44,6 +44,7 @@ type Metrics struct {
 	pleg    plegMetrics
 	pods    podMetrics
 	startup *startupTracker
+	imageGC *prometheus.CounterVec
 }
 
 // New builds the registry and registers every collector. It starts nothing.
@@ -60,6 +61,7 @@ func New(cfg Config) (*Metrics, error) {
 		runtime: newRuntimeMetrics(),
 		pleg:    newPLEGMetrics(),
 		pods:    newPodMetrics(),
+		imageGC: newImageGCTotal(),
 	}
 	m.startup = newStartupTracker(cfg.Clock, &m.pods)
 	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -68,6 +70,7 @@ func New(cfg Config) (*Metrics, error) {
 	nodeName.WithLabelValues(cfg.NodeName).Set(1)
 	cs := []prometheus.Collector{
 		nodeName,
+		m.imageGC,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	}

@@ -1,0 +1,174 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/runtimestate"
+)
+
+// ImageGCPeriod is upstream's ImageGCPeriod.
+const ImageGCPeriod = 5 * time.Minute
+
+// ImageService is what the image GC asks of the CRI image service.
+type ImageService interface {
+	ListImages(ctx context.Context, in *runtimeapi.ListImagesRequest, opts ...grpc.CallOption) (*runtimeapi.ListImagesResponse, error)
+	ImageStatus(ctx context.Context, in *runtimeapi.ImageStatusRequest, opts ...grpc.CallOption) (*runtimeapi.ImageStatusResponse, error)
+	RemoveImage(ctx context.Context, in *runtimeapi.RemoveImageRequest, opts ...grpc.CallOption) (*runtimeapi.RemoveImageResponse, error)
+}
+
+// ImageConfig is what NewImageGC needs.
+type ImageConfig struct {
+	Images ImageService
+	// Pods lists every pod in the runtime, dead containers included: an
+	// image any of them uses is in use.
+	Pods func(ctx context.Context) (map[types.UID]*runtimestate.Pod, error)
+	// FsStats reports the image filesystem: capacity and available bytes
+	// of the filesystem holding it (stats.Provider.ImageFsStats).
+	FsStats func(ctx context.Context) (*statsapi.FsStats, error)
+	Policy  ImagePolicy
+	// SandboxImage is never removed: containerd before 1.7 does not pin it.
+	SandboxImage string
+	Clock        clock.WithTicker
+	Recorder     NodeRecorder
+	// Collected counts a removed image by reason (ReasonAge, ReasonSpace).
+	Collected func(reason string)
+}
+
+// ImageGC removes unused images when the image filesystem is too full or
+// they are too old. Run is its only goroutine: it owns records.
+type ImageGC struct {
+	cfg ImageConfig
+	// records are the images seen, by ID, with when berth first saw each
+	// and last saw it used. Owned by Run's goroutine.
+	records map[string]*Image
+	// began is when Run started: no image goes for age before MaxAge has
+	// passed since.
+	began time.Time
+}
+
+// NewImageGC validates cfg. It starts nothing.
+func NewImageGC(cfg ImageConfig) (*ImageGC, error) {
+	if cfg.Images == nil || cfg.Pods == nil || cfg.FsStats == nil || cfg.Clock == nil || cfg.Recorder == nil || cfg.Collected == nil {
+		return nil, errors.New("create image GC: every Config field is required")
+	}
+	p := cfg.Policy
+	if p.HighThresholdPercent < 0 || p.HighThresholdPercent > 100 || p.LowThresholdPercent < 0 ||
+		p.LowThresholdPercent > p.HighThresholdPercent {
+		return nil, fmt.Errorf("create image GC: invalid thresholds high %d, low %d", p.HighThresholdPercent, p.LowThresholdPercent)
+	}
+	return &ImageGC{cfg: cfg, records: map[string]*Image{}}, nil
+}
+
+// Run collects every ImageGCPeriod until ctx ends; with a disabled policy
+// it only waits. A failure is logged; repeated failures are recorded as an
+// ImageGCFailed event, as upstream.
+func (g *ImageGC) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	if g.cfg.Policy.Disabled() {
+		logger.V(2).Info("ImageGCHighThresholdPercent is set 100 and ImageMaximumGCAge is 0, image GC is disabled")
+		<-ctx.Done()
+		return nil
+	}
+	g.began = g.cfg.Clock.Now()
+	t := g.cfg.Clock.NewTicker(ImageGCPeriod)
+	defer t.Stop()
+	failedBefore := false
+	for {
+		err := g.Collect(ctx)
+		switch {
+		case err != nil && failedBefore:
+			logger.Error(err, "Image garbage collection failed multiple times in a row")
+			g.cfg.Recorder.NodeEventf(corev1.EventTypeWarning, eventImageGCFailed, "%s", err.Error())
+		case err != nil:
+			logger.Error(err, "Image garbage collection failed once. Stats initialization may not have completed yet")
+		}
+		failedBefore = err != nil
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// Collect removes images unused beyond MaxAge, then, if the image
+// filesystem is at or over the high threshold, unused images oldest first
+// down to the low threshold, as upstream's GarbageCollect.
+func (g *ImageGC) Collect(ctx context.Context) error {
+	now := g.cfg.Clock.Now()
+	images, err := g.detect(ctx, now)
+	if err != nil {
+		return err
+	}
+	old, rest := ChooseByAge(EvictionOrder(images), g.cfg.Policy, g.began, now)
+	if err := g.remove(ctx, old, ReasonAge); err != nil {
+		return fmt.Errorf("wanted to free images older than %v, encountered errors in image deletion: %w", g.cfg.Policy.MaxAge, err)
+	}
+	fs, err := g.cfg.FsStats(ctx)
+	if err != nil {
+		return fmt.Errorf("read image filesystem stats: %w", err)
+	}
+	var capacity, available int64
+	if fs.CapacityBytes != nil {
+		capacity = int64(*fs.CapacityBytes)
+	}
+	if fs.AvailableBytes != nil {
+		available = int64(*fs.AvailableBytes)
+	}
+	c, err := ChooseBySpace(rest, g.cfg.Policy, capacity, available, now)
+	if err != nil {
+		g.cfg.Recorder.NodeEventf(corev1.EventTypeWarning, eventInvalidDiskCapacity, "%s", err.Error())
+		return err
+	}
+	if c.ToFree == 0 && len(c.Remove) == 0 {
+		return nil
+	}
+	klog.FromContext(ctx).Info("Disk usage on image filesystem is over the high threshold, trying to free bytes down to the low threshold",
+		"usage", c.UsagePercent, "highThreshold", g.cfg.Policy.HighThresholdPercent, "amountToFree", c.ToFree, "lowThreshold", g.cfg.Policy.LowThresholdPercent)
+	if err := g.remove(ctx, c.Remove, ReasonSpace); err != nil {
+		return fmt.Errorf("wanted to free %d bytes, encountered errors in image deletion: %w", c.ToFree, err)
+	}
+	if c.Short() {
+		msg := fmt.Sprintf("Insufficient free disk space on the node's image filesystem (%d%% of %s used). "+
+			"Failed to free sufficient space by deleting unused images (freed %d bytes). "+
+			"Investigate disk usage, as it could be used by active images, logs, volumes, or other data.",
+			c.UsagePercent, formatSize(capacity), c.Freed)
+		g.cfg.Recorder.NodeEventf(corev1.EventTypeWarning, eventFreeDiskSpaceFailed, "%s", msg)
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// remove removes images, forgetting and counting each one removed; it goes
+// on past a failure and returns every error.
+func (g *ImageGC) remove(ctx context.Context, images []Image, reason string) error {
+	var errs []error
+	for _, img := range images {
+		klog.FromContext(ctx).Info("Removing image to free bytes", "imageID", img.ID, "size", img.Size, "reason", reason)
+		if _, err := g.cfg.Images.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: img.ID}}); err != nil {
+			errs = append(errs, fmt.Errorf("remove image %q: %w", img.ID, err))
+			continue
+		}
+		delete(g.records, img.ID)
+		g.cfg.Collected(reason)
+	}
+	return errors.Join(errs...)
+}
+
+// formatSize renders a byte count as upstream's message does (a binary
+// quantity).
+func formatSize(n int64) string {
+	return resource.NewQuantity(n, resource.BinarySI).String()
+}
