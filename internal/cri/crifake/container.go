@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"google.golang.org/protobuf/proto"
@@ -235,4 +236,31 @@ func (f *Fake) findContainer(id string) (*container, error) {
 		return nil, err
 	}
 	return f.world.containers[full], nil
+}
+
+// ReopenContainerLog makes a running container write to a new file at its
+// log path, as containerd does after the kubelet renamed the old one: the
+// fake writes no logs, so it creates the file (in a directory that must
+// exist) and leaves it empty. A container not running is an error, with
+// containerd's message.
+func (f *Fake) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return nil, errors.New("container is not running")
+	}
+	if c.logPath != "" {
+		fl, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+		if err != nil {
+			return nil, fmt.Errorf("reopen container log %q: %w", c.logPath, err)
+		}
+		if err := fl.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return &runtimeapi.ReopenContainerLogResponse{}, nil
 }

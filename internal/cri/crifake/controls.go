@@ -72,6 +72,31 @@ func (f *Fake) AddImage(ref string) string {
 	return f.addImage(ref).id
 }
 
+// SetImage sets the size and the pinned flag the image ref names reports;
+// it reports whether the image is present.
+func (f *Fake) SetImage(ref string, size uint64, pinned bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	img := f.findImage(ref)
+	if img == nil {
+		return false
+	}
+	img.size, img.pinned = size, pinned
+	return true
+}
+
+// Images returns the IDs of the images present, sorted.
+func (f *Fake) Images() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, 0, len(f.world.images))
+	for id := range f.world.images {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // AllowPull lets PullImage fetch the refs.
 func (f *Fake) AllowPull(refs ...string) {
 	f.mu.Lock()

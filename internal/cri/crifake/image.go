@@ -21,6 +21,10 @@ type image struct {
 	// repoDigests the matching "repo@sha256:<hex>".
 	repoTags    []string
 	repoDigests []string
+	// size is what the image reports (fakeImageSize unless set); pinned
+	// is CRI Image.pinned.
+	size   uint64
+	pinned bool
 }
 
 // NormalizeRef returns ref in the canonical form containerd stores it in:
@@ -86,6 +90,7 @@ func (f *Fake) addImage(ref string) *image {
 		id:          digestOf("config " + ref),
 		repoTags:    []string{ref},
 		repoDigests: []string{repository(ref) + "@" + digestOf("manifest "+ref)},
+		size:        fakeImageSize,
 	}
 	f.world.images[img.id] = img
 	return img
@@ -116,8 +121,9 @@ func (img *image) api() *runtimeapi.Image {
 		Id:          img.id,
 		RepoTags:    append([]string(nil), img.repoTags...),
 		RepoDigests: append([]string(nil), img.repoDigests...),
-		Size:        fakeImageSize,
+		Size:        img.size,
 		Spec:        &runtimeapi.ImageSpec{Image: img.id},
+		Pinned:      img.pinned,
 	}
 }
 
@@ -174,11 +180,14 @@ func (f *Fake) RemoveImage(_ context.Context, req *runtimeapi.RemoveImageRequest
 func (f *Fake) ImageFsInfo(_ context.Context, _ *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n := uint64(len(f.world.images))
+	n, used := uint64(len(f.world.images)), uint64(0)
+	for _, img := range f.world.images {
+		used += img.size
+	}
 	usage := &runtimeapi.FilesystemUsage{
 		Timestamp:  f.now(),
 		FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"},
-		UsedBytes:  &runtimeapi.UInt64Value{Value: n * fakeImageSize},
+		UsedBytes:  &runtimeapi.UInt64Value{Value: used},
 		InodesUsed: &runtimeapi.UInt64Value{Value: n * 100},
 	}
 	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{usage}}, nil
