@@ -42,8 +42,9 @@
 //	hooks.go            postStart/preStop handlers: exec (ExecSync),
 //	                    httpGet (the request built by internal/httpget,
 //	                    as probes build theirs), sleep
-//	remove.go           RemovePod; pruning of old exited containers and
-//	                    empty old sandboxes
+//	remove.go           RemovePod, RemoveContainer, RemoveSandbox (which
+//	                    dead containers and sandboxes go is internal/gc's
+//	                    decision)
 //	reset.go            a RestartAllContainers reset: kill and remove the
 //	                    plan's containers in order, the sandbox stays
 //	list.go, status.go  ListPods and PodStatus (termination messages from

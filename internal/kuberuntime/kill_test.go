@@ -180,55 +180,6 @@ func TestPodStatusSkipsVanished(t *testing.T) {
 	}
 }
 
-func TestExitedToPrune(t *testing.T) {
-	c := func(id, name string, st runtimestate.ContainerState) runtimestate.Container {
-		return runtimestate.Container{ID: id, Name: name, State: st}
-	}
-	rt := &runtimestate.Pod{Containers: []runtimestate.Container{
-		c("a3", "a", runtimestate.ContainerRunning),
-		c("a2", "a", runtimestate.ContainerExited),
-		c("b2", "b", runtimestate.ContainerExited),
-		c("a1", "a", runtimestate.ContainerExited),
-		c("b1", "b", runtimestate.ContainerExited),
-		c("b0", "b", runtimestate.ContainerCreated),
-	}}
-	var got []string
-	for _, p := range exitedToPrune(rt) {
-		got = append(got, p.ID)
-	}
-	if want := []string{"a1", "b1"}; !slices.Equal(got, want) {
-		t.Errorf("exitedToPrune = %v, want %v", got, want)
-	}
-	if exitedToPrune(nil) != nil {
-		t.Error("exitedToPrune(nil) != nil")
-	}
-}
-
-func TestSandboxesToPrune(t *testing.T) {
-	sb := func(id string, st runtimestate.SandboxState) runtimestate.Sandbox {
-		return runtimestate.Sandbox{ID: id, State: st}
-	}
-	ctr := func(id, sandbox string) runtimestate.Container {
-		return runtimestate.Container{ID: id, SandboxID: sandbox, State: runtimestate.ContainerExited}
-	}
-	rt := &runtimestate.Pod{
-		Sandboxes: []runtimestate.Sandbox{
-			sb("s3", runtimestate.SandboxNotReady), // newest: kept even if not ready
-			sb("s2", runtimestate.SandboxNotReady), // holds c2: kept
-			sb("s1", runtimestate.SandboxNotReady), // only held c1, pruned: goes
-			sb("s0", runtimestate.SandboxReady),    // ready: kept
-		},
-		Containers: []runtimestate.Container{ctr("c2", "s2"), ctr("c1", "s1")},
-	}
-	var got []string
-	for _, s := range sandboxesToPrune(rt, []runtimestate.Container{ctr("c1", "s1")}) {
-		got = append(got, s.ID)
-	}
-	if want := []string{"s1"}; !slices.Equal(got, want) {
-		t.Errorf("sandboxesToPrune = %v, want %v", got, want)
-	}
-}
-
 func TestPodStatusTerminationMessageFallbackToLogs(t *testing.T) {
 	var lines strings.Builder
 	for i := range 100 {

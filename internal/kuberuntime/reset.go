@@ -34,7 +34,7 @@ func (m *Manager) resetContainers(ctx context.Context, pod *corev1.Pod, rt *runt
 				return fmt.Errorf("reset container %q: %w", c.Name, err)
 			}
 		}
-		if err := m.removeContainer(ctx, c); err != nil {
+		if err := m.RemoveContainer(ctx, c); err != nil {
 			return fmt.Errorf("reset container %q: %w", c.Name, err)
 		}
 	}

@@ -45,8 +45,7 @@ type ApplyOptions struct {
 // over the same runtime state rt, in order: a RestartAllContainers reset
 // (kill and remove the containers the plan's Reset names, and nothing
 // else); else kill the pod (containers then
-// sandboxes) or the containers the plan names, prune old exited
-// containers, create the sandbox, start the init containers the plan names
+// sandboxes) or the containers the plan names, create the sandbox, start the init containers the plan names
 // (the next ordinary one and sidecars), then the regular containers. It
 // decides nothing: what to start, kill or hold back is the plan's.
 //
@@ -74,7 +73,6 @@ func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	} else if err := m.killContainers(ctx, pod, rt, actions.KillContainers); err != nil {
 		return res, err
 	}
-	m.pruneExited(ctx, rt)
 
 	sandboxID, attempt := actions.SandboxID, sandboxAttempt(rt, actions)
 	if !actions.CreateSandbox && (sandboxID == "" || (len(actions.InitContainers) == 0 && len(actions.StartContainers) == 0)) {
