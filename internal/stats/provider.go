@@ -192,6 +192,27 @@ func (p *Provider) nodeStats(ctx context.Context, now time.Time, onlyCPUAndMemor
 	return ns
 }
 
+// ImageFsStats reports the runtime's image filesystem as /stats/summary
+// does (usage from ImageFsInfo, capacity and availability from statfs of
+// its mount point), as upstream's stats provider serves its image GC. It
+// is an error when the runtime or the filesystem cannot be read.
+func (p *Provider) ImageFsStats(ctx context.Context) (*statsapi.FsStats, error) {
+	resp, err := p.cfg.Images.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("read image filesystem info: %w", err)
+	}
+	fss := resp.GetImageFilesystems()
+	if len(fss) == 0 {
+		return nil, errors.New("read image filesystem info: the runtime reports no image filesystem")
+	}
+	now := p.cfg.Clock.Now()
+	fs, err := statfs(fss[0].GetFsId().GetMountpoint(), now)
+	if err != nil {
+		return nil, err
+	}
+	return withCapacity(fs, time.Unix(0, fss[0].GetTimestamp()), fss[0].GetUsedBytes().GetValue(), fss[0].GetInodesUsed().GetValue()), nil
+}
+
 // runtimeFs returns the runtime's image filesystem and container
 // filesystem (the image filesystem when the runtime does not split them):
 // usage from ImageFsInfo, capacity from statfs of its mount point.

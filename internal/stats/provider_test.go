@@ -144,3 +144,21 @@ func TestNewValidates(t *testing.T) {
 		t.Error("New(Config{}) succeeded")
 	}
 }
+
+func TestImageFsStats(t *testing.T) {
+	dir := t.TempDir()
+	rt := &fakeCRI{}
+	p, err := New(Config{Runtime: rt, Images: rt, NodeName: "n", RootDir: dir, PodLogsDir: dir,
+		ProcRoot: dir, CgroupRoot: dir, Clock: clocktesting.NewFakeClock(epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := p.ImageFsStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Usage from the runtime, capacity and availability from statfs("/").
+	if *fs.UsedBytes != 77 || fs.CapacityBytes == nil || *fs.CapacityBytes == 0 || fs.AvailableBytes == nil || *fs.AvailableBytes > *fs.CapacityBytes {
+		t.Errorf("ImageFsStats = used %v, capacity %v, available %v", *fs.UsedBytes, fs.CapacityBytes, fs.AvailableBytes)
+	}
+}
