@@ -45,6 +45,8 @@ var rules = []rule{
 	// internal/config loads and validates the plugins' config at load time.
 	{dir: "credprovider", files: []string{"config.go", "match.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "nodeshutdown", files: []string{"plan.go"}, also: []string{"os", "github.com/godbus/dbus/v5", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
+	{dir: "gc", files: []string{"images.go", "containers.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
+	{dir: "logrotate", files: []string{"choose.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 }
 
 // TestPureFiles holds the line of STYLE.md: planners take a snapshot and

@@ -70,6 +70,10 @@ type Config struct {
 	// stop when another process opens it.
 	LockFile             string `json:"lockFile,omitempty"`
 	ExitOnLockContention bool   `json:"exitOnLockContention,omitempty"`
+
+	// ContainerGC is the container garbage collection policy, set by
+	// upstream's deprecated flags (see containerGCPolicy).
+	ContainerGC ContainerGCPolicy `json:"containerGC"`
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
@@ -105,6 +109,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	var problems problems
 	problems.addAll(flagProblems)
 	problems.addAll(src.name(validateKubelet(kc)))
+	problems.addAll(src.name(validateGC(kc)))
 	problems.addAll(src.name(validateCluster(kc)))
 	problems.addAll(src.name(validateServer(kc, flags.Kubeconfig != "", env)))
 	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))
@@ -134,6 +139,9 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	var credProblems []problem
 	cfg.CredentialProviders, cfg.CredentialProvidersHash, credProblems = credentialProviders(flags, env)
 	problems.addAll(credProblems)
+	var gcProblems []problem
+	cfg.ContainerGC, gcProblems = containerGCPolicy(flags)
+	problems.addAll(gcProblems)
 	if err := problems.err(); err != nil {
 		return nil, err
 	}

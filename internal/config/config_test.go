@@ -126,6 +126,10 @@ func TestLoadGolden(t *testing.T) {
 			"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
 		}},
 		{name: "no-hostname", hostname: "-", args: nil},
+		{name: "gc", args: []string{"--config=testdata/gc.yaml",
+			"--minimum-container-ttl-duration=1m", "--maximum-dead-containers-per-container=2", "--maximum-dead-containers=100"}},
+		{name: "gc-invalid", args: []string{"--config=testdata/gc-invalid.yaml", "--minimum-container-ttl-duration=-1s"}},
+		{name: "gc-flags-invalid", args: []string{"--image-gc-high-threshold=50", "--image-gc-low-threshold=50"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,13 +46,13 @@ func distros() []distro {
 		{
 			dir: "kind", title: "kind",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "cgroupRoot", "evictionHard", "imageGCHighThresholdPercent"},
+			nodeResourceBlockers: []string{"--runtime-cgroups", "cgroupRoot", "evictionHard"},
 			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "minikube", title: "minikube",
 			stubs:                []string{"var/lib/minikube/certs/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			nodeResourceBlockers: []string{"evictionHard", "imageGCHighThresholdPercent"},
+			nodeResourceBlockers: []string{"evictionHard"},
 			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{

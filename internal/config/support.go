@@ -57,8 +57,6 @@ type FieldSupport struct {
 const (
 	noCgroups = "berth does not manage pod or QoS cgroups yet"
 	noEvict   = "berth has no eviction manager yet"
-	noImageGC = "berth has no image garbage collector yet"
-	noLogRot  = "berth does not rotate container logs yet"
 	noAlloc   = "berth does not enforce node allocatable yet"
 )
 
@@ -105,10 +103,10 @@ func kubeletFieldSupport() []FieldSupport {
 		{"nodeStatusUpdateFrequency", Honoured, "how often node status is computed (and written when it changed)"},
 		{"nodeStatusReportFrequency", Honoured, "how often node status is written when it did not change"},
 		{"nodeLeaseDurationSeconds", Honoured, "the node Lease duration; renewed every quarter of it"},
-		{"imageMinimumGCAge", NotImplemented, noImageGC},
-		{"imageMaximumGCAge", DefaultMatches, "0 disables age-based image GC, and berth has none"},
-		{"imageGCHighThresholdPercent", NotImplemented, noImageGC},
-		{"imageGCLowThresholdPercent", NotImplemented, noImageGC},
+		{"imageMinimumGCAge", Honoured, "an image detected more recently is not removed for disk space"},
+		{"imageMaximumGCAge", Honoured, "an image unused for longer is removed (0: never), once berth has run that long"},
+		{"imageGCHighThresholdPercent", Honoured, "image GC starts at this image filesystem usage (100 with imageMaximumGCAge 0: off)"},
+		{"imageGCLowThresholdPercent", Honoured, "image GC frees down to this usage"},
 		{"volumeStatsAggPeriod", NotImplemented, "berth does not collect volume stats yet"},
 		{"kubeletCgroups", DefaultMatches, "empty: berth does not move itself into a cgroup"},
 		{"systemCgroups", DefaultMatches, "empty: berth does not move system processes into a cgroup"},
@@ -156,10 +154,10 @@ func kubeletFieldSupport() []FieldSupport {
 		{"featureGates", Honoured, "every v1.37 gate name is known; a gate at its default is accepted; ContextualLogging, LoggingAlphaOptions and LoggingBetaOptions are honoured either way; a gate berth always implements is refused when turned off, any other gate away from its default by name"},
 		{"failSwapOn", Honoured, "true: berth refuses to start while /proc/swaps lists swap, as upstream; false: it runs (memorySwap is not honoured yet)"},
 		{"memorySwap", DefaultMatches, "NoSwap: berth gives containers no swap"},
-		{"containerLogMaxSize", NotImplemented, noLogRot},
-		{"containerLogMaxFiles", NotImplemented, noLogRot},
-		{"containerLogMaxWorkers", NotImplemented, noLogRot},
-		{"containerLogMonitorInterval", NotImplemented, noLogRot},
+		{"containerLogMaxSize", Honoured, "a running container's log is rotated at this size (negative: never)"},
+		{"containerLogMaxFiles", Honoured, "the current log and its rotated files (older ones gzipped)"},
+		{"containerLogMaxWorkers", Honoured, "logs rotated concurrently"},
+		{"containerLogMonitorInterval", Honoured, "how often log sizes are checked"},
 		{"configMapAndSecretChangeDetectionStrategy", Honoured, "how volumes, env and pull secrets read configMaps and secrets: Watch (per-object watches), Cache (GET per node TTL) or Get"},
 		{"systemReserved", Honoured, "subtracted from capacity to give allocatable (not enforced by cgroups yet: enforceNodeAllocatable stays default)"},
 		{"kubeReserved", Honoured, "subtracted from capacity to give allocatable (not enforced by cgroups yet: enforceNodeAllocatable stays default)"},
@@ -215,10 +213,7 @@ func flagSupport() []FieldSupport {
 	return rows
 }
 
-const (
-	noFlex        = "the FlexVolume drivers' directory: berth has no FlexVolume support; a pod with a flexVolume volume fails to mount with \"type flexVolume is not supported by berth yet\" (a FailedMount event)"
-	noContainerGC = "berth does not apply these deprecated container garbage collection limits"
-)
+const noFlex = "the FlexVolume drivers' directory: berth has no FlexVolume support; a pod with a flexVolume volume fails to mount with \"type flexVolume is not supported by berth yet\" (a FailedMount event)"
 
 // plainFlagSupport lists the flags that are not KubeletConfiguration fields,
 // in upstream's order (KubeletFlags.AddFlags), then berth's own.
@@ -237,9 +232,9 @@ func plainFlagSupport() []FieldSupport {
 		{"--node-labels", Honoured, "labels the Node is registered with"},
 		{"--lock-file", Honoured, "berth holds an exclusive flock on the file while it runs (waits for it at start)"},
 		{"--exit-on-lock-contention", Honoured, "berth stops (pods keep running) when another process opens the lock file"},
-		{"--minimum-container-ttl-duration", NotImplemented, noContainerGC},
-		{"--maximum-dead-containers-per-container", NotImplemented, noContainerGC},
-		{"--maximum-dead-containers", NotImplemented, noContainerGC},
+		{"--minimum-container-ttl-duration", Honoured, "container GC: a dead container created more recently is kept"},
+		{"--maximum-dead-containers-per-container", Honoured, "container GC: dead instances kept per pod and container (negative: no limit)"},
+		{"--maximum-dead-containers", Honoured, "container GC: dead containers kept on the node (negative: no limit)"},
 		{"--experimental-mounter-path", Accepted, "the mount binary for volumes mounted with mount(8) (nfs, cephfs, glusterfs, ...): berth mounts no such volume; a pod that uses one fails to mount with \"type nfs is not supported by berth yet\" (a FailedMount event)"},
 		{"--experimental-allocatable-ignore-eviction", DefaultMatches, "false: " + noAlloc},
 		{"--runtime-cgroups", DefaultMatches, "empty: berth does not move the runtime into a cgroup"},
