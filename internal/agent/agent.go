@@ -71,6 +71,7 @@ type node struct {
 	prober   *prober.Prober
 	// shutdown is the graceful node shutdown manager (nil: none).
 	shutdown *nodeshutdown.Manager
+	guards   guards
 	// probeMetrics serves the prober's registry on /metrics/probes.
 	probeMetrics http.Handler
 }
@@ -79,7 +80,8 @@ type node struct {
 // own version (for the API user agent); clk is the clock every component
 // reads (clock.RealClock{} outside tests). Start order: runtime connection,
 // runtime manager, PLEG, pod workers, (in cluster mode) API clients, node
-// status, lease and status writer, sources, sync loop, servers. When ctx
+// status, lease and status writer, sources, stats, log rotation, container
+// and image GC, sync loop, servers. When ctx
 // ends or a component fails, they stop in the reverse order; stopping berth
 // never stops a pod.
 func Run(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) error {
@@ -249,6 +251,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.observe, err = n.newObservability(); err != nil {
 		return err
 	}
+	if n.guards, err = n.newGuards(); err != nil {
+		return err
+	}
 	return cl.startStatusSync(n.statuses, n.loop, n.workers)
 }
 
@@ -278,6 +283,9 @@ func (n *node) run(ctx context.Context) error {
 	}
 	g.Go("pod-sources", n.sources.Run)
 	g.Go("stats", n.observe.stats.Run)
+	g.Go("log-rotation", n.guards.logs.Run)
+	g.Go("container-gc", n.guards.containers.Run)
+	g.Go("image-gc", n.guards.images.Run)
 	g.Go("sync-loop", n.loop.Run)
 	if n.shutdown != nil {
 		g.Go("node-shutdown", n.shutdown.Run)
