@@ -1,7 +1,8 @@
 // Package crifake is an in-memory CRI runtime for tests. A Fake implements
 // the CRI v1 RuntimeService and ImageService the way containerd behaves for
 // everything berth's kubelet uses (sandbox and container lifecycle, status,
-// lists with filters, images), keeps a log of calls, lets tests inject
+// lists with filters, images with sizes and pinning, ReopenContainerLog),
+// keeps a log of calls, lets tests inject
 // errors and change the world (a container exits, a sandbox dies, the
 // network goes away), and hands out a *cri.Client over an in-process gRPC
 // connection so that code under test goes through the production
