@@ -107,6 +107,9 @@ authentication:
     enabled: false
 authorization:
   mode: AlwaysAllow
+# Every e2e run shares containerd and its imported test images: no image
+# GC, whatever the disk usage (it is tested against the fake CRI).
+imageGCHighThresholdPercent: 100
 `, n.manifests, n.port, criEndpoint) + strings.Join(extraConfig, "\n")
 	must(t, os.WriteFile(n.config, []byte(cfg), 0o644))
 	t.Cleanup(func() {
