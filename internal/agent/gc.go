@@ -47,7 +47,7 @@ func (n *node) newGuards() (guards, error) {
 		return guards{}, err
 	}
 	if g.images, err = gc.NewImageGC(gc.ImageConfig{
-		Images: n.client.Image, Pods: n.runtime.ListPods, FsStats: n.observe.stats.ImageFsStats,
+		Images: n.client.Image, Containers: n.client.Runtime, FsStats: n.observe.stats.ImageFsStats,
 		Policy: gc.ImagePolicy{
 			HighThresholdPercent: int(ptr.Deref(kc.ImageGCHighThresholdPercent, 85)),
 			LowThresholdPercent:  int(ptr.Deref(kc.ImageGCLowThresholdPercent, 80)),

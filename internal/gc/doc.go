@@ -3,7 +3,7 @@
 //
 // Image GC (images.go decides, image_records.go and image_gc.go apply),
 // every 5 minutes (ImageGCPeriod): berth records when it first saw each
-// image and when it last saw a container (in any state) use it; images in
+// image and when it last saw a container (in any state, berth's or not) use it; images in
 // use, pinned by the runtime (CRI Image.pinned) or the sandbox image are
 // never removed. Images unused for longer than imageMaximumGCAge go (once
 // berth has run that long); then, if the image filesystem (usage from the

@@ -9,13 +9,10 @@ import (
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
-
-	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
 // ImageGCPeriod is upstream's ImageGCPeriod.
@@ -28,12 +25,18 @@ type ImageService interface {
 	RemoveImage(ctx context.Context, in *runtimeapi.RemoveImageRequest, opts ...grpc.CallOption) (*runtimeapi.RemoveImageResponse, error)
 }
 
+// ContainerLister is the CRI runtime's ListContainers.
+type ContainerLister interface {
+	ListContainers(ctx context.Context, in *runtimeapi.ListContainersRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error)
+}
+
 // ImageConfig is what NewImageGC needs.
 type ImageConfig struct {
 	Images ImageService
-	// Pods lists every pod in the runtime, dead containers included: an
-	// image any of them uses is in use.
-	Pods func(ctx context.Context) (map[types.UID]*runtimestate.Pod, error)
+	// Containers lists every container of the runtime, in any state and
+	// whoever made it (as upstream, which counts containers without the
+	// kubelet's labels too): an image any of them uses is in use.
+	Containers ContainerLister
 	// FsStats reports the image filesystem: capacity and available bytes
 	// of the filesystem holding it (stats.Provider.ImageFsStats).
 	FsStats func(ctx context.Context) (*statsapi.FsStats, error)
@@ -60,7 +63,7 @@ type ImageGC struct {
 
 // NewImageGC validates cfg. It starts nothing.
 func NewImageGC(cfg ImageConfig) (*ImageGC, error) {
-	if cfg.Images == nil || cfg.Pods == nil || cfg.FsStats == nil || cfg.Clock == nil || cfg.Recorder == nil || cfg.Collected == nil {
+	if cfg.Images == nil || cfg.Containers == nil || cfg.FsStats == nil || cfg.Clock == nil || cfg.Recorder == nil || cfg.Collected == nil {
 		return nil, errors.New("create image GC: every Config field is required")
 	}
 	p := cfg.Policy

@@ -31,8 +31,8 @@ func newImageRig(t *testing.T, p ImagePolicy) *imageRig {
 	r := &imageRig{world: newWorld(t), ev: &events{}, capacity: 1000 * mi}
 	var err error
 	r.g, err = NewImageGC(ImageConfig{
-		Images: r.c.Image,
-		Pods:   fakeRuntime{r.c}.ListPods,
+		Images:     r.c.Image,
+		Containers: r.c.Runtime,
 		FsStats: func(context.Context) (*statsapi.FsStats, error) {
 			c, a := r.capacity, r.available
 			return &statsapi.FsStats{CapacityBytes: &c, AvailableBytes: &a}, nil

@@ -18,17 +18,15 @@ func (g *ImageGC) detect(ctx context.Context, now time.Time) ([]Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list images: %w", err)
 	}
-	pods, err := g.cfg.Pods(ctx)
+	cs, err := g.cfg.Containers.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("list runtime pods: %w", err)
+		return nil, fmt.Errorf("list containers: %w", err)
 	}
 	inUse := map[string]bool{}
-	for _, p := range pods {
-		for _, c := range p.Containers {
-			for _, ref := range []string{c.ImageID, c.ImageRef} {
-				if ref != "" {
-					inUse[ref] = true
-				}
+	for _, c := range cs.GetContainers() {
+		for _, ref := range []string{c.GetImageId(), c.GetImageRef()} {
+			if ref != "" {
+				inUse[ref] = true
 			}
 		}
 	}
