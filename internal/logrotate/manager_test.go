@@ -171,6 +171,7 @@ func TestSymlinkedLogIsRefused(t *testing.T) {
 	if err := os.WriteFile(outside, []byte("do not touch\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	must(t, os.Remove(filepath.Join(r.logDir, "0.log"))) // the runtime's
 	if err := os.Symlink(outside, filepath.Join(r.logDir, "0.log")); err != nil {
 		t.Fatal(err)
 	}
@@ -235,5 +236,12 @@ func TestRunRotatesEachInterval(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run = %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -99,7 +99,25 @@ func (f *Fake) StartContainer(_ context.Context, req *runtimeapi.StartContainerR
 	}
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.startedAt = f.now()
+	_ = c.touchLog() // no directory: no log, the fake does not fail for it
 	return &runtimeapi.StartContainerResponse{}, nil
+}
+
+// touchLog creates the container's log file, empty, when its directory
+// exists, as containerd opens it when the container starts or its log is
+// reopened. Callers hold mu.
+func (c *container) touchLog() error {
+	if c.logPath == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Dir(c.logPath)); err != nil {
+		return fmt.Errorf("open container log %q: %w", c.logPath, err)
+	}
+	fl, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	if err != nil {
+		return fmt.Errorf("open container log %q: %w", c.logPath, err)
+	}
+	return fl.Close()
 }
 
 // StopContainer stops a RUNNING container, which exits with the configured
@@ -253,14 +271,8 @@ func (f *Fake) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenConta
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return nil, errors.New("container is not running")
 	}
-	if c.logPath != "" {
-		fl, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
-		if err != nil {
-			return nil, fmt.Errorf("reopen container log %q: %w", c.logPath, err)
-		}
-		if err := fl.Close(); err != nil {
-			return nil, err
-		}
+	if err := c.touchLog(); err != nil {
+		return nil, err
 	}
 	return &runtimeapi.ReopenContainerLogResponse{}, nil
 }

@@ -3,6 +3,7 @@ package critest
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -280,5 +281,37 @@ func (s *suite) testRemoveSandboxRemovesContainers(t *testing.T) {
 		if _, err := rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id}); !errors.Is(err, cri.ErrNotFound) {
 			t.Errorf("ContainerStatus of a container of a removed sandbox: %v, want cri.ErrNotFound", err)
 		}
+	}
+}
+
+// testReopenContainerLog checks what the kubelet's log rotation relies on:
+// a running container's log file exists, and after it is renamed away
+// ReopenContainerLog makes a new one at the same path; a container that is
+// not running cannot reopen its log.
+func (s *suite) testReopenContainerLog(t *testing.T) {
+	ctx := testContext(t)
+	rt := s.Client.Runtime
+	sb := s.sandboxConfig(t, sandboxOpts{})
+	sbID := s.runSandbox(t, ctx, sb)
+	id := s.createContainer(t, ctx, sbID, sb, s.containerConfig(t, sb, "app", sleeper))
+	s.startContainer(t, ctx, id)
+	path := s.containerStatus(t, ctx, id).GetLogPath()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("log of a running container: %v", err)
+	}
+	if err := os.Rename(path, path+".rotated"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.ReopenContainerLog(ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id}); err != nil {
+		t.Fatalf("ReopenContainerLog: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("log after ReopenContainerLog: %v", err)
+	}
+	if _, err := rt.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil {
+		t.Fatalf("StopContainer: %v", err)
+	}
+	if _, err := rt.ReopenContainerLog(ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id}); err == nil {
+		t.Error("ReopenContainerLog of an exited container succeeded, want an error")
 	}
 }

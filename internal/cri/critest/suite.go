@@ -54,6 +54,7 @@ func RunSuite(t *testing.T, env Env) {
 	t.Run("DuplicateNames", s.testDuplicateNames)
 	t.Run("UpdateResources", s.testUpdateResources)
 	t.Run("RemoveSandboxRemovesContainers", s.testRemoveSandboxRemovesContainers)
+	t.Run("ReopenContainerLog", s.testReopenContainerLog)
 }
 
 // suite carries the environment through the subtests.
