@@ -142,4 +142,3 @@ func checkIncreasing(t *testing.T, what string, lines []string) {
 		prev = n
 	}
 }
-
