@@ -40,7 +40,7 @@ func (n *node) newGuards() (guards, error) {
 	p := n.cfg.ContainerGC
 	if g.containers, err = gc.NewContainerGC(gc.ContainerConfig{
 		Runtime: n.runtime, CleanLogs: g.logs.Clean,
-		Policy:       gc.ContainerPolicy{MinAge: p.MinAge, MaxPerPodContainer: p.MaxPerPodContainer, MaxContainers: p.MaxContainers},
+		Policy:       gc.ContainerPolicy{MinAge: p.MinAge.Duration, MaxPerPodContainer: p.MaxPerPodContainer, MaxContainers: p.MaxContainers},
 		SourcesReady: n.sources.Ready, ContentRemovable: n.workers.ShouldPodContentBeRemoved,
 		Clock: n.clock, Recorder: cl.recorder,
 	}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 )
@@ -15,7 +16,7 @@ import (
 // --maximum-dead-containers (MaxContainers); negative counts mean no
 // limit.
 type ContainerGCPolicy struct {
-	MinAge             time.Duration `json:"minAge"`
+	MinAge             metav1.Duration `json:"minAge"`
 	MaxPerPodContainer int           `json:"maxPerPodContainer"`
 	MaxContainers      int           `json:"maxContainers"`
 }
@@ -24,12 +25,12 @@ type ContainerGCPolicy struct {
 // when they were not registered), refusing a negative minimum age as
 // upstream's NewContainerGC does.
 func containerGCPolicy(flags *Flags) (ContainerGCPolicy, []problem) {
-	p := ContainerGCPolicy{MinAge: 0, MaxPerPodContainer: 1, MaxContainers: -1}
+	p := ContainerGCPolicy{MaxPerPodContainer: 1, MaxContainers: -1}
 	if flags.fs == nil {
 		return p, nil
 	}
 	var err error
-	if p.MinAge, err = flags.fs.GetDuration("minimum-container-ttl-duration"); err != nil {
+	if p.MinAge.Duration, err = flags.fs.GetDuration("minimum-container-ttl-duration"); err != nil {
 		panic(err) // registered by AddFlags with this type
 	}
 	perPod, err := flags.fs.GetInt32("maximum-dead-containers-per-container")
@@ -41,8 +42,8 @@ func containerGCPolicy(flags *Flags) (ContainerGCPolicy, []problem) {
 		panic(err)
 	}
 	p.MaxPerPodContainer, p.MaxContainers = int(perPod), int(total)
-	if p.MinAge < 0 {
-		return p, []problem{flagProblem("minimum-container-ttl-duration", "invalid minimum garbage collection age: %v", p.MinAge)}
+	if p.MinAge.Duration < 0 {
+		return p, []problem{flagProblem("minimum-container-ttl-duration", "invalid minimum garbage collection age: %v", p.MinAge.Duration)}
 	}
 	return p, nil
 }

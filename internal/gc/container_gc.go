@@ -54,7 +54,8 @@ type ContainerConfig struct {
 }
 
 // ContainerGC removes dead containers and idle sandboxes every minute. Run
-// is its only goroutine; it keeps no state between collections.
+// is its only goroutine (Collect is called by Run, or by a test instead of
+// Run); it keeps no state between collections.
 type ContainerGC struct {
 	cfg ContainerConfig
 }

@@ -50,7 +50,8 @@ type ImageConfig struct {
 }
 
 // ImageGC removes unused images when the image filesystem is too full or
-// they are too old. Run is its only goroutine: it owns records.
+// they are too old. Run is its only goroutine: it owns records; Collect is
+// called by Run, or by a test instead of Run, never both.
 type ImageGC struct {
 	cfg ImageConfig
 	// records are the images seen, by ID, with when berth first saw each
