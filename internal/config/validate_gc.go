@@ -17,8 +17,8 @@ import (
 // limit.
 type ContainerGCPolicy struct {
 	MinAge             metav1.Duration `json:"minAge"`
-	MaxPerPodContainer int           `json:"maxPerPodContainer"`
-	MaxContainers      int           `json:"maxContainers"`
+	MaxPerPodContainer int             `json:"maxPerPodContainer"`
+	MaxContainers      int             `json:"maxContainers"`
 }
 
 // containerGCPolicy reads the policy from the flags (upstream's defaults
