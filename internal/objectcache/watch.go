@@ -2,6 +2,7 @@ package objectcache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -119,6 +120,11 @@ func (s *watchStore) newItem(k key) *watchItem {
 	return &watchItem{key: k, store: store, ctl: ctl}
 }
 
+// ErrNotSynced is wrapped by a read whose object's watch has not listed
+// yet (strategy Watch): a failure that clears on its own (package
+// transient).
+var ErrNotSynced = errors.New("watch not synced")
+
 // get returns the object from its informer's store, waiting (within ctx
 // and syncTimeout) for the informer's first list.
 func (s *watchStore) get(ctx context.Context, k key) (runtime.Object, error) {
@@ -163,7 +169,7 @@ func (s *watchStore) waitSynced(ctx context.Context, it *watchItem) error {
 	case <-ctx.Done():
 		return fmt.Errorf("wait for the watch of %s %q: %w", s.kind.name, it.key, context.Cause(ctx))
 	case <-t.C():
-		return fmt.Errorf("get %s %q: watch not synced within %s", s.kind.name, it.key, syncTimeout)
+		return fmt.Errorf("get %s %q: %w within %s", s.kind.name, it.key, ErrNotSynced, syncTimeout)
 	}
 }
 

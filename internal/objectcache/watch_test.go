@@ -173,7 +173,7 @@ func TestWatchGetWaitsForSyncBounded(t *testing.T) {
 	eventually(t, "get waits on the clock", clk.HasWaiters)
 	clk.Step(syncTimeout)
 	err := <-errc
-	if err == nil || !strings.Contains(err.Error(), `get configmap "ns/cfg": watch not synced within 1s`) {
+	if !errors.Is(err, ErrNotSynced) || !strings.Contains(err.Error(), `get configmap "ns/cfg": watch not synced within 1s`) {
 		t.Errorf("ConfigMap before the first list = %v, want a sync timeout", err)
 	}
 }

@@ -1,0 +1,47 @@
+package transient
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/objectcache"
+)
+
+// ForbiddenWindow is how long after the node first sees a pod a forbidden
+// answer about it (a TokenRequest of its service account, a read of a
+// configMap it references) counts as the node authorizer not knowing the
+// pod yet. The authorizer's graph follows pod bindings within a second or
+// two; after the window a forbidden answer is a real denial.
+const ForbiddenWindow = 30 * time.Second
+
+// Recent reports whether a pod first seen at seen is still within
+// ForbiddenWindow at now.
+func Recent(seen, now time.Time) bool {
+	return !seen.IsZero() && now.Sub(seen) < ForbiddenWindow
+}
+
+// Is reports whether err is expected to clear on its own within seconds.
+// recent says the pod concerned was first seen within ForbiddenWindow
+// (Recent), which makes a forbidden answer transient. It is pure.
+func Is(err error, recent bool) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, context.Canceled):
+		return false
+	case apierrors.IsForbidden(err):
+		return recent
+	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
+		apierrors.IsInternalError(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
+		return true
+	case errors.Is(err, objectcache.ErrNotSynced):
+		return true
+	case errors.Is(err, cri.ErrDeadlineExceeded), errors.Is(err, cri.ErrUnavailable):
+		return true
+	}
+	return false
+}
