@@ -31,7 +31,13 @@
 //	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state
 //	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath
 //	ready.go       the on-disk ready marker: ownership was applied, never walk again
-//	fetch.go       configMaps and secrets from Objects (internal/objectcache), tokens with their cache
+//	fetch.go       configMaps and secrets from Objects (internal/objectcache), tokens with their cache;
+//	               a failure that clears on its own (package transient: the node
+//	               authorizer not knowing a new pod yet, a watch not yet listed, a
+//	               throttled API) is retried there with a short back-off (200 ms,
+//	               doubling, at most 5 s), so it neither fails the pod's sync nor
+//	               waits out the pod worker's back-off; FailedMount is recorded only
+//	               once the retries are used up
 //	mount_linux.go SysMounter (mount(2)); mount_other.go a stub elsewhere
 //
 // Package subpath (volume/subpath) binds a container's subPath under

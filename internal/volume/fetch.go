@@ -3,11 +3,15 @@ package volume
 import (
 	"context"
 	"fmt"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/transient"
 )
 
 // fetch gets the objects and tokens a volume's content depends on: the
@@ -21,16 +25,16 @@ func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, s
 	var err error
 	switch {
 	case s.ConfigMap != nil:
-		err = m.fetchConfigMap(ctx, pod.Namespace, s.ConfigMap.Name, in.ConfigMaps)
+		err = m.fetchConfigMap(ctx, pod, st, s.ConfigMap.Name, in.ConfigMaps)
 	case s.Secret != nil:
-		err = m.fetchSecret(ctx, pod.Namespace, s.Secret.SecretName, in.Secrets)
+		err = m.fetchSecret(ctx, pod, st, s.Secret.SecretName, in.Secrets)
 	case s.Projected != nil:
 		for _, src := range s.Projected.Sources {
 			switch {
 			case src.ConfigMap != nil:
-				err = m.fetchConfigMap(ctx, pod.Namespace, src.ConfigMap.Name, in.ConfigMaps)
+				err = m.fetchConfigMap(ctx, pod, st, src.ConfigMap.Name, in.ConfigMaps)
 			case src.Secret != nil:
-				err = m.fetchSecret(ctx, pod.Namespace, src.Secret.Name, in.Secrets)
+				err = m.fetchSecret(ctx, pod, st, src.Secret.Name, in.Secrets)
 			case src.ServiceAccountToken != nil:
 				key := tokenKey(v.Name, src.ServiceAccountToken.Path)
 				in.Tokens[key], err = m.token(ctx, pod, src.ServiceAccountToken, key, st)
@@ -51,11 +55,15 @@ type Objects interface {
 	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 }
 
-func (m *Manager) fetchConfigMap(ctx context.Context, ns, name string, into map[string]*corev1.ConfigMap) error {
+func (m *Manager) fetchConfigMap(ctx context.Context, pod *corev1.Pod, st *podState, name string, into map[string]*corev1.ConfigMap) error {
 	if m.cfg.Objects == nil {
 		return fmt.Errorf("configmap %q needs an API server (berth runs standalone)", name)
 	}
-	cm, err := m.cfg.Objects.ConfigMap(ctx, ns, name)
+	var cm *corev1.ConfigMap
+	err := m.retry(ctx, pod, st, "get configmap", func(ctx context.Context) (err error) {
+		cm, err = m.cfg.Objects.ConfigMap(ctx, pod.Namespace, name)
+		return err
+	})
 	switch {
 	case apierrors.IsNotFound(err):
 		into[name] = nil
@@ -67,11 +75,15 @@ func (m *Manager) fetchConfigMap(ctx context.Context, ns, name string, into map[
 	return nil
 }
 
-func (m *Manager) fetchSecret(ctx context.Context, ns, name string, into map[string]*corev1.Secret) error {
+func (m *Manager) fetchSecret(ctx context.Context, pod *corev1.Pod, st *podState, name string, into map[string]*corev1.Secret) error {
 	if m.cfg.Objects == nil {
 		return fmt.Errorf("secret %q needs an API server (berth runs standalone)", name)
 	}
-	sec, err := m.cfg.Objects.Secret(ctx, ns, name)
+	var sec *corev1.Secret
+	err := m.retry(ctx, pod, st, "get secret", func(ctx context.Context) (err error) {
+		sec, err = m.cfg.Objects.Secret(ctx, pod.Namespace, name)
+		return err
+	})
 	switch {
 	case apierrors.IsNotFound(err):
 		into[name] = nil
@@ -81,6 +93,20 @@ func (m *Manager) fetchSecret(ctx context.Context, ns, name string, into map[str
 		into[name] = sec
 	}
 	return nil
+}
+
+// retry runs one API read of the pod's volumes, retrying at once (short
+// back-off, package transient) the failures that clear on their own, so
+// that they neither fail the pod's sync nor wait out the worker's back-off.
+func (m *Manager) retry(ctx context.Context, pod *corev1.Pod, st *podState, what string, op func(context.Context) error) error {
+	isTransient := func(err error) bool {
+		return transient.Is(err, transient.Recent(st.seen, m.cfg.Clock.Now()))
+	}
+	logRetry := func(err error, wait time.Duration) {
+		klog.FromContext(ctx).V(2).Info("Retrying a failure expected to clear on its own",
+			"pod", klog.KObj(pod), "operation", what, "wait", wait, "err", err)
+	}
+	return transient.Do(ctx, m.cfg.Clock, m.cfg.Retry, isTransient, logRetry, op)
 }
 
 // token returns the cached token of a projected source or requests a new
@@ -96,7 +122,19 @@ func (m *Manager) token(ctx context.Context, pod *corev1.Pod, src *corev1.Servic
 	if m.cfg.Client == nil {
 		return "", fmt.Errorf("token of service account %q needs an API server (berth runs standalone)", sa)
 	}
-	tr, err := m.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, tokenRequest(pod, src), metav1.CreateOptions{})
+	var tr *authenticationv1.TokenRequest
+	request := func(ctx context.Context) (err error) {
+		tr, err = m.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, tokenRequest(pod, src), metav1.CreateOptions{})
+		return err
+	}
+	var err error
+	if expired(cached, now) {
+		// Nothing to fall back on: retry what clears on its own (the node
+		// authorizer not knowing the pod yet) here, not in the worker.
+		err = m.retry(ctx, pod, st, "request token", request)
+	} else {
+		err = request(ctx)
+	}
 	if err != nil {
 		if !expired(cached, now) {
 			klog.FromContext(ctx).Error(err, "Token refresh failed, keeping the current token", "pod", klog.KObj(pod), "serviceAccount", sa)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/transient"
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
@@ -59,6 +60,10 @@ type Config struct {
 	// SubPaths removes the pod's subPath binds at TearDown; nil means a
 	// subpath.Binder of its own.
 	SubPaths SubPathCleaner
+	// Retry is how token requests and configMap and secret reads retry
+	// failures that clear on their own; zero Attempts means
+	// transient.DefaultPolicy.
+	Retry transient.Policy
 }
 
 // Manager sets up and tears down the volumes of pods and keeps the content
@@ -85,6 +90,7 @@ type podState struct {
 	written  map[string]bool                           // volumes whose content this process wrote
 	tokens   map[string]*authenticationv1.TokenRequest // by tokenKey
 	reported map[string]bool                           // FailedMount messages already recorded
+	seen     time.Time                                 // when the Manager first heard of the pod (set once)
 }
 
 // New validates cfg and returns a Manager; it starts nothing.
@@ -101,6 +107,9 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.SubPaths == nil {
 		cfg.SubPaths = subpath.New(subpath.Config{})
 	}
+	if cfg.Retry.Attempts == 0 {
+		cfg.Retry = transient.DefaultPolicy()
+	}
 	return &Manager{cfg: cfg, wake: make(chan struct{}, 1), pods: map[types.UID]*podState{}}, nil
 }
 
@@ -109,7 +118,7 @@ func (m *Manager) state(uid types.UID) *podState {
 	defer m.mu.Unlock()
 	st := m.pods[uid]
 	if st == nil {
-		st = &podState{written: map[string]bool{}, tokens: map[string]*authenticationv1.TokenRequest{}, reported: map[string]bool{}}
+		st = &podState{written: map[string]bool{}, tokens: map[string]*authenticationv1.TokenRequest{}, reported: map[string]bool{}, seen: m.cfg.Clock.Now()}
 		m.pods[uid] = st
 	}
 	return st
