@@ -31,6 +31,7 @@ import (
 	"github.com/berthk8s/berth/internal/prober"
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
+	"github.com/berthk8s/berth/internal/transient"
 	"github.com/berthk8s/berth/internal/volume"
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
@@ -214,6 +215,10 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		Syncer: syncer, Cache: cache, Clock: clk,
 		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
 		ObserveSync: n.metrics.ObservePodSync,
+		// A runtime call that timed out is retried within a second, not
+		// after the 10 s back-off; a forbidden answer reaching the worker
+		// has outlived the volume manager's own retries: not transient.
+		Transient: func(err error) bool { return transient.Is(err, false) },
 		// The pod's record goes with its worker; the status writer deletes
 		// a deleted API pod once it is Finished.
 		OnFinished: func(uid types.UID) { syncer.Forget(uid); cl.wakeStatus() },

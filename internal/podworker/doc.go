@@ -9,7 +9,10 @@
 //   - workers.go: Config, New, Update (handlers only enqueue; updates coalesce).
 //   - loop.go: the worker goroutine (take the pending update, call the
 //     Syncer, record the result).
-//   - retry.go: the requeue bookkeeping (resync and backoff) and SyncDue.
+//   - retry.go: the requeue bookkeeping (resync and backoff) and SyncDue;
+//     a failure Config.Transient calls transient (a runtime call that timed
+//     out) is retried after 200 ms, doubling per failure in a row up to the
+//     back-off period, instead of the back-off period.
 //   - static.go: static pods with the same full name start one at a time.
 //   - known.go: queries for the sync loop and housekeeping, SyncKnownPods.
 //

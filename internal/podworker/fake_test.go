@@ -2,6 +2,7 @@ package podworker
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"testing"
@@ -114,6 +115,9 @@ type finishedCall struct {
 	shouldBeFinished bool
 }
 
+// errTransient is the failure the harness's Workers count as transient.
+var errTransient = errors.New("runtime call timed out")
+
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newHarness starts Workers with jitter off (Rand returns 0), a 1m resync
@@ -133,7 +137,8 @@ func newHarness(t *testing.T) *harness {
 	w, err := New(Config{
 		Syncer: h.syncer, Cache: h.cache, Clock: h.clock,
 		ResyncInterval: time.Minute, BackoffPeriod: 10 * time.Second,
-		Rand: func() float64 { return 0 },
+		Rand:      func() float64 { return 0 },
+		Transient: func(err error) bool { return errors.Is(err, errTransient) },
 		OnFinished: func(uid types.UID) {
 			h.finished <- finishedCall{uid: uid, shouldBeFinished: w.ShouldPodBeFinished(uid)}
 		},

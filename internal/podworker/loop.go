@@ -183,14 +183,22 @@ func (w *Workers) finish(logger klog.Logger, wk *worker, s step, outcome SyncOut
 		wk.gracePeriod, _ = effectiveGracePeriod(0, wk.lastPod(), nil)
 	}
 
+	transient := act == RequeueBackoff && w.cfg.Transient != nil && w.cfg.Transient(err)
 	var retryAfter time.Duration
-	switch act {
-	case CallSyncPod, CallSyncTerminatingPod, CallSyncTerminatedPod:
+	switch {
+	case act == CallSyncPod, act == CallSyncTerminatingPod, act == CallSyncTerminatedPod:
 		wk.replay()
-	case RequeueResync:
+	case act == RequeueResync:
 		retryAfter = w.jitter(w.cfg.ResyncInterval)
-	case RequeueBackoff:
+	case transient:
+		retryAfter = w.jitter(shortBackoff(wk.transientFailures, w.cfg.BackoffPeriod))
+	case act == RequeueBackoff:
 		retryAfter = w.jitter(w.cfg.BackoffPeriod)
+	}
+	if transient {
+		wk.transientFailures++
+	} else {
+		wk.transientFailures = 0
 	}
 	switch {
 	case wk.pending != nil:

@@ -10,6 +10,24 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// ShortBackoff is the retry delay after a first transient failure; it
+// doubles with every further one in a row.
+const ShortBackoff = 200 * time.Millisecond
+
+// shortBackoff is the delay before retrying a call after n earlier
+// transient failures in a row: ShortBackoff doubled n times, never more
+// than long (the worker's BackoffPeriod). It is pure.
+func shortBackoff(n int, long time.Duration) time.Duration {
+	d := ShortBackoff
+	for range n {
+		if d >= long {
+			break
+		}
+		d *= 2
+	}
+	return min(d, long)
+}
+
 // retryQueue holds when each worker is due for a resync or a retry. A UID
 // has at most one due time; the latest decision replaces the previous one.
 // It has its own lock, always taken after Workers.mu and never holding it.

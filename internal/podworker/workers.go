@@ -47,6 +47,12 @@ type Config struct {
 	// "kill"), or "terminated" for SyncTerminatedPod. It is called on the
 	// pod's worker goroutine and must not block.
 	ObserveSync func(operation string, d time.Duration)
+	// Transient, if set, says whether a failed call's error is expected to
+	// clear on its own (package transient: a runtime call that timed out,
+	// a runtime restarting). Such a call is retried after a short
+	// back-off (ShortBackoff, doubling per failure in a row up to
+	// BackoffPeriod) instead of BackoffPeriod.
+	Transient func(error) bool
 	// OnFinished, if set, is told about every pod whose worker reached
 	// Finished (SyncTerminatedPod succeeded: containers stopped, volumes
 	// torn down), once the phase is recorded, so ShouldPodBeFinished is
@@ -102,6 +108,9 @@ type worker struct {
 	// restartRequested: a Create came for this UID after termination was
 	// requested; SyncKnownPods forgets the UID once Finished even if desired.
 	restartRequested bool
+	// transientFailures counts the calls in a row that failed transiently
+	// (Config.Transient); any other outcome resets it.
+	transientFailures int
 }
 
 // New validates cfg, fills in defaults and returns idle Workers.

@@ -1,0 +1,58 @@
+package podworker
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestShortBackoff(t *testing.T) {
+	tests := []struct {
+		n    int
+		want time.Duration
+	}{
+		{n: 0, want: 200 * time.Millisecond},
+		{n: 1, want: 400 * time.Millisecond},
+		{n: 3, want: 1600 * time.Millisecond},
+		{n: 5, want: 6400 * time.Millisecond},
+		{n: 6, want: 10 * time.Second},
+		{n: 1000, want: 10 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := shortBackoff(tt.n, 10*time.Second); got != tt.want {
+			t.Errorf("shortBackoff(%d, 10s) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+// A transient failure is retried after a short back-off that doubles
+// while failures go on; a success resets it; any other failure waits the
+// long back-off.
+func TestTransientErrorRequeuesSoon(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	steps := []struct {
+		name  string
+		reply func(*fakeCall)
+		after time.Duration
+	}{
+		{name: "first timeout", reply: func(c *fakeCall) { c.fail(errTransient) }, after: 200 * time.Millisecond},
+		{name: "second timeout", reply: func(c *fakeCall) { c.fail(errTransient) }, after: 400 * time.Millisecond},
+		{name: "success", reply: (*fakeCall).ok, after: time.Minute},
+		{name: "timeout after a success", reply: func(c *fakeCall) { c.fail(errTransient) }, after: 200 * time.Millisecond},
+		{name: "lasting failure", reply: func(c *fakeCall) { c.fail(errors.New("invalid image name")) }, after: 10 * time.Second},
+		{name: "timeout after a lasting failure", reply: func(c *fakeCall) { c.fail(errTransient) }, after: 200 * time.Millisecond},
+	}
+	for i, s := range steps {
+		now := h.clock.Now()
+		s.reply(h.next("SyncPod", "a"))
+		if at := h.requeuedAt("a"); !at.Equal(now.Add(s.after)) {
+			t.Fatalf("%s: requeued %v after the call, want %v", s.name, at.Sub(now), s.after)
+		}
+		if i == len(steps)-1 {
+			break
+		}
+		h.clock.Step(s.after)
+		h.w.SyncDue(h.ctx)
+	}
+}
