@@ -219,6 +219,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		// after the 10 s back-off; a forbidden answer reaching the worker
 		// has outlived the volume manager's own retries: not transient.
 		Transient: func(err error) bool { return transient.Is(err, false) },
+		// What a sync did reaches the status cache and the next sync at
+		// once, not at the next relist (upstream's PLEGOnDemandRelist).
+		Relist: n.relister.RelistPod,
 		// The pod's record goes with its worker; the status writer deletes
 		// a deleted API pod once it is Finished.
 		OnFinished: func(uid types.UID) { syncer.Forget(uid); cl.wakeStatus() },

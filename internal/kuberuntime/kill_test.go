@@ -130,6 +130,16 @@ func TestListPodsMatchesPodStatus(t *testing.T) {
 	if diff := cmp.Diff(brief(full), brief(listed)); diff != "" {
 		t.Errorf("ListPods and PodStatus disagree (-status +list):\n%s", diff)
 	}
+	one, err := e.m.ListPod(e.ctx, pod.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(brief(listed), brief(one)); diff != "" {
+		t.Errorf("ListPod and ListPods disagree (-all +one):\n%s", diff)
+	}
+	if none, err := e.m.ListPod(e.ctx, "x"); none != nil || err != nil {
+		t.Errorf("ListPod of a foreign pod = %+v, %v; want nil, nil", none, err)
+	}
 	for _, c := range listed.Containers {
 		fc := full.LatestContainer(c.Name)
 		if c.Hash != fc.Hash || c.RestartCount != fc.RestartCount || c.Hash == 0 {

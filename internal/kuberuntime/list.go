@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
+
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	kubelettypes "k8s.io/kubelet/pkg/types"
 
 	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -18,11 +20,34 @@ import (
 // PodStatus for the rest. Sandboxes and containers without the pod UID
 // label are ignored.
 func (m *Manager) ListPods(ctx context.Context) (map[types.UID]*runtimestate.Pod, error) {
-	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	return m.list(ctx, nil)
+}
+
+// ListPod is ListPods for one pod: its sandboxes and containers, from one
+// ListPodSandbox and one ListContainers call filtered by the pod UID label.
+// It returns nil when the runtime has nothing of the pod.
+func (m *Manager) ListPod(ctx context.Context, uid types.UID) (*runtimestate.Pod, error) {
+	pods, err := m.list(ctx, map[string]string{kubelettypes.KubernetesPodUIDLabel: string(uid)})
+	if err != nil {
+		return nil, err
+	}
+	return pods[uid], nil
+}
+
+// list lists the sandboxes and containers whose labels match selector
+// (nil: all) and groups the managed ones by pod UID.
+func (m *Manager) list(ctx context.Context, selector map[string]string) (map[types.UID]*runtimestate.Pod, error) {
+	sreq := &runtimeapi.ListPodSandboxRequest{}
+	creq := &runtimeapi.ListContainersRequest{}
+	if selector != nil {
+		sreq.Filter = &runtimeapi.PodSandboxFilter{LabelSelector: selector}
+		creq.Filter = &runtimeapi.ContainerFilter{LabelSelector: selector}
+	}
+	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, sreq)
 	if err != nil {
 		return nil, fmt.Errorf("list pod sandboxes: %w", err)
 	}
-	containers, err := m.cfg.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
+	containers, err := m.cfg.Runtime.ListContainers(ctx, creq)
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}

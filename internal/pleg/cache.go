@@ -84,6 +84,22 @@ func (c *Cache) Set(uid types.UID, pod *runtimestate.Pod, err error, timestamp t
 	c.notifyLocked(uid)
 }
 
+// SetObserved records that the pod's entry still held at timestamp (a
+// listing begun then showed no change since the entry was read) and wakes
+// the waiters it satisfies. The entry's time only moves forward; a pod
+// without an entry is left alone (the next UpdateTime answers for it).
+func (c *Cache) SetObserved(uid types.UID, timestamp time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.pods[uid]
+	if !ok || !timestamp.After(e.modified) {
+		return
+	}
+	e.modified = timestamp
+	c.pods[uid] = e
+	c.notifyLocked(uid)
+}
+
 // Delete drops the pod's entry: the runtime no longer holds anything of it.
 // Waiters are not woken; the next UpdateTime answers them with an empty Pod.
 func (c *Cache) Delete(uid types.UID) {

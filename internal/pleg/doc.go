@@ -12,6 +12,12 @@
 //     runtime, diffs against the previous listing, inspects the pods that
 //     changed, updates the Cache, bumps the Cache's global timestamp and
 //     then publishes the events on a buffered channel for the sync loop.
+//   - RelistPod (relistpod.go): the on-demand relist of one pod, which the
+//     pod workers ask for after each sync (upstream's PLEGOnDemandRelist):
+//     the same diff, inspection and events for that pod alone, right
+//     away; the periodic relist stays the safety net. It never moves the
+//     global timestamp; an unchanged pod's entry is marked observed at the
+//     time its listing began (Cache.SetObserved).
 //
 // The PLEG assumes a container is not created, finished and removed within
 // one relist period; the periodic resync of every pod is the safety net for

@@ -24,6 +24,9 @@ type Runtime interface {
 	// times). It is called once per relist. The PLEG keeps the returned
 	// pods as the base of the next diff: the runtime must not modify them.
 	ListPods(ctx context.Context) (map[types.UID]*runtimestate.Pod, error)
+	// ListPod is ListPods for one pod (RelistPod); nil when the runtime
+	// has nothing of it.
+	ListPod(ctx context.Context, uid types.UID) (*runtimestate.Pod, error)
 	// PodStatus returns the full status of one pod. It is called only for
 	// pods whose containers changed since the previous relist. The result
 	// goes into the Cache and is shared with pod workers: it must not be

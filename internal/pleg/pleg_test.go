@@ -23,6 +23,7 @@ type fakeRuntime struct {
 	listErr   error
 	statusErr map[types.UID]error
 	inspected []types.UID
+	listedOne []types.UID // ListPod calls
 }
 
 func (f *fakeRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Pod, error) {
@@ -39,6 +40,14 @@ func (f *fakeRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Pod
 		out[uid] = &cp
 	}
 	return out, nil
+}
+
+func (f *fakeRuntime) ListPod(ctx context.Context, uid types.UID) (*runtimestate.Pod, error) {
+	pods, err := f.ListPods(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listedOne = append(f.listedOne, uid)
+	return pods[uid], err
 }
 
 func (f *fakeRuntime) PodStatus(_ context.Context, uid types.UID, name, _ string) (*runtimestate.Pod, error) {

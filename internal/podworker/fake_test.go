@@ -106,6 +106,8 @@ type harness struct {
 	clock  *testingclock.FakeClock
 	// finished receives every OnFinished call.
 	finished chan finishedCall
+	// relists receives the UID of every Relist call.
+	relists chan types.UID
 }
 
 // finishedCall is one OnFinished call and what ShouldPodBeFinished said
@@ -132,6 +134,7 @@ func newHarness(t *testing.T) *harness {
 		cache:    &fakeCache{minTimes: map[types.UID][]time.Time{}},
 		clock:    testingclock.NewFakeClock(epoch),
 		finished: make(chan finishedCall, 100),
+		relists:  make(chan types.UID, 100),
 	}
 	var w *Workers
 	w, err := New(Config{
@@ -139,6 +142,7 @@ func newHarness(t *testing.T) *harness {
 		ResyncInterval: time.Minute, BackoffPeriod: 10 * time.Second,
 		Rand:      func() float64 { return 0 },
 		Transient: func(err error) bool { return errors.Is(err, errTransient) },
+		Relist:    func(_ context.Context, uid types.UID) { h.relists <- uid },
 		OnFinished: func(uid types.UID) {
 			h.finished <- finishedCall{uid: uid, shouldBeFinished: w.ShouldPodBeFinished(uid)}
 		},

@@ -46,6 +46,7 @@ func (w *Workers) run(ctx context.Context, wk *worker) {
 			if ctx.Err() != nil {
 				return
 			}
+			w.relist(callCtx, s)
 			w.observe(s)
 			if finished := w.finish(logger, wk, s, outcome, err); finished {
 				if w.cfg.OnFinished != nil {
@@ -115,6 +116,18 @@ func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (Sync
 		return SyncSteady, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
 	}
 	return SyncSteady, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
+}
+
+// relist has the pod relisted on demand after a call that may have acted
+// on the runtime (see Config.Relist); after lastSync, so the status it
+// reads is one the next call accepts.
+func (w *Workers) relist(ctx context.Context, s step) {
+	if w.cfg.Relist == nil || s.orphan() || ctx.Err() != nil {
+		return
+	}
+	if s.action == CallSyncPod || s.action == CallSyncTerminatingPod {
+		w.cfg.Relist(ctx, s.opts.Pod.UID)
+	}
 }
 
 // observe reports the call's duration since its update arrived.

@@ -53,6 +53,13 @@ type Config struct {
 	// back-off (ShortBackoff, doubling per failure in a row up to
 	// BackoffPeriod) instead of BackoffPeriod.
 	Transient func(error) bool
+	// Relist, if set, is called after every SyncPod and SyncTerminatingPod
+	// call of a config pod, on the pod's goroutine, once the time the next
+	// call's runtime status must be newer than is recorded: the on-demand
+	// relist of that pod (pleg.PLEG.RelistPod), so that what the call did
+	// to the runtime reaches the cache, the events and the next sync at
+	// once instead of at the next periodic relist.
+	Relist func(ctx context.Context, uid types.UID)
 	// OnFinished, if set, is told about every pod whose worker reached
 	// Finished (SyncTerminatedPod succeeded: containers stopped, volumes
 	// torn down), once the phase is recorded, so ShouldPodBeFinished is
