@@ -30,6 +30,13 @@
 //     with grace period 0 and a UID precondition; mirror pods are never
 //     deleted here (see package mirrorpod).
 //
+// Within a pass, each pod's operation runs at once and concurrently with
+// the others' (at most 16 requests in flight, within the client's
+// kubeAPIQPS and kubeAPIBurst), so a pod's new status never waits behind
+// another pod's GET and PATCH; a pod's changes are batched only with its
+// own (the latest status wins). The Run goroutine alone reads and
+// updates the records, before and after the operations.
+//
 // A failed write leaves the pod's record as it was, so the next pass (at
 // the latest the periodic one) retries: losing the API server loses no
 // status. The syncer never writes to the store.

@@ -3,6 +3,7 @@ package statussync
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,7 +104,11 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 }
 
-// pass gathers a snapshot, plans and applies the operations.
+// pass gathers a snapshot, plans and applies the operations: each pod's
+// at once and concurrently with the others' (at most parallelWrites
+// requests in flight, within the client's QPS and burst), so no pod's
+// status waits behind another's. The records are updated once every
+// operation returned, on the Run goroutine.
 func (s *Syncer) pass(ctx context.Context, periodic bool) {
 	statuses := s.cfg.Store.Snapshot()
 	for uid := range s.records {
@@ -120,12 +125,46 @@ func (s *Syncer) pass(ctx context.Context, periodic bool) {
 		byUID[pods[i].UID] = &pods[i]
 	}
 	now := s.cfg.Clock.Now()
-	for _, op := range Plan(Inputs{Pods: pods, Records: s.records, Periodic: periodic, Now: now}) {
+	ops := Plan(Inputs{Pods: pods, Records: s.records, Periodic: periodic, Now: now})
+	results := make([]outcome, len(ops))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, parallelWrites)
+	for i, op := range ops {
 		if ctx.Err() != nil {
-			return
+			break
 		}
-		s.apply(ctx, byUID[op.UID], op, now)
+		rec, had := s.records[op.UID]
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			results[i] = s.apply(ctx, byUID[op.UID], op, now, recordState{rec: rec, had: had})
+		})
 	}
+	wg.Wait()
+	for i, r := range results {
+		switch {
+		case r.drop:
+			delete(s.records, ops[i].UID)
+		case r.set != nil:
+			s.records[ops[i].UID] = *r.set
+		}
+	}
+}
+
+// parallelWrites bounds the status requests in flight in one pass.
+const parallelWrites = 16
+
+// recordState is a pod's record as the pass found it.
+type recordState struct {
+	rec Record
+	had bool
+}
+
+// outcome is what one pod's operation does to its record: nothing (both
+// zero), set it, or drop it.
+type outcome struct {
+	set  *Record
+	drop bool
 }
 
 // gather looks up what the planner needs of one stored pod.
@@ -147,30 +186,40 @@ func (s *Syncer) gather(uid types.UID, st corev1.PodStatus) Pod {
 	return p
 }
 
-// apply performs one pod's operation and updates its record.
-func (s *Syncer) apply(ctx context.Context, p *Pod, op Op, now time.Time) {
+// apply performs one pod's operation and returns what becomes of its
+// record. It runs concurrently with other pods' operations and touches
+// nothing shared but the API server.
+func (s *Syncer) apply(ctx context.Context, p *Pod, op Op, now time.Time, st recordState) outcome {
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(p.API), "podUID", p.UID)
+	ctx = klog.NewContext(ctx, logger)
+	var out outcome
 	if op.Hold != "" {
 		logger.Error(nil, "Not writing the pod status", "reason", op.Hold)
-		s.records[p.UID] = Record{Target: p.API.UID, Status: p.Status, Held: true, Deleted: s.records[p.UID].Deleted}
+		out.set = &Record{Target: p.API.UID, Status: p.Status, Held: true, Deleted: st.rec.Deleted}
 	}
 	api := p.API
 	if op.Write {
-		written, ok := s.write(klog.NewContext(ctx, logger), p, now)
+		written, res, ok := s.write(ctx, p, now, st)
 		if !ok {
-			return
+			return res
 		}
-		api = written
+		api, out = written, res
 	}
-	if op.Delete && deletable(p.Config, api, api.Status.Phase) {
-		s.delete(klog.NewContext(ctx, logger), p.UID, api)
+	if op.Delete && deletable(p.Config, api, api.Status.Phase) && s.delete(ctx, api) {
+		rec := st.rec
+		if out.set != nil {
+			rec = *out.set
+		}
+		rec.Deleted = true
+		out = outcome{set: &rec}
 	}
+	return out
 }
 
 // write patches the API object's status with the merge of its current
-// status and berth's. It returns the API object after the write and
-// whether it may go on (to a deletion).
-func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time) (*corev1.Pod, bool) {
+// status and berth's. It returns the API object after the write, what
+// becomes of the pod's record, and whether it may go on (to a deletion).
+func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordState) (*corev1.Pod, outcome, bool) {
 	logger := klog.FromContext(ctx)
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
@@ -179,26 +228,23 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time) (*corev1.Pod,
 	switch {
 	case apierrors.IsNotFound(err):
 		logger.V(3).Info("Pod does not exist on the server")
-		s.forget(p.UID)
-		return nil, false
+		return nil, forget(st), false
 	case err != nil:
 		logger.Info("Failed to get status for pod", "err", err)
-		return nil, false
+		return nil, outcome{}, false
 	case cur.UID != p.API.UID:
 		logger.V(2).Info("Pod was deleted and then recreated, skipping status update", "newUID", cur.UID)
-		s.forget(p.UID)
-		return nil, false
+		return nil, forget(st), false
 	}
 	if podutil.IsTerminal(cur.Status.Phase) && p.Status.Phase != cur.Status.Phase {
 		logger.Error(nil, "Not writing the pod status", "reason", holdReason(cur.Status.Phase, p.Status.Phase))
-		s.records[p.UID] = Record{Target: cur.UID, Status: p.Status, Held: true, Deleted: s.records[p.UID].Deleted}
-		return cur, true
+		return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Held: true, Deleted: st.rec.Deleted}}, true
 	}
 	merged := merge(cur.Status, p.Status, now)
 	patch, unchanged, err := statusPatch(cur.UID, cur.Status, merged)
 	if err != nil {
 		logger.Error(err, "Failed to build the status patch")
-		return nil, false
+		return nil, outcome{}, false
 	}
 	if !unchanged {
 		updated, err := pods.Patch(rctx, cur.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
@@ -206,23 +252,22 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time) (*corev1.Pod,
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			// Gone, or replaced by another object of that name.
 			logger.V(3).Info("Pod is gone, skipping status update", "err", err)
-			s.forget(p.UID)
-			return nil, false
+			return nil, forget(st), false
 		case err != nil:
 			logger.Info("Failed to update status for pod", "err", err)
-			return nil, false
+			return nil, outcome{}, false
 		}
 		logger.V(3).Info("Patched pod status", "patch", string(patch))
 		cur = updated
 	} else {
 		logger.V(4).Info("Pod status is up to date")
 	}
-	s.records[p.UID] = Record{Target: cur.UID, Status: p.Status, Deleted: s.records[p.UID].Deleted}
-	return cur, true
+	return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Deleted: st.rec.Deleted}}, true
 }
 
-// delete deletes the API pod at once, only if it is still that object.
-func (s *Syncer) delete(ctx context.Context, uid types.UID, api *corev1.Pod) {
+// delete deletes the API pod at once, only if it is still that object,
+// and reports whether it is gone.
+func (s *Syncer) delete(ctx context.Context, api *corev1.Pod) bool {
 	logger := klog.FromContext(ctx)
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
@@ -230,21 +275,18 @@ func (s *Syncer) delete(ctx context.Context, uid types.UID, api *corev1.Pod) {
 	err := s.cfg.Client.CoreV1().Pods(api.Namespace).Delete(rctx, api.Name, opts)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		logger.Info("Failed to delete pod", "err", err)
-		return
+		return false
 	}
 	logger.V(2).Info("Pod fully terminated and removed from the API server")
-	rec := s.records[uid]
-	rec.Deleted = true
-	s.records[uid] = rec
+	return true
 }
 
 // forget drops what was written for a pod whose API object is gone or
 // replaced, so that a new object gets a full write; that the pod was
 // deleted is kept, so it is deleted only once.
-func (s *Syncer) forget(uid types.UID) {
-	if s.records[uid].Deleted {
-		s.records[uid] = Record{Deleted: true}
-		return
+func forget(st recordState) outcome {
+	if st.rec.Deleted {
+		return outcome{set: &Record{Deleted: true}}
 	}
-	delete(s.records, uid)
+	return outcome{drop: true}
 }
