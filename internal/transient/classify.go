@@ -14,14 +14,24 @@ import (
 // ForbiddenWindow is how long after the node first sees a pod a forbidden
 // answer about it (a TokenRequest of its service account, a read of a
 // configMap it references) counts as the node authorizer not knowing the
-// pod yet. The authorizer's graph follows pod bindings within a second or
-// two; after the window a forbidden answer is a real denial.
+// pod yet, and a TokenRequest's "pod not found" as the API server not
+// seeing the new pod yet. The authorizer's graph follows pod bindings
+// within a second or two; after the window such an answer is final.
 const ForbiddenWindow = 30 * time.Second
 
 // Recent reports whether a pod first seen at seen is still within
 // ForbiddenWindow at now.
 func Recent(seen, now time.Time) bool {
 	return !seen.IsZero() && now.Sub(seen) < ForbiddenWindow
+}
+
+// notFoundKind is the kind (resource) a NotFound status names.
+func notFoundKind(err error) string {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Details == nil {
+		return ""
+	}
+	return st.Status().Details.Kind
 }
 
 // Is reports whether err is expected to clear on its own within seconds.
@@ -35,6 +45,11 @@ func Is(err error, recent bool) bool {
 		return false
 	case apierrors.IsForbidden(err):
 		return recent
+	case apierrors.IsNotFound(err):
+		// The pod a token is bound to, not found by the API server right
+		// after it was created; any other missing object (a configMap, a
+		// service account) stays missing until someone creates it.
+		return recent && notFoundKind(err) == "pods"
 	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
 		apierrors.IsInternalError(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
 		return true

@@ -18,6 +18,9 @@
 //	                                 Recent: right after binding, the
 //	                                 API server's node authorizer may not
 //	                                 know the pod → node edge yet
+//	not found (404) of the pod a     transient only while the pod is
+//	token is bound to                Recent: the API server may not see
+//	                                 a pod created a moment ago yet
 //	429, 500, 503, 504, server and   transient: the API server is
 //	client timeouts                  overloaded or starting
 //	objectcache.ErrNotSynced         transient: the object's watch has not
@@ -25,7 +28,7 @@
 //	cri.ErrDeadlineExceeded,         transient: the runtime was slow or
 //	cri.ErrUnavailable               restarting
 //
-// Not found is not transient: a missing non-optional configMap or secret is
+// Any other not found is not transient: a missing non-optional configMap or secret is
 // upstream's FailedMount, retried by the pod worker until it appears.
 // Cancellation is never transient: the caller gave up.
 package transient

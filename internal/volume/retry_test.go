@@ -69,6 +69,8 @@ func TestSetUpRetriesTransientFailures(t *testing.T) {
 	}{
 		{name: "token forbidden twice right after binding", verb: "create", res: "serviceaccounts", refusals: 2, err: forbiddenNode,
 			wantCalls: 3, maxWait: 700 * time.Millisecond},
+		{name: "bound pod not yet found by the API server", verb: "create", res: "serviceaccounts", refusals: 1,
+			err: apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web"), wantCalls: 2, maxWait: 300 * time.Millisecond},
 		{name: "configMap read throttled once", verb: "get", res: "configmaps", refusals: 1, err: apierrors.NewTooManyRequests("slow down", 1),
 			wantCalls: 2, maxWait: 300 * time.Millisecond},
 		{name: "token forbidden for good", verb: "create", res: "serviceaccounts", refusals: 100, err: forbiddenNode,
