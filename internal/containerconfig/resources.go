@@ -13,14 +13,14 @@ import (
 
 // CPU constants, as the kernel's CFS and upstream's cm package define them.
 const (
-	minShares     = 2
-	maxShares     = 262144
+	MinShares     = 2
+	MaxShares     = 262144
 	sharesPerCPU  = 1024
 	milliCPUToCPU = 1000
-	// quotaPeriod is the CFS period in microseconds: cpuCFSQuotaPeriod's
+	// QuotaPeriod is the CFS period in microseconds: cpuCFSQuotaPeriod's
 	// default (100ms), which upstream uses unless the alpha
 	// CustomCPUCFSQuotaPeriod gate is on.
-	quotaPeriod = 100000
+	QuotaPeriod = 100000
 	// minQuota is the smallest CFS quota the kernel accepts (1 ms).
 	minQuota = 1000
 )
@@ -36,19 +36,20 @@ const (
 	systemCriticalPriority = 2000000000
 )
 
-// milliCPUToShares converts a CPU request to cgroup cpu.shares: 1024 per
-// CPU, at least 2 (also for no request), at most 262144.
-func milliCPUToShares(milliCPU int64) int64 {
+// MilliCPUToShares converts a CPU request to cgroup cpu.shares: 1024 per
+// CPU, at least 2 (also for no request), at most 262144. Containers and
+// pod and QoS cgroups (internal/cm) use it alike.
+func MilliCPUToShares(milliCPU int64) int64 {
 	if milliCPU == 0 {
-		return minShares
+		return MinShares
 	}
 	shares := milliCPU * sharesPerCPU / milliCPUToCPU
-	return min(max(shares, minShares), maxShares)
+	return min(max(shares, MinShares), MaxShares)
 }
 
-// milliCPUToQuota converts a CPU limit to a CFS quota for the given period;
-// 0 (no limit) means unlimited.
-func milliCPUToQuota(milliCPU, period int64) int64 {
+// MilliCPUToQuota converts a CPU limit to a CFS quota for the given period;
+// 0 (no limit) means unlimited. Containers and pod cgroups use it alike.
+func MilliCPUToQuota(milliCPU, period int64) int64 {
 	if milliCPU == 0 {
 		return 0
 	}
@@ -59,14 +60,14 @@ func milliCPUToQuota(milliCPU, period int64) int64 {
 // request (from the limit when there is no request), the CFS quota from
 // the limit over a 100 ms period, and the memory limit.
 func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
-	shares := milliCPUToShares(cpuLimit.MilliValue())
+	shares := MilliCPUToShares(cpuLimit.MilliValue())
 	if cpuRequest != nil {
-		shares = milliCPUToShares(cpuRequest.MilliValue())
+		shares = MilliCPUToShares(cpuRequest.MilliValue())
 	}
 	return &runtimeapi.LinuxContainerResources{
 		CpuShares:          shares,
-		CpuPeriod:          quotaPeriod,
-		CpuQuota:           milliCPUToQuota(cpuLimit.MilliValue(), quotaPeriod),
+		CpuPeriod:          QuotaPeriod,
+		CpuQuota:           MilliCPUToQuota(cpuLimit.MilliValue(), QuotaPeriod),
 		MemoryLimitInBytes: memoryLimit.Value(),
 	}
 }

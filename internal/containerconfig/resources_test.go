@@ -17,8 +17,8 @@ func TestMilliCPUToShares(t *testing.T) {
 		{1500, 1536}, {300000, 262144},
 	}
 	for _, tt := range tests {
-		if got := milliCPUToShares(tt.milli); got != tt.want {
-			t.Errorf("milliCPUToShares(%d) = %d, want %d", tt.milli, got, tt.want)
+		if got := MilliCPUToShares(tt.milli); got != tt.want {
+			t.Errorf("MilliCPUToShares(%d) = %d, want %d", tt.milli, got, tt.want)
 		}
 	}
 }
@@ -28,8 +28,8 @@ func TestMilliCPUToQuota(t *testing.T) {
 		{0, 0}, {5, 1000}, {9, 1000}, {10, 1000}, {200, 20000}, {500, 50000}, {1000, 100000}, {1500, 150000},
 	}
 	for _, tt := range tests {
-		if got := milliCPUToQuota(tt.milli, quotaPeriod); got != tt.want {
-			t.Errorf("milliCPUToQuota(%d) = %d, want %d", tt.milli, got, tt.want)
+		if got := MilliCPUToQuota(tt.milli, QuotaPeriod); got != tt.want {
+			t.Errorf("MilliCPUToQuota(%d) = %d, want %d", tt.milli, got, tt.want)
 		}
 	}
 }

@@ -44,11 +44,11 @@ func TestNumbersMatchUpstream(t *testing.T) {
 		berth     int64
 		pkg, name string
 	}{
-		{minShares, cm, "MinShares"},
-		{maxShares, cm, "MaxShares"},
+		{MinShares, cm, "MinShares"},
+		{MaxShares, cm, "MaxShares"},
 		{sharesPerCPU, cm, "SharesPerCPU"},
 		{milliCPUToCPU, cm, "MilliCPUToCPU"},
-		{quotaPeriod, cm, "QuotaPeriod"},
+		{QuotaPeriod, cm, "QuotaPeriod"},
 		{minQuota, cm, "MinQuotaPeriod"},
 		{guaranteedOOMScoreAdj, qos, "guaranteedOOMScoreAdj"},
 		{besteffortOOMScoreAdj, qos, "besteffortOOMScoreAdj"},

@@ -34,4 +34,9 @@ type Info struct {
 	// sysfs that exist, for the possible CPUs in order. Containers get them
 	// masked, as upstream's securitycontext masks them.
 	ThermalThrottleDirs []string
+
+	// MaxPID is the smaller of kernel.pid_max and kernel.threads-max, 0
+	// when neither can be read: upstream's "pid" capacity (pidlimit.Stats),
+	// which the kubepods cgroup's pids.max is computed from.
+	MaxPID int64
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/utils/cpuset"
@@ -29,6 +30,8 @@ const (
 	cpuInfoFile     = "/proc/cpuinfo"
 	memInfoFile     = "/proc/meminfo"
 	swapsFile       = "/proc/swaps"
+	pidMaxFile      = "/proc/sys/kernel/pid_max"
+	threadsMaxFile  = "/proc/sys/kernel/threads-max"
 	hugePagesDir    = "/sys/kernel/mm/hugepages"
 	productUUIDFile = "/sys/class/dmi/id/product_uuid"
 	bootIDFile      = "/proc/sys/kernel/random/boot_id"
@@ -78,6 +81,7 @@ func Read(rootDir string, h Host) (Info, error) {
 		info.SwapOn = ParseSwapsOn(b)
 	}
 	info.HugePages = readHugePages(h)
+	info.MaxPID = readMaxPID(h)
 	info.ThermalThrottleDirs = thermalThrottleDirs(h)
 	if rel, err := h.KernelRelease(); err == nil {
 		info.KernelVersion = rel
@@ -94,6 +98,26 @@ func Read(rootDir string, h Host) (Info, error) {
 		errs = append(errs, fmt.Errorf("stat filesystem of %q: %w", rootDir, err))
 	}
 	return info, errors.Join(errs...)
+}
+
+// readMaxPID returns the smaller of pid_max and threads-max, as upstream's
+// pidlimit.Stats; a file that cannot be read or parsed is skipped.
+func readMaxPID(h Host) int64 {
+	var out int64
+	for _, f := range []string{pidMaxFile, threadsMaxFile} {
+		b, err := h.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || v <= 0 {
+			continue
+		}
+		if out == 0 || v < out {
+			out = v
+		}
+	}
+	return out
 }
 
 // firstID returns the trimmed content of the first readable file, or "".

@@ -1,0 +1,231 @@
+package cm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fs"
+	"github.com/opencontainers/cgroups/fs2"
+	"github.com/opencontainers/cgroups/systemd"
+)
+
+// unifiedKey is the one key of the mounts of a cgroup v2 host.
+const unifiedKey = ""
+
+// cgroupfs creates, sets, lists and removes cgroups through
+// github.com/opencontainers/cgroups, with the cgroupfs or the systemd
+// driver, on cgroup v1 (one mount per subsystem) or v2 (one mount). It holds
+// no state besides its configuration and is safe for concurrent use; the
+// library serializes what it must.
+type cgroupfs struct {
+	cfg    *Config
+	mounts map[string]string
+}
+
+// hostMounts returns the host's cgroup mounts as upstream's
+// GetCgroupSubsystems: the unified mount point on cgroup v2, the shortest
+// mount point of every subsystem on v1.
+func hostMounts() (map[string]string, error) {
+	if cgroups.IsCgroup2UnifiedMode() {
+		return map[string]string{unifiedKey: fs2.UnifiedMountpoint}, nil
+	}
+	all, err := cgroups.GetCgroupMounts(true)
+	if err != nil {
+		return nil, fmt.Errorf("list cgroup mounts: %w", err)
+	}
+	out := map[string]string{}
+	for _, m := range all {
+		for _, sub := range m.Subsystems {
+			if prev, ok := out[sub]; !ok || len(m.Mountpoint) < len(prev) {
+				out[sub] = m.Mountpoint
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("list cgroup mounts: none found")
+	}
+	return out, nil
+}
+
+func (c *cgroupfs) unified() bool {
+	_, ok := c.mounts[unifiedKey]
+	return ok
+}
+
+// paths maps every mount key to n's directory under it.
+func (c *cgroupfs) paths(n Name) (map[string]string, error) {
+	dir, err := c.cfg.driverName(n)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(c.mounts))
+	for key, mount := range c.mounts {
+		out[key] = filepath.Join(mount, dir)
+	}
+	return out, nil
+}
+
+// manager returns the library's manager of n with r.
+func (c *cgroupfs) manager(n Name, r *cgroups.Resources) (cgroups.Manager, error) {
+	paths, err := c.paths(n)
+	if err != nil {
+		return nil, err
+	}
+	cg := &cgroups.Cgroup{Resources: r}
+	if c.cfg.Driver == DriverSystemd {
+		slice, err := n.Systemd()
+		if err != nil {
+			return nil, err
+		}
+		// As upstream's libctCgroupConfig: the parent slice and the name.
+		dir, base := path.Split(slice)
+		cg.Systemd, cg.Parent, cg.Name = true, path.Base(dir), base
+		if dir == "/" {
+			cg.Parent = "-.slice"
+		}
+		if c.unified() {
+			return systemd.NewUnifiedManager(cg, paths[unifiedKey])
+		}
+		return systemd.NewLegacyManager(cg, paths)
+	}
+	cg.Path = n.Cgroupfs()
+	if c.unified() {
+		return fs2.NewManager(cg, paths[unifiedKey])
+	}
+	return fs.NewManager(cg, paths)
+}
+
+// libResources converts r for the library, as upstream's toResources:
+// devices and the freezer untouched, cpu shares as cpu.weight on v2.
+func (c *cgroupfs) libResources(r Resources) *cgroups.Resources {
+	out := &cgroups.Resources{SkipDevices: true, SkipFreezeOnSet: true}
+	if r.Memory != nil {
+		out.Memory = *r.Memory
+	}
+	if r.CPUShares != nil {
+		if c.unified() {
+			out.CpuWeight = CPUWeight(*r.CPUShares)
+		} else {
+			out.CpuShares = *r.CPUShares
+		}
+	}
+	if r.CPUQuota != nil {
+		out.CpuQuota = *r.CPUQuota
+	}
+	if r.CPUPeriod != nil {
+		out.CpuPeriod = *r.CPUPeriod
+	}
+	if r.PidsLimit != nil {
+		v := *r.PidsLimit
+		out.PidsLimit = &v
+	}
+	return out
+}
+
+// exists reports whether n's directory exists under every mount.
+func (c *cgroupfs) exists(n Name) (bool, error) {
+	paths, err := c.paths(n)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("stat cgroup %q: %w", p, err)
+		}
+		if !st.IsDir() {
+			return false, fmt.Errorf("stat cgroup %q: not a directory", p)
+		}
+	}
+	return true, nil
+}
+
+// create makes n (unless it exists) and sets r on it. The existence check
+// is berth's: the library's Apply is what creates it (v2: enabling the
+// parents' controllers; v1: cpuset's parents), and only on a real
+// cgroupfs, so a test tree holds its directories already.
+func (c *cgroupfs) create(n Name, r Resources) error {
+	lr := c.libResources(r)
+	m, err := c.manager(n, lr)
+	if err != nil {
+		return fmt.Errorf("create cgroup %q: %w", n.Cgroupfs(), err)
+	}
+	ok, err := c.exists(n)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if err := m.Apply(-1); err != nil {
+			return fmt.Errorf("create cgroup %q: %w", n.Cgroupfs(), err)
+		}
+	}
+	if err := m.Set(lr); err != nil {
+		return fmt.Errorf("set cgroup %q: %w", n.Cgroupfs(), err)
+	}
+	return nil
+}
+
+// update sets r on n, which must exist.
+func (c *cgroupfs) update(n Name, r Resources) error {
+	lr := c.libResources(r)
+	m, err := c.manager(n, lr)
+	if err != nil {
+		return fmt.Errorf("update cgroup %q: %w", n.Cgroupfs(), err)
+	}
+	if err := m.Set(lr); err != nil {
+		return fmt.Errorf("update cgroup %q: %w", n.Cgroupfs(), err)
+	}
+	return nil
+}
+
+// destroy removes n under every mount; a cgroup that still holds
+// processes is not removed (the kernel refuses) and the error says so.
+func (c *cgroupfs) destroy(n Name) error {
+	m, err := c.manager(n, &cgroups.Resources{})
+	if err != nil {
+		return fmt.Errorf("remove cgroup %q: %w", n.Cgroupfs(), err)
+	}
+	if err := m.Destroy(); err != nil {
+		return fmt.Errorf("remove cgroup %q: %w", n.Cgroupfs(), err)
+	}
+	return nil
+}
+
+// children lists the names of n's child cgroups (directories) in its
+// first mount (memory on v1, where every pod cgroup is), sorted.
+func (c *cgroupfs) children(n Name) ([]string, error) {
+	paths, err := c.paths(n)
+	if err != nil {
+		return nil, err
+	}
+	dir, ok := paths["memory"]
+	if !ok {
+		dir, ok = paths[unifiedKey]
+	}
+	if !ok {
+		return nil, errors.New("list cgroups: no memory or unified mount")
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list cgroups in %q: %w", dir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

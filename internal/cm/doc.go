@@ -1,0 +1,30 @@
+// Package cm is berth's container manager: the cgroup hierarchy pods run
+// in, as upstream's kubelet lays it out with cgroupsPerQOS.
+//
+//	<cgroupRoot>/kubepods               node allocatable (capacity - reserved, or capacity)
+//	<cgroupRoot>/kubepods/pod<uid>      a Guaranteed pod
+//	<cgroupRoot>/kubepods/burstable     cpu shares: the sum of its pods' cpu requests
+//	<cgroupRoot>/kubepods/burstable/pod<uid>
+//	<cgroupRoot>/kubepods/besteffort    cpu shares: 2
+//	<cgroupRoot>/kubepods/besteffort/pod<uid>
+//
+// With the systemd driver the same names are slices
+// (kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_with_underscores>.slice).
+// The pod cgroup is what the runtime gets as the sandbox's cgroup_parent.
+//
+// Files:
+//
+//	name.go       cgroup names and their cgroupfs and systemd forms (pure)
+//	resources.go  what each cgroup is set to: pods, QoS classes, node
+//	              allocatable, reserved cgroups; upstream's conversions (pure)
+//	config.go     the manager's configuration and its checks (pure)
+//	cgroupfs.go   the edge: creating, setting, listing and removing cgroups
+//	              through github.com/opencontainers/cgroups (v1, v2, cgroupfs
+//	              and systemd drivers)
+//	manager.go    Manager: the hierarchy at start, a pod's cgroup before its
+//	              sandbox, QoS shares as pods come and go, orphan removal
+//
+// The decisions (which cgroup a pod lands in and what it is set to) are pure
+// functions with table tests pinned to upstream's helpers; only cgroupfs.go
+// touches the machine.
+package cm

@@ -1,0 +1,198 @@
+package cm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podutil"
+)
+
+// Manager keeps the cgroupsPerQOS hierarchy: Start creates kubepods and the
+// QoS cgroups, EnsurePod a pod's cgroup before its sandbox, Cleanup keeps
+// the QoS shares current and removes the cgroups of pods gone for good.
+//
+// A Manager is safe for concurrent use: pod workers call EnsurePod and the
+// housekeeping goroutine Cleanup. mu serializes the changes to the
+// hierarchy, so a pod's cgroup is never created and removed at once.
+type Manager struct {
+	cfg Config
+	fs  *cgroupfs
+
+	mu sync.Mutex
+	// lastQOS is the burstable shares last written (guarded by mu); 0
+	// before the first write.
+	lastQOS uint64
+}
+
+// New validates cfg and returns a Manager; it touches nothing (Start does).
+func New(cfg Config) (*Manager, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("configure container manager: %w", err)
+	}
+	mounts := cfg.Mounts
+	if mounts == nil {
+		var err error
+		if mounts, err = hostMounts(); err != nil {
+			return nil, fmt.Errorf("configure container manager: %w", err)
+		}
+	}
+	m := &Manager{cfg: cfg}
+	m.fs = &cgroupfs{cfg: &m.cfg, mounts: mounts}
+	return m, nil
+}
+
+// Start lays out the hierarchy before any pod runs, as upstream's setupNode
+// and QoS manager: cgroupRoot must exist; kubepods is created (or updated)
+// with the node allocatable limits; the reserved cgroups are limited where
+// enforceNodeAllocatable asks; burstable and besteffort are created (or
+// updated) with their cpu shares.
+func (m *Manager) Start(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	root := m.cfg.rootName()
+	if ok, err := m.fs.exists(root); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("check cgroup root %q: it does not exist", root.Cgroupfs())
+	}
+	if err := m.fs.create(m.cfg.kubepods(), m.cfg.kubepodsResources()); err != nil {
+		return fmt.Errorf("enforce node allocatable: %w", err)
+	}
+	if err := m.enforceReserved(ctx); err != nil {
+		return err
+	}
+	burstable, besteffort := QOSShares(nil)
+	for class, shares := range map[corev1.PodQOSClass]uint64{corev1.PodQOSBurstable: burstable, corev1.PodQOSBestEffort: besteffort} {
+		if err := m.fs.create(m.cfg.qosName(class), Resources{CPUShares: &shares}); err != nil {
+			return fmt.Errorf("create %s QoS cgroup: %w", class, err)
+		}
+	}
+	m.lastQOS = burstable
+	klog.FromContext(ctx).Info("Created the pod cgroup hierarchy", "kubepods", m.cfg.kubepods().Cgroupfs(),
+		"driver", m.cfg.Driver, "enforceNodeAllocatable", m.cfg.EnforceNodeAllocatable)
+	return nil
+}
+
+// enforceReserved limits the reserved cgroups as upstream's
+// enforceExistingCgroup: they must exist; "-compressible" sets cpu only.
+func (m *Manager) enforceReserved(ctx context.Context) error {
+	for _, r := range []struct {
+		full, compressible string
+		cgroup             string
+		reserved           corev1.ResourceList
+	}{
+		{EnforceSystemReserved, EnforceSystemReservedCompressed, m.cfg.SystemReservedCgroup, m.cfg.SystemReserved},
+		{EnforceKubeReserved, EnforceKubeReservedCompressed, m.cfg.KubeReservedCgroup, m.cfg.KubeReserved},
+	} {
+		full, compressible := m.cfg.enforced(r.full), m.cfg.enforced(r.compressible)
+		if !full && !compressible {
+			continue
+		}
+		name := m.cfg.reservedName(r.cgroup)
+		if ok, err := m.fs.exists(name); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("enforce %s on cgroup %q: it does not exist", r.full, r.cgroup)
+		}
+		if err := m.fs.update(name, ForReserved(r.reserved, compressible)); err != nil {
+			return fmt.Errorf("enforce %s on cgroup %q: %w", r.full, r.cgroup, err)
+		}
+		klog.FromContext(ctx).Info("Enforced reserved resources", "cgroup", r.cgroup, "limits", r.reserved, "compressibleOnly", compressible)
+	}
+	return nil
+}
+
+// PodCgroupParent returns the pod's cgroup in the driver's form, the
+// sandbox's cgroup_parent.
+func (m *Manager) PodCgroupParent(pod *corev1.Pod) (string, error) {
+	return m.cfg.driverName(m.cfg.podName(podstatus.QOSClass(pod), pod.UID))
+}
+
+// EnsurePod makes sure the pod's cgroup exists, as upstream's SyncPod:
+// when it does not, the QoS shares are brought up to date with active
+// (which should hold pod) and the pod cgroup is created with ForPod's
+// resources. An existing pod cgroup is left as it is (berth does not
+// resize pods).
+func (m *Manager) EnsurePod(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) error {
+	if err := podutil.ValidateUID(pod.UID); err != nil {
+		return fmt.Errorf("create pod cgroup: %w", err)
+	}
+	name := m.cfg.podName(podstatus.QOSClass(pod), pod.UID)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ok, err := m.fs.exists(name)
+	if err != nil || ok {
+		return err
+	}
+	if err := m.updateQOS(ctx, append(append([]*corev1.Pod{}, active...), pod)); err != nil {
+		return err
+	}
+	if err := m.fs.create(name, ForPod(pod, m.cfg.Pod)); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).V(2).Info("Created pod cgroup", "pod", klog.KObj(pod), "cgroup", name.Cgroupfs())
+	return nil
+}
+
+// updateQOS writes the burstable shares when they changed (mu held).
+// active may hold a pod twice; each UID counts once.
+func (m *Manager) updateQOS(ctx context.Context, active []*corev1.Pod) error {
+	seen := make(map[types.UID]bool, len(active))
+	pods := make([]*corev1.Pod, 0, len(active))
+	for _, p := range active {
+		if !seen[p.UID] && !podutil.IsTerminal(p.Status.Phase) {
+			seen[p.UID] = true
+			pods = append(pods, p)
+		}
+	}
+	burstable, _ := QOSShares(pods)
+	if burstable == m.lastQOS {
+		return nil
+	}
+	if err := m.fs.update(m.cfg.qosName(corev1.PodQOSBurstable), Resources{CPUShares: &burstable}); err != nil {
+		return fmt.Errorf("update QoS cgroups: %w", err)
+	}
+	m.lastQOS = burstable
+	klog.FromContext(ctx).V(4).Info("Updated QoS cgroups", "burstableShares", burstable)
+	return nil
+}
+
+// Cleanup brings the QoS shares up to date with the active pods and
+// removes the cgroups of pods gone for good (gone: no source wants them,
+// no worker knows them, the runtime has nothing of them), as upstream's
+// cleanupOrphanedPodCgroups; after a restart that removes the cgroups of
+// pods that went while berth was down. A pod cgroup that still holds
+// processes stays, and the next round tries again.
+func (m *Manager) Cleanup(ctx context.Context, active []*corev1.Pod, gone func(types.UID) bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	errs := []error{m.updateQOS(ctx, active)}
+	for _, class := range []corev1.PodQOSClass{corev1.PodQOSGuaranteed, corev1.PodQOSBurstable, corev1.PodQOSBestEffort} {
+		parent := m.cfg.qosName(class)
+		children, err := m.fs.children(parent)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, c := range children {
+			uid, ok := podUIDFromComponent(c, m.cfg.Driver == DriverSystemd)
+			if !ok || podutil.ValidateUID(uid) != nil || !gone(uid) {
+				continue
+			}
+			name := m.cfg.podName(class, uid)
+			if err := m.fs.destroy(name); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			klog.FromContext(ctx).V(2).Info("Removed orphaned pod cgroup", "podUID", uid, "cgroup", name.Cgroupfs())
+		}
+	}
+	return errors.Join(errs...)
+}
