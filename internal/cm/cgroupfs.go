@@ -25,7 +25,15 @@ const unifiedKey = ""
 type cgroupfs struct {
 	cfg    *Config
 	mounts map[string]string
+	// apply creates a cgroup that does not exist: the library's
+	// Apply(-1). Tests of a cgroup v2 tree replace it, since the library
+	// creates v2 cgroups only under /sys/fs/cgroup (it enables the
+	// controllers of every parent on the way down); everything else they
+	// run is the library's.
+	apply func(m cgroups.Manager, paths map[string]string) error
 }
+
+func libApply(m cgroups.Manager, _ map[string]string) error { return m.Apply(-1) }
 
 // hostMounts returns the host's cgroup mounts as upstream's
 // GetCgroupSubsystems: the unified mount point on cgroup v2, the shortest
@@ -148,10 +156,8 @@ func (c *cgroupfs) exists(n Name) (bool, error) {
 	return true, nil
 }
 
-// create makes n (unless it exists) and sets r on it. The existence check
-// is berth's: the library's Apply is what creates it (v2: enabling the
-// parents' controllers; v1: cpuset's parents), and only on a real
-// cgroupfs, so a test tree holds its directories already.
+// create makes n (unless it exists) and sets r on it, as upstream's
+// Create (Apply, then Set).
 func (c *cgroupfs) create(n Name, r Resources) error {
 	lr := c.libResources(r)
 	m, err := c.manager(n, lr)
@@ -163,7 +169,11 @@ func (c *cgroupfs) create(n Name, r Resources) error {
 		return err
 	}
 	if !ok {
-		if err := m.Apply(-1); err != nil {
+		paths, err := c.paths(n)
+		if err != nil {
+			return err
+		}
+		if err := c.apply(m, paths); err != nil {
 			return fmt.Errorf("create cgroup %q: %w", n.Cgroupfs(), err)
 		}
 	}

@@ -44,7 +44,7 @@ func New(cfg Config) (*Manager, error) {
 		}
 	}
 	m := &Manager{cfg: cfg}
-	m.fs = &cgroupfs{cfg: &m.cfg, mounts: mounts}
+	m.fs = &cgroupfs{cfg: &m.cfg, mounts: mounts, apply: libApply}
 	return m, nil
 }
 
