@@ -40,6 +40,7 @@ var rules = []rule{
 	{dir: "mirrorpod", files: []string{"plan.go"}},
 	{dir: "objectcache", files: []string{"refs.go"}, also: []string{"k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "statussync", files: []string{"plan.go", "merge.go", "patch.go"}},
+	{dir: "cm", files: []string{"name.go", "resources.go", "config.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "volume", files: []string{"plugins.go", "payload.go", "downward.go", "token.go", "tmpfs.go", "hostpath.go"}},
 	{dir: "volume/atomicwriter", files: []string{"plan.go"}},
 	// internal/config loads and validates the plugins' config at load time.

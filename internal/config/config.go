@@ -110,6 +110,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	problems.addAll(flagProblems)
 	problems.addAll(src.name(validateKubelet(kc)))
 	problems.addAll(src.name(validateGC(kc)))
+	problems.addAll(src.name(validateCgroups(kc)))
 	problems.addAll(src.name(validateCluster(kc)))
 	problems.addAll(src.name(validateServer(kc, flags.Kubeconfig != "", env)))
 	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))

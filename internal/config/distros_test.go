@@ -46,7 +46,7 @@ func distros() []distro {
 		{
 			dir: "kind", title: "kind",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "cgroupRoot", "evictionHard"},
+			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
 			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
@@ -64,7 +64,7 @@ func distros() []distro {
 			dir: "k0s", title: "k0s",
 			stubs:                []string{"run/k0s/kubelet/ca.crt", "var/lib/k0s/kubelet.conf"},
 			upstreamUnknownFlags: []string{"--containerd"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "kubeReservedCgroup", "kubeletCgroups"},
+			nodeResourceBlockers: []string{"--runtime-cgroups", "kubeletCgroups"},
 			pendingBlockers:      []string{"rotateCertificates", "serverTLSBootstrap"},
 		},
 		{

@@ -25,8 +25,11 @@
 //   - validate.go: value validation and the generic "not supported yet"
 //     check (notSupported: the field, the value given, the default, why).
 //   - validate_settings.go: logging (component-base's logs API), image
-//     pull concurrency (and ImagePullLimit), hairpinMode, oomScoreAdj,
-//     cgroupRoot.
+//     pull concurrency (and ImagePullLimit), hairpinMode, oomScoreAdj.
+//   - validate_cgroups.go: the container manager's fields as upstream
+//     validates them (cgroupsPerQOS, systemCgroups, reservedSystemCPUs,
+//     enforceNodeAllocatable and the reserved cgroups), and
+//     reservedSystemCPUs' override of the cpu reservations.
 //   - featuregates.go: featureGates: upstream's gate set built with
 //     component-base's featuregate (featuregates_table.go, generated, for
 //     the kubelet's own gates; component-base and client-go add theirs),

@@ -52,8 +52,7 @@ func TestValidateSettings(t *testing.T) {
 			want: []string{`kubeletConfiguration field "oomScoreAdj": invalid value -1001: must be between -1000 and 1000, inclusive`}},
 		{name: "oomScoreAdj", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.OOMScoreAdj = ptr.To[int32](500) }},
 		{name: "cgroupRoot slash", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CgroupRoot = "/" }},
-		{name: "cgroupRoot other", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CgroupRoot = "/kubepods" },
-			want: []string{`kubeletConfiguration field "cgroupRoot": "/kubepods" is not supported by berth yet (only the default "" or "/" is accepted): berth does not place pods under a cgroup root of its own yet`}},
+		{name: "cgroupRoot other", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CgroupRoot = "/kubepods" }},
 		{name: "logging json", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 			kc.Logging.Format = "json"
 			kc.Logging.FlushFrequency.Duration.Duration *= 2

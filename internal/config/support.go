@@ -55,9 +55,7 @@ type FieldSupport struct {
 }
 
 const (
-	noCgroups = "berth does not manage pod or QoS cgroups yet"
 	noEvict   = "berth has no eviction manager yet"
-	noAlloc   = "berth does not enforce node allocatable yet"
 )
 
 // kubeletFieldSupport lists every top-level KubeletConfiguration field, in
@@ -110,8 +108,8 @@ func kubeletFieldSupport() []FieldSupport {
 		{"volumeStatsAggPeriod", NotImplemented, "berth does not collect volume stats yet"},
 		{"kubeletCgroups", DefaultMatches, "empty: berth does not move itself into a cgroup"},
 		{"systemCgroups", DefaultMatches, "empty: berth does not move system processes into a cgroup"},
-		{"cgroupRoot", Honoured, "\"\" or \"/\" (equivalent: pods go under the runtime's default cgroup root); other roots are refused until berth manages pod cgroups"},
-		{"cgroupsPerQOS", NotImplemented, noCgroups},
+		{"cgroupRoot", Honoured, "the existing cgroup kubepods is created under (empty: /), with cgroupsPerQOS"},
+		{"cgroupsPerQOS", Honoured, "true: pods run in kubepods/{burstable,besteffort}/pod<uid> with upstream's QoS settings; false: in the runtime's default cgroups"},
 		{"cgroupDriver", Honoured, "used when the runtime does not report its cgroup driver (the runtime wins, as upstream)"},
 		{"cpuManagerPolicy", DefaultMatches, "none: berth does no CPU pinning"},
 		{"singleProcessOOMKill", NotImplemented, "berth does not set memory.oom.group yet"},
@@ -126,7 +124,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"hairpinMode", Honoured, "promiscuous-bridge, hairpin-veth or none, validated as upstream; as upstream's kubelet with a CRI runtime, berth passes it nowhere (hairpin traffic is the CNI plugin's)"},
 		{"maxPods", Honoured, "the node's pods capacity; pods beyond it fail admission with OutOfpods"},
 		{"podCIDR", DefaultMatches, "empty: the runtime's CNI assigns pod addresses"},
-		{"podPidsLimit", DefaultMatches, "-1: berth sets no per-pod PID limit"},
+		{"podPidsLimit", Honoured, "pids.max of every pod cgroup when positive (with cgroupsPerQOS)"},
 		{"resolvConf", Honoured, "the host resolver file given to pods with dnsPolicy Default"},
 		{"runOnce", DefaultMatches, "false: berth runs until stopped"},
 		{"cpuCFSQuota", NotImplemented, "berth cannot turn CFS quota enforcement off"},
@@ -159,13 +157,13 @@ func kubeletFieldSupport() []FieldSupport {
 		{"containerLogMaxWorkers", Honoured, "logs rotated concurrently"},
 		{"containerLogMonitorInterval", Honoured, "how often log sizes are checked"},
 		{"configMapAndSecretChangeDetectionStrategy", Honoured, "how volumes, env and pull secrets read configMaps and secrets: Watch (per-object watches), Cache (GET per node TTL) or Get"},
-		{"systemReserved", Honoured, "subtracted from capacity to give allocatable (not enforced by cgroups yet: enforceNodeAllocatable stays default)"},
-		{"kubeReserved", Honoured, "subtracted from capacity to give allocatable (not enforced by cgroups yet: enforceNodeAllocatable stays default)"},
+		{"systemReserved", Honoured, "subtracted from capacity to give allocatable and the kubepods limits; set on systemReservedCgroup when enforced"},
+		{"kubeReserved", Honoured, "subtracted from capacity to give allocatable and the kubepods limits; set on kubeReservedCgroup when enforced"},
 		{"reservedSystemCPUs", DefaultMatches, "empty: no CPUs reserved"},
 		{"showHiddenMetricsForVersion", DefaultMatches, "empty: berth hides no metrics"},
-		{"systemReservedCgroup", DefaultMatches, "empty: no reserved cgroup"},
-		{"kubeReservedCgroup", DefaultMatches, "empty: no reserved cgroup"},
-		{"enforceNodeAllocatable", NotImplemented, noAlloc},
+		{"systemReservedCgroup", Honoured, "the existing cgroup systemReserved is set on when system-reserved(-compressible) is enforced"},
+		{"kubeReservedCgroup", Honoured, "the existing cgroup kubeReserved is set on when kube-reserved(-compressible) is enforced"},
+		{"enforceNodeAllocatable", Honoured, "pods: kubepods limited to capacity less reserved; system-reserved, kube-reserved (cpu, memory, pids) and their -compressible variants (cpu only) on the reserved cgroups; none"},
 		{"allowedUnsafeSysctls", Honoured, "sysctl names and prefixes (\"kernel.msg*\") pods may set besides the safe ones; each must be namespaced, as upstream"},
 		{"defaultPodSysctls", DefaultMatches, "empty: berth adds no sysctls to pods"},
 		{"volumePluginDir", Accepted, noFlex},
@@ -236,7 +234,7 @@ func plainFlagSupport() []FieldSupport {
 		{"--maximum-dead-containers-per-container", Honoured, "container GC: dead instances kept per pod and container (negative: no limit)"},
 		{"--maximum-dead-containers", Honoured, "container GC: dead containers kept on the node (negative: no limit)"},
 		{"--experimental-mounter-path", Accepted, "the mount binary for volumes mounted with mount(8) (nfs, cephfs, glusterfs, ...): berth mounts no such volume; a pod that uses one fails to mount with \"type nfs is not supported by berth yet\" (a FailedMount event)"},
-		{"--experimental-allocatable-ignore-eviction", DefaultMatches, "false: " + noAlloc},
+		{"--experimental-allocatable-ignore-eviction", DefaultMatches, "false: the hard eviction threshold is reserved from allocatable"},
 		{"--runtime-cgroups", DefaultMatches, "empty: berth does not move the runtime into a cgroup"},
 		{"--image-credential-provider-config", Honoured, "the CredentialProviderConfig (file or directory; kubelet.config.k8s.io v1, v1beta1, v1alpha1), validated at load; tokenAttributes (service account token mode) is refused"},
 		{"--image-credential-provider-bin-dir", Honoured, "where the credential provider plugin binaries are; each provider's must exist and be executable"},

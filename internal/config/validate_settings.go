@@ -1,8 +1,6 @@
 package config
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register" // logging.format json, as upstream's kubelet
@@ -11,8 +9,9 @@ import (
 )
 
 // validateSettings checks the node settings that upstream validates and
-// berth honours: logging, image pull concurrency, hairpinMode, oomScoreAdj
-// and cgroupRoot.
+// berth honours: logging, image pull concurrency, hairpinMode and
+// oomScoreAdj. The container manager's fields (cgroupRoot among them) are
+// validateCgroups'.
 func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
 	ps = append(ps, validateLogging(&kc.Logging, kc.FeatureGates)...)
@@ -30,9 +29,6 @@ func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	}
 	if adj := ptr.Deref(kc.OOMScoreAdj, 0); adj < -1000 || adj > 1000 {
 		ps = append(ps, fieldProblem("oomScoreAdj", "invalid value %d: must be between -1000 and 1000, inclusive", adj))
-	}
-	if kc.CgroupRoot != "" && kc.CgroupRoot != "/" {
-		ps = append(ps, notSupported("cgroupRoot", fmt.Sprintf("%q", kc.CgroupRoot), `"" or "/"`, "berth does not place pods under a cgroup root of its own yet"))
 	}
 	return ps
 }

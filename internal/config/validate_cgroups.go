@@ -1,0 +1,68 @@
+package config
+
+import (
+	"slices"
+
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+)
+
+// The enforceNodeAllocatable keys of v1.37 (upstream pkg/kubelet/types;
+// internal/cm pins them).
+const (
+	enforcePods                   = "pods"
+	enforceSystemReserved         = "system-reserved"
+	enforceSystemReservedCompress = "system-reserved-compressible"
+	enforceKubeReserved           = "kube-reserved"
+	enforceKubeReservedCompress   = "kube-reserved-compressible"
+	enforceNone                   = "none"
+)
+
+// validateCgroups checks the container manager's fields as upstream's
+// ValidateKubeletConfiguration does: cgroupsPerQOS, cgroupRoot,
+// systemCgroups and enforceNodeAllocatable with the reserved cgroups it
+// needs. It is the one place these rules live.
+func validateCgroups(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
+	var ps []problem
+	if kc.SystemCgroups != "" && kc.CgroupRoot == "" {
+		ps = append(ps, fieldProblem("systemCgroups", "%q was specified and cgroupRoot (--cgroup-root) was not specified", kc.SystemCgroups))
+	}
+	keys := kc.EnforceNodeAllocatable
+	for _, pair := range [][2]string{{enforceSystemReserved, enforceSystemReservedCompress}, {enforceKubeReserved, enforceKubeReservedCompress}} {
+		if slices.Contains(keys, pair[0]) && slices.Contains(keys, pair[1]) {
+			ps = append(ps, fieldProblem("enforceNodeAllocatable", "both %q and %q cannot be specified together", pair[0], pair[1]))
+		}
+	}
+	seen := map[string]bool{}
+	for _, key := range keys {
+		if seen[key] {
+			ps = append(ps, fieldProblem("enforceNodeAllocatable", "duplicated enforcement %q", key))
+			continue
+		}
+		seen[key] = true
+		switch key {
+		case enforcePods:
+		case enforceSystemReserved, enforceSystemReservedCompress:
+			if kc.SystemReservedCgroup == "" {
+				ps = append(ps, fieldProblem("systemReservedCgroup", "must be specified when %q or %q is included in enforceNodeAllocatable", enforceSystemReserved, enforceSystemReservedCompress))
+			}
+		case enforceKubeReserved, enforceKubeReservedCompress:
+			if kc.KubeReservedCgroup == "" {
+				ps = append(ps, fieldProblem("kubeReservedCgroup", "must be specified when %q or %q is included in enforceNodeAllocatable", enforceKubeReserved, enforceKubeReservedCompress))
+			}
+		case enforceNone:
+			if len(keys) > 1 {
+				ps = append(ps, fieldProblem("enforceNodeAllocatable", "may not contain additional enforcements when %q is specified", enforceNone))
+			}
+			continue
+		default:
+			ps = append(ps, fieldProblem("enforceNodeAllocatable", "invalid option %q: valid options are %q, %q, %q, %q, %q or %q", key,
+				enforcePods, enforceSystemReserved, enforceSystemReservedCompress, enforceKubeReserved, enforceKubeReservedCompress, enforceNone))
+			continue
+		}
+		if !ptr.Deref(kc.CgroupsPerQOS, true) {
+			ps = append(ps, fieldProblem("cgroupsPerQOS", "must be true when %q is contained in enforceNodeAllocatable", key))
+		}
+	}
+	return ps
+}
