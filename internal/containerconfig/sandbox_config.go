@@ -115,6 +115,9 @@ type SandboxParams struct {
 	DNS DNS
 	// Sysctls are the sysctls pods may set on this node.
 	Sysctls sysctl.Allowlist
+	// CgroupParent is the pod's cgroup (internal/cm, in the cgroup
+	// driver's form), or "" for the runtime's default.
+	CgroupParent string
 }
 
 // Sandbox builds the PodSandboxConfig for a pod (upstream
@@ -135,7 +138,7 @@ func Sandbox(p SandboxParams) (*runtimeapi.PodSandboxConfig, []Event, error) {
 		PortMappings: portMappings(pod),
 		Labels:       podLabels(pod),
 		Annotations:  maps.Clone(pod.Annotations),
-		Linux:        sandboxLinuxConfig(pod, p.Sysctls),
+		Linux:        sandboxLinuxConfig(pod, p.Sysctls, p.CgroupParent),
 	}
 	// A host-network pod keeps the node's hostname.
 	if !pod.Spec.HostNetwork {

@@ -269,3 +269,17 @@ func TestKernelHostname(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxCgroupParent: the pod's cgroup reaches the runtime as the
+// sandbox's cgroup_parent; "" leaves the runtime's default.
+func TestSandboxCgroupParent(t *testing.T) {
+	for _, parent := range []string{"", "/kubepods/burstable/poduid-1"} {
+		got, _, err := Sandbox(SandboxParams{Pod: basePod(), PodLogsDir: "/var/log/pods", CgroupParent: parent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetLinux().GetCgroupParent() != parent {
+			t.Errorf("cgroup_parent = %q, want %q", got.GetLinux().GetCgroupParent(), parent)
+		}
+	}
+}

@@ -204,11 +204,12 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node) (*runtim
 
 // sandboxLinuxConfig is the sandbox's Linux config (upstream
 // generatePodSandboxLinuxConfig and applySandboxResources). The sandbox
-// always runs RuntimeDefault seccomp. The cgroup parent stays empty for
-// now. Sysctls that allow refuses are not applied: the pod's containers
+// always runs RuntimeDefault seccomp, under cgroupParent (the pod's
+// cgroup, or "" for the runtime's default). Sysctls that allow refuses are not applied: the pod's containers
 // fail instead.
-func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist) *runtimeapi.LinuxPodSandboxConfig {
+func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, cgroupParent string) *runtimeapi.LinuxPodSandboxConfig {
 	lc := &runtimeapi.LinuxPodSandboxConfig{
+		CgroupParent: cgroupParent,
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 			NamespaceOptions: namespaceOptions(pod),
 			Privileged:       hasPrivilegedContainer(pod),

@@ -35,6 +35,12 @@ type Config struct {
 	// TearDown releases what is left of a pod's volumes (tmpfs mounts)
 	// before its directory is removed.
 	TearDown func(ctx context.Context, uid types.UID) error
+	// Cgroups (internal/cm; nil without cgroupsPerQOS) keeps the QoS
+	// cgroups current with the desired pods and removes the cgroups of
+	// pods gone for good.
+	Cgroups interface {
+		Cleanup(ctx context.Context, active []*corev1.Pod, gone func(types.UID) bool) error
+	}
 }
 
 // Housekeeper cleans up after pods no source wants any more. Run is called
@@ -88,6 +94,11 @@ func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 	}
 	h.removeOrphanedDirs(ctx, gone)
 	h.removeOrphanedLogDirs(ctx, gone)
+	if h.cfg.Cgroups != nil {
+		if err := h.cfg.Cgroups.Cleanup(ctx, desired, gone); err != nil {
+			logger.Error(err, "Housekeeping: pod cgroups")
+		}
+	}
 }
 
 // removeOrphanedLogDirs removes the log directories of pods gone for good.

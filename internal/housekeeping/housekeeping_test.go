@@ -45,6 +45,24 @@ type forgetter struct{ uids []string }
 
 func (f *forgetter) Delete(uid types.UID) { f.uids = append(f.uids, "status "+string(uid)) }
 
+// cgroupCleaner records what housekeeping asks of the container manager:
+// the active pods and the gone verdict of every UID it asks about.
+type cgroupCleaner struct {
+	active []types.UID
+	gone   map[types.UID]bool
+}
+
+func (c *cgroupCleaner) Cleanup(_ context.Context, active []*corev1.Pod, gone func(types.UID) bool) error {
+	for _, p := range active {
+		c.active = append(c.active, p.UID)
+	}
+	c.gone = map[types.UID]bool{}
+	for _, uid := range []types.UID{"desired", "worker", "running", "gone"} {
+		c.gone[uid] = gone(uid)
+	}
+	return nil
+}
+
 func TestHousekeeping(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pods, logs := t.TempDir(), t.TempDir()
@@ -59,6 +77,7 @@ func TestHousekeeping(t *testing.T) {
 	workers := &keeperWorkers{known: map[types.UID]podworker.KnownState{"worker": {}}}
 	runtime := keeperRuntime{"running": {UID: "running"}, "orphan": {UID: "orphan"}}
 	var calls forgetter
+	cgroups := &cgroupCleaner{}
 	h := mustNew(t, Config{
 		Workers: workers, Runtime: runtime, SourcesReady: func() bool { return true },
 		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
@@ -66,9 +85,19 @@ func TestHousekeeping(t *testing.T) {
 			calls.uids = append(calls.uids, "teardown "+string(uid))
 			return nil
 		},
+		Cgroups: cgroups,
 	})
 	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
 	h.Run(ctx, desired)
+
+	// Pod cgroups: the desired pods are active; only a pod no source,
+	// worker or runtime has is gone.
+	if diff := cmp.Diff([]types.UID{"desired"}, cgroups.active); diff != "" {
+		t.Errorf("active pods for cgroups (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "gone": true}, cgroups.gone); diff != "" {
+		t.Errorf("gone verdicts for cgroups (-want +got):\n%s", diff)
+	}
 
 	// A desired pod without a worker gets one; a runtime pod nobody owns
 	// is killed; "running" is in the runtime but not desired: killed too.

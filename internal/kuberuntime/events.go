@@ -19,7 +19,9 @@ const (
 	eventKilling                = "Killing"
 	eventSandboxChanged         = "SandboxChanged"
 	eventFailedCreatePodSandBox = "FailedCreatePodSandBox"
-	eventFailedKillPod          = "FailedKillPod"
+	// eventFailedCreatePodContainer: the pod's cgroup could not be made.
+	eventFailedCreatePodContainer = "FailedCreatePodContainer"
+	eventFailedKillPod            = "FailedKillPod"
 )
 
 // Waiting reasons of a container that could not start, as upstream names

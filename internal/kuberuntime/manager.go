@@ -100,6 +100,17 @@ type Config struct {
 	// SubPaths binds subPath mounts in PodsDir/<uid>/volume-subpaths; nil
 	// means a subpath.Binder of its own.
 	SubPaths SubPathBinder
+	// Cgroups gives each pod its cgroup (cgroupsPerQOS); nil leaves pods in
+	// the runtime's default cgroups.
+	Cgroups PodCgroups
+}
+
+// PodCgroups is the container manager (internal/cm) as kuberuntime uses
+// it: the pod's cgroup, the sandbox's cgroup_parent, and making sure it
+// exists with its settings before anything of the pod is created.
+type PodCgroups interface {
+	PodCgroupParent(pod *corev1.Pod) (string, error)
+	EnsurePod(ctx context.Context, pod *corev1.Pod) error
 }
 
 // Manager applies pod plans through the CRI and reads runtime state.

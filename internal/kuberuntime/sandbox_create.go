@@ -22,13 +22,33 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 	if err != nil {
 		return nil, err
 	}
+	var parent string
+	if m.cfg.Cgroups != nil {
+		if parent, err = m.cfg.Cgroups.PodCgroupParent(pod); err != nil {
+			return nil, err
+		}
+	}
 	cfg, events, err := containerconfig.Sandbox(containerconfig.SandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, DNS: containerconfig.DNS{
 		Host: host, ClusterDNS: m.cfg.ClusterDNS, ClusterDomain: m.cfg.ClusterDomain,
-	}, Sysctls: m.node.Sysctls})
+	}, Sysctls: m.node.Sysctls, CgroupParent: parent})
 	for _, e := range events {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, e.Reason, "%s", e.Message)
 	}
 	return cfg, err
+}
+
+// ensurePodCgroup makes sure the pod's cgroup exists with its settings
+// before its sandbox or a container is created, as upstream's SyncPod
+// (reason FailedCreatePodContainer when it cannot).
+func (m *Manager) ensurePodCgroup(ctx context.Context, pod *corev1.Pod) error {
+	if m.cfg.Cgroups == nil {
+		return nil
+	}
+	if err := m.cfg.Cgroups.EnsurePod(ctx, pod); err != nil {
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodContainer, "unable to ensure pod container exists: %v", err)
+		return fmt.Errorf("ensure pod cgroup: %w", err)
+	}
+	return nil
 }
 
 // hostDNS reads and parses Config.ResolvConf.

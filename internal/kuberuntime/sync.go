@@ -78,6 +78,9 @@ func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	if !actions.CreateSandbox && (sandboxID == "" || (len(actions.InitContainers) == 0 && len(actions.StartContainers) == 0)) {
 		return res, nil
 	}
+	if err := m.ensurePodCgroup(ctx, pod); err != nil {
+		return res, err
+	}
 	sandboxCfg, err := m.sandboxConfig(pod, attempt)
 	if err == nil && actions.CreateSandbox {
 		logger.V(2).Info("Creating pod sandbox", "attempt", attempt)

@@ -32,6 +32,7 @@ func TestReasonsMatchUpstream(t *testing.T) {
 		{eventKilling, events, "KillingContainer"},
 		{eventSandboxChanged, events, "SandboxChanged"},
 		{eventFailedCreatePodSandBox, events, "FailedCreatePodSandBox"},
+		{eventFailedCreatePodContainer, events, "FailedToCreatePodContainer"},
 		{eventFailedKillPod, events, "FailedToKillPod"},
 		{eventFailedPostStartHook, events, "FailedPostStartHook"},
 		{eventFailedPreStopHook, events, "FailedPreStopHook"},
