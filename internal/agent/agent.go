@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/berthk8s/berth/internal/cm"
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/housekeeping"
@@ -52,10 +53,12 @@ const (
 // node is berth assembled: every component built, none started. Run owns
 // it; the fields are set once by assemble.
 type node struct {
-	cfg      *config.Config
-	clock    clock.WithTicker
-	client   *cri.Client
-	runtime  *kuberuntime.Manager
+	cfg     *config.Config
+	clock   clock.WithTicker
+	client  *cri.Client
+	runtime *kuberuntime.Manager
+	// cgroups is the container manager; nil without cgroupsPerQOS.
+	cgroups  *cm.Manager
 	health   *cri.Health
 	cluster  *cluster
 	relister *pleg.PLEG
@@ -109,8 +112,10 @@ func assemble(ctx context.Context, cfg *config.Config, version string, clk clock
 		return nil, err
 	}
 	n.client = client
+	driver := cgroupDriver(ctx, kc.CgroupDriver, info.CgroupDriver)
 	klog.FromContext(ctx).Info("Connected to container runtime", "runtime", info.RuntimeName, "version", info.RuntimeVersion,
-		"apiVersion", info.RuntimeAPIVersion, "cgroupDriver", cgroupDriver(ctx, kc.CgroupDriver, info.CgroupDriver))
+		"apiVersion", info.RuntimeAPIVersion, "cgroupDriver", driver)
+	info.CgroupDriver = driver
 	if err := n.assembleRest(ctx, info, version); err != nil {
 		n.close()
 		return nil, err
@@ -137,6 +142,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 		return fmt.Errorf("read machine information: %w", err)
 	}
 	if err := machine.CheckSwap(ptr.Deref(cfg.Kubelet.FailSwapOn, true), inputs.Machine()); err != nil {
+		return err
+	}
+	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
 	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock); err != nil {
@@ -171,6 +179,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls: cfg.ImagePullLimit(),
+		Cgroups: n.podCgroups(),
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)
@@ -231,10 +240,14 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.sources, err = newSources(cfg, clk, cl.api); err != nil {
 		return err
 	}
-	keeper, err := housekeeping.New(housekeeping.Config{
+	keeperCfg := housekeeping.Config{
 		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
 		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
-	})
+	}
+	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
+		keeperCfg.Cgroups = n.cgroups
+	}
+	keeper, err := housekeeping.New(keeperCfg)
 	if err != nil {
 		return fmt.Errorf("create housekeeper: %w", err)
 	}
@@ -338,6 +351,16 @@ func (n *node) close() {
 		n.cluster.recorder.Shutdown()
 	}
 	n.client.Close()
+}
+
+// podCgroups is the container manager for kuberuntime; nil without
+// cgroupsPerQOS. EnsurePod counts the pods the sync loop wants (n.loop is
+// set before any pod syncs).
+func (n *node) podCgroups() kuberuntime.PodCgroups {
+	if n.cgroups == nil {
+		return nil
+	}
+	return podCgroups{m: n.cgroups, active: func() []*corev1.Pod { return n.loop.Pods() }}
 }
 
 func (n *node) podsDir() string { return filepath.Join(n.cfg.RootDir, "pods") }

@@ -59,6 +59,9 @@ func TestRunAgainstFakeRuntime(t *testing.T) {
 	kc.EnableServer = ptr.To(false) // the kubelet API's webhook auth needs an API client
 	kc.ResolverConfig = ptr.To("")
 	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
+	// The fake runtime makes no cgroups: leave the host's alone.
+	kc.CgroupsPerQOS = ptr.To(false)
+	kc.EnforceNodeAllocatable = []string{"none"}
 
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)

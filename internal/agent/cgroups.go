@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/cm"
+	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/machine"
+)
+
+// startCgroups builds the container manager and lays out the pod cgroup
+// hierarchy (kubepods, its QoS classes, node allocatable) before any pod
+// runs; nil without cgroupsPerQOS. driver is the effective cgroup driver
+// (the runtime's when it reports one).
+func startCgroups(ctx context.Context, cfg *config.Config, driver string, host machine.Info) (*cm.Manager, error) {
+	kc := &cfg.Kubelet
+	if !ptr.Deref(kc.CgroupsPerQOS, true) {
+		return nil, nil
+	}
+	m, err := cm.New(cm.Config{
+		Driver: driver, Root: kc.CgroupRoot, EnforceNodeAllocatable: kc.EnforceNodeAllocatable,
+		Capacity:       cgroupCapacity(host),
+		SystemReserved: resourceList(kc.SystemReserved), KubeReserved: resourceList(kc.KubeReserved),
+		SystemReservedCgroup: kc.SystemReservedCgroup, KubeReservedCgroup: kc.KubeReservedCgroup,
+		Pod: cm.PodOptions{
+			EnforceCPULimits: ptr.Deref(kc.CPUCFSQuota, true),
+			CPUPeriod:        uint64(kc.CPUCFSQuotaPeriod.Microseconds()),
+			PidsLimit:        ptr.Deref(kc.PodPidsLimit, -1),
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start container manager: %w", err)
+	}
+	return m, nil
+}
+
+// cgroupCapacity is the node capacity kubepods is limited from: cpu,
+// memory and, when known, upstream's internal "pid" resource.
+func cgroupCapacity(host machine.Info) corev1.ResourceList {
+	c := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(host.NumCPU)*1000, resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(host.MemoryBytes, resource.BinarySI),
+	}
+	if host.MaxPID > 0 {
+		c["pid"] = *resource.NewQuantity(host.MaxPID, resource.DecimalSI)
+	}
+	return c
+}
+
+// resourceList parses a systemReserved/kubeReserved map; config.Load has
+// validated the quantities.
+func resourceList(m map[string]string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for k, v := range m {
+		if q, err := resource.ParseQuantity(v); err == nil {
+			out[corev1.ResourceName(k)] = q
+		}
+	}
+	return out
+}
+
+// podCgroups is the container manager as kuberuntime uses it: EnsurePod
+// counts the pods the sync loop wants for the QoS shares.
+type podCgroups struct {
+	m      *cm.Manager
+	active func() []*corev1.Pod
+}
+
+func (p podCgroups) PodCgroupParent(pod *corev1.Pod) (string, error) {
+	return p.m.PodCgroupParent(pod)
+}
+
+func (p podCgroups) EnsurePod(ctx context.Context, pod *corev1.Pod) error {
+	return p.m.EnsurePod(ctx, pod, p.active())
+}
