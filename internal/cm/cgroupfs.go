@@ -135,13 +135,28 @@ func (c *cgroupfs) libResources(r Resources) *cgroups.Resources {
 	return out
 }
 
-// exists reports whether n's directory exists under every mount.
+// countsForExistence reports whether a mount's directory makes a cgroup
+// exist, as upstream's allowlist: controllers the library may not create
+// (named hierarchies, misc) do not count.
+func countsForExistence(key string) bool {
+	switch key {
+	case unifiedKey, "cpu", "cpuacct", "cpuset", "memory", "pids", "hugetlb":
+		return true
+	}
+	return false
+}
+
+// exists reports whether n's directory exists under every mount that
+// counts (countsForExistence).
 func (c *cgroupfs) exists(n Name) (bool, error) {
 	paths, err := c.paths(n)
 	if err != nil {
 		return false, err
 	}
-	for _, p := range paths {
+	for key, p := range paths {
+		if !countsForExistence(key) {
+			continue
+		}
 		st, err := os.Stat(p)
 		if errors.Is(err, os.ErrNotExist) {
 			return false, nil
