@@ -37,7 +37,9 @@ func libApply(m cgroups.Manager, _ map[string]string) error { return m.Apply(-1)
 
 // hostMounts returns the host's cgroup mounts as upstream's
 // GetCgroupSubsystems: the unified mount point on cgroup v2, the shortest
-// mount point of every subsystem on v1.
+// mount point of every subsystem on v1, and on a hybrid host also the
+// unified mount (key "", as the library's own path set has it: runc puts
+// containers there too, so pod cgroups are made and removed there).
 func hostMounts() (map[string]string, error) {
 	if cgroups.IsCgroup2UnifiedMode() {
 		return map[string]string{unifiedKey: fs2.UnifiedMountpoint}, nil
@@ -57,12 +59,20 @@ func hostMounts() (map[string]string, error) {
 	if len(out) == 0 {
 		return nil, errors.New("list cgroup mounts: none found")
 	}
+	if cgroups.IsCgroup2HybridMode() {
+		out[unifiedKey] = hybridMountpoint
+	}
 	return out, nil
 }
 
+// hybridMountpoint is where a hybrid host mounts its cgroup v2 hierarchy.
+const hybridMountpoint = "/sys/fs/cgroup/unified"
+
+// unified reports a cgroup v2 host: the unified mount is the only one (a
+// hybrid v1 host has it beside the v1 subsystems).
 func (c *cgroupfs) unified() bool {
 	_, ok := c.mounts[unifiedKey]
-	return ok
+	return ok && len(c.mounts) == 1
 }
 
 // paths maps every mount key to n's directory under it.
@@ -137,10 +147,13 @@ func (c *cgroupfs) libResources(r Resources) *cgroups.Resources {
 
 // countsForExistence reports whether a mount's directory makes a cgroup
 // exist, as upstream's allowlist: controllers the library may not create
-// (named hierarchies, misc) do not count.
-func countsForExistence(key string) bool {
+// (named hierarchies, misc) and a hybrid host's unified mount do not
+// count.
+func (c *cgroupfs) countsForExistence(key string) bool {
 	switch key {
-	case unifiedKey, "cpu", "cpuacct", "cpuset", "memory", "pids", "hugetlb":
+	case unifiedKey:
+		return c.unified()
+	case "cpu", "cpuacct", "cpuset", "memory", "pids", "hugetlb":
 		return true
 	}
 	return false
@@ -154,7 +167,7 @@ func (c *cgroupfs) exists(n Name) (bool, error) {
 		return false, err
 	}
 	for key, p := range paths {
-		if !countsForExistence(key) {
+		if !c.countsForExistence(key) {
 			continue
 		}
 		st, err := os.Stat(p)

@@ -43,8 +43,14 @@ func cgroupRootForTest(t *testing.T) string {
 			}
 		}
 	}
+	// On a hybrid host berth (as the library) also makes the pod cgroups in
+	// the unified hierarchy, where runc puts the containers.
+	cleanup := dirs
+	if _, err := os.Stat("/sys/fs/cgroup/unified/cgroup.controllers"); err == nil {
+		cleanup = append(cleanup, filepath.Join("/sys/fs/cgroup/unified", name))
+	}
 	t.Cleanup(func() {
-		for _, d := range dirs {
+		for _, d := range cleanup {
 			removeCgroupTree(t, d)
 		}
 	})
@@ -159,13 +165,20 @@ func TestQoSCgroups(t *testing.T) {
 			t.Errorf("pod %s: no container cgroup under %s", name, dir)
 		}
 	}
+	gone := func(dir string) func() bool {
+		return func() bool {
+			for _, mount := range []string{"memory", "cpu", "pids", "unified"} {
+				if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", mount, dir)); !os.IsNotExist(err) {
+					return false
+				}
+			}
+			return true
+		}
+	}
 
 	n.removeManifest("burstable.yaml")
 	n.waitNoPod(fullName("burstable"))
-	n.waitFor("the burstable pod's cgroup to go", func() bool {
-		_, err := os.Stat(filepath.Join("/sys/fs/cgroup/memory", dirs["burstable"]))
-		return os.IsNotExist(err)
-	})
+	n.waitFor("the burstable pod's cgroup to go", gone(dirs["burstable"]))
 	n.waitFor("the burstable QoS shares to drop", func() bool {
 		return cgroupFile(t, "cpu", kubepods+"/burstable", "cpu.shares") == "2"
 	})
@@ -173,10 +186,7 @@ func TestQoSCgroups(t *testing.T) {
 		n.removeManifest(name + ".yaml")
 	}
 	for _, name := range []string{"guaranteed", "besteffort"} {
-		n.waitFor("the "+name+" pod's cgroup to go", func() bool {
-			_, err := os.Stat(filepath.Join("/sys/fs/cgroup/memory", dirs[name]))
-			return os.IsNotExist(err)
-		})
+		n.waitFor("the "+name+" pod's cgroup to go", gone(dirs[name]))
 	}
 }
 
