@@ -15,7 +15,9 @@
 //	events.go           event and waiting reasons, CRI error messages
 //	sync.go             Apply: perform a plan in order
 //	sandbox_create.go   RunPodSandbox (reads resolv.conf, creates the log
-//	                    directory; the config is containerconfig.Sandbox)
+//	                    directory; the config is containerconfig.Sandbox,
+//	                    its cgroup_parent the pod's cgroup from
+//	                    Config.Cgroups, which is ensured first)
 //	hosts.go            writes the managed /etc/hosts file (content from
 //	                    containerconfig) and mounts it
 //	container_start.go  pull, check runAsNonRoot against the image's user,
