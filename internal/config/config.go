@@ -146,6 +146,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	if err := problems.err(); err != nil {
 		return nil, err
 	}
+	applyReservedCPUs(&cfg.Kubelet)
 	logger.V(2).Info("Loaded configuration", "config", flags.ConfigFile, "configDir", flags.ConfigDir, "node", cfg.NodeName)
 	return cfg, nil
 }

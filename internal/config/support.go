@@ -159,7 +159,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"configMapAndSecretChangeDetectionStrategy", Honoured, "how volumes, env and pull secrets read configMaps and secrets: Watch (per-object watches), Cache (GET per node TTL) or Get"},
 		{"systemReserved", Honoured, "subtracted from capacity to give allocatable and the kubepods limits; set on systemReservedCgroup when enforced"},
 		{"kubeReserved", Honoured, "subtracted from capacity to give allocatable and the kubepods limits; set on kubeReservedCgroup when enforced"},
-		{"reservedSystemCPUs", DefaultMatches, "empty: no CPUs reserved"},
+		{"reservedSystemCPUs", Honoured, "validated as upstream; their count replaces the cpu of systemReserved (kubeReserved reserves none); berth pins no CPUs"},
 		{"showHiddenMetricsForVersion", DefaultMatches, "empty: berth hides no metrics"},
 		{"systemReservedCgroup", Honoured, "the existing cgroup systemReserved is set on when system-reserved(-compressible) is enforced"},
 		{"kubeReservedCgroup", Honoured, "the existing cgroup kubeReserved is set on when kube-reserved(-compressible) is enforced"},

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"maps"
 	"slices"
+	"strconv"
 
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/cpuset"
 	"k8s.io/utils/ptr"
 )
 
@@ -26,6 +29,14 @@ func validateCgroups(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
 	if kc.SystemCgroups != "" && kc.CgroupRoot == "" {
 		ps = append(ps, fieldProblem("systemCgroups", "%q was specified and cgroupRoot (--cgroup-root) was not specified", kc.SystemCgroups))
+	}
+	if kc.ReservedSystemCPUs != "" {
+		if kc.SystemReservedCgroup != "" || kc.KubeReservedCgroup != "" {
+			ps = append(ps, fieldProblem("reservedSystemCPUs", "can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)"))
+		}
+		if _, err := cpuset.Parse(kc.ReservedSystemCPUs); err != nil {
+			ps = append(ps, fieldProblem("reservedSystemCPUs", "unable to parse %q: %v", kc.ReservedSystemCPUs, err))
+		}
 	}
 	keys := kc.EnforceNodeAllocatable
 	for _, pair := range [][2]string{{enforceSystemReserved, enforceSystemReservedCompress}, {enforceKubeReserved, enforceKubeReservedCompress}} {
@@ -65,4 +76,25 @@ func validateCgroups(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 		}
 	}
 	return ps
+}
+
+// applyReservedCPUs gives reservedSystemCPUs its upstream meaning once the
+// configuration is valid: their count replaces the cpu of systemReserved,
+// and kubeReserved reserves no cpu (upstream's kubelet server does this
+// before anything reads the reservations). berth pins no CPUs
+// (cpuManagerPolicy none), so this is all they do.
+func applyReservedCPUs(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+	cpus, err := cpuset.Parse(kc.ReservedSystemCPUs)
+	if err != nil || cpus.Size() == 0 {
+		return
+	}
+	kube := maps.Clone(kc.KubeReserved)
+	delete(kube, "cpu")
+	kc.KubeReserved = kube
+	system := maps.Clone(kc.SystemReserved)
+	if system == nil {
+		system = map[string]string{}
+	}
+	system["cpu"] = strconv.Itoa(cpus.Size())
+	kc.SystemReserved = system
 }

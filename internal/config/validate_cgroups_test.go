@@ -1,7 +1,9 @@
 package config
 
 import (
+	"context"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -48,6 +50,16 @@ func TestValidateCgroups(t *testing.T) {
 			`kubeletConfiguration field "enforceNodeAllocatable": may not contain additional enforcements when "none" is specified`,
 			`kubeletConfiguration field "enforceNodeAllocatable": invalid option "memory": valid options are "pods", "system-reserved", "system-reserved-compressible", "kube-reserved", "kube-reserved-compressible" or "none"`,
 		}},
+		{name: "reservedSystemCPUs", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.ReservedSystemCPUs = "0-1,3"
+		}},
+		{name: "reservedSystemCPUs unparsable and with a reserved cgroup", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.ReservedSystemCPUs = "0-x"
+			kc.KubeReservedCgroup = "/kube.slice"
+		}, want: []string{
+			`kubeletConfiguration field "reservedSystemCPUs": can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)`,
+			`kubeletConfiguration field "reservedSystemCPUs": unable to parse "0-x": strconv.Atoi: parsing "x": invalid syntax`,
+		}},
 		{name: "systemCgroups without cgroupRoot", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 			kc.SystemCgroups = "/system"
 		}, want: []string{`kubeletConfiguration field "systemCgroups": "/system" was specified and cgroupRoot (--cgroup-root) was not specified`}},
@@ -79,5 +91,28 @@ func TestEnforcementKeysMatchUpstream(t *testing.T) {
 		if up := src.Value(pkg, name).AsString(); up != berth {
 			t.Errorf("berth %q, upstream %s.%s %q", berth, pkg, name, up)
 		}
+	}
+}
+
+// TestReservedSystemCPUsOverrideReservations: after Load, the count of
+// reservedSystemCPUs is systemReserved's cpu and kubeReserved has none.
+func TestReservedSystemCPUsOverrideReservations(t *testing.T) {
+	header := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	fsys := fstest.MapFS{"c.yaml": {Data: []byte(header + `reservedSystemCPUs: "0-1,3"
+systemReserved: {cpu: 500m, memory: 1Gi}
+kubeReserved: {cpu: 200m, memory: 512Mi}
+authentication: {webhook: {enabled: false}}
+authorization: {mode: AlwaysAllow}
+`)}}
+	flags := &Flags{ConfigFile: "/c.yaml", RootDir: "/r", CertDir: "/c", PodInfraContainerImage: "p"}
+	cfg, err := Load(context.Background(), flags, mapFSEnv(fsys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"cpu": "3", "memory": "1Gi"}, cfg.Kubelet.SystemReserved); diff != "" {
+		t.Errorf("systemReserved (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"memory": "512Mi"}, cfg.Kubelet.KubeReserved); diff != "" {
+		t.Errorf("kubeReserved (-want +got):\n%s", diff)
 	}
 }
