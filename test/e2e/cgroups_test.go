@@ -107,7 +107,7 @@ func cgroupFile(t *testing.T, sub, dir, file string) string {
 // TestQoSCgroups: a Guaranteed, a Burstable and a BestEffort pod land in
 // their QoS cgroups under <cgroupRoot>/kubepods with upstream's limits;
 // kubepods is limited to capacity less systemReserved; a deleted pod's
-// cgroup goes.
+// cgroup goes, also when it went while berth was down.
 func TestQoSCgroups(t *testing.T) {
 	requireE2E(t)
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
@@ -182,12 +182,24 @@ func TestQoSCgroups(t *testing.T) {
 	n.waitFor("the burstable QoS shares to drop", func() bool {
 		return cgroupFile(t, "cpu", kubepods+"/burstable", "cpu.shares") == "2"
 	})
-	for _, name := range []string{"guaranteed", "besteffort"} {
-		n.removeManifest(name + ".yaml")
+
+	// While berth is down the besteffort pod's manifest goes, and a pod
+	// cgroup of no pod at all is left behind: after the restart both
+	// cgroups go, and the guaranteed pod keeps its own.
+	n.stop()
+	n.removeManifest("besteffort.yaml")
+	stray := kubepods + "/besteffort/pod6c3f0a52-1d1e-4f0e-9a55-0d6f3b3c1e2a"
+	for _, mount := range []string{"memory", "cpu", "pids"} {
+		must(t, os.Mkdir(filepath.Join("/sys/fs/cgroup", mount, stray), 0o755))
 	}
-	for _, name := range []string{"guaranteed", "besteffort"} {
-		n.waitFor("the "+name+" pod's cgroup to go", gone(dirs[name]))
+	n.start()
+	n.waitFor("the besteffort pod's cgroup to go after a restart", gone(dirs["besteffort"]))
+	n.waitFor("a stray pod cgroup to go after a restart", gone(stray))
+	if got := cgroupFile(t, "memory", dirs["guaranteed"], "memory.limit_in_bytes"); got != "67108864" {
+		t.Errorf("guaranteed pod's memory limit after a restart = %s, want 67108864", got)
 	}
+	n.removeManifest("guaranteed.yaml")
+	n.waitFor("the guaranteed pod's cgroup to go", gone(dirs["guaranteed"]))
 }
 
 func hasChildCgroup(dir string) bool {
