@@ -144,6 +144,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err := machine.CheckSwap(ptr.Deref(cfg.Kubelet.FailSwapOn, true), inputs.Machine()); err != nil {
 		return err
 	}
+	if err := placeProcess(ctx, &cfg.Kubelet); err != nil {
+		return err
+	}
 	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
@@ -179,7 +182,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls: cfg.ImagePullLimit(),
-		Cgroups: n.podCgroups(),
+		Cgroups:               n.podCgroups(),
 	})
 	if err != nil {
 		return fmt.Errorf("create runtime manager: %w", err)

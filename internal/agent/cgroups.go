@@ -3,15 +3,32 @@ package agent
 import (
 	"context"
 	"fmt"
+	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/klog/v2"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/cm"
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/machine"
 )
+
+// placeProcess moves berth into kubeletCgroups, as upstream's container
+// manager does at start; one berth cannot move into stops the start. (Its
+// OOM score is internal/hostsetup's.)
+func placeProcess(ctx context.Context, kc *kubeletconfigv1beta1.KubeletConfiguration) error {
+	if kc.KubeletCgroups == "" {
+		return nil
+	}
+	if err := cm.EnsureProcess(os.Getpid(), cm.ProcessOptions{Cgroup: kc.KubeletCgroups}); err != nil {
+		return fmt.Errorf("place berth in kubeletCgroups %q: %w", kc.KubeletCgroups, err)
+	}
+	klog.FromContext(ctx).Info("berth runs in kubeletCgroups", "cgroup", kc.KubeletCgroups)
+	return nil
+}
 
 // startCgroups builds the container manager and lays out the pod cgroup
 // hierarchy (kubepods, its QoS classes, node allocatable) before any pod

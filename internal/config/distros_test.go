@@ -64,13 +64,13 @@ func distros() []distro {
 			dir: "k0s", title: "k0s",
 			stubs:                []string{"run/k0s/kubelet/ca.crt", "var/lib/k0s/kubelet.conf"},
 			upstreamUnknownFlags: []string{"--containerd"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "kubeletCgroups"},
+			nodeResourceBlockers: []string{"--runtime-cgroups"},
 			pendingBlockers:      []string{"rotateCertificates", "serverTLSBootstrap"},
 		},
 		{
 			dir: "talos", title: "Talos",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubeconfig-kubelet", "etc/kubernetes/bootstrap-kubeconfig"},
-			nodeResourceBlockers: []string{"kubeletCgroups", "systemCgroups"},
+			nodeResourceBlockers: []string{"systemCgroups"},
 			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{

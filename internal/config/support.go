@@ -106,7 +106,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"imageGCHighThresholdPercent", Honoured, "image GC starts at this image filesystem usage (100 with imageMaximumGCAge 0: off)"},
 		{"imageGCLowThresholdPercent", Honoured, "image GC frees down to this usage"},
 		{"volumeStatsAggPeriod", NotImplemented, "berth does not collect volume stats yet"},
-		{"kubeletCgroups", DefaultMatches, "empty: berth does not move itself into a cgroup"},
+		{"kubeletCgroups", Honoured, "berth moves itself into this cgroupfs cgroup at start, made when missing; empty: it stays where it was started"},
 		{"systemCgroups", DefaultMatches, "empty: berth does not move system processes into a cgroup"},
 		{"cgroupRoot", Honoured, "the existing cgroup kubepods is created under (empty: /), with cgroupsPerQOS"},
 		{"cgroupsPerQOS", Honoured, "true: pods run in kubepods/{burstable,besteffort}/pod<uid> with upstream's QoS settings; false: in the runtime's default cgroups"},

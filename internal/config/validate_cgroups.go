@@ -22,9 +22,9 @@ const (
 )
 
 // validateCgroups checks the container manager's fields as upstream's
-// ValidateKubeletConfiguration does: cgroupsPerQOS, cgroupRoot,
-// systemCgroups and enforceNodeAllocatable with the reserved cgroups it
-// needs. It is the one place these rules live.
+// ValidateKubeletConfiguration does: cgroupsPerQOS, systemCgroups,
+// reservedSystemCPUs and enforceNodeAllocatable with the
+// reserved cgroups it needs. It is the one place these rules live.
 func validateCgroups(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
 	if kc.SystemCgroups != "" && kc.CgroupRoot == "" {

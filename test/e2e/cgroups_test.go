@@ -229,3 +229,33 @@ func readMemTotal(t *testing.T) int64 {
 	t.Fatal("no MemTotal in /proc/meminfo")
 	return 0
 }
+
+// TestKubeletCgroups: berth moves itself into kubeletCgroups (made when
+// missing).
+func TestKubeletCgroups(t *testing.T) {
+	requireE2E(t)
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		t.Skip("this test reads cgroup v1 files; the host is cgroup v2")
+	}
+	if _, err := os.Readlink("/proc/1/ns/pid"); err != nil {
+		// berth, as upstream, moves itself only when it can tell it runs in
+		// the host's PID namespace; here init's namespace cannot be read.
+		t.Skipf("cannot read init's pid namespace: %v", err)
+	}
+	name := fmt.Sprintf("/berth-e2e-kubelet-%d", os.Getpid())
+	t.Cleanup(func() { // after berth has stopped (cleanups run last first)
+		for _, m := range append(v1Mounts, "unified") {
+			removeCgroupTree(t, filepath.Join("/sys/fs/cgroup", m, name))
+		}
+	})
+	n := newNode(t, "kubeletCgroups: "+name)
+	n.start()
+	pid := n.cmd.Process.Pid
+	cgroupLines, err := readFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	must(t, err)
+	for _, sub := range []string{"memory", "cpu,cpuacct", "pids"} {
+		if !strings.Contains(cgroupLines, ":"+sub+":"+name+"\n") {
+			t.Errorf("berth (pid %d) is not in %s for %s:\n%s", pid, name, sub, cgroupLines)
+		}
+	}
+}
