@@ -29,6 +29,9 @@ type Manager struct {
 	// lastQOS is the burstable shares last written (guarded by mu); 0
 	// before the first write.
 	lastQOS uint64
+	// allocatablePending: kubepods' limits could not be set yet (guarded
+	// by mu); Cleanup retries until they are.
+	allocatablePending bool
 }
 
 // New validates cfg and returns a Manager; it touches nothing (Start does).
@@ -62,9 +65,10 @@ func (m *Manager) Start(ctx context.Context) error {
 	} else if !ok {
 		return fmt.Errorf("check cgroup root %q: it does not exist", root.Cgroupfs())
 	}
-	if err := m.fs.create(m.cfg.kubepods(), m.cfg.kubepodsResources()); err != nil {
-		return fmt.Errorf("enforce node allocatable: %w", err)
+	if err := m.fs.create(m.cfg.kubepods(), Resources{}); err != nil {
+		return fmt.Errorf("create node allocatable cgroup: %w", err)
 	}
+	m.enforceAllocatable(ctx)
 	if err := m.enforceReserved(ctx); err != nil {
 		return err
 	}
@@ -78,6 +82,21 @@ func (m *Manager) Start(ctx context.Context) error {
 	klog.FromContext(ctx).Info("Created the pod cgroup hierarchy", "kubepods", m.cfg.kubepods().Cgroupfs(),
 		"driver", m.cfg.Driver, "enforceNodeAllocatable", m.cfg.EnforceNodeAllocatable)
 	return nil
+}
+
+// enforceAllocatable sets kubepods' limits (mu held). As upstream, a
+// failure does not stop berth: pods may already use more than the new
+// limit until they are evicted, so it is logged and retried by Cleanup.
+func (m *Manager) enforceAllocatable(ctx context.Context) {
+	err := m.fs.update(m.cfg.kubepods(), m.cfg.kubepodsResources())
+	logger := klog.FromContext(ctx)
+	switch {
+	case err != nil && !m.allocatablePending:
+		logger.Error(err, "Failed to enforce node allocatable; retrying", "cgroup", m.cfg.kubepods().Cgroupfs())
+	case err == nil && m.allocatablePending:
+		logger.Info("Enforced node allocatable", "cgroup", m.cfg.kubepods().Cgroupfs())
+	}
+	m.allocatablePending = err != nil
 }
 
 // enforceReserved limits the reserved cgroups as upstream's
@@ -164,7 +183,8 @@ func (m *Manager) updateQOS(ctx context.Context, active []*corev1.Pod) error {
 	return nil
 }
 
-// Cleanup brings the QoS shares up to date with the active pods and
+// Cleanup retries node allocatable until it is enforced, brings the QoS
+// shares up to date with the active pods and
 // removes the cgroups of pods gone for good (gone: no source wants them,
 // no worker knows them, the runtime has nothing of them), as upstream's
 // cleanupOrphanedPodCgroups; after a restart that removes the cgroups of
@@ -173,6 +193,9 @@ func (m *Manager) updateQOS(ctx context.Context, active []*corev1.Pod) error {
 func (m *Manager) Cleanup(ctx context.Context, active []*corev1.Pod, gone func(types.UID) bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.allocatablePending {
+		m.enforceAllocatable(ctx)
+	}
 	errs := []error{m.updateQOS(ctx, active)}
 	for _, class := range []corev1.PodQOSClass{corev1.PodQOSGuaranteed, corev1.PodQOSBurstable, corev1.PodQOSBestEffort} {
 		parent := m.cfg.qosName(class)

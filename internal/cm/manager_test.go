@@ -281,3 +281,27 @@ func TestReservedCgroupsEnforced(t *testing.T) {
 		t.Errorf("reserved cgroups (-want +got):\n%s", diff)
 	}
 }
+
+// TestAllocatableRetried: kubepods' limits that cannot be set (pods using
+// more than them, say) do not stop Start; Cleanup sets them later.
+func TestAllocatableRetried(t *testing.T) {
+	f := newFakeTree(t, false)
+	limitFile := filepath.Join(f.mounts["memory"], "kubepods", "memory.limit_in_bytes")
+	// A directory where the control file is: writing it fails.
+	must(t, os.MkdirAll(limitFile, 0o755))
+	_, ctx := ktesting.NewTestContext(t)
+	m := f.newManager(testConfig(f))
+	if err := m.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if got := f.read("cpu", "kubepods/burstable", "cpu.shares"); got != "2" {
+		t.Errorf("burstable cpu.shares = %s after Start, want 2", got)
+	}
+	must(t, os.Remove(limitFile))
+	if err := m.Cleanup(ctx, nil, func(types.UID) bool { return false }); err != nil {
+		t.Fatalf("Cleanup: %v", err)
+	}
+	if got := f.read("memory", "kubepods", "memory.limit_in_bytes"); got != "6979321856" {
+		t.Errorf("kubepods memory.limit_in_bytes = %s after Cleanup, want 6979321856", got)
+	}
+}
