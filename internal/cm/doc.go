@@ -22,7 +22,9 @@
 //	              through github.com/opencontainers/cgroups (v1, v2, cgroupfs
 //	              and systemd drivers)
 //	manager.go    Manager: the hierarchy at start, a pod's cgroup before its
-//	              sandbox, QoS shares as pods come and go, orphan removal
+//	              sandbox, QoS shares as pods come and go, orphan removal,
+//	              node allocatable retried until it is enforced
+//	process.go    EnsureProcess: berth itself into kubeletCgroups
 //
 // The decisions (which cgroup a pod lands in and what it is set to) are pure
 // functions with table tests pinned to upstream's helpers; only cgroupfs.go
