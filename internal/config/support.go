@@ -55,7 +55,7 @@ type FieldSupport struct {
 }
 
 const (
-	noEvict   = "berth has no eviction manager yet"
+	noEvict = "berth has no eviction manager yet"
 )
 
 // kubeletFieldSupport lists every top-level KubeletConfiguration field, in
