@@ -40,20 +40,17 @@ func distros() []distro {
 	return []distro{
 		{
 			dir: "kubeadm", title: "kubeadm v1.37.2",
-			stubs:           []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			pendingBlockers: []string{"--bootstrap-kubeconfig", "rotateCertificates"},
+			stubs: []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 		},
 		{
 			dir: "kind", title: "kind",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "cgroupRoot", "evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "minikube", title: "minikube",
 			stubs:                []string{"var/lib/minikube/certs/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 			nodeResourceBlockers: []string{"evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "k3s", title: "k3s",
@@ -65,38 +62,32 @@ func distros() []distro {
 			stubs:                []string{"run/k0s/kubelet/ca.crt", "var/lib/k0s/kubelet.conf"},
 			upstreamUnknownFlags: []string{"--containerd"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "kubeReservedCgroup", "kubeletCgroups"},
-			pendingBlockers:      []string{"rotateCertificates", "serverTLSBootstrap"},
 		},
 		{
 			dir: "talos", title: "Talos",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubeconfig-kubelet", "etc/kubernetes/bootstrap-kubeconfig"},
 			nodeResourceBlockers: []string{"kubeletCgroups", "systemCgroups"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "eks", title: "EKS (nodeadm)",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "var/lib/kubelet/kubeconfig"},
 			plugins:              []string{"etc/eks/image-credential-provider/ecr-credential-provider"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"serverTLSBootstrap"},
 		},
 		{
 			dir: "gce", title: "GCE (kube-up)",
 			stubs:                []string{"etc/srv/kubernetes/pki/ca-certificates.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
 			plugins:              []string{"home/kubernetes/bin/auth-provider-gcp"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig"},
 		},
 		{
 			dir: "aks", title: "AKS (AgentBaker)",
 			stubs:                []string{"etc/kubernetes/certs/ca.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates", "serverTLSBootstrap"},
 		},
 		{
 			dir: "capi", title: "Cluster API (CAPA)",
-			stubs:           []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			pendingBlockers: []string{"--bootstrap-kubeconfig", "rotateCertificates"},
+			stubs: []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 		},
 	}
 }
