@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/certificate"
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/events"
 	"github.com/berthk8s/berth/internal/kubeclient"
@@ -30,6 +31,7 @@ import (
 // API parts are nil and it admits pods against a Node computed locally.
 type cluster struct {
 	clients  *kubeclient.Clients // nil: standalone
+	certs    *certificate.Client
 	recorder *events.Recorder
 	nodeCtl  *nodestatus.Controller
 	lease    *nodestatus.Lease
@@ -59,7 +61,18 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		c.recorder = rec
 		return c, nil
 	}
-	clients, err := kubeclient.New(kubeclient.OptionsFromConfig(cfg, version))
+	// Bootstraps now when it must and rotation is off.
+	certs, err := certificate.NewClient(ctx, certificate.ClientOptions{
+		Kubeconfig: cfg.Kubeconfig, BootstrapKubeconfig: cfg.BootstrapKubeconfig, CertDir: cfg.CertDir,
+		NodeName: cfg.NodeName, Rotate: kc.RotateCertificates, UserAgent: kubeclient.UserAgent(version), Clock: clk,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.certs = certs
+	opts := kubeclient.OptionsFromConfig(cfg, version)
+	opts.Base = certs.Config()
+	clients, err := kubeclient.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("create API clients: %w", err)
 	}
@@ -98,6 +111,15 @@ func (c *cluster) node() *corev1.Node {
 		return c.localNode
 	}
 	return c.nodeCtl.Node()
+}
+
+// nodeAddresses are the addresses of the registered Node's last status,
+// nil before registration or in standalone mode.
+func (c *cluster) nodeAddresses() []corev1.NodeAddress {
+	if n := c.node(); n != nil && c.nodeCtl != nil {
+		return n.Status.Addresses
+	}
+	return nil
 }
 
 // mirrors returns the mirror pod keeper, or nil in standalone mode.
@@ -141,6 +163,8 @@ func (c *cluster) runs() map[string]func(ctx context.Context) error {
 		"node-lease":  c.lease.Run,
 		"pod-status":  c.status.Run,
 		"node-synced": c.waitNodeSynced,
+		// Renews the client certificate (rotateCertificates).
+		"client-certificate": c.certs.Run,
 	}
 }
 
