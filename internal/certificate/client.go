@@ -220,6 +220,9 @@ func bootstrapOnce(ctx context.Context, o ClientOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := waitForServer(ctx, client, o.Clock); err != nil {
+		logger.Info("Requesting the client certificate anyway", "err", err)
+	}
 	certPEM, err := requestClientCertificate(ctx, client, keyPEM, o.NodeName)
 	if err != nil {
 		return err
@@ -251,6 +254,31 @@ func bootstrapKey(store certificate.FileStore, keyPath string) ([]byte, error) {
 	return data, nil
 }
 
+// waitForServer waits, at most serverWait, for the API server to answer
+// /healthz, as upstream does before its bootstrap request: a node often
+// boots before its control plane.
+func waitForServer(ctx context.Context, client kubernetes.Interface, clk clock.WithTicker) error {
+	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithTimeout(ctx, serverWait)
+	defer cancel()
+	t := clk.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		attempt, stop := context.WithTimeout(ctx, time.Second)
+		_, err := client.Discovery().RESTClient().Get().AbsPath("/healthz").Do(attempt).Raw()
+		stop()
+		if err == nil {
+			return nil
+		}
+		logger.Info("Waiting for the API server", "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the API server: %w", ctx.Err())
+		case <-t.C():
+		}
+	}
+}
+
 // defaultCheckPeriod and firstCertPeriod are how often the rotating
 // transport looks for a new certificate: every 10s, every second until the
 // first one; exitAfter is how long it tolerates having no valid one while
@@ -259,4 +287,6 @@ const (
 	defaultCheckPeriod = 10 * time.Second
 	firstCertPeriod    = time.Second
 	exitAfter          = 5 * time.Minute
+	// serverWait bounds waitForServer, as upstream.
+	serverWait = time.Minute
 )
