@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,32 @@ func testClientRotation(t *testing.T, e *clusterEnv, certDir string, first *x509
 	if !strings.Contains(readLog(t, e.node), "Client certificate rotated") {
 		t.Error("berth did not log closing the connections of the old certificate")
 	}
+	// A connection kept from before a rotation presents the old, expired
+	// certificate: its requests fail authentication (401). Closing them at
+	// rotation means none.
+	if n := failedAuthentications(t, e); n != 0 {
+		t.Errorf("kube-apiserver failed to authenticate %d requests: a connection outlived its client certificate", n)
+	}
+}
+
+// failedAuthentications is kube-apiserver's
+// authentication_attempts{result="error"}: requests whose credentials did
+// not verify.
+func failedAuthentications(t *testing.T, e *clusterEnv) int {
+	t.Helper()
+	raw, err := e.admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	must(t, err)
+	total := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, `authentication_attempts{result="error"}`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		must(t, err)
+		total += int(v)
+	}
+	return total
 }
 
 // testBootstrapOnce: without rotation, berth requests one client
