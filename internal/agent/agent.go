@@ -139,7 +139,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err := machine.CheckSwap(ptr.Deref(cfg.Kubelet.FailSwapOn, true), inputs.Machine()); err != nil {
 		return err
 	}
-	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock); err != nil {
+	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics); err != nil {
 		return err
 	}
 	if n.certs, err = n.newServingCerts(ctx, ips); err != nil {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/certificate"
+	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/server"
 )
 
@@ -37,11 +38,19 @@ func (n *node) newServingCerts(ctx context.Context, ips []string) (*servingCerts
 	}
 	switch {
 	case kc.ServerTLSBootstrap:
+		obs, err := n.metrics.CertificateObservers(metrics.ServingCertificate)
+		if err != nil {
+			return nil, err
+		}
 		m, err := certificate.NewServing(ctx, certificate.ServingConfig{
 			Client: n.cluster.apiClient(), NodeName: cfg.NodeName, Addresses: n.cluster.nodeAddresses,
 			CertDir: cfg.CertDir, CertFile: kc.TLSCertFile, KeyFile: kc.TLSPrivateKeyFile,
+			RenewError: obs.RenewError, Rotated: obs.Rotated,
 		})
 		if err != nil {
+			return nil, err
+		}
+		if err := n.metrics.CertificateTTL(metrics.ServingCertificate, m.Current); err != nil {
 			return nil, err
 		}
 		s.current, s.runs["serving-certificate"] = m.Current, m.Run

@@ -15,6 +15,7 @@ import (
 	"github.com/berthk8s/berth/internal/events"
 	"github.com/berthk8s/berth/internal/kubeclient"
 	"github.com/berthk8s/berth/internal/kuberuntime"
+	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/mirrorpod"
 	"github.com/berthk8s/berth/internal/nodestatus"
 	"github.com/berthk8s/berth/internal/objectcache"
@@ -49,7 +50,7 @@ type cluster struct {
 	shuttingDown func() bool
 }
 
-func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker) (*cluster, error) {
+func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker, m *metrics.Metrics) (*cluster, error) {
 	kc := &cfg.Kubelet
 	c := &cluster{nodeSynced: make(chan struct{}), nodeName: cfg.NodeName, clock: clk}
 	if cfg.Kubeconfig == "" {
@@ -61,11 +62,7 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		c.recorder = rec
 		return c, nil
 	}
-	// Bootstraps now when it must and rotation is off.
-	certs, err := certificate.NewClient(ctx, certificate.ClientOptions{
-		Kubeconfig: cfg.Kubeconfig, BootstrapKubeconfig: cfg.BootstrapKubeconfig, CertDir: cfg.CertDir,
-		NodeName: cfg.NodeName, Rotate: kc.RotateCertificates, UserAgent: kubeclient.UserAgent(version), Clock: clk,
-	})
+	certs, err := newClientCerts(ctx, cfg, version, clk, m)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +99,29 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		return nil, err
 	}
 	return c, nil
+}
+
+// newClientCerts prepares the node's API credentials (bootstrapping now
+// when it must and rotation is off) and, with rotation, upstream's client
+// certificate metrics.
+func newClientCerts(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker, m *metrics.Metrics) (*certificate.Client, error) {
+	o := certificate.ClientOptions{
+		Kubeconfig: cfg.Kubeconfig, BootstrapKubeconfig: cfg.BootstrapKubeconfig, CertDir: cfg.CertDir,
+		NodeName: cfg.NodeName, Rotate: cfg.Kubelet.RotateCertificates, UserAgent: kubeclient.UserAgent(version), Clock: clk,
+	}
+	if !o.Rotate {
+		return certificate.NewClient(ctx, o)
+	}
+	obs, err := m.CertificateObservers(metrics.ClientCertificate)
+	if err != nil {
+		return nil, err
+	}
+	o.RenewError = obs.RenewError
+	certs, err := certificate.NewClient(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return certs, m.CertificateTTL(metrics.ClientCertificate, certs.Current)
 }
 
 // node is the Node to admit pods against: the registered one in cluster

@@ -34,6 +34,8 @@ type ClientOptions struct {
 	UserAgent string
 	// Clock drives the rotating transport's checks.
 	Clock clock.WithTicker
+	// RenewError, if set, counts the Manager's failed renewals.
+	RenewError func()
 }
 
 // Client is the API clients' side of the node's credentials: the base
@@ -130,6 +132,7 @@ func newRotatingClient(ctx context.Context, o ClientOptions) (*Client, error) {
 		BootstrapCertificatePEM: userCfg.CertData,
 		BootstrapKeyPEM:         userCfg.KeyData,
 		CertificateStore:        store,
+		CertificateRenewFailure: counter(o.RenewError),
 		Name:                    "kubelet-client",
 		Ctx:                     &mctx,
 	})

@@ -27,6 +27,10 @@ type ServingConfig struct {
 	// CertFile and KeyFile (tlsCertFile, tlsPrivateKeyFile) are read
 	// when the store has no pair yet, as upstream.
 	CertDir, CertFile, KeyFile string
+	// RenewError and Rotated, if set, count failed renewals and record
+	// how long the previous certificate lived, in seconds.
+	RenewError func()
+	Rotated    func(seconds float64)
 }
 
 // Serving is the kubelet API's serving certificate requested from the
@@ -53,11 +57,13 @@ func NewServing(ctx context.Context, c ServingConfig) (*Serving, error) {
 		GetTemplate: func() *x509.CertificateRequest {
 			return ServingTemplate(c.NodeName, c.Addresses())
 		},
-		SignerName:       certificatesv1.KubeletServingSignerName,
-		GetUsages:        certificate.DefaultKubeletServingGetUsages,
-		CertificateStore: store,
-		Name:             "kubelet-serving",
-		Ctx:              &mctx,
+		SignerName:              certificatesv1.KubeletServingSignerName,
+		GetUsages:               certificate.DefaultKubeletServingGetUsages,
+		CertificateStore:        store,
+		CertificateRenewFailure: counter(c.RenewError),
+		CertificateRotation:     histogram(c.Rotated),
+		Name:                    "kubelet-serving",
+		Ctx:                     &mctx,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create serving certificate manager: %w", err)
@@ -75,4 +81,22 @@ func (s *Serving) Run(ctx context.Context) error {
 	<-ctx.Done()
 	s.manager.Stop()
 	return nil
+}
+
+// counter and histogram adapt observer functions to the certificate
+// Manager's metric interfaces; nil observes nothing.
+type counter func()
+
+func (f counter) Inc() {
+	if f != nil {
+		f()
+	}
+}
+
+type histogram func(float64)
+
+func (f histogram) Observe(v float64) {
+	if f != nil {
+		f(v)
+	}
 }

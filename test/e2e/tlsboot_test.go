@@ -155,6 +155,13 @@ func testClientRotation(t *testing.T, e *clusterEnv, certDir string, first *x509
 	if st.ContainerID != containerID || st.RestartCount != 0 || st.State.Running == nil {
 		t.Errorf("container after rotation: id %s (was %s), restarts %d, state %+v", st.ContainerID, containerID, st.RestartCount, st.State)
 	}
+	body, err := httpGet(e.node.url("/metrics"))
+	must(t, err)
+	for _, name := range []string{"kubelet_certificate_manager_client_ttl_seconds ", "kubelet_certificate_manager_server_ttl_seconds "} {
+		if !strings.Contains(body, name) || strings.Contains(body, name+"+Inf") {
+			t.Errorf("/metrics has no finite %s", name)
+		}
+	}
 	if !strings.Contains(readLog(t, e.node), "Client certificate rotated") {
 		t.Error("berth did not log closing the connections of the old certificate")
 	}
