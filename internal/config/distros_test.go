@@ -28,8 +28,7 @@ type distro struct {
 	// does not honour yet (the node-resources issue): only these may block.
 	nodeResourceBlockers []string
 	// pendingBlockers are settings other work in progress makes honoured
-	// (TLS bootstrap and rotation, settings part 3, credential providers).
-	// Listed so the table stays exact:
+	// (settings part 3, credential providers). Listed so the table stays exact:
 	// remove an entry when its work lands.
 	pendingBlockers []string
 }
