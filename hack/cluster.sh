@@ -6,7 +6,9 @@
 #   3. berth (bin/berth) and berth-cluster (_output/bin/berth-cluster)
 #   4. berth-cluster: etcd, kube-apiserver, kube-controller-manager and
 #      kube-scheduler on 127.0.0.1 with real TLS, then berth joined to them
-#      as node $(hostname), with examples/static-pods. It prints the kubectl
+#      as node $(hostname) through TLS bootstrap (a bootstrap token and
+#      rotateCertificates, as kubeadm join; --tls-bootstrap=false gives it a
+#      system:node certificate instead), with examples/static-pods. It prints the kubectl
 #      command line to use. Ctrl-C or SIGTERM stops berth and the control
 #      plane.
 #

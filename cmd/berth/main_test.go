@@ -130,7 +130,7 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 		{"unknown field", []string{"--config=/typo.yaml"}, []string{`unknown field "staticPodDir"`}},
 		{"missing file", []string{"--config=/nope.yaml"}, []string{`read config file "/nope.yaml"`}},
 		{"missing kubeconfig", []string{"--config=/good.yaml", "--kubeconfig=/k"}, []string{`flag --kubeconfig: read "/k"`}},
-		{"bootstrap kubeconfig", []string{"--config=/good.yaml", "--bootstrap-kubeconfig=/b"}, []string{"flag --bootstrap-kubeconfig: TLS bootstrap is not supported yet"}},
+		{"bootstrap kubeconfig without kubeconfig", []string{"--config=/good.yaml", "--bootstrap-kubeconfig=/b"}, []string{"flag --bootstrap-kubeconfig: needs --kubeconfig"}},
 		{"unsupported field by flag", []string{"--config=/good.yaml", "--cpu-cfs-quota=false"}, []string{
 			`flag --cpu-cfs-quota sets kubeletConfiguration field "cpuCFSQuota": false is not supported by berth yet (only the default true is accepted)`,
 		}},

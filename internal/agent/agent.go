@@ -61,6 +61,7 @@ type node struct {
 	cgroups  *cm.Manager
 	health   *cri.Health
 	cluster  *cluster
+	certs    *servingCerts
 	relister *pleg.PLEG
 	statuses *podstatus.Store
 	volumes  *volume.Manager
@@ -150,7 +151,10 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
-	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock); err != nil {
+	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics); err != nil {
+		return err
+	}
+	if n.certs, err = n.newServingCerts(ctx, ips); err != nil {
 		return err
 	}
 	if n.objects, err = objectcache.New(objectcache.Config{
@@ -303,6 +307,9 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("objects", n.objects.Run)
 	g.Go("env-services", n.env.RunServices)
 	for name, run := range n.cluster.runs() {
+		g.Go(name, run)
+	}
+	for name, run := range n.certs.runs {
 		g.Go(name, run)
 	}
 	g.Go("pod-sources", n.sources.Run)

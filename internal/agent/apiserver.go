@@ -3,10 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"net"
-	"os"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/config"
-	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/runtimestate"
 	"github.com/berthk8s/berth/internal/server"
 )
@@ -39,7 +35,7 @@ func (n *node) apiHandlers() server.Handlers {
 // serveAPI serves the kubelet API on address:port over TLS until ctx ends.
 func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods server.PodsFunc) error {
 	kc := &n.cfg.Kubelet
-	auth, clientCAs, err := n.apiAuth()
+	auth, err := n.apiAuth()
 	if err != nil {
 		return err
 	}
@@ -54,17 +50,17 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 	if err != nil {
 		return err
 	}
-	tlsCfg, err := n.servingTLS(clientCAs)
+	tlsCfg, err := n.servingTLS()
 	if err != nil {
 		return err
 	}
 	return server.ServeTLS(ctx, "kubelet", kc.Address, int(kc.Port), tlsCfg, handler)
 }
 
-// servingTLS builds the TLS configuration from tlsCertFile/
-// tlsPrivateKeyFile (or the self-signed pair in --cert-dir), tlsMinVersion
-// and tlsCipherSuites (validated by config.Load).
-func (n *node) servingTLS(clientCAs *x509.CertPool) (*tls.Config, error) {
+// servingTLS builds the TLS configuration from the serving certificate
+// and client CAs of n.certs, tlsMinVersion, tlsCipherSuites and
+// tlsCurvePreferences (validated by config.Load).
+func (n *node) servingTLS() (*tls.Config, error) {
 	kc := &n.cfg.Kubelet
 	minVersion, err := config.TLSVersion(kc.TLSMinVersion)
 	if err != nil {
@@ -78,52 +74,34 @@ func (n *node) servingTLS(clientCAs *x509.CertPool) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	ips, err := machine.HostIPs(n.cfg.NodeIPs)
-	if err != nil {
-		return nil, err
-	}
-	var sans []net.IP
-	for _, ip := range ips {
-		sans = append(sans, net.ParseIP(ip))
-	}
 	return server.ServingTLS(server.TLSOptions{
-		CertFile: kc.TLSCertFile, KeyFile: kc.TLSPrivateKeyFile, CertDir: n.cfg.CertDir,
-		Host: n.cfg.NodeName, IPs: sans, MinVersion: minVersion, CipherSuites: suites, CurvePreferences: curves, ClientCAs: clientCAs,
+		Certificate: n.certs.current, ClientCAs: n.certs.clientCAs,
+		MinVersion: minVersion, CipherSuites: suites, CurvePreferences: curves,
 	})
 }
 
 // apiAuth builds the authenticator and authorizer the configuration asks
 // for. Webhook authentication and authorization use the main API client;
 // config.Load has already refused them in standalone mode, as upstream.
-func (n *node) apiAuth() (server.Auth, *x509.CertPool, error) {
+func (n *node) apiAuth() (server.Auth, error) {
 	kc := &n.cfg.Kubelet
-	authn := server.AuthnConfig{Anonymous: ptr.Deref(kc.Authentication.Anonymous.Enabled, false)}
-	if path := kc.Authentication.X509.ClientCAFile; path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return server.Auth{}, nil, fmt.Errorf("read client CA file %q: %w", path, err)
-		}
-		authn.ClientCAs = x509.NewCertPool()
-		if !authn.ClientCAs.AppendCertsFromPEM(data) {
-			return server.Auth{}, nil, fmt.Errorf("read client CA file %q: no PEM certificate", path)
-		}
-	}
+	authn := server.AuthnConfig{Anonymous: ptr.Deref(kc.Authentication.Anonymous.Enabled, false), ClientCAs: n.certs.clientCAs}
 	client := n.cluster.apiClient()
 	if ptr.Deref(kc.Authentication.Webhook.Enabled, false) {
 		if client == nil {
-			return server.Auth{}, nil, fmt.Errorf("no client provided, cannot use webhook authentication")
+			return server.Auth{}, fmt.Errorf("no client provided, cannot use webhook authentication")
 		}
 		tokens, err := server.NewWebhookTokenAuthenticator(client.AuthenticationV1().TokenReviews(),
 			kc.Authentication.Webhook.CacheTTL.Duration, n.clock)
 		if err != nil {
-			return server.Auth{}, nil, err
+			return server.Auth{}, err
 		}
 		authn.Tokens = tokens
 	}
 	auth := server.Auth{Authn: server.NewAuthenticator(authn), Authz: server.AlwaysAllow{}, NodeName: n.cfg.NodeName}
 	if kc.Authorization.Mode == kubeletconfigv1beta1.KubeletAuthorizationModeWebhook {
 		if client == nil {
-			return server.Auth{}, nil, fmt.Errorf("no client provided, cannot use webhook authorization")
+			return server.Auth{}, fmt.Errorf("no client provided, cannot use webhook authorization")
 		}
 		authz, err := server.NewWebhookAuthorizer(server.WebhookAuthzConfig{
 			Reviews:         client.AuthorizationV1().SubjectAccessReviews(),
@@ -132,11 +110,11 @@ func (n *node) apiAuth() (server.Auth, *x509.CertPool, error) {
 			Clock:           n.clock,
 		})
 		if err != nil {
-			return server.Auth{}, nil, err
+			return server.Auth{}, err
 		}
 		auth.Authz = authz
 	}
-	return auth, authn.ClientCAs, nil
+	return auth, nil
 }
 
 // runningPods lists the runtime's running pods for /runningpods/.

@@ -10,10 +10,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/certificate"
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/events"
 	"github.com/berthk8s/berth/internal/kubeclient"
 	"github.com/berthk8s/berth/internal/kuberuntime"
+	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/mirrorpod"
 	"github.com/berthk8s/berth/internal/nodestatus"
 	"github.com/berthk8s/berth/internal/objectcache"
@@ -30,6 +32,7 @@ import (
 // API parts are nil and it admits pods against a Node computed locally.
 type cluster struct {
 	clients  *kubeclient.Clients // nil: standalone
+	certs    *certificate.Client
 	recorder *events.Recorder
 	nodeCtl  *nodestatus.Controller
 	lease    *nodestatus.Lease
@@ -47,7 +50,7 @@ type cluster struct {
 	shuttingDown func() bool
 }
 
-func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker) (*cluster, error) {
+func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker, m *metrics.Metrics) (*cluster, error) {
 	kc := &cfg.Kubelet
 	c := &cluster{nodeSynced: make(chan struct{}), nodeName: cfg.NodeName, clock: clk}
 	if cfg.Kubeconfig == "" {
@@ -59,7 +62,14 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		c.recorder = rec
 		return c, nil
 	}
-	clients, err := kubeclient.New(kubeclient.OptionsFromConfig(cfg, version))
+	certs, err := newClientCerts(ctx, cfg, version, clk, m)
+	if err != nil {
+		return nil, err
+	}
+	c.certs = certs
+	opts := kubeclient.OptionsFromConfig(cfg, version)
+	opts.Base = certs.Config()
+	clients, err := kubeclient.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("create API clients: %w", err)
 	}
@@ -91,6 +101,29 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 	return c, nil
 }
 
+// newClientCerts prepares the node's API credentials (bootstrapping now
+// when it must and rotation is off) and, with rotation, upstream's client
+// certificate metrics.
+func newClientCerts(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker, m *metrics.Metrics) (*certificate.Client, error) {
+	o := certificate.ClientOptions{
+		Kubeconfig: cfg.Kubeconfig, BootstrapKubeconfig: cfg.BootstrapKubeconfig, CertDir: cfg.CertDir,
+		NodeName: cfg.NodeName, Rotate: cfg.Kubelet.RotateCertificates, UserAgent: kubeclient.UserAgent(version), Clock: clk,
+	}
+	if !o.Rotate {
+		return certificate.NewClient(ctx, o)
+	}
+	obs, err := m.CertificateObservers(metrics.ClientCertificate)
+	if err != nil {
+		return nil, err
+	}
+	o.RenewError = obs.RenewError
+	certs, err := certificate.NewClient(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return certs, m.CertificateTTL(metrics.ClientCertificate, certs.Current)
+}
+
 // node is the Node to admit pods against: the registered one in cluster
 // mode (nil until registration), the locally computed one in standalone.
 func (c *cluster) node() *corev1.Node {
@@ -98,6 +131,15 @@ func (c *cluster) node() *corev1.Node {
 		return c.localNode
 	}
 	return c.nodeCtl.Node()
+}
+
+// nodeAddresses are the addresses of the registered Node's last status,
+// nil before registration or in standalone mode.
+func (c *cluster) nodeAddresses() []corev1.NodeAddress {
+	if n := c.node(); n != nil && c.nodeCtl != nil {
+		return n.Status.Addresses
+	}
+	return nil
 }
 
 // mirrors returns the mirror pod keeper, or nil in standalone mode.
@@ -141,6 +183,8 @@ func (c *cluster) runs() map[string]func(ctx context.Context) error {
 		"node-lease":  c.lease.Run,
 		"pod-status":  c.status.Run,
 		"node-synced": c.waitNodeSynced,
+		// Renews the client certificate (rotateCertificates).
+		"client-certificate": c.certs.Run,
 	}
 }
 

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -124,6 +126,32 @@ func TestAccepts(t *testing.T) {
 		if accepts(ctx, l) {
 			t.Errorf("%s: a closed server accepts", tt.name)
 		}
+	}
+	// The kubelet API before serverTLSBootstrap's certificate is issued:
+	// every handshake fails with an alert, but it serves.
+	noCert, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+		return nil, errors.New("no serving certificate available for the kubelet")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := noCert.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.(*tls.Conn).Handshake()
+			c.Close()
+		}
+	}()
+	l := listener{addr: noCert.Addr().String(), tls: true}
+	if !accepts(ctx, l) {
+		t.Error("a TLS server without a certificate yet does not count as serving")
+	}
+	noCert.Close()
+	if accepts(ctx, l) {
+		t.Error("a closed TLS server accepts")
 	}
 	if got := dialAddr("0.0.0.0", 10250); got != "127.0.0.1:10250" {
 		t.Errorf("dialAddr(0.0.0.0) = %s", got)

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"strconv"
 	"time"
@@ -100,8 +101,8 @@ func dialAddr(host string, port int32) string {
 }
 
 // accepts reports whether srv accepts a connection: for the TLS server, a
-// completed handshake (a bare connection would make it log a handshake
-// error). Nothing is sent and nothing received is trusted: berth only
+// handshake that completes or that the server refuses with an alert (a
+// bare connection would make it log a handshake error). Nothing is sent and nothing received is trusted: berth only
 // checks its own listener, so the certificate is not verified.
 func accepts(ctx context.Context, srv listener) bool {
 	d := net.Dialer{Timeout: time.Second}
@@ -114,7 +115,11 @@ func accepts(ctx context.Context, srv listener) bool {
 		conn, err = d.DialContext(ctx, "tcp", srv.addr)
 	}
 	if err != nil {
-		return false
+		// A TLS alert is the server answering: until serverTLSBootstrap's
+		// certificate is issued the kubelet API refuses every handshake, as
+		// upstream's, yet it serves.
+		var op *net.OpError
+		return srv.tls && errors.As(err, &op) && op.Op == "remote error"
 	}
 	_ = conn.Close()
 	return true

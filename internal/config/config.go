@@ -29,8 +29,9 @@ type Config struct {
 	// flags. Fields berth does not honour hold their defaults.
 	Kubelet kubeletconfigv1beta1.KubeletConfiguration `json:"kubelet"`
 
-	// Kubeconfig, when set, puts berth in cluster mode. BootstrapKubeconfig
-	// is always empty: TLS bootstrap is not supported yet.
+	// Kubeconfig, when set, puts berth in cluster mode. With
+	// BootstrapKubeconfig it need not exist yet: bootstrapping writes it
+	// (internal/certificate).
 	Kubeconfig          string `json:"kubeconfig,omitempty"`
 	BootstrapKubeconfig string `json:"bootstrapKubeconfig,omitempty"`
 	// HostnameOverride is --hostname-override as given.
@@ -231,7 +232,12 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 	flagProblem := func(name string, err error) {
 		ps = append(ps, problem{key: "flag " + name, msg: fmt.Sprintf("flag --%s: %v", name, err)})
 	}
-	if flags.Kubeconfig != "" {
+	switch {
+	case flags.BootstrapKubeconfig != "" && flags.Kubeconfig == "":
+		flagProblem("bootstrap-kubeconfig", fmt.Errorf("needs --kubeconfig, the path the kubeconfig is written to after bootstrapping"))
+	case flags.BootstrapKubeconfig != "":
+		// --kubeconfig may be missing or stale: bootstrapping replaces it.
+	case flags.Kubeconfig != "":
 		if _, err := env.ReadFile(flags.Kubeconfig); err != nil {
 			flagProblem("kubeconfig", fmt.Errorf("read %q: %w", flags.Kubeconfig, err))
 		}

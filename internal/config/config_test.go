@@ -123,7 +123,18 @@ func TestLoadGolden(t *testing.T) {
 		{name: "kubeconfig-problems", args: []string{
 			"--config=testdata/minimal.yaml",
 			"--kubeconfig=/etc/kubernetes/kubelet.conf",
+		}},
+		// With a bootstrap kubeconfig, --kubeconfig need not exist yet.
+		{name: "bootstrap", args: []string{
+			"--config=testdata/minimal.yaml",
+			"--kubeconfig=/etc/kubernetes/kubelet.conf",
 			"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
+			"--rotate-certificates", "--rotate-server-certificates",
+		}},
+		{name: "bootstrap-problems", args: []string{
+			"--config=testdata/minimal.yaml",
+			"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
+			"--rotate-server-certificates",
 		}},
 		{name: "no-hostname", hostname: "-", args: nil},
 		{name: "gc", args: []string{"--config=testdata/gc.yaml",

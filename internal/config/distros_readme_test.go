@@ -20,19 +20,19 @@ const (
 // holds the table to what Load does, so the README cannot drift from it.
 func distroCompatTable() string {
 	var b strings.Builder
-	b.WriteString("| distribution | berth starts | blocked by node-resource fields | blocked by work in progress | other |\n")
-	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	b.WriteString("| distribution | berth starts | blocked by node-resource fields | other |\n")
+	b.WriteString("| --- | --- | --- | --- |\n")
 	for _, d := range distros() {
 		starts := "yes"
-		if len(sortedUnion(d.nodeResourceBlockers, d.pendingBlockers)) > 0 {
+		if len(sortedUnion(d.nodeResourceBlockers)) > 0 {
 			starts = "not yet"
 		}
 		var other []string
 		if len(d.upstreamUnknownFlags) > 0 {
 			other = append(other, codeList(d.upstreamUnknownFlags)+" refused (upstream v1.37.2 refuses it too)")
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", d.title, starts,
-			codeList(d.nodeResourceBlockers), codeList(d.pendingBlockers), strings.Join(other, "; "))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", d.title, starts,
+			codeList(d.nodeResourceBlockers), strings.Join(other, "; "))
 	}
 	return b.String()
 }

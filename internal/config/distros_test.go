@@ -27,11 +27,6 @@ type distro struct {
 	// nodeResourceBlockers are the node-resource fields and flags berth
 	// does not honour yet (the node-resources issue): only these may block.
 	nodeResourceBlockers []string
-	// pendingBlockers are settings other work in progress makes honoured
-	// (TLS bootstrap and rotation, settings part 3, credential providers).
-	// Listed so the table stays exact:
-	// remove an entry when its work lands.
-	pendingBlockers []string
 }
 
 // distros is the corpus. Keep in step with README.md's Compatibility
@@ -40,20 +35,17 @@ func distros() []distro {
 	return []distro{
 		{
 			dir: "kubeadm", title: "kubeadm v1.37.2",
-			stubs:           []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			pendingBlockers: []string{"--bootstrap-kubeconfig", "rotateCertificates"},
+			stubs: []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 		},
 		{
 			dir: "kind", title: "kind",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "minikube", title: "minikube",
 			stubs:                []string{"var/lib/minikube/certs/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 			nodeResourceBlockers: []string{"evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "k3s", title: "k3s",
@@ -65,38 +57,32 @@ func distros() []distro {
 			stubs:                []string{"run/k0s/kubelet/ca.crt", "var/lib/k0s/kubelet.conf"},
 			upstreamUnknownFlags: []string{"--containerd"},
 			nodeResourceBlockers: []string{"--runtime-cgroups"},
-			pendingBlockers:      []string{"rotateCertificates", "serverTLSBootstrap"},
 		},
 		{
 			dir: "talos", title: "Talos",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubeconfig-kubelet", "etc/kubernetes/bootstrap-kubeconfig"},
 			nodeResourceBlockers: []string{"systemCgroups"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates"},
 		},
 		{
 			dir: "eks", title: "EKS (nodeadm)",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "var/lib/kubelet/kubeconfig"},
 			plugins:              []string{"etc/eks/image-credential-provider/ecr-credential-provider"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"serverTLSBootstrap"},
 		},
 		{
 			dir: "gce", title: "GCE (kube-up)",
 			stubs:                []string{"etc/srv/kubernetes/pki/ca-certificates.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
 			plugins:              []string{"home/kubernetes/bin/auth-provider-gcp"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig"},
 		},
 		{
 			dir: "aks", title: "AKS (AgentBaker)",
 			stubs:                []string{"etc/kubernetes/certs/ca.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
 			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
-			pendingBlockers:      []string{"--bootstrap-kubeconfig", "rotateCertificates", "serverTLSBootstrap"},
 		},
 		{
 			dir: "capi", title: "Cluster API (CAPA)",
-			stubs:           []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			pendingBlockers: []string{"--bootstrap-kubeconfig", "rotateCertificates"},
+			stubs: []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 		},
 	}
 }
@@ -123,23 +109,9 @@ func nodeResourceFields() map[string]bool {
 	}
 }
 
-// pendingFields are the settings that work in progress on other branches
-// makes honoured.
-func pendingFields() map[string]bool {
-	return map[string]bool{
-		// TLS bootstrap and certificate rotation.
-		"--bootstrap-kubeconfig": true, "rotateCertificates": true, "serverTLSBootstrap": true,
-		// Settings part 3 and --cloud-provider=external.
-		"featureGates": true, "serializeImagePulls": true, "maxParallelImagePulls": true,
-		"hairpinMode": true, "providerID": true, "oomScoreAdj": true, "protectKernelDefaults": true,
-		"logging.format": true, "logging.flushFrequency": true, "logging.options": true,
-		"logging.vmodule": true, "--cloud-provider": true,
-	}
-}
-
 // TestDistros loads each distribution's files and command line as cmd/berth
 // does: berth starts, or exactly the listed fields block it, and every one
-// of them is a node-resource field or one that work in progress honours.
+// of them is a node-resource field.
 func TestDistros(t *testing.T) {
 	for _, d := range distros() {
 		t.Run(d.dir, func(t *testing.T) {
@@ -148,17 +120,12 @@ func TestDistros(t *testing.T) {
 					t.Errorf("nodeResourceBlockers lists %q, which is not a node-resource field: berth must honour it", f)
 				}
 			}
-			for _, f := range d.pendingBlockers {
-				if !pendingFields()[f] {
-					t.Errorf("pendingBlockers lists %q, which no work in progress honours: berth must honour it", f)
-				}
-			}
 			unknown, blockers := loadDistro(t, d)
 			sorted := cmpopts.SortSlices(func(a, b string) bool { return a < b })
 			if diff := cmp.Diff(d.upstreamUnknownFlags, unknown, sorted, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("flags berth does not know (-want +got):\n%s", diff)
 			}
-			want := sortedUnion(d.nodeResourceBlockers, d.pendingBlockers)
+			want := sortedUnion(d.nodeResourceBlockers)
 			if diff := cmp.Diff(want, blockers, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("blocking fields and flags (-want +got):\n%s", diff)
 			}

@@ -24,6 +24,9 @@ func validateServer(kc *kubeletconfigv1beta1.KubeletConfiguration, clusterMode b
 	if _, err := CurvePreferences(kc.TLSCurvePreferences); err != nil {
 		ps = append(ps, fieldProblem("tlsCurvePreferences", "%v", err))
 	}
+	if kc.ServerTLSBootstrap && !clusterMode {
+		ps = append(ps, fieldProblem("serverTLSBootstrap", "true but there is no --kubeconfig: the serving certificate is requested from the API server"))
+	}
 	if (kc.TLSCertFile == "") != (kc.TLSPrivateKeyFile == "") {
 		ps = append(ps, fieldProblem("tlsCertFile", "tlsCertFile and tlsPrivateKeyFile must be set together"))
 	}

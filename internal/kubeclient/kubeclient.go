@@ -27,6 +27,11 @@ type Options struct {
 	// Kubeconfig is the path of the kubeconfig (--kubeconfig). Relative
 	// file names inside it are taken relative to its directory.
 	Kubeconfig string
+	// Base, when set, is used instead of reading Kubeconfig: the server and
+	// credentials every client starts from (certificate.Client.Config,
+	// whose rotating transport all three clients then share). It is
+	// copied, never changed.
+	Base *rest.Config
 	// ContentType is kubeletConfiguration.contentType; ContentTypeProtobuf
 	// when empty.
 	ContentType string
@@ -96,6 +101,9 @@ func New(o Options) (*Clients, error) {
 // loadConfigs reads o.Kubeconfig (resolving the file names in it relative
 // to its directory, as upstream's loading rules do) and builds the configs.
 func loadConfigs(o Options) (clientConfigs, error) {
+	if o.Base != nil {
+		return deriveConfigs(rest.CopyConfig(o.Base), o), nil
+	}
 	if o.Kubeconfig == "" {
 		return clientConfigs{}, errors.New("create API clients: no kubeconfig given")
 	}
@@ -128,6 +136,12 @@ func restConfigs(kc *clientcmdapi.Config, o Options) (clientConfigs, error) {
 	if err != nil {
 		return clientConfigs{}, fmt.Errorf("invalid kubeconfig: %w", err)
 	}
+	return deriveConfigs(base, o), nil
+}
+
+// deriveConfigs turns the base config into the three clients' configs; it
+// changes base.
+func deriveConfigs(base *rest.Config, o Options) clientConfigs {
 	setContentType(base, o.ContentType)
 	base.UserAgent = o.UserAgent
 	if base.UserAgent == "" {
@@ -148,7 +162,7 @@ func restConfigs(kc *clientcmdapi.Config, o Options) (clientConfigs, error) {
 	heartbeat := rest.CopyConfig(main)
 	heartbeat.Timeout = HeartbeatTimeout(o.NodeStatusUpdateFrequency, o.NodeLeaseDuration)
 	heartbeat.QPS = -1
-	return clientConfigs{main: main, heartbeat: heartbeat, events: events}, nil
+	return clientConfigs{main: main, heartbeat: heartbeat, events: events}
 }
 
 // HeartbeatTimeout is the Heartbeat client's request timeout: the smaller of

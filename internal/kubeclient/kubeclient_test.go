@@ -1,6 +1,7 @@
 package kubeclient
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -206,6 +207,30 @@ func TestNewResolvesRelativePaths(t *testing.T) {
 	}
 	if _, err := New(Options{}); err == nil {
 		t.Error("New succeeded without a kubeconfig path")
+	}
+}
+
+// TestBaseSharesTransport builds the clients from a base config with its
+// own transport, as certificate.Client gives: the kubeconfig is not read,
+// the base is not changed, and every client keeps the one transport, so
+// closing its connections reaches them all.
+func TestBaseSharesTransport(t *testing.T) {
+	rt := &http.Transport{}
+	base := &rest.Config{Host: "https://10.0.0.1:6443", Transport: rt}
+	cfgs, err := loadConfigs(Options{Kubeconfig: "/does/not/exist", Base: base, QPS: 7, Burst: 9, NodeLeaseDuration: 40 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*rest.Config{"main": cfgs.main, "heartbeat": cfgs.heartbeat, "events": cfgs.events} {
+		if c.Transport != rt || c.Host != base.Host {
+			t.Errorf("%s: transport %p host %q, want the base's %p %q", name, c.Transport, c.Host, rt, base.Host)
+		}
+	}
+	if cfgs.main.QPS != 7 || cfgs.heartbeat.Timeout != 40*time.Second {
+		t.Errorf("main QPS %v, heartbeat timeout %v: options not applied", cfgs.main.QPS, cfgs.heartbeat.Timeout)
+	}
+	if base.QPS != 0 || base.UserAgent != "" || base.ContentType != "" {
+		t.Errorf("base changed: %+v", base)
 	}
 }
 

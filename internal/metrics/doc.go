@@ -6,6 +6,7 @@
 //	runtime.go   kubelet_runtime_operations_* and started pods/containers, fed by the CRI interceptor (ObserveCRI)
 //	pleg.go      kubelet_pleg_* and the running pods/containers gauges, fed by the PLEG (ObserveRelist)
 //	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker
+//	certificate.go the certificate managers' renewal errors, rotation ages and TTLs (internal/certificate)
 //
 // Components never import this package's state: they take small observer
 // functions in their Config (nil = off), and the agent wires the methods

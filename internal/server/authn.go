@@ -34,8 +34,10 @@ type TokenAuthenticator interface {
 
 // AuthnConfig configures the authenticator. Every part is optional.
 type AuthnConfig struct {
-	// ClientCAs verifies client certificates; nil disables x509 auth.
-	ClientCAs *x509.CertPool
+	// ClientCAs returns the CAs that verify client certificates, read
+	// for every request (the bundle is reloaded when its file changes);
+	// nil disables x509 auth.
+	ClientCAs func() *x509.CertPool
 	// Tokens authenticates bearer tokens; nil disables token auth.
 	Tokens TokenAuthenticator
 	// Anonymous lets requests without credentials through as
@@ -97,8 +99,13 @@ func (a *Authenticator) authenticateCert(r *http.Request) (*User, bool, error) {
 		return nil, false, nil
 	}
 	certs := r.TLS.PeerCertificates
+	roots := a.cfg.ClientCAs()
+	if roots == nil {
+		// A nil pool would make Verify trust the system's roots.
+		return nil, false, errors.New("verify client certificate: no client CA bundle")
+	}
 	opts := x509.VerifyOptions{
-		Roots:         a.cfg.ClientCAs,
+		Roots:         roots,
 		Intermediates: x509.NewCertPool(),
 		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}

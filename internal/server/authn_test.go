@@ -35,6 +35,7 @@ func TestAuthenticate(t *testing.T) {
 	foreign := other.issue(t, "mallory", nil, x509.ExtKeyUsageClientAuth)
 	tokens := fakeTokens{"good": {Name: "system:serviceaccount:default:reader", UID: "u1", Groups: []string{"system:serviceaccounts"}}}
 	anon := &User{Name: AnonymousUser, Groups: []string{UnauthenticatedGrp}}
+	pool := func() *x509.CertPool { return ca.pool }
 
 	tests := []struct {
 		name      string
@@ -47,10 +48,10 @@ func TestAuthenticate(t *testing.T) {
 		// a token that authenticated the caller is removed.
 		wantAuthz string
 	}{
-		{name: "client cert", cfg: AuthnConfig{ClientCAs: ca.pool}, cert: client,
+		{name: "client cert", cfg: AuthnConfig{ClientCAs: pool}, cert: client,
 			want: &User{Name: "kube-apiserver-kubelet-client", Groups: []string{"system:masters", AuthenticatedGroup}}},
-		{name: "cert from another CA", cfg: AuthnConfig{ClientCAs: ca.pool, Anonymous: true}, cert: foreign, wantError: true},
-		{name: "server-only cert", cfg: AuthnConfig{ClientCAs: ca.pool}, cert: serverOnly, wantError: true},
+		{name: "cert from another CA", cfg: AuthnConfig{ClientCAs: pool, Anonymous: true}, cert: foreign, wantError: true},
+		{name: "server-only cert", cfg: AuthnConfig{ClientCAs: pool}, cert: serverOnly, wantError: true},
 		{name: "cert ignored without CA", cfg: AuthnConfig{Anonymous: true}, cert: foreign, want: anon},
 		{name: "bearer token", cfg: AuthnConfig{Tokens: tokens}, authz: "Bearer good",
 			want: &User{Name: "system:serviceaccount:default:reader", UID: "u1", Groups: []string{"system:serviceaccounts", AuthenticatedGroup}}},
@@ -59,15 +60,17 @@ func TestAuthenticate(t *testing.T) {
 		{name: "invalid token fails even with anonymous", cfg: AuthnConfig{Tokens: tokens, Anonymous: true}, authz: "Bearer bad", wantError: true,
 			wantAuthz: "Bearer bad"},
 		{name: "token error", cfg: AuthnConfig{Tokens: tokens}, authz: "Bearer broken", wantError: true, wantAuthz: "Bearer broken"},
-		{name: "bad cert but good token", cfg: AuthnConfig{ClientCAs: ca.pool, Tokens: tokens}, cert: foreign, authz: "Bearer good",
+		{name: "bad cert but good token", cfg: AuthnConfig{ClientCAs: pool, Tokens: tokens}, cert: foreign, authz: "Bearer good",
 			want: &User{Name: "system:serviceaccount:default:reader", UID: "u1", Groups: []string{"system:serviceaccounts", AuthenticatedGroup}}},
-		{name: "client cert wins, the token authenticator does not run", cfg: AuthnConfig{ClientCAs: ca.pool, Tokens: tokens}, cert: client, authz: "Bearer good",
+		{name: "client cert wins, the token authenticator does not run", cfg: AuthnConfig{ClientCAs: pool, Tokens: tokens}, cert: client, authz: "Bearer good",
 			want: &User{Name: "kube-apiserver-kubelet-client", Groups: []string{"system:masters", AuthenticatedGroup}}, wantAuthz: "Bearer good"},
 		{name: "basic auth is no credential", cfg: AuthnConfig{Tokens: tokens, Anonymous: true}, authz: "Basic Zm9vOmJhcg==", want: anon,
 			wantAuthz: "Basic Zm9vOmJhcg=="},
 		{name: "token ignored without webhook", cfg: AuthnConfig{Anonymous: true}, authz: "Bearer bad", want: anon, wantAuthz: "Bearer bad"},
-		{name: "anonymous", cfg: AuthnConfig{ClientCAs: ca.pool, Tokens: tokens, Anonymous: true}, want: anon},
-		{name: "no credentials, anonymous off", cfg: AuthnConfig{ClientCAs: ca.pool, Tokens: tokens}, wantError: true},
+		{name: "no CA bundle at the moment trusts nobody", cfg: AuthnConfig{ClientCAs: func() *x509.CertPool { return nil }, Anonymous: true},
+			cert: client, wantError: true},
+		{name: "anonymous", cfg: AuthnConfig{ClientCAs: pool, Tokens: tokens, Anonymous: true}, want: anon},
+		{name: "no credentials, anonymous off", cfg: AuthnConfig{ClientCAs: pool, Tokens: tokens}, wantError: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,14 +15,11 @@ import (
 
 // TLSOptions is the serving TLS part of the KubeletConfiguration.
 type TLSOptions struct {
-	// CertFile and KeyFile are tlsCertFile and tlsPrivateKeyFile; when
-	// both are empty a self-signed pair in CertDir is used.
-	CertFile, KeyFile string
-	// CertDir is --cert-dir: where kubelet.crt and kubelet.key live.
-	CertDir string
-	// Host and IPs go into a generated certificate's SANs.
-	Host string
-	IPs  []net.IP
+	// Certificate returns the serving certificate; it is called for every
+	// handshake, so a rotated or reloaded certificate takes effect at once.
+	// A nil result fails the handshake, as upstream's kubelet does until
+	// its serving certificate is issued.
+	Certificate func() *tls.Certificate
 	// MinVersion and CipherSuites are tlsMinVersion and tlsCipherSuites,
 	// parsed (config.TLSVersion, config.CipherSuites); zero and nil mean
 	// TLS 1.2 and Go's default suites.
@@ -30,47 +27,65 @@ type TLSOptions struct {
 	CipherSuites []uint16
 	// CurvePreferences is tlsCurvePreferences (nil: Go's defaults).
 	CurvePreferences []tls.CurveID
-	// ClientCAs, when set, is offered to clients as the acceptable CAs.
-	ClientCAs *x509.CertPool
+	// ClientCAs, when set, returns the CAs offered to clients as the
+	// acceptable ones, read for every handshake.
+	ClientCAs func() *x509.CertPool
 }
 
+// errNoServingCertificate fails a handshake before a certificate exists.
+var errNoServingCertificate = errors.New("no serving certificate available for the kubelet")
+
 // ServingTLS returns the TLS configuration of the kubelet API: the serving
-// certificate, the minimum version and cipher suites, and a request (not a
-// demand) for a client certificate, which authentication verifies.
+// certificate and client CAs of the moment for each handshake, the minimum
+// version and cipher suites, HTTP/1.1 only (exec, attach and port-forward
+// upgrade the connection), and a request (not a demand) for a client
+// certificate, which authentication verifies.
 func ServingTLS(opts TLSOptions) (*tls.Config, error) {
-	cert, err := servingCertificate(opts)
-	if err != nil {
-		return nil, err
+	if opts.Certificate == nil {
+		return nil, errors.New("serve TLS: no serving certificate source")
 	}
 	minVersion := opts.MinVersion
 	if minVersion == 0 {
 		minVersion = tls.VersionTLS12
 	}
-	return &tls.Config{
+	get := opts.Certificate
+	cfg := &tls.Config{
 		MinVersion:       minVersion,
 		CipherSuites:     opts.CipherSuites,
 		CurvePreferences: opts.CurvePreferences,
-		Certificates:     []tls.Certificate{cert},
-		ClientAuth:       tls.RequestClientCert,
-		ClientCAs:        opts.ClientCAs,
-	}, nil
+		NextProtos:       []string{"http/1.1"},
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if c := get(); c != nil {
+				return c, nil
+			}
+			return nil, errNoServingCertificate
+		},
+		ClientAuth: tls.RequestClientCert,
+	}
+	if opts.ClientCAs != nil {
+		base := cfg.Clone()
+		cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			c := base.Clone()
+			c.ClientCAs = opts.ClientCAs()
+			return c, nil
+		}
+	}
+	return cfg, nil
 }
 
-// servingCertificate loads tlsCertFile/tlsPrivateKeyFile, or the
-// self-signed pair in the cert dir, generating it on first use as upstream.
-func servingCertificate(opts TLSOptions) (tls.Certificate, error) {
-	certFile, keyFile := opts.CertFile, opts.KeyFile
-	if certFile == "" && keyFile == "" {
-		var err error
-		if certFile, keyFile, err = EnsureSelfSigned(opts.CertDir, opts.Host, opts.IPs); err != nil {
-			return tls.Certificate{}, err
-		}
+// SelfSigned returns the self-signed pair in certDir (EnsureSelfSigned),
+// upstream's serving certificate when neither tlsCertFile nor
+// serverTLSBootstrap is set.
+func SelfSigned(certDir, host string, ips []net.IP) (*tls.Certificate, error) {
+	certFile, keyFile, err := EnsureSelfSigned(certDir, host, ips)
+	if err != nil {
+		return nil, err
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("load serving certificate %q: %w", certFile, err)
+		return nil, fmt.Errorf("load serving certificate %q: %w", certFile, err)
 	}
-	return cert, nil
+	return &cert, nil
 }
 
 // EnsureSelfSigned returns the paths of certDir/kubelet.crt and

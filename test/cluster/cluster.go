@@ -47,6 +47,14 @@ type Options struct {
 	// AuditLog makes kube-apiserver log every request's metadata (user,
 	// user agent, verb, resource) to AuditLogPath, one JSON event a line.
 	AuditLog bool
+	// VerifyKubelets makes kube-apiserver verify kubelets' serving
+	// certificates against the cluster CA (--kubelet-certificate-authority),
+	// which signs the kubelet-serving CSRs: for kubelets with
+	// serverTLSBootstrap only.
+	VerifyKubelets bool
+	// SigningDuration is kube-controller-manager's --cluster-signing-duration,
+	// the life of the certificates it signs; 0 keeps its default (a year).
+	SigningDuration time.Duration
 }
 
 // Cluster is a running control plane. Safe for concurrent use.
@@ -56,8 +64,11 @@ type Cluster struct {
 	timeout time.Duration
 	keepDir bool
 	audit   bool
+	opts    Options
 	pki     pki
 	admin   *http.Client // trusts the CA, presents the admin certificate
+
+	bootMu sync.Mutex // serialises BootstrapKubeconfig
 
 	mu      sync.Mutex          // guards the fields below
 	procs   map[string]*process // running components, by name
@@ -86,6 +97,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		timeout: opts.StartTimeout,
 		keepDir: opts.KeepDir,
 		audit:   opts.AuditLog,
+		opts:    opts,
 		procs:   map[string]*process{},
 		nodes:   map[string]string{},
 	}
@@ -145,7 +157,7 @@ func (c *Cluster) start(ctx context.Context, nodeNames []string) error {
 	}{
 		{Etcd, EtcdArgs(l), etcdClient, l.EtcdURL() + "/health"},
 		{APIServer, c.apiServerArgs(), c.admin, l.APIServerURL() + "/readyz"},
-		{ControllerManager, ControllerManagerArgs(l), anonymous, httpsURL(l.Ports.ControllerManager) + "/healthz"},
+		{ControllerManager, c.controllerManagerArgs(), anonymous, httpsURL(l.Ports.ControllerManager) + "/healthz"},
 		{Scheduler, SchedulerArgs(l), anonymous, httpsURL(l.Ports.Scheduler) + "/healthz"},
 	}
 	for _, s := range steps {
@@ -234,9 +246,22 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 // apiServerArgs is APIServerArgs plus the audit flags when asked for.
 func (c *Cluster) apiServerArgs() []string {
 	args := APIServerArgs(c.layout)
+	if c.opts.VerifyKubelets {
+		args = append(args, "--kubelet-certificate-authority="+c.layout.PKI("ca.crt"))
+	}
 	if c.audit {
 		args = append(args, "--audit-policy-file="+c.layout.Path(auditPolicyFile), "--audit-log-path="+c.AuditLogPath(),
 			"--audit-log-format=json", "--audit-log-mode=blocking")
+	}
+	return args
+}
+
+// controllerManagerArgs is ControllerManagerArgs plus the signing
+// duration when asked for.
+func (c *Cluster) controllerManagerArgs() []string {
+	args := ControllerManagerArgs(c.layout)
+	if d := c.opts.SigningDuration; d > 0 {
+		args = append(args, "--cluster-signing-duration="+d.String())
 	}
 	return args
 }

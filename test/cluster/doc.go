@@ -11,13 +11,20 @@
 // system:nodes). The API server runs with --authorization-mode=Node,RBAC and
 // the NodeRestriction admission plugin, so a node kubeconfig has exactly the
 // rights a real kubelet has. Every connection, etcd's included, is TLS with
-// client certificates; every listener is on 127.0.0.1.
+// client certificates; every listener is on 127.0.0.1. For node TLS
+// bootstrap, BootstrapKubeconfig creates a bootstrap token and the RBAC
+// kubeadm creates (kube-apiserver accepts bootstrap tokens; the
+// controller-manager signs CSRs with the cluster CA and approves node client
+// ones); Options.SigningDuration shortens the certificates it signs and
+// Options.VerifyKubelets makes the API server verify kubelets' serving
+// certificates.
 //
 // Files:
 //
 //	pki.go        the CA and the certificates and keys it issues (pure but for randomness)
 //	files.go      every certificate, key and kubeconfig of a cluster, on disk
 //	kubeconfig.go kubeconfig files
+//	bootstrap.go  the bootstrap token, kubeadm's node bootstrap RBAC, the bootstrap kubeconfig
 //	flags.go      the command line of each component (pure)
 //	process.go    one child process: process group, log file, stop, log tail
 //	cluster.go    Start, Stop, the accessors and the API server restart

@@ -83,6 +83,8 @@ func APIServerArgs(l Layout) []string {
 		"--etcd-certfile=" + l.PKI("apiserver-etcd-client.crt"),
 		"--etcd-keyfile=" + l.PKI("apiserver-etcd-client.key"),
 		"--authorization-mode=Node,RBAC",
+		// Bootstrap tokens (BootstrapKubeconfig), as kubeadm enables them.
+		"--enable-bootstrap-token-auth=true",
 		"--enable-admission-plugins=NodeRestriction",
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--service-account-issuer=" + ServiceAccountIssuer,
@@ -90,8 +92,9 @@ func APIServerArgs(l Layout) []string {
 		"--service-account-signing-key-file=" + l.PKI("sa.key"),
 		"--kubelet-client-certificate=" + l.PKI("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key=" + l.PKI("apiserver-kubelet-client.key"),
-		// berth serves the kubelet API with a self-signed certificate, so
-		// no --kubelet-certificate-authority. Node IPs first, as kubeadm:
+		// berth serves the kubelet API with a self-signed certificate unless
+		// it bootstraps one (Options.VerifyKubelets adds
+		// --kubelet-certificate-authority). Node IPs first, as kubeadm:
 		// the nodes' host names do not resolve on the test machine.
 		"--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
 		"--allow-privileged=true",

@@ -27,7 +27,10 @@ type options struct {
 	criEndpoint   string
 	binDir        string
 	keep          bool
-	berthArgs     []string
+	// tlsBootstrap joins berth with a bootstrap token, as kubeadm join;
+	// false gives it a system:node client certificate instead.
+	tlsBootstrap bool
+	berthArgs    []string
 }
 
 func main() {
@@ -45,6 +48,7 @@ func parseFlags() options {
 	flag.StringVar(&o.staticPodPath, "static-pod-path", "examples/static-pods", "staticPodPath of the berth node")
 	flag.StringVar(&o.criEndpoint, "cri-endpoint", "unix:///run/containerd/containerd.sock", "containerRuntimeEndpoint of the berth node")
 	flag.StringVar(&o.binDir, "bin-dir", "", "directory of the control plane binaries (default $"+cluster.BinDirEnv+", else <repo>/_output/tools/bin)")
+	flag.BoolVar(&o.tlsBootstrap, "tls-bootstrap", true, "join berth through TLS bootstrap (a bootstrap token, rotateCertificates), as kubeadm join; false: a kubeconfig with a system:node client certificate")
 	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's directory (certificates, etcd data, logs) after stopping")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: berth-cluster [flags] [-- berth flags...]\n")
@@ -65,7 +69,7 @@ func run(o options) error {
 	}
 	fmt.Println("berth-cluster: starting etcd, kube-apiserver, kube-controller-manager and kube-scheduler on 127.0.0.1 ...")
 	start := time.Now()
-	c, err := cluster.Start(ctx, cluster.Options{BinDir: o.binDir, NodeNames: []string{o.nodeName}, KeepDir: o.keep})
+	c, err := cluster.Start(ctx, cluster.Options{BinDir: o.binDir, KeepDir: o.keep})
 	if err != nil {
 		return err
 	}
@@ -75,12 +79,12 @@ func run(o options) error {
 			fmt.Fprintln(os.Stderr, "berth-cluster:", err)
 		}
 	}()
-	nodeKubeconfig, err := c.NodeKubeconfig(o.nodeName)
+	credArgs, nodeKubeconfig, err := nodeCredentials(ctx, c, o)
 	if err != nil {
 		return err
 	}
 	kubeletConfig := filepath.Join(c.Dir(), "kubelet-config.yaml")
-	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, o.criEndpoint, c.CAFile()), 0o644); err != nil {
+	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, o.criEndpoint, c.CAFile(), o.tlsBootstrap), 0o644); err != nil {
 		return fmt.Errorf("write kubelet configuration: %w", err)
 	}
 	printHints(c, time.Since(start), o.nodeName, nodeKubeconfig)
@@ -90,10 +94,27 @@ func run(o options) error {
 		<-ctx.Done()
 		return nil
 	}
-	args := append([]string{"--kubeconfig=" + nodeKubeconfig, "--config=" + kubeletConfig,
-		"--hostname-override=" + o.nodeName, "--cert-dir=" + filepath.Join(c.Dir(), "kubelet-pki")}, o.berthArgs...)
+	args := append(append(credArgs, "--config="+kubeletConfig,
+		"--hostname-override="+o.nodeName, "--cert-dir="+filepath.Join(c.Dir(), "kubelet-pki")), o.berthArgs...)
 	fmt.Printf("berth-cluster: running %s %s\n\n", o.berth, strings.Join(args, " "))
 	return runBerth(ctx, o.berth, args)
+}
+
+// nodeCredentials returns berth's credential flags and the node's
+// kubeconfig: with TLS bootstrap a bootstrap kubeconfig and the path berth
+// writes its own kubeconfig to once its certificate is issued; without,
+// a kubeconfig with a system:node certificate the cluster CA issues.
+func nodeCredentials(ctx context.Context, c *cluster.Cluster, o options) (args []string, kubeconfig string, err error) {
+	if !o.tlsBootstrap {
+		kubeconfig, err = c.NodeKubeconfig(o.nodeName)
+		return []string{"--kubeconfig=" + kubeconfig}, kubeconfig, err
+	}
+	boot, err := c.BootstrapKubeconfig(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	kubeconfig = filepath.Join(c.Dir(), "kubelet.kubeconfig")
+	return []string{"--bootstrap-kubeconfig=" + boot, "--kubeconfig=" + kubeconfig}, kubeconfig, nil
 }
 
 // runBerth runs berth until it exits or ctx ends; then it sends SIGTERM and
@@ -142,7 +163,8 @@ berth-cluster: control plane ready in %s at %s
   or:
     export KUBECONFIG=%s
 
-  kubectl as the node %s (system:node:%s, what berth uses):
+  kubectl as the node %s (system:node:%s, what berth uses; with TLS
+  bootstrap berth writes it once its client certificate is issued):
     %s --kubeconfig %s auth can-i --list
 
 `, took.Round(100*time.Millisecond), c.Server(), c.Dir(),
@@ -154,11 +176,13 @@ berth-cluster: control plane ready in %s at %s
 // mode. The kubelet API listens on every address (the API server dials the
 // node's IP for kubectl logs and exec) and accepts the cluster CA's client
 // certificates and, through the API server, tokens and RBAC, as a kubeadm
-// node does.
-func kubeletConfigYAML(staticPodPath, criEndpoint, clientCAFile string) []byte {
+// node does; with TLS bootstrap the client certificate is rotated, as
+// kubeadm configures it.
+func kubeletConfigYAML(staticPodPath, criEndpoint, clientCAFile string, rotate bool) []byte {
 	return []byte(fmt.Sprintf(`# Written by berth-cluster: berth as a node of the development cluster.
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
+rotateCertificates: %t
 staticPodPath: %s
 fileCheckFrequency: 5s
 syncFrequency: 1m
@@ -179,5 +203,5 @@ authorization:
   mode: Webhook
 logging:
   verbosity: 2
-`, staticPodPath, criEndpoint, clientCAFile))
+`, rotate, staticPodPath, criEndpoint, clientCAFile))
 }

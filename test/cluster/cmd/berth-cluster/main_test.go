@@ -14,9 +14,17 @@ import (
 )
 
 // TestBerthAcceptsTheNodeConfiguration loads what berth-cluster gives berth
-// (the KubeletConfiguration, --kubeconfig, --hostname-override) through
-// berth's own configuration loader.
+// (the KubeletConfiguration, --kubeconfig or --bootstrap-kubeconfig,
+// --hostname-override) through berth's own configuration loader.
 func TestBerthAcceptsTheNodeConfiguration(t *testing.T) {
+	for _, bootstrap := range []bool{false, true} {
+		t.Run(map[bool]string{false: "node certificate", true: "TLS bootstrap"}[bootstrap], func(t *testing.T) {
+			testNodeConfiguration(t, bootstrap)
+		})
+	}
+}
+
+func testNodeConfiguration(t *testing.T, bootstrap bool) {
 	dir := t.TempDir()
 	staticPods := filepath.Join(dir, "static-pods")
 	if err := os.Mkdir(staticPods, 0o755); err != nil {
@@ -32,8 +40,15 @@ func TestBerthAcceptsTheNodeConfiguration(t *testing.T) {
 	if err := os.WriteFile(caFile, ca.KeyPair().CertPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, "unix:///run/containerd/containerd.sock", caFile), 0o644); err != nil {
+	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, "unix:///run/containerd/containerd.sock", caFile, bootstrap), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	args := []string{"--config=" + kubeletConfig, "--kubeconfig=" + kubeconfig, "--hostname-override=node-a"}
+	if bootstrap {
+		// --kubeconfig is written by berth; the bootstrap one exists.
+		boot := filepath.Join(dir, "bootstrap.kubeconfig")
+		args = append(args, "--bootstrap-kubeconfig="+boot)
+		kubeconfig = boot
 	}
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -41,12 +56,15 @@ func TestBerthAcceptsTheNodeConfiguration(t *testing.T) {
 	flags := config.NewFlags()
 	fs := pflag.NewFlagSet("berth", pflag.ContinueOnError)
 	flags.AddFlags(fs)
-	if err := fs.Parse([]string{"--config=" + kubeletConfig, "--kubeconfig=" + kubeconfig, "--hostname-override=node-a"}); err != nil {
+	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Load(t.Context(), flags, config.OSEnv())
 	if err != nil {
 		t.Fatalf("berth refuses the node configuration: %v", err)
+	}
+	if cfg.Kubelet.RotateCertificates != bootstrap {
+		t.Errorf("rotateCertificates %v, want %v", cfg.Kubelet.RotateCertificates, bootstrap)
 	}
 	if cfg.NodeName != "node-a" || cfg.Kubelet.StaticPodPath != staticPods || cfg.Kubelet.ReadOnlyPort != 10255 || cfg.Kubelet.CgroupDriver != "cgroupfs" {
 		t.Errorf("loaded node %q, staticPodPath %q, readOnlyPort %d, cgroupDriver %q", cfg.NodeName, cfg.Kubelet.StaticPodPath, cfg.Kubelet.ReadOnlyPort, cfg.Kubelet.CgroupDriver)
