@@ -64,7 +64,8 @@ func (n *node) newObservability() (observability, error) {
 	kc := &n.cfg.Kubelet
 	p, err := stats.New(stats.Config{
 		Runtime: n.client.Runtime, Images: n.client.Image, NodeName: n.cfg.NodeName,
-		RootDir: n.cfg.RootDir, PodLogsDir: kc.PodLogsDir, Clock: n.clock,
+		RootDir: n.cfg.RootDir, PodLogsDir: kc.PodLogsDir, Clock: n.clock, PodsDir: n.podsDir(),
+		VolumeStatsAggPeriod: kc.VolumeStatsAggPeriod.Duration, VolumeStatsOff: kc.VolumeStatsAggPeriod.Duration <= 0,
 	})
 	if err != nil {
 		return observability{}, fmt.Errorf("create stats provider: %w", err)

@@ -105,7 +105,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"imageMaximumGCAge", Honoured, "an image unused for longer is removed (0: never), once berth has run that long"},
 		{"imageGCHighThresholdPercent", Honoured, "image GC starts at this image filesystem usage (100 with imageMaximumGCAge 0: off)"},
 		{"imageGCLowThresholdPercent", Honoured, "image GC frees down to this usage"},
-		{"volumeStatsAggPeriod", NotImplemented, "berth does not collect volume stats yet"},
+		{"volumeStatsAggPeriod", Honoured, "how often pod volumes are measured for /stats/summary; zero or less turns volume stats off, as upstream"},
 		{"kubeletCgroups", Honoured, "berth moves itself into this cgroupfs cgroup at start, made when missing; empty: it stays where it was started"},
 		{"systemCgroups", DefaultMatches, "empty: berth does not move system processes into a cgroup"},
 		{"cgroupRoot", Honoured, "the existing cgroup kubepods is created under (empty: /), with cgroupsPerQOS"},

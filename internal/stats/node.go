@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -66,7 +65,7 @@ func (r nodeReader) memory() (memory, error) {
 		if err != nil {
 			return memory{}, err
 		}
-		return memoryV2(meminfo, parseKeyValues(stat)), nil
+		return memoryV2(meminfo, parseKeyValues(stat)).withSwap(meminfo), nil
 	}
 	usageData, err := r.read(r.cgroup, "memory", "memory.usage_in_bytes")
 	if err != nil {
@@ -80,7 +79,7 @@ func (r nodeReader) memory() (memory, error) {
 	if err != nil {
 		return memory{}, err
 	}
-	return memoryV1(usage, parseKeyValues(stat), meminfo["MemTotal"]), nil
+	return memoryV1(usage, parseKeyValues(stat), meminfo["MemTotal"]).withSwap(meminfo), nil
 }
 
 // bootTime is when the node booted: the node's start time.
@@ -131,32 +130,5 @@ func statfs(path string, now time.Time) (*statsapi.FsStats, error) {
 	if err := unix.Statfs(path, &st); err != nil {
 		return nil, fmt.Errorf("statfs %q: %w", path, err)
 	}
-	bsize := uint64(st.Bsize)
-	capacity, avail, used := st.Blocks*bsize, st.Bavail*bsize, (st.Blocks-st.Bfree)*bsize
-	inodes, free := st.Files, st.Ffree
-	usedInodes := inodes - free
-	return &statsapi.FsStats{
-		Time: metav1.NewTime(now), CapacityBytes: &capacity, AvailableBytes: &avail, UsedBytes: &used,
-		Inodes: &inodes, InodesFree: &free, InodesUsed: &usedInodes,
-	}, nil
-}
-
-// dirUsage sums the sizes (allocated blocks) and counts the inodes under
-// dir; a missing dir is empty.
-func dirUsage(dir string) (bytes, inodes uint64) {
-	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		inodes++
-		if info, err := d.Info(); err == nil {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				bytes += uint64(st.Blocks) * 512
-			} else {
-				bytes += uint64(info.Size())
-			}
-		}
-		return nil
-	})
-	return bytes, inodes
+	return statfsStats(&st, now), nil
 }

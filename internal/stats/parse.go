@@ -74,6 +74,17 @@ func parseBootTime(data string) (int64, error) {
 type memory struct {
 	Usage, WorkingSet, RSS, Available uint64
 	PageFaults, MajorPageFaults       uint64
+	// SwapUsage and SwapAvailable are the machine's swap (meminfo).
+	SwapUsage, SwapAvailable uint64
+}
+
+// withSwap adds the machine's swap from /proc/meminfo.
+func (m memory) withSwap(meminfo map[string]uint64) memory {
+	m.SwapAvailable = meminfo["SwapFree"]
+	if meminfo["SwapTotal"] > meminfo["SwapFree"] {
+		m.SwapUsage = meminfo["SwapTotal"] - meminfo["SwapFree"]
+	}
+	return m
 }
 
 // memoryV1 computes the node's memory from the root memory cgroup of a v1

@@ -32,7 +32,9 @@ type podInputs struct {
 	// Logs are the bytes and inodes of each container's log directory, by
 	// container ID.
 	Logs map[string]usage
-	Now  time.Time
+	// Volumes are each pod's measured volumes by pod UID (may be nil).
+	Volumes func(uid string) []volumeStat
+	Now     time.Time
 }
 
 // usage is a disk usage.
@@ -73,7 +75,15 @@ func buildPods(in podInputs) []statsapi.PodStats {
 		if ps.CPU == nil || ps.Memory == nil {
 			ps.CPU, ps.Memory = sumContainers(ps.Containers, in.Now)
 		}
-		ps.EphemeralStorage = ephemeralStorage(ps.Containers, in.ImageFs, in.Now)
+		ps.Swap = sumSwap(ps.Containers)
+		var vols []volumeStat
+		if in.Volumes != nil {
+			vols = in.Volumes(md.GetUid())
+		}
+		for _, v := range vols {
+			ps.VolumeStats = append(ps.VolumeStats, v.Stats)
+		}
+		ps.EphemeralStorage = ephemeralStorage(ps.Containers, vols, in.ImageFs, in.Now)
 		pods = append(pods, ps)
 	}
 	slices.SortFunc(pods, func(a, b statsapi.PodStats) int {
@@ -126,6 +136,7 @@ func containerStats(c *runtimeapi.Container, s *runtimeapi.ContainerStats, in po
 	if wl := s.GetWritableLayer(); wl != nil {
 		out.Rootfs = withCapacity(in.ImageFs, time.Unix(0, wl.GetTimestamp()), wl.GetUsedBytes().GetValue(), wl.GetInodesUsed().GetValue())
 	}
+	out.Swap = swapStats(s.GetSwap(), in.Now)
 	if u, ok := in.Logs[c.GetId()]; ok {
 		out.Logs = withCapacity(in.LogFs, in.Now, u.Bytes, u.Inodes)
 	}
@@ -190,6 +201,39 @@ func networkStats(n *runtimeapi.NetworkUsage) *statsapi.NetworkStats {
 	return out
 }
 
+// swapStats converts CRI swap usage; a runtime that reports none gives
+// zeros, as upstream.
+func swapStats(s *runtimeapi.SwapUsage, now time.Time) *statsapi.SwapStats {
+	if s == nil {
+		return &statsapi.SwapStats{Time: metav1.NewTime(now), SwapUsageBytes: ptr(0), SwapAvailableBytes: ptr(0)}
+	}
+	out := &statsapi.SwapStats{Time: metav1.NewTime(time.Unix(0, s.GetTimestamp()))}
+	if v := s.GetSwapUsageBytes(); v != nil {
+		out.SwapUsageBytes = ptr(v.GetValue())
+	}
+	if v := s.GetSwapAvailableBytes(); v != nil {
+		out.SwapAvailableBytes = ptr(v.GetValue())
+	}
+	return out
+}
+
+// sumSwap is the pod's swap: the sum of its containers' (the CRI has no
+// pod-level swap), nil when no container reports any.
+func sumSwap(cs []statsapi.ContainerStats) *statsapi.SwapStats {
+	var out *statsapi.SwapStats
+	for _, c := range cs {
+		if c.Swap == nil {
+			continue
+		}
+		if out == nil {
+			out = &statsapi.SwapStats{Time: c.Swap.Time, SwapUsageBytes: ptr(0), SwapAvailableBytes: ptr(0)}
+		}
+		*out.SwapUsageBytes += deref(c.Swap.SwapUsageBytes)
+		*out.SwapAvailableBytes += deref(c.Swap.SwapAvailableBytes)
+	}
+	return out
+}
+
 // sumContainers adds up the containers' CPU and memory for a pod whose
 // runtime gives no sandbox stats.
 func sumContainers(cs []statsapi.ContainerStats, now time.Time) (*statsapi.CPUStats, *statsapi.MemoryStats) {
@@ -214,15 +258,24 @@ func sumContainers(cs []statsapi.ContainerStats, now time.Time) (*statsapi.CPUSt
 	return cpu, mem
 }
 
-// ephemeralStorage is the pod's root filesystems plus logs.
-func ephemeralStorage(cs []statsapi.ContainerStats, fs *statsapi.FsStats, now time.Time) *statsapi.FsStats {
+// ephemeralStorage is the pod's use of the node's ephemeral storage, as
+// upstream sums it: the containers' writable layers and logs plus the
+// local ephemeral volumes (emptyDir on disk, configMap).
+func ephemeralStorage(cs []statsapi.ContainerStats, vols []volumeStat, fs *statsapi.FsStats, now time.Time) *statsapi.FsStats {
 	var bytes, inodes uint64
+	add := func(u *statsapi.FsStats) {
+		if u != nil {
+			bytes += deref(u.UsedBytes)
+			inodes += deref(u.InodesUsed)
+		}
+	}
 	for _, c := range cs {
-		for _, u := range []*statsapi.FsStats{c.Rootfs, c.Logs} {
-			if u != nil {
-				bytes += deref(u.UsedBytes)
-				inodes += deref(u.InodesUsed)
-			}
+		add(c.Rootfs)
+		add(c.Logs)
+	}
+	for _, v := range vols {
+		if v.Ephemeral {
+			add(&v.Stats.FsStats)
 		}
 	}
 	return withCapacity(fs, now, bytes, inodes)

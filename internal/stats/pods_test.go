@@ -40,6 +40,11 @@ func ctrStats(id string, cpu uint64, nanoCores *runtimeapi.UInt64Value, ws uint6
 	}
 }
 
+func withSwap(s *runtimeapi.ContainerStats) *runtimeapi.ContainerStats {
+	s.Swap = &runtimeapi.SwapUsage{Timestamp: epoch.UnixNano(), SwapUsageBytes: u64(30), SwapAvailableBytes: u64(70)}
+	return s
+}
+
 func p64(v uint64) *uint64 { return &v }
 
 func TestBuildPods(t *testing.T) {
@@ -58,9 +63,18 @@ func TestBuildPods(t *testing.T) {
 				ctr("cx", "old", "app", true), // in a sandbox not picked
 			},
 			ContainerStats: []*runtimeapi.ContainerStats{
-				ctrStats("c1", 5e9, u64(7), 1000),
+				withSwap(ctrStats("c1", 5e9, u64(7), 1000)),
 				ctrStats("c2", 1e9, nil, 500),
 			},
+		},
+		Volumes: func(uid string) []volumeStat {
+			if uid != "u1" {
+				return nil
+			}
+			return []volumeStat{
+				{Stats: statsapi.VolumeStats{Name: "cache", FsStats: statsapi.FsStats{UsedBytes: p64(1 << 20), InodesUsed: p64(5)}}, Ephemeral: true},
+				{Stats: statsapi.VolumeStats{Name: "token", FsStats: statsapi.FsStats{UsedBytes: p64(4096), InodesUsed: p64(4)}}},
+			}
 		},
 		NanoCores: map[string]uint64{"c2": 3},
 		Logs:      map[string]usage{"c1": {Bytes: 4096, Inodes: 2}},
@@ -73,12 +87,14 @@ func TestBuildPods(t *testing.T) {
 		Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(1000), UsageBytes: p64(1010)},
 		Rootfs: &statsapi.FsStats{Time: now, UsedBytes: p64(100), InodesUsed: p64(3)},
 		Logs:   &statsapi.FsStats{Time: now, UsedBytes: p64(4096), InodesUsed: p64(2)},
+		Swap:   &statsapi.SwapStats{Time: now, SwapUsageBytes: p64(30), SwapAvailableBytes: p64(70)},
 	}
 	side := statsapi.ContainerStats{
 		Name: "side", StartTime: now,
 		CPU:    &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(1e9), UsageNanoCores: p64(3)},
 		Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(500), UsageBytes: p64(510)},
 		Rootfs: &statsapi.FsStats{Time: now, UsedBytes: p64(100), InodesUsed: p64(3)},
+		Swap:   &statsapi.SwapStats{Time: now, SwapUsageBytes: p64(0), SwapAvailableBytes: p64(0)},
 	}
 	want := []statsapi.PodStats{
 		{
@@ -89,10 +105,16 @@ func TestBuildPods(t *testing.T) {
 		},
 		{
 			PodRef: statsapi.PodReference{Name: "web", Namespace: "ns", UID: "u1"}, StartTime: metav1.NewTime(time.Unix(0, 2)),
-			Containers:       []statsapi.ContainerStats{app, side},
-			CPU:              &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(6e9), UsageNanoCores: p64(10)},
-			Memory:           &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(1500), UsageBytes: p64(1520)},
-			EphemeralStorage: &statsapi.FsStats{Time: now, UsedBytes: p64(4296), InodesUsed: p64(8)},
+			Containers: []statsapi.ContainerStats{app, side},
+			CPU:        &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(6e9), UsageNanoCores: p64(10)},
+			Memory:     &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(1500), UsageBytes: p64(1520)},
+			Swap:       &statsapi.SwapStats{Time: now, SwapUsageBytes: p64(30), SwapAvailableBytes: p64(70)},
+			VolumeStats: []statsapi.VolumeStats{
+				{Name: "cache", FsStats: statsapi.FsStats{UsedBytes: p64(1 << 20), InodesUsed: p64(5)}},
+				{Name: "token", FsStats: statsapi.FsStats{UsedBytes: p64(4096), InodesUsed: p64(4)}},
+			},
+			// Writable layers, logs and the emptyDir on disk; not the token.
+			EphemeralStorage: &statsapi.FsStats{Time: now, UsedBytes: p64(4296 + 1<<20), InodesUsed: p64(8 + 5)},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -45,6 +45,15 @@ type Config struct {
 	Clock clock.WithTicker
 	// SamplePeriod defaults to DefaultSamplePeriod.
 	SamplePeriod time.Duration
+	// PodsDir holds the pods' directories (<uid>/volumes/...); it defaults
+	// to RootDir/pods.
+	PodsDir string
+	// VolumeStatsAggPeriod is how often pod volumes are measured
+	// (volumeStatsAggPeriod); it defaults to DefaultVolumeStatsAggPeriod.
+	// Upstream turns volume stats off when it is zero or less: so does
+	// berth when VolumeStatsOff is set.
+	VolumeStatsAggPeriod time.Duration
+	VolumeStatsOff       bool
 }
 
 // Provider computes the stats summary. Run owns the CPU sampler; Summary
@@ -53,6 +62,8 @@ type Provider struct {
 	cfg     Config
 	node    nodeReader
 	sampler *sampler
+	// volumes is nil when volume stats are off.
+	volumes *volumeCache
 }
 
 // New validates cfg and returns a Provider. It starts nothing.
@@ -72,13 +83,35 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.SamplePeriod <= 0 {
 		cfg.SamplePeriod = DefaultSamplePeriod
 	}
+	if cfg.PodsDir == "" {
+		cfg.PodsDir = filepath.Join(cfg.RootDir, "pods")
+	}
+	if cfg.VolumeStatsAggPeriod <= 0 {
+		cfg.VolumeStatsAggPeriod = DefaultVolumeStatsAggPeriod
+	}
 	p := &Provider{cfg: cfg, node: nodeReader{proc: cfg.ProcRoot, cgroup: cfg.CgroupRoot}}
 	p.sampler = &sampler{clock: cfg.Clock, period: cfg.SamplePeriod, read: p.cpuCounters}
+	if !cfg.VolumeStatsOff {
+		p.volumes = &volumeCache{podsDir: cfg.PodsDir, clock: cfg.Clock, period: cfg.VolumeStatsAggPeriod}
+	}
 	return p, nil
 }
 
-// Run samples CPU usage every SamplePeriod until ctx ends.
-func (p *Provider) Run(ctx context.Context) error { return p.sampler.Run(ctx) }
+// Run samples CPU usage every SamplePeriod and measures pod volumes every
+// VolumeStatsAggPeriod until ctx ends.
+func (p *Provider) Run(ctx context.Context) error {
+	if p.volumes == nil {
+		return p.sampler.Run(ctx)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = p.volumes.Run(ctx)
+	}()
+	err := p.sampler.Run(ctx)
+	<-done
+	return err
+}
 
 // cpuCounters reads the node's and every container's cumulative CPU time.
 func (p *Provider) cpuCounters(ctx context.Context) map[string]uint64 {
@@ -116,6 +149,9 @@ func (p *Provider) Summary(ctx context.Context, onlyCPUAndMemory bool) (*statsap
 		in.ImageFs = containerFs
 		in.LogFs, _ = statfs(p.cfg.PodLogsDir, now)
 		in.Logs = p.logUsage(snap.Containers)
+		if p.volumes != nil {
+			in.Volumes = p.volumes.Volumes
+		}
 	}
 	sum := &statsapi.Summary{Node: p.nodeStats(ctx, now, onlyCPUAndMemory), Pods: buildPods(in)}
 	if !onlyCPUAndMemory && imageFs != nil {
@@ -176,6 +212,7 @@ func (p *Provider) nodeStats(ctx context.Context, now time.Time, onlyCPUAndMemor
 			WorkingSetBytes: ptr(m.WorkingSet), RSSBytes: ptr(m.RSS),
 			PageFaults: ptr(m.PageFaults), MajorPageFaults: ptr(m.MajorPageFaults),
 		}
+		ns.Swap = &statsapi.SwapStats{Time: metav1.NewTime(now), SwapUsageBytes: ptr(m.SwapUsage), SwapAvailableBytes: ptr(m.SwapAvailable)}
 	} else {
 		logger.V(2).Info("Cannot read node memory", "err", err)
 	}
@@ -261,13 +298,13 @@ func (p *Provider) logUsage(containers []*runtimeapi.Container) map[string]usage
 // keepCPUAndMemory strips everything but CPU and memory, as upstream's
 // only_cpu_and_memory summary.
 func keepCPUAndMemory(s *statsapi.Summary) {
-	s.Node = statsapi.NodeStats{NodeName: s.Node.NodeName, StartTime: s.Node.StartTime, CPU: s.Node.CPU, Memory: s.Node.Memory}
+	s.Node = statsapi.NodeStats{NodeName: s.Node.NodeName, StartTime: s.Node.StartTime, CPU: s.Node.CPU, Memory: s.Node.Memory, Swap: s.Node.Swap}
 	for i := range s.Pods {
 		pod := &s.Pods[i]
-		*pod = statsapi.PodStats{PodRef: pod.PodRef, StartTime: pod.StartTime, Containers: pod.Containers, CPU: pod.CPU, Memory: pod.Memory}
+		*pod = statsapi.PodStats{PodRef: pod.PodRef, StartTime: pod.StartTime, Containers: pod.Containers, CPU: pod.CPU, Memory: pod.Memory, Swap: pod.Swap}
 		for j := range pod.Containers {
 			c := &pod.Containers[j]
-			*c = statsapi.ContainerStats{Name: c.Name, StartTime: c.StartTime, CPU: c.CPU, Memory: c.Memory}
+			*c = statsapi.ContainerStats{Name: c.Name, StartTime: c.StartTime, CPU: c.CPU, Memory: c.Memory, Swap: c.Swap}
 		}
 	}
 }
