@@ -24,14 +24,17 @@ func fakeSummary(onlyCalls *[]bool, err error) SummaryFunc {
 		now := metav1.NewTime(epoch)
 		return &statsapi.Summary{
 			Node: statsapi.NodeStats{NodeName: "n", CPU: &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(3e9)},
-				Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(2048)}},
+				Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(2048)},
+				Swap:   &statsapi.SwapStats{Time: now, SwapUsageBytes: p64(5)}},
 			Pods: []statsapi.PodStats{{
 				PodRef: statsapi.PodReference{Name: "web", Namespace: "ns", UID: "u"},
 				Containers: []statsapi.ContainerStats{{Name: "app", StartTime: now,
 					CPU:    &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(1.5e9)},
-					Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(1024)}}},
+					Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(1024)},
+					Swap:   &statsapi.SwapStats{Time: now, SwapUsageBytes: p64(7), SwapAvailableBytes: p64(93)}}},
 				CPU:    &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(1.5e9)},
 				Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(1024)},
+				Swap:   &statsapi.SwapStats{Time: now, SwapUsageBytes: p64(7), SwapAvailableBytes: p64(93)},
 			}},
 		}, nil
 	}
@@ -91,11 +94,19 @@ func TestResourceHandler(t *testing.T) {
 		`container_start_time_seconds{container="app",namespace="ns",pod="web"} 1.7953776e+09`,
 		`pod_cpu_usage_seconds_total{namespace="ns",pod="web"} 1.5 ` + itoa(ms),
 		`pod_memory_working_set_bytes{namespace="ns",pod="web"} 1024 ` + itoa(ms),
+		"# HELP node_swap_usage_bytes [ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems",
+		"node_swap_usage_bytes 5 " + itoa(ms),
+		`container_swap_usage_bytes{container="app",namespace="ns",pod="web"} 7 ` + itoa(ms),
+		`container_swap_limit_bytes{container="app",namespace="ns",pod="web"} 100 ` + itoa(ms),
+		`pod_swap_usage_bytes{namespace="ns",pod="web"} 7 ` + itoa(ms),
 		"resource_scrape_error 0",
 	} {
 		if !strings.Contains(string(body), want+"\n") {
 			t.Errorf("/metrics/resource lacks %q:\n%s", want, body)
 		}
+	}
+	if strings.Contains(string(body), "\nscrape_error") {
+		t.Errorf("/metrics/resource shows scrape_error, hidden upstream since its deprecation:\n%s", body)
 	}
 	if len(calls) != 1 || !calls[0] {
 		t.Errorf("summary calls = %v, want one CPU-and-memory summary", calls)
