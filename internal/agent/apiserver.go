@@ -29,6 +29,7 @@ func (n *node) apiHandlers() server.Handlers {
 		PortForward: n.streams.PortForward, Run: n.streams.Run,
 		Stats: n.observe.Stats, Metrics: n.observe.Metrics, MetricsProbes: n.probeMetrics,
 		MetricsResource: n.observe.MetricsResource,
+		MetricsCadvisor: n.observe.MetricsCadvisor,
 	}
 }
 

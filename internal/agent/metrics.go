@@ -52,8 +52,9 @@ func observeUpdate(m *metrics.Metrics, clk clock.PassiveClock) func(podsource.Up
 // once by assemble; read-only.
 type observability struct {
 	// Metrics serves GET /metrics; Stats serves /stats/ and below;
-	// MetricsResource serves GET /metrics/resource.
-	Metrics, Stats, MetricsResource http.Handler
+	// MetricsResource serves GET /metrics/resource, MetricsCadvisor GET
+	// /metrics/cadvisor.
+	Metrics, Stats, MetricsResource, MetricsCadvisor http.Handler
 	// stats samples CPU usage; the agent runs it.
 	stats *stats.Provider
 }
@@ -72,6 +73,6 @@ func (n *node) newObservability() (observability, error) {
 	}
 	return observability{
 		Metrics: n.metrics.Handler(), Stats: stats.Handler(p.Summary), MetricsResource: stats.ResourceHandler(p.Summary),
-		stats: p,
+		MetricsCadvisor: p.CadvisorHandler(), stats: p,
 	}, nil
 }

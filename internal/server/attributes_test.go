@@ -26,6 +26,7 @@ func TestRequestAttributes(t *testing.T) {
 		{"GET", "/metrics", "get", []string{"metrics"}},
 		{"GET", "/metrics/probes", "get", []string{"metrics"}},
 		{"GET", "/metrics/resource", "get", []string{"metrics"}},
+		{"GET", "/metrics/cadvisor", "get", []string{"metrics"}},
 		{"GET", "/metricsfoo", "get", []string{"proxy"}},
 		{"GET", "/logs/", "get", []string{"log"}},
 		{"GET", "/logs/syslog", "get", []string{"log"}},

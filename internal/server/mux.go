@@ -18,6 +18,7 @@ type Handlers struct {
 	Metrics         http.Handler // GET /metrics
 	MetricsProbes   http.Handler // GET /metrics/probes
 	MetricsResource http.Handler // GET /metrics/resource
+	MetricsCadvisor http.Handler // GET /metrics/cadvisor
 }
 
 // Config is the kubelet API server's content.
@@ -91,6 +92,7 @@ func registerDefault(handle func(string, http.Handler), check HealthFunc, list P
 	handle("GET /metrics", h.Metrics)
 	handle("GET /metrics/probes", h.MetricsProbes)
 	handle("GET /metrics/resource", h.MetricsResource)
+	handle("GET /metrics/cadvisor", h.MetricsCadvisor)
 }
 
 // registerDebugging registers the debugging handlers, as upstream's

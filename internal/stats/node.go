@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -131,4 +132,55 @@ func statfs(path string, now time.Time) (*statsapi.FsStats, error) {
 		return nil, fmt.Errorf("statfs %q: %w", path, err)
 	}
 	return statfsStats(&st, now), nil
+}
+
+// network is the host network namespace's interfaces (berth runs in it):
+// <proc>/net/dev.
+func (r nodeReader) network(now time.Time) (*statsapi.NetworkStats, error) {
+	f, err := os.Open(filepath.Join(r.proc, "net", "dev"))
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", filepath.Join(r.proc, "net", "dev"), err)
+	}
+	defer f.Close()
+	n := networkFromInterfaces(parseNetDev(f))
+	if n != nil {
+		n.Time = metav1.NewTime(now)
+	}
+	return n, nil
+}
+
+// machine is what cAdvisor's machine metrics report.
+type machine struct {
+	Cores                         int
+	MemoryBytes                   uint64
+	MachineID, SystemUUID, BootID string
+}
+
+// machine reads the machine's logical CPUs, memory and identity; an
+// identity that cannot be read is empty, as cAdvisor leaves it.
+func (r nodeReader) machine() (machine, error) {
+	var m machine
+	f, err := os.Open(filepath.Join(r.proc, "cpuinfo"))
+	if err != nil {
+		return m, fmt.Errorf("open %q: %w", filepath.Join(r.proc, "cpuinfo"), err)
+	}
+	m.Cores = countProcessors(f)
+	_ = f.Close()
+	mi, err := r.read(r.proc, "meminfo")
+	if err != nil {
+		return m, err
+	}
+	m.MemoryBytes = parseMeminfo(mi)["MemTotal"]
+	first := func(paths ...string) string {
+		for _, p := range paths {
+			if b, err := os.ReadFile(p); err == nil {
+				return strings.TrimSpace(string(b))
+			}
+		}
+		return ""
+	}
+	m.MachineID = first("/etc/machine-id", "/var/lib/dbus/machine-id")
+	m.SystemUUID = first("/sys/class/dmi/id/product_uuid")
+	m.BootID = first(filepath.Join(r.proc, "sys", "kernel", "random", "boot_id"))
+	return m, nil
 }

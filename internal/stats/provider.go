@@ -137,10 +137,16 @@ func (p *Provider) cpuCounters(ctx context.Context) map[string]uint64 {
 // Summary returns the node's and pods' stats now. onlyCPUAndMemory keeps
 // just the CPU and memory figures (?only_cpu_and_memory=true).
 func (p *Provider) Summary(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.Summary, error) {
+	sum, _, err := p.summary(ctx, onlyCPUAndMemory)
+	return sum, err
+}
+
+// summary is Summary and the runtime's answers it was built from.
+func (p *Provider) summary(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.Summary, criSnapshot, error) {
 	now := p.cfg.Clock.Now()
 	snap, err := p.listCRI(ctx, onlyCPUAndMemory)
 	if err != nil {
-		return nil, err
+		return nil, snap, err
 	}
 	in := podInputs{CRI: snap, NanoCores: p.sampler.Rates(), Now: now}
 	var imageFs, containerFs *statsapi.FsStats
@@ -160,7 +166,7 @@ func (p *Provider) Summary(ctx context.Context, onlyCPUAndMemory bool) (*statsap
 	if onlyCPUAndMemory {
 		keepCPUAndMemory(sum)
 	}
-	return sum, nil
+	return sum, snap, nil
 }
 
 // listCRI asks the runtime for sandboxes, containers and their stats.
@@ -225,6 +231,9 @@ func (p *Provider) nodeStats(ctx context.Context, now time.Time, onlyCPUAndMemor
 	}
 	if ns.Rlimit, err = p.node.rlimit(now); err != nil {
 		logger.V(2).Info("Cannot read node process limits", "err", err)
+	}
+	if ns.Network, err = p.node.network(now); err != nil {
+		logger.V(2).Info("Cannot read node network", "err", err)
 	}
 	return ns
 }

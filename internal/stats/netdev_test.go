@@ -1,0 +1,38 @@
+package stats
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+)
+
+func TestParseNetDev(t *testing.T) {
+	f, err := os.Open("testdata/net_dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := networkFromInterfaces(parseNetDev(f))
+	eth0 := statsapi.InterfaceStats{Name: "eth0", RxBytes: p64(1000000), RxErrors: p64(3), TxBytes: p64(500000), TxErrors: p64(4)}
+	want := &statsapi.NetworkStats{
+		InterfaceStats: eth0,
+		Interfaces: []statsapi.InterfaceStats{eth0,
+			{Name: "ens5", RxBytes: p64(42), RxErrors: p64(0), TxBytes: p64(84), TxErrors: p64(1)}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("network (-want +got):\n%s", diff)
+	}
+	if got := networkFromInterfaces(parseNetDev(strings.NewReader("lo: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"))); got != nil {
+		t.Errorf("only loopback: %+v, want nil", got)
+	}
+}
+
+func TestCountProcessors(t *testing.T) {
+	in := "processor\t: 0\nmodel name\t: x\n\nprocessor\t: 1\nflags\t: processor\n"
+	if got := countProcessors(strings.NewReader(in)); got != 2 {
+		t.Errorf("countProcessors = %d, want 2", got)
+	}
+}
