@@ -36,3 +36,22 @@ func TestCountProcessors(t *testing.T) {
 		t.Errorf("countProcessors = %d, want 2", got)
 	}
 }
+
+func TestPidFromInfo(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		info map[string]string
+		want int
+		ok   bool
+	}{
+		{"containerd", map[string]string{"info": `{"pid":1234,"processStatus":"running"}`}, 1234, true},
+		{"no info", nil, 0, false},
+		{"not json", map[string]string{"info": "pid=1"}, 0, false},
+		{"no pid", map[string]string{"info": `{"processStatus":"running"}`}, 0, false},
+	} {
+		got, err := pidFromInfo(tt.info)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("%s: pidFromInfo = %d, %v; want %d, ok %v", tt.name, got, err, tt.want, tt.ok)
+		}
+	}
+}

@@ -32,6 +32,9 @@ type podInputs struct {
 	// Logs are the bytes and inodes of each container's log directory, by
 	// container ID.
 	Logs map[string]usage
+	// Networks are the pods' networks read from their netns, by sandbox
+	// ID, for when the runtime's sandbox stats give none (may be nil).
+	Networks map[string]*statsapi.NetworkStats
 	// Volumes are each pod's measured volumes by pod UID (may be nil).
 	Volumes func(uid string) []volumeStat
 	Now     time.Time
@@ -71,6 +74,9 @@ func buildPods(in podInputs) []statsapi.PodStats {
 			ps.CPU = cpuStats(s.GetLinux().GetCpu(), 0)
 			ps.Memory = memoryStats(s.GetLinux().GetMemory())
 			ps.Network = networkStats(s.GetLinux().GetNetwork())
+		}
+		if ps.Network == nil {
+			ps.Network = in.Networks[sb.GetId()]
 		}
 		if ps.CPU == nil || ps.Memory == nil {
 			ps.CPU, ps.Memory = sumContainers(ps.Containers, in.Now)

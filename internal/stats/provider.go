@@ -22,6 +22,7 @@ type Runtime interface {
 	ListContainers(ctx context.Context, in *runtimeapi.ListContainersRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error)
 	ListContainerStats(ctx context.Context, in *runtimeapi.ListContainerStatsRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainerStatsResponse, error)
 	ListPodSandboxStats(ctx context.Context, in *runtimeapi.ListPodSandboxStatsRequest, opts ...grpc.CallOption) (*runtimeapi.ListPodSandboxStatsResponse, error)
+	PodSandboxStatus(ctx context.Context, in *runtimeapi.PodSandboxStatusRequest, opts ...grpc.CallOption) (*runtimeapi.PodSandboxStatusResponse, error)
 }
 
 // Images is what the provider asks the CRI image service.
@@ -64,6 +65,8 @@ type Provider struct {
 	sampler *sampler
 	// volumes is nil when volume stats are off.
 	volumes *volumeCache
+	// procs caches the sandboxes' processes for their netns.
+	procs sandboxProcs
 }
 
 // New validates cfg and returns a Provider. It starts nothing.
@@ -155,6 +158,9 @@ func (p *Provider) summary(ctx context.Context, onlyCPUAndMemory bool) (*statsap
 		in.ImageFs = containerFs
 		in.LogFs, _ = statfs(p.cfg.PodLogsDir, now)
 		in.Logs = p.logUsage(snap.Containers)
+		if !sandboxNetworks(snap.SandboxStats) {
+			in.Networks = p.podNetworks(ctx, pickSandboxes(snap.Sandboxes), now)
+		}
 		if p.volumes != nil {
 			in.Volumes = p.volumes.Volumes
 		}
@@ -302,6 +308,17 @@ func (p *Provider) logUsage(containers []*runtimeapi.Container) map[string]usage
 		out[c.GetId()] = usage{Bytes: bytes, Inodes: inodes}
 	}
 	return out
+}
+
+// sandboxNetworks reports whether the runtime's sandbox stats carry the
+// pods' networks.
+func sandboxNetworks(stats []*runtimeapi.PodSandboxStats) bool {
+	for _, s := range stats {
+		if s.GetLinux().GetNetwork() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // keepCPUAndMemory strips everything but CPU and memory, as upstream's

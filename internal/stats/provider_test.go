@@ -17,6 +17,15 @@ import (
 type fakeCRI struct {
 	snap criSnapshot
 	cpu  uint64 // c1's cumulative CPU, changed between samples
+	// statusCalls counts PodSandboxStatus calls.
+	statusCalls int
+}
+
+// PodSandboxStatus answers containerd's verbose info: the sandbox's pid 4242.
+func (f *fakeCRI) PodSandboxStatus(_ context.Context, in *runtimeapi.PodSandboxStatusRequest, _ ...grpc.CallOption) (*runtimeapi.PodSandboxStatusResponse, error) {
+	f.statusCalls++
+	return &runtimeapi.PodSandboxStatusResponse{Status: &runtimeapi.PodSandboxStatus{Id: in.GetPodSandboxId()},
+		Info: map[string]string{"info": `{"pid": 4242, "image": "pause"}`}}, nil
 }
 
 func (f *fakeCRI) ListPodSandbox(context.Context, *runtimeapi.ListPodSandboxRequest, ...grpc.CallOption) (*runtimeapi.ListPodSandboxResponse, error) {
@@ -56,8 +65,13 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 
 func TestProviderSummary(t *testing.T) {
 	const mi = "MemTotal:       10485760 kB\nMemFree:         4194304 kB\n"
+	netDev, err := os.ReadFile("testdata/net_dev")
+	if err != nil {
+		t.Fatal(err)
+	}
 	proc := map[string]string{"meminfo": mi, "stat": "cpu 1 2\nbtime 1795370000\n",
-		"sys/kernel/pid_max": "32768\n", "sys/kernel/threads-max": "192730\n"}
+		"sys/kernel/pid_max": "32768\n", "sys/kernel/threads-max": "192730\n",
+		"net/dev": "Inter-|\n face |\n  ens3: 7 0 0 0 0 0 0 0 9 0 0 0 0 0 0 0\n", "4242/net/dev": string(netDev)}
 	tests := []struct {
 		name   string
 		cgroup map[string]string
@@ -118,6 +132,15 @@ func TestProviderSummary(t *testing.T) {
 			}
 			if n.StartTime.Unix() != 1795370000 || n.Fs == nil || n.Rlimit == nil || *n.Rlimit.MaxPID != 32768 {
 				t.Errorf("node start/fs/rlimit = %v %+v %+v", n.StartTime, n.Fs, n.Rlimit)
+			}
+			if n.Network == nil || len(n.Network.Interfaces) != 1 || n.Network.Interfaces[0].Name != "ens3" {
+				t.Errorf("node network = %+v, want ens3 from <proc>/net/dev", n.Network)
+			}
+			if pn := sum.Pods[0].Network; pn == nil || pn.Name != "eth0" || *pn.RxBytes != 1000000 {
+				t.Errorf("pod network = %+v, want eth0 from the sandbox's <proc>/4242/net/dev", pn)
+			}
+			if _, err := p.Summary(ctx, false); err != nil || rt.statusCalls != 1 {
+				t.Errorf("sandbox status calls = %d after two summaries, want 1 (cached)", rt.statusCalls)
 			}
 			if n.Runtime == nil || *n.Runtime.ImageFs.UsedBytes != 77 || n.Runtime.ImageFs.CapacityBytes == nil {
 				t.Errorf("node runtime = %+v", n.Runtime)
