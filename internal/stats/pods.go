@@ -55,6 +55,14 @@ func buildPods(in podInputs) []statsapi.PodStats {
 	for _, s := range in.CRI.SandboxStats {
 		sandboxStats[s.GetAttributes().GetId()] = s
 	}
+	// One pass over the containers: a summary's cost grows with the
+	// number of containers, not with pods times containers.
+	bySandbox := map[string][]*runtimeapi.Container{}
+	for _, c := range in.CRI.Containers {
+		if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			bySandbox[c.GetPodSandboxId()] = append(bySandbox[c.GetPodSandboxId()], c)
+		}
+	}
 	var pods []statsapi.PodStats
 	for _, sb := range pickSandboxes(in.CRI.Sandboxes) {
 		md := sb.GetMetadata()
@@ -63,10 +71,7 @@ func buildPods(in podInputs) []statsapi.PodStats {
 			StartTime:  metav1.NewTime(time.Unix(0, sb.GetCreatedAt())),
 			Containers: []statsapi.ContainerStats{},
 		}
-		for _, c := range in.CRI.Containers {
-			if c.GetPodSandboxId() != sb.GetId() || c.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				continue
-			}
+		for _, c := range bySandbox[sb.GetId()] {
 			ps.Containers = append(ps.Containers, containerStats(c, statsByID[c.GetId()], in))
 		}
 		slices.SortFunc(ps.Containers, func(a, b statsapi.ContainerStats) int { return strings.Compare(a.Name, b.Name) })

@@ -37,6 +37,9 @@ func (f *fakeCRI) ListContainers(context.Context, *runtimeapi.ListContainersRequ
 }
 
 func (f *fakeCRI) ListContainerStats(context.Context, *runtimeapi.ListContainerStatsRequest, ...grpc.CallOption) (*runtimeapi.ListContainerStatsResponse, error) {
+	if f.snap.ContainerStats != nil {
+		return &runtimeapi.ListContainerStatsResponse{Stats: f.snap.ContainerStats}, nil
+	}
 	return &runtimeapi.ListContainerStatsResponse{Stats: []*runtimeapi.ContainerStats{ctrStats("c1", f.cpu, nil, 1000)}}, nil
 }
 
@@ -50,7 +53,7 @@ func (f *fakeCRI) ImageFsInfo(context.Context, *runtimeapi.ImageFsInfoRequest, .
 	}}}, nil
 }
 
-func writeTree(t *testing.T, root string, files map[string]string) {
+func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for name, data := range files {
 		path := filepath.Join(root, name)
