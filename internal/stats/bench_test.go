@@ -56,4 +56,3 @@ func BenchmarkSummary(b *testing.B) {
 		})
 	}
 }
-
