@@ -55,6 +55,11 @@ type Config struct {
 	// berth when VolumeStatsOff is set.
 	VolumeStatsAggPeriod time.Duration
 	VolumeStatsOff       bool
+	// SystemCgroups names system containers' cgroups (paths from the
+	// hierarchy's root) by upstream's names ("runtime", "misc"); "kubelet"
+	// defaults to berth's own cgroup and "pods" to the kubepods cgroup
+	// when it exists.
+	SystemCgroups map[string]string
 }
 
 // Provider computes the stats summary. Run owns the CPU sampler; Summary
@@ -123,6 +128,11 @@ func (p *Provider) cpuCounters(ctx context.Context) map[string]uint64 {
 		out[nodeKey] = ns
 	} else {
 		klog.FromContext(ctx).V(2).Info("Cannot read node CPU usage", "err", err)
+	}
+	for _, sc := range p.systemCgroups() {
+		if ns, err := p.node.cgroupCPU(sc.path); err == nil {
+			out[systemKey(sc.name)] = ns
+		}
 	}
 	resp, err := p.cfg.Runtime.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{})
 	if err != nil {
@@ -228,6 +238,7 @@ func (p *Provider) nodeStats(ctx context.Context, now time.Time, onlyCPUAndMemor
 	} else {
 		logger.V(2).Info("Cannot read node memory", "err", err)
 	}
+	ns.SystemContainers = p.systemContainers(ctx, now)
 	if onlyCPUAndMemory {
 		return ns
 	}
@@ -324,7 +335,8 @@ func sandboxNetworks(stats []*runtimeapi.PodSandboxStats) bool {
 // keepCPUAndMemory strips everything but CPU and memory, as upstream's
 // only_cpu_and_memory summary.
 func keepCPUAndMemory(s *statsapi.Summary) {
-	s.Node = statsapi.NodeStats{NodeName: s.Node.NodeName, StartTime: s.Node.StartTime, CPU: s.Node.CPU, Memory: s.Node.Memory, Swap: s.Node.Swap}
+	s.Node = statsapi.NodeStats{NodeName: s.Node.NodeName, StartTime: s.Node.StartTime, CPU: s.Node.CPU, Memory: s.Node.Memory, Swap: s.Node.Swap,
+		SystemContainers: s.Node.SystemContainers}
 	for i := range s.Pods {
 		pod := &s.Pods[i]
 		*pod = statsapi.PodStats{PodRef: pod.PodRef, StartTime: pod.StartTime, Containers: pod.Containers, CPU: pod.CPU, Memory: pod.Memory, Swap: pod.Swap}

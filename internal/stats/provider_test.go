@@ -2,12 +2,14 @@ package stats
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -78,19 +80,31 @@ func TestProviderSummary(t *testing.T) {
 	tests := []struct {
 		name   string
 		cgroup map[string]string
+		// self is <proc>/self/cgroup.
+		self string
 		// node CPU (ns) at the two samples, and the working set expected.
 		cpu1, cpu2 string
 		wantWS     uint64
 	}{
 		{
 			name:   "cgroup v1",
-			cgroup: map[string]string{"memory/memory.usage_in_bytes": "6000\n", "memory/memory.stat": "total_inactive_file 1000\ntotal_rss 300\n"},
+			cgroup: map[string]string{"memory/memory.usage_in_bytes": "6000\n", "memory/memory.stat": "total_inactive_file 1000\ntotal_rss 300\n",
+				"memory/kubepods/memory.usage_in_bytes": "4000\n", "memory/kubepods/memory.stat": "total_inactive_file 1000\ntotal_rss 200\n",
+				"cpuacct/kubepods/cpuacct.usage": "5000\n",
+				"memory/system.slice/berth.service/memory.usage_in_bytes": "900\n", "memory/system.slice/berth.service/memory.stat": "total_inactive_file 100\n",
+				"cpuacct/system.slice/berth.service/cpuacct.usage": "7000\n"},
+			self:   "12:cpu,cpuacct:/system.slice/berth.service\n4:memory:/system.slice/berth.service\n0::/system.slice/berth.service\n",
 			cpu1:   "cpuacct/cpuacct.usage=1000000000", cpu2: "cpuacct/cpuacct.usage=21000000000",
 			wantWS: 5000,
 		},
 		{
 			name:   "cgroup v2",
-			cgroup: map[string]string{"cgroup.controllers": "cpu memory\n", "memory.stat": "anon 300\ninactive_file 1073741824\n"},
+			cgroup: map[string]string{"cgroup.controllers": "cpu memory\n", "memory.stat": "anon 300\ninactive_file 1073741824\n",
+				"kubepods.slice/memory.current": "4000\n", "kubepods.slice/memory.stat": "inactive_file 1000\nanon 200\n",
+				"kubepods.slice/cpu.stat": "usage_usec 5\n",
+				"system.slice/berth.service/memory.current": "900\n", "system.slice/berth.service/memory.stat": "inactive_file 100\n",
+				"system.slice/berth.service/cpu.stat": "usage_usec 7\n"},
+			self:   "0::/system.slice/berth.service\n",
 			cpu1:   "cpu.stat=usage_usec 1000000\n", cpu2: "cpu.stat=usage_usec 21000000\n",
 			wantWS: 6<<30 - 1<<30,
 		},
@@ -99,6 +113,7 @@ func TestProviderSummary(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, filepath.Join(dir, "proc"), proc)
+			writeTree(t, filepath.Join(dir, "proc"), map[string]string{"self/cgroup": tt.self})
 			writeTree(t, filepath.Join(dir, "cgroup"), tt.cgroup)
 			setCPU := func(kv string) {
 				name, val, _ := strings.Cut(kv, "=")
@@ -144,6 +159,13 @@ func TestProviderSummary(t *testing.T) {
 			}
 			if _, err := p.Summary(ctx, false); err != nil || rt.statusCalls != 1 {
 				t.Errorf("sandbox status calls = %d after two summaries, want 1 (cached)", rt.statusCalls)
+			}
+			var sys []string
+			for _, sc := range n.SystemContainers {
+				sys = append(sys, fmt.Sprintf("%s cpu=%d ws=%d", sc.Name, *sc.CPU.UsageCoreNanoSeconds, *sc.Memory.WorkingSetBytes))
+			}
+			if diff := cmp.Diff([]string{"kubelet cpu=7000 ws=800", "pods cpu=5000 ws=3000"}, sys); diff != "" {
+				t.Errorf("system containers (-want +got):\n%s", diff)
 			}
 			if n.Runtime == nil || *n.Runtime.ImageFs.UsedBytes != 77 || n.Runtime.ImageFs.CapacityBytes == nil {
 				t.Errorf("node runtime = %+v", n.Runtime)

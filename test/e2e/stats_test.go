@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,6 +89,17 @@ func TestClusterStatsComplete(t *testing.T) {
 	}
 	if n := sum.Node; n.Network == nil || len(n.Network.Interfaces) == 0 || n.Rlimit == nil || n.Runtime == nil || n.Runtime.ContainerFs == nil {
 		t.Errorf("node stats incomplete: network %+v rlimit %+v runtime %+v", n.Network, n.Rlimit, n.Runtime)
+	}
+
+	var sys []string
+	for _, sc := range sum.Node.SystemContainers {
+		sys = append(sys, sc.Name)
+		if sc.Name == statsapi.SystemContainerKubelet {
+			nonZero("kubelet system container working set", sc.Memory.WorkingSetBytes)
+		}
+	}
+	if !slices.Contains(sys, statsapi.SystemContainerKubelet) {
+		t.Errorf("system containers = %v, want kubelet among them", sys)
 	}
 
 	body, err := raw("/metrics/resource")
