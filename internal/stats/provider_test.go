@@ -87,25 +87,25 @@ func TestProviderSummary(t *testing.T) {
 		wantWS     uint64
 	}{
 		{
-			name:   "cgroup v1",
+			name: "cgroup v1",
 			cgroup: map[string]string{"memory/memory.usage_in_bytes": "6000\n", "memory/memory.stat": "total_inactive_file 1000\ntotal_rss 300\n",
 				"memory/kubepods/memory.usage_in_bytes": "4000\n", "memory/kubepods/memory.stat": "total_inactive_file 1000\ntotal_rss 200\n",
-				"cpuacct/kubepods/cpuacct.usage": "5000\n",
+				"cpuacct/kubepods/cpuacct.usage":                          "5000\n",
 				"memory/system.slice/berth.service/memory.usage_in_bytes": "900\n", "memory/system.slice/berth.service/memory.stat": "total_inactive_file 100\n",
 				"cpuacct/system.slice/berth.service/cpuacct.usage": "7000\n"},
-			self:   "12:cpu,cpuacct:/system.slice/berth.service\n4:memory:/system.slice/berth.service\n0::/system.slice/berth.service\n",
-			cpu1:   "cpuacct/cpuacct.usage=1000000000", cpu2: "cpuacct/cpuacct.usage=21000000000",
+			self: "12:cpu,cpuacct:/system.slice/berth.service\n4:memory:/system.slice/berth.service\n0::/system.slice/berth.service\n",
+			cpu1: "cpuacct/cpuacct.usage=1000000000", cpu2: "cpuacct/cpuacct.usage=21000000000",
 			wantWS: 5000,
 		},
 		{
-			name:   "cgroup v2",
+			name: "cgroup v2",
 			cgroup: map[string]string{"cgroup.controllers": "cpu memory\n", "memory.stat": "anon 300\ninactive_file 1073741824\n",
 				"kubepods.slice/memory.current": "4000\n", "kubepods.slice/memory.stat": "inactive_file 1000\nanon 200\n",
-				"kubepods.slice/cpu.stat": "usage_usec 5\n",
+				"kubepods.slice/cpu.stat":                   "usage_usec 5\n",
 				"system.slice/berth.service/memory.current": "900\n", "system.slice/berth.service/memory.stat": "inactive_file 100\n",
 				"system.slice/berth.service/cpu.stat": "usage_usec 7\n"},
-			self:   "0::/system.slice/berth.service\n",
-			cpu1:   "cpu.stat=usage_usec 1000000\n", cpu2: "cpu.stat=usage_usec 21000000\n",
+			self: "0::/system.slice/berth.service\n",
+			cpu1: "cpu.stat=usage_usec 1000000\n", cpu2: "cpu.stat=usage_usec 21000000\n",
 			wantWS: 6<<30 - 1<<30,
 		},
 	}
