@@ -130,7 +130,7 @@ func (p *Provider) cpuCounters(ctx context.Context) map[string]uint64 {
 		klog.FromContext(ctx).V(2).Info("Cannot read node CPU usage", "err", err)
 	}
 	for _, sc := range p.systemCgroups() {
-		if ns, err := p.node.cgroupCPU(sc.path); err == nil {
+		if ns, err := p.node.cgroupCPU(sc.path.cpu); err == nil {
 			out[systemKey(sc.name)] = ns
 		}
 	}

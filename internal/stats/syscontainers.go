@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ func (p *Provider) systemContainers(ctx context.Context, now time.Time) []statsa
 	for _, sc := range p.systemCgroups() {
 		cs, err := p.node.cgroupStats(sc.path, now)
 		if err != nil {
-			klog.FromContext(ctx).V(4).Info("Cannot read system container", "name", sc.name, "cgroup", sc.path, "err", err)
+			klog.FromContext(ctx).V(4).Info("Cannot read system container", "name", sc.name, "cgroup", sc.path.memory, "err", err)
 			continue
 		}
 		cs.Name = sc.name
@@ -39,14 +40,22 @@ func (p *Provider) systemContainers(ctx context.Context, now time.Time) []statsa
 	return out
 }
 
-type systemCgroup struct{ name, path string }
+type systemCgroup struct {
+	name string
+	path cgroupPaths
+}
+
+// cgroupPaths are a cgroup's paths in the cpu (cpuacct) and memory
+// hierarchies: one path on v2, and on v1 for a cgroup berth names; a
+// process's own may differ per controller on v1.
+type cgroupPaths struct{ cpu, memory string }
 
 // systemCgroups lists the system containers and their cgroup paths, in
 // name order.
 func (p *Provider) systemCgroups() []systemCgroup {
-	paths := map[string]string{}
+	paths := map[string]cgroupPaths{}
 	for name, path := range p.cfg.SystemCgroups {
-		paths[name] = path
+		paths[name] = cgroupPaths{path, path}
 	}
 	if _, ok := paths[statsapi.SystemContainerKubelet]; !ok {
 		if own, err := p.node.ownCgroup(); err == nil {
@@ -56,7 +65,7 @@ func (p *Provider) systemCgroups() []systemCgroup {
 	if _, ok := paths[statsapi.SystemContainerPods]; !ok {
 		for _, name := range podsCgroups {
 			if p.node.cgroupExists("/" + name) {
-				paths[statsapi.SystemContainerPods] = "/" + name
+				paths[statsapi.SystemContainerPods] = cgroupPaths{"/" + name, "/" + name}
 				break
 			}
 		}
@@ -73,23 +82,25 @@ func (p *Provider) systemCgroups() []systemCgroup {
 // systemKey is the CPU sample key of a system container.
 func systemKey(name string) string { return "system:" + name }
 
-// ownCgroup is berth's own cgroup: the memory controller's on v1, the
-// unified one on v2, from <proc>/self/cgroup.
-func (r nodeReader) ownCgroup() (string, error) {
+// ownCgroup is berth's own cgroup from <proc>/self/cgroup: the unified
+// one on v2, the cpuacct and memory controllers' on v1.
+func (r nodeReader) ownCgroup() (cgroupPaths, error) {
 	data, err := r.read(r.proc, "self", "cgroup")
 	if err != nil {
-		return "", err
+		return cgroupPaths{}, err
 	}
-	path, ok := parseProcCgroup(data, r.unified())
-	if !ok {
-		return "", fmt.Errorf("read own cgroup: none in %q", filepath.Join(r.proc, "self", "cgroup"))
+	unified := r.unified()
+	cpu, okCPU := parseProcCgroup(data, unified, "cpuacct")
+	mem, okMem := parseProcCgroup(data, unified, "memory")
+	if !okCPU || !okMem {
+		return cgroupPaths{}, fmt.Errorf("read own cgroup: none in %q", filepath.Join(r.proc, "self", "cgroup"))
 	}
-	return path, nil
+	return cgroupPaths{cpu, mem}, nil
 }
 
-// parseProcCgroup returns the cgroup path of /proc/<pid>/cgroup: the
-// "0::" line on v2, the memory controller's line on v1. It is pure.
-func parseProcCgroup(data string, unified bool) (string, bool) {
+// parseProcCgroup returns a cgroup path of /proc/<pid>/cgroup: the "0::"
+// line on v2, the v1 controller's line otherwise. It is pure.
+func parseProcCgroup(data string, unified bool, controller string) (string, bool) {
 	sc := bufio.NewScanner(strings.NewReader(data))
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
@@ -99,12 +110,8 @@ func parseProcCgroup(data string, unified bool) (string, bool) {
 		if unified && parts[0] == "0" && parts[1] == "" {
 			return parts[2], true
 		}
-		if !unified {
-			for _, c := range strings.Split(parts[1], ",") {
-				if c == "memory" {
-					return parts[2], true
-				}
-			}
+		if !unified && slices.Contains(strings.Split(parts[1], ","), controller) {
+			return parts[2], true
 		}
 	}
 	return "", false
@@ -145,8 +152,8 @@ func (r nodeReader) cgroupCPU(path string) (uint64, error) {
 }
 
 // cgroupStats reads a cgroup's CPU and memory as a system container.
-func (r nodeReader) cgroupStats(path string, now time.Time) (*statsapi.ContainerStats, error) {
-	cpu, err := r.cgroupCPU(path)
+func (r nodeReader) cgroupStats(path cgroupPaths, now time.Time) (*statsapi.ContainerStats, error) {
+	cpu, err := r.cgroupCPU(path.cpu)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +161,7 @@ func (r nodeReader) cgroupStats(path string, now time.Time) (*statsapi.Container
 	if r.unified() {
 		usageFile, prefix = "memory.current", ""
 	}
-	dir := r.cgroupDir("memory", path)
+	dir := r.cgroupDir("memory", path.memory)
 	usageData, err := r.read(dir, usageFile)
 	if err != nil {
 		return nil, err
