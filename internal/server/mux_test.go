@@ -50,12 +50,14 @@ func testHandler(t *testing.T, mutate func(*Config)) http.Handler {
 			return []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"}}}, nil
 		},
 		Configz:  map[string]any{"port": 10250},
-		Handlers: Handlers{Exec: echo, Attach: echo, PortForward: echo, Run: echo, ContainerLogs: echo, Stats: echo},
+		Handlers: Handlers{Exec: echo, Attach: echo, PortForward: echo, Run: echo, ContainerLogs: echo, Stats: echo, MetricsCadvisor: echo},
 		Auth: Auth{
 			Authn: NewAuthenticator(AuthnConfig{Tokens: fakeTokens{
 				"admin": {Name: "admin"}, "stats": {Name: "stats-reader"}, "pods": {Name: "pod-reader"}, "proxy": {Name: "proxier"},
+				"metrics": {Name: "metrics-reader"},
 			}}),
-			Authz:    grants{"admin/*": true, "stats-reader/stats": true, "pod-reader/pods": true, "proxier/proxy": true},
+			Authz: grants{"admin/*": true, "stats-reader/stats": true, "pod-reader/pods": true, "proxier/proxy": true,
+				"metrics-reader/metrics": true},
 			NodeName: "node-1",
 		},
 		EnableDebuggingHandlers: true, EnableSystemLogHandler: true, EnableProfilingHandler: true,
@@ -93,6 +95,9 @@ func TestKubeletAPI(t *testing.T) {
 		{name: "pods refused", path: "/pods", token: "stats", wantCode: 403,
 			wantBody: "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
 		{name: "stats allowed", path: "/stats/summary", token: "stats", wantCode: 200},
+		{name: "cadvisor via nodes/metrics", path: "/metrics/cadvisor", token: "metrics", wantCode: 200},
+		{name: "cadvisor refused", path: "/metrics/cadvisor", token: "stats", wantCode: 403,
+			wantBody: "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource(s)=[metrics])"},
 		{name: "exec refused", method: "POST", path: "/exec/ns/p/c", token: "stats", wantCode: 403,
 			wantBody: "Forbidden (user=stats-reader, verb=create, resource=nodes, subresource(s)=[proxy])"},
 		{name: "containerLogs refused", path: "/containerLogs/ns/p/c", token: "stats", wantCode: 403,

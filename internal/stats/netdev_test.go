@@ -55,3 +55,24 @@ func TestPidFromInfo(t *testing.T) {
 		}
 	}
 }
+
+func TestParseProcCgroup(t *testing.T) {
+	const v1 = "12:cpu,cpuacct:/cpu-path\n4:memory:/process_api/abc\n1:name=systemd:/\n0::/\n"
+	for _, tt := range []struct {
+		name, data, controller string
+		unified                bool
+		want                   string
+		ok                     bool
+	}{
+		{"v1 memory", v1, "memory", false, "/process_api/abc", true},
+		{"v1 cpuacct among joined controllers", v1, "cpuacct", false, "/cpu-path", true},
+		{"v1 missing controller", v1, "pids", false, "", false},
+		{"v2", "0::/system.slice/berth.service\n", "memory", true, "/system.slice/berth.service", true},
+		{"v2 without a unified line", "4:memory:/x\n", "memory", true, "", false},
+	} {
+		got, ok := parseProcCgroup(tt.data, tt.unified, tt.controller)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: parseProcCgroup = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
