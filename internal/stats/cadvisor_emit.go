@@ -61,7 +61,7 @@ func containerImage(c *runtimeapi.Container) string {
 func emitCadvisor(ch chan<- prometheus.Metric, v cadvisorView) {
 	send := func(name string, t prometheus.ValueType, at time.Time, val float64, labels ...string) {
 		m := prometheus.MustNewConstMetric(cadvisorDesc(name), t, val, labels...)
-		if !at.IsZero() {
+		if at.Unix() > 0 { // a runtime may leave a figure unstamped
 			m = prometheus.NewMetricWithTimestamp(at, m)
 		}
 		ch <- m
@@ -83,7 +83,12 @@ func emitCadvisor(ch chan<- prometheus.Metric, v cadvisorView) {
 			}
 		}
 		if n := r.network; n != nil {
-			for _, i := range n.Interfaces {
+			ifaces := n.Interfaces
+			if len(ifaces) == 0 && n.Name != "" {
+				// containerd 1.6's sandbox stats give only the default one.
+				ifaces = []statsapi.InterfaceStats{n.InterfaceStats}
+			}
+			for _, i := range ifaces {
 				send("container_network_receive_bytes_total", prometheus.CounterValue, n.Time.Time, float64(deref(i.RxBytes)), append(r.labels, i.Name)...)
 				send("container_network_transmit_bytes_total", prometheus.CounterValue, n.Time.Time, float64(deref(i.TxBytes)), append(r.labels, i.Name)...)
 			}

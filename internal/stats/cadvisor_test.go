@@ -31,8 +31,9 @@ func cadvisorTestView() cadvisorView {
 				Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(8192), RSSBytes: p64(4096), UsageBytes: p64(9000)}},
 			Pods: []statsapi.PodStats{{
 				PodRef: statsapi.PodReference{Name: "web", Namespace: "ns", UID: "u1"}, StartTime: now,
-				CPU:     &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(2e9)},
-				Network: &statsapi.NetworkStats{Time: now, InterfaceStats: eth0, Interfaces: []statsapi.InterfaceStats{eth0}},
+				CPU: &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(2e9)},
+				// Only the default interface, as containerd 1.6 answers.
+				Network: &statsapi.NetworkStats{Time: now, InterfaceStats: eth0},
 				Containers: []statsapi.ContainerStats{{Name: "app", StartTime: now,
 					CPU:    &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: p64(1.5e9)},
 					Memory: &statsapi.MemoryStats{Time: now, WorkingSetBytes: p64(1024)},
