@@ -25,6 +25,9 @@
 //	              sandbox, QoS shares as pods come and go, orphan removal,
 //	              node allocatable retried until it is enforced
 //	process.go    EnsureProcess: berth itself into kubeletCgroups
+//	system.go     SystemCgroup: the root cgroup's processes (but init and
+//	              kernel threads) into systemCgroups, at start and every
+//	              minute
 //
 // The decisions (which cgroup a pod lands in and what it is set to) are pure
 // functions with table tests pinned to upstream's helpers; only cgroupfs.go

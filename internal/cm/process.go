@@ -41,15 +41,10 @@ func EnsureProcess(pid int, opts ProcessOptions) error {
 
 // moveProcess moves pid into opts.Cgroup through the library's Apply.
 func moveProcess(pid int, opts ProcessOptions) error {
-	mounts := opts.Mounts
-	if mounts == nil {
-		var err error
-		if mounts, err = hostMounts(); err != nil {
-			return err
-		}
+	fs, m, err := systemManager(opts.Mounts, opts.Cgroup)
+	if err != nil {
+		return fmt.Errorf("move process %d to cgroup %q: %w", pid, opts.Cgroup, err)
 	}
-	fs := &cgroupfs{cfg: &Config{Driver: DriverCgroupfs}, mounts: mounts, apply: libApply}
-	name := ParseCgroupfs(opts.Cgroup)
 	current, err := cgroups.ParseCgroupFile(filepath.Join(opts.ProcDir, strconv.Itoa(pid), "cgroup"))
 	if err != nil {
 		return fmt.Errorf("read cgroups of process %d: %w", pid, err)
@@ -58,17 +53,32 @@ func moveProcess(pid int, opts ProcessOptions) error {
 	if fs.unified() {
 		key = unifiedKey
 	}
-	if current[key] == name.Cgroupfs() {
+	if current[key] == ParseCgroupfs(opts.Cgroup).Cgroupfs() {
 		return nil
-	}
-	m, err := fs.manager(name, &cgroups.Resources{SkipDevices: true})
-	if err != nil {
-		return fmt.Errorf("move process %d to cgroup %q: %w", pid, opts.Cgroup, err)
 	}
 	if err := m.Apply(pid); err != nil {
 		return fmt.Errorf("move process %d to cgroup %q: %w", pid, opts.Cgroup, err)
 	}
 	return nil
+}
+
+// systemManager returns the library's manager of a system cgroup (a
+// cgroupfs name, whatever the driver, as upstream's createManager: no
+// limits, devices untouched), and the cgroupfs it lives on; nil mounts
+// read the host's. Applying a pid creates the cgroup when missing.
+func systemManager(mounts map[string]string, cgroup string) (*cgroupfs, cgroups.Manager, error) {
+	if mounts == nil {
+		var err error
+		if mounts, err = hostMounts(); err != nil {
+			return nil, nil, err
+		}
+	}
+	fs := &cgroupfs{cfg: &Config{Driver: DriverCgroupfs}, mounts: mounts, apply: libApply}
+	m, err := fs.manager(ParseCgroupfs(cgroup), &cgroups.Resources{SkipDevices: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return fs, m, nil
 }
 
 // inHostPIDNamespace reports whether pid shares init's PID namespace, as
