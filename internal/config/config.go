@@ -43,6 +43,11 @@ type Config struct {
 	// CloudProvider is --cloud-provider: "" or CloudProviderExternal, the
 	// only values upstream v1.37 has.
 	CloudProvider string `json:"cloudProvider,omitempty"`
+	// RuntimeCgroups is --runtime-cgroups: the runtime's cgroup (an
+	// absolute cgroupfs name, "" unknown), whose stats are the "runtime"
+	// system container's; as upstream v1.37 with a remote runtime, berth
+	// does not move the runtime.
+	RuntimeCgroups string `json:"runtimeCgroups,omitempty"`
 
 	RootDir                string `json:"rootDir"`
 	CertDir                string `json:"certDir"`
@@ -246,6 +251,9 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 	if cfg.CloudProvider, err = cloudProvider(flags.unbound("cloud-provider")); err != nil {
 		flagProblem("cloud-provider", err)
 	}
+	if cfg.RuntimeCgroups, err = runtimeCgroups(flags.unbound("runtime-cgroups")); err != nil {
+		flagProblem("runtime-cgroups", err)
+	}
 	if cfg.NodeIPs, err = parseNodeIPs(flags.NodeIP); err != nil {
 		flagProblem("node-ip", err)
 	}
@@ -277,6 +285,15 @@ const CloudProviderExternal = "external"
 func cloudProvider(name string) (string, error) {
 	if name != "" && name != CloudProviderExternal {
 		return "", fmt.Errorf("cloud provider %q was specified, but built-in cloud providers are disabled. Please set --cloud-provider=external and migrate to an external cloud provider", name)
+	}
+	return name, nil
+}
+
+// runtimeCgroups checks --runtime-cgroups: upstream's help asks for an
+// absolute cgroup name ("/system.slice/containerd.service").
+func runtimeCgroups(name string) (string, error) {
+	if name != "" && !strings.HasPrefix(name, "/") {
+		return "", fmt.Errorf("%q is not an absolute cgroup name", name)
 	}
 	return name, nil
 }

@@ -117,7 +117,7 @@ func TestLoadGolden(t *testing.T) {
 			"--max-open-files=10",
 			"--vmodule=a=1",
 			"--cloud-provider=external",
-			"--runtime-cgroups=/runtime",
+			"--runtime-cgroups=runtime",
 			"--exit-on-lock-contention",
 		}},
 		{name: "kubeconfig-problems", args: []string{

@@ -40,7 +40,7 @@ func distros() []distro {
 		{
 			dir: "kind", title: "kind",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
+			nodeResourceBlockers: []string{"evictionHard"},
 		},
 		{
 			dir: "minikube", title: "minikube",
@@ -56,29 +56,27 @@ func distros() []distro {
 			dir: "k0s", title: "k0s",
 			stubs:                []string{"run/k0s/kubelet/ca.crt", "var/lib/k0s/kubelet.conf"},
 			upstreamUnknownFlags: []string{"--containerd"},
-			nodeResourceBlockers: []string{"--runtime-cgroups"},
 		},
 		{
 			dir: "talos", title: "Talos",
-			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubeconfig-kubelet", "etc/kubernetes/bootstrap-kubeconfig"},
-			nodeResourceBlockers: []string{"systemCgroups"},
+			stubs: []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubeconfig-kubelet", "etc/kubernetes/bootstrap-kubeconfig"},
 		},
 		{
 			dir: "eks", title: "EKS (nodeadm)",
 			stubs:                []string{"etc/kubernetes/pki/ca.crt", "var/lib/kubelet/kubeconfig"},
 			plugins:              []string{"etc/eks/image-credential-provider/ecr-credential-provider"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
+			nodeResourceBlockers: []string{"evictionHard"},
 		},
 		{
 			dir: "gce", title: "GCE (kube-up)",
 			stubs:                []string{"etc/srv/kubernetes/pki/ca-certificates.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
 			plugins:              []string{"home/kubernetes/bin/auth-provider-gcp"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
+			nodeResourceBlockers: []string{"evictionHard"},
 		},
 		{
 			dir: "aks", title: "AKS (AgentBaker)",
 			stubs:                []string{"etc/kubernetes/certs/ca.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
-			nodeResourceBlockers: []string{"--runtime-cgroups", "evictionHard"},
+			nodeResourceBlockers: []string{"evictionHard"},
 		},
 		{
 			dir: "capi", title: "Cluster API (CAPA)",

@@ -28,7 +28,7 @@ const (
 func validateCgroups(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
 	if kc.SystemCgroups != "" && kc.CgroupRoot == "" {
-		ps = append(ps, fieldProblem("systemCgroups", "%q was specified and cgroupRoot (--cgroup-root) was not specified", kc.SystemCgroups))
+		ps = append(ps, fieldProblem("systemCgroups", "systemCgroups (--system-cgroups) was specified and cgroupRoot (--cgroup-root) was not specified"))
 	}
 	if kc.ReservedSystemCPUs != "" {
 		if kc.SystemReservedCgroup != "" || kc.KubeReservedCgroup != "" {

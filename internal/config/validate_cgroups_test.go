@@ -62,7 +62,7 @@ func TestValidateCgroups(t *testing.T) {
 		}},
 		{name: "systemCgroups without cgroupRoot", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 			kc.SystemCgroups = "/system"
-		}, want: []string{`kubeletConfiguration field "systemCgroups": "/system" was specified and cgroupRoot (--cgroup-root) was not specified`}},
+		}, want: []string{`kubeletConfiguration field "systemCgroups": systemCgroups (--system-cgroups) was specified and cgroupRoot (--cgroup-root) was not specified`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			kc := &kubeletconfigv1beta1.KubeletConfiguration{}
