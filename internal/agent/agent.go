@@ -58,7 +58,9 @@ type node struct {
 	client  *cri.Client
 	runtime *kuberuntime.Manager
 	// cgroups is the container manager; nil without cgroupsPerQOS.
-	cgroups  *cm.Manager
+	cgroups *cm.Manager
+	// system keeps systemCgroups; nil without it.
+	system   *cm.SystemCgroup
 	health   *cri.Health
 	cluster  *cluster
 	certs    *servingCerts
@@ -146,6 +148,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 		return err
 	}
 	if err := placeProcess(ctx, &cfg.Kubelet); err != nil {
+		return err
+	}
+	if n.system, err = systemCgroup(&cfg.Kubelet, n.clock); err != nil {
 		return err
 	}
 	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
@@ -300,6 +305,9 @@ func (n *node) run(ctx context.Context) error {
 	listPods := func() []corev1.Pod { return podsWithStatus(n.loop.Pods(), n.statuses) }
 
 	g := newGroup(ctx, stopBudget, n.clock)
+	if n.system != nil {
+		g.Go("system-cgroups", n.system.Run)
+	}
 	g.Go("runtime-health", n.health.Run)
 	g.Go("pleg", n.relister.Run)
 	g.Go("prober", n.prober.Run)

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/cm"
@@ -28,6 +30,30 @@ func placeProcess(ctx context.Context, kc *kubeletconfigv1beta1.KubeletConfigura
 	}
 	klog.FromContext(ctx).Info("berth runs in kubeletCgroups", "cgroup", kc.KubeletCgroups)
 	return nil
+}
+
+// systemCgroup keeps the root cgroup's processes in systemCgroups (nil
+// without it); Run starts it, as upstream's container manager, which
+// refuses "/" at start.
+func systemCgroup(kc *kubeletconfigv1beta1.KubeletConfiguration, clk clock.WithTicker) (*cm.SystemCgroup, error) {
+	if kc.SystemCgroups == "" {
+		return nil, nil
+	}
+	return cm.NewSystemCgroup(cm.SystemOptions{Cgroup: kc.SystemCgroups, Clock: clk})
+}
+
+// statsSystemCgroups names the cgroups of the summary's system containers
+// that the configuration gives, as upstream's summary provider: "runtime"
+// is --runtime-cgroups, "misc" systemCgroups (the stats provider finds
+// "kubelet" and "pods" itself).
+func statsSystemCgroups(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	for name, cgroup := range map[string]string{statsapi.SystemContainerRuntime: cfg.RuntimeCgroups, statsapi.SystemContainerMisc: cfg.Kubelet.SystemCgroups} {
+		if cgroup != "" {
+			out[name] = cgroup
+		}
+	}
+	return out
 }
 
 // startCgroups builds the container manager and lays out the pod cgroup
