@@ -66,17 +66,24 @@ func NewSystemCgroup(opts SystemOptions) (*SystemCgroup, error) {
 // Run ensures the system cgroup now and every minute until ctx ends,
 // logging the failures, as upstream's container manager.
 func (s *SystemCgroup) Run(ctx context.Context) error {
+	s.ensure(ctx)
+	// The ticker starts after the first pass, so a fake clock's waiter
+	// tells a test that pass is over.
 	t := s.opts.Clock.NewTicker(systemPeriod)
 	defer t.Stop()
 	for {
-		if err := s.Ensure(); err != nil {
-			klog.FromContext(ctx).Info("Failed to ensure state", "containerName", s.opts.Cgroup, "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
+			s.ensure(ctx)
 		}
+	}
+}
+
+func (s *SystemCgroup) ensure(ctx context.Context) {
+	if err := s.Ensure(); err != nil {
+		klog.FromContext(ctx).Info("Failed to ensure state", "containerName", s.opts.Cgroup, "err", err)
 	}
 }
 

@@ -116,12 +116,14 @@ func TestSystemCgroupRun(t *testing.T) {
 		}
 	}
 	waitProcs("4242")
-	time.Sleep(100 * time.Millisecond) // the first round's listings end
+	for !clk.HasWaiters() { // the first pass is over once Run's ticker exists
+		time.Sleep(5 * time.Millisecond)
+	}
 	// Another process appears: it moves only once a minute has passed.
 	must(t, os.MkdirAll(filepath.Join(proc, "5151"), 0o755))
 	must(t, os.Symlink("/usr/sbin/daemon", filepath.Join(proc, "5151", "exe")))
 	must(t, os.WriteFile(filepath.Join(f.mounts["devices"], "cgroup.procs"), []byte("5151\n"), 0o644))
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // room for a wrong extra pass; the right code never makes one
 	if got := f.read("memory", "system", "cgroup.procs"); got != "4242" {
 		t.Fatalf("before a minute passed, system/cgroup.procs = %q, want 4242", got)
 	}
