@@ -264,7 +264,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return fmt.Errorf("create housekeeper: %w", err)
 	}
 	admit := &admitter{
-		node: cl.node, maxPods: int(kc.MaxPods), recorder: cl.recorder, shuttingDown: n.shuttingDown,
+		node: cl.node, maxPods: int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)), recorder: cl.recorder, shuttingDown: n.shuttingDown,
 		active: func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
 		reject: func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
 	}

@@ -143,7 +143,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"evictionMaxPodGracePeriod", DefaultMatches, "0: no soft eviction"},
 		{"evictionMinimumReclaim", DefaultMatches, "empty: no eviction"},
 		{"mergeDefaultEvictionSettings", NotImplemented, noEvict},
-		{"podsPerCore", DefaultMatches, "0: no per-core pod limit"},
+		{"podsPerCore", Honoured, "when positive, caps the pods capacity (node status and admission) at podsPerCore × the number of CPUs, as upstream"},
 		{"enableControllerAttachDetach", DefaultMatches, "true: the Node carries the controller-managed attach-detach annotation"},
 		{"protectKernelDefaults", Honoured, "true: berth refuses to start while a kernel tunable differs from upstream's required value; false: berth sets the differing ones, best effort (a failed write is logged; upstream stops outside a user namespace)"},
 		{"makeIPTablesUtilChains", NotImplemented, "berth creates no iptables chains"},

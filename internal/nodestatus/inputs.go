@@ -54,7 +54,7 @@ type Inputs struct {
 	KubeletVersion string
 	// KubeletPort is daemonEndpoints.kubeletEndpoint.Port (10250).
 	KubeletPort int32
-	// MaxPods is the pods capacity.
+	// MaxPods is the pods capacity (PodCapacity).
 	MaxPods int32
 	// KubeReserved, SystemReserved and EvictionHard are the
 	// KubeletConfiguration fields of the same names, already validated.

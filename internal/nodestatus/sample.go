@@ -65,7 +65,7 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 		NetworkReady:   rt.NetworkReady,
 		KubeletVersion: config.KubernetesVersion,
 		KubeletPort:    kc.Port,
-		MaxPods:        kc.MaxPods,
+		MaxPods:        PodCapacity(kc.MaxPods, kc.PodsPerCore, n.machine.NumCPU),
 		KubeReserved:   kc.KubeReserved,
 		SystemReserved: kc.SystemReserved,
 		EvictionHard:   kc.EvictionHard,

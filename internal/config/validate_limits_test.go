@@ -1,0 +1,35 @@
+package config
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+func TestValidateLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(kc *kubeletconfigv1beta1.KubeletConfiguration)
+		want   []string
+	}{
+		{name: "defaults"},
+		{name: "podsPerCore", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.PodsPerCore = 10 }},
+		{name: "podsPerCore negative", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.PodsPerCore = -1 },
+			want: []string{`kubeletConfiguration field "podsPerCore": invalid value -1: must not be negative`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kc := &kubeletconfigv1beta1.KubeletConfiguration{}
+			SetDefaults(kc)
+			if tc.mutate != nil {
+				tc.mutate(kc)
+			}
+			got := problemMsgs(validateLimits(kc))
+			sort.Strings(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("validateLimits (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
