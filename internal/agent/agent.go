@@ -98,6 +98,7 @@ func Run(ctx context.Context, cfg *config.Config, version string, clk clock.With
 		return err
 	}
 	defer n.close()
+	tuneProcess(ctx, cfg, osProcess())
 	return n.run(ctx)
 }
 

@@ -91,7 +91,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"eventRecordQPS", Honoured, "events sent to the API server per second (0: unlimited)"},
 		{"eventBurst", Honoured, "burst of events sent to the API server"},
 		{"enableDebuggingHandlers", Honoured, "false answers 405 on exec, attach, portForward, run, containerLogs, runningpods, logs and pprof, and drops configz"},
-		{"enableContentionProfiling", DefaultMatches, "false: berth does not profile lock contention"},
+		{"enableContentionProfiling", Honoured, "true sets the block profile rate to 1 at start when /debug/pprof/ is served (enableServer, enableDebuggingHandlers, enableProfilingHandler), as upstream"},
 		{"healthzPort", Honoured, "the healthz server port (0 disables it)"},
 		{"healthzBindAddress", Honoured, "the healthz server bind address"},
 		{"oomScoreAdj", Honoured, "written to berth's own /proc/self/oom_score_adj; where the kernel refuses (no CAP_SYS_RESOURCE for a negative value), berth warns once and runs on"},
