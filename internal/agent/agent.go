@@ -92,13 +92,19 @@ type node struct {
 // ends or a component fails, they stop in the reverse order; stopping berth
 // never stops a pod.
 func Run(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) error {
+	return runWith(ctx, cfg, version, clk, osProcess())
+}
+
+// runWith is Run with the setters of berth's own process injected
+// (tuneProcess), so tests do not change the test process.
+func runWith(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker, process processSetters) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("node", cfg.NodeName))
 	n, err := assemble(ctx, cfg, version, clk)
 	if err != nil {
 		return err
 	}
 	defer n.close()
-	tuneProcess(ctx, cfg, osProcess())
+	tuneProcess(ctx, cfg, process)
 	return n.run(ctx)
 }
 

@@ -66,7 +66,7 @@ func TestRunAgainstFakeRuntime(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, "test", clock.RealClock{}) }()
+	go func() { done <- runWith(ctx, cfg, "test", clock.RealClock{}, testProcess()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -46,7 +46,7 @@ func TestReadyThenStopLeavesPodsRunning(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, "test", clock.RealClock{}) }()
+	go func() { done <- runWith(ctx, cfg, "test", clock.RealClock{}, testProcess()) }()
 
 	buf := make([]byte, 256)
 	if err := notify.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {

@@ -114,7 +114,7 @@ func TestLoadGolden(t *testing.T) {
 			"--node-labels=kubernetes.io/role=master,bad key=x",
 			"--root-dir=",
 			"--max-pods=-1",
-			"--max-open-files=10",
+			"--max-open-files=-1",
 			"--vmodule=a=1",
 			"--cloud-provider=external",
 			"--runtime-cgroups=runtime",

@@ -130,7 +130,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"cpuCFSQuota", NotImplemented, "berth cannot turn CFS quota enforcement off"},
 		{"cpuCFSQuotaPeriod", DefaultMatches, "100ms: the CFS period berth uses for CPU limits"},
 		{"nodeStatusMaxImages", Honoured, "how many images node status lists (-1: all)"},
-		{"maxOpenFiles", NotImplemented, "berth does not set its own open files limit yet"},
+		{"maxOpenFiles", Honoured, "berth sets its own RLIMIT_NOFILE (soft and hard) to it at start; a failure is logged, as upstream"},
 		{"contentType", Honoured, "the content type of API requests"},
 		{"kubeAPIQPS", Honoured, "API requests per second (pods, status)"},
 		{"kubeAPIBurst", Honoured, "burst of API requests"},

@@ -9,7 +9,8 @@ import (
 func validateLimits(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
 	for name, v := range map[string]int64{
-		"podsPerCore": int64(kc.PodsPerCore),
+		"podsPerCore":  int64(kc.PodsPerCore),
+		"maxOpenFiles": kc.MaxOpenFiles,
 	} {
 		if v < 0 {
 			ps = append(ps, fieldProblem(name, "invalid value %d: must not be negative", v))

@@ -18,6 +18,9 @@ func TestValidateLimits(t *testing.T) {
 		{name: "podsPerCore", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.PodsPerCore = 10 }},
 		{name: "podsPerCore negative", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.PodsPerCore = -1 },
 			want: []string{`kubeletConfiguration field "podsPerCore": invalid value -1: must not be negative`}},
+		{name: "maxOpenFiles", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.MaxOpenFiles = 4096 }},
+		{name: "maxOpenFiles negative", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.MaxOpenFiles = -2 },
+			want: []string{`kubeletConfiguration field "maxOpenFiles": invalid value -2: must not be negative`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kc := &kubeletconfigv1beta1.KubeletConfiguration{}
