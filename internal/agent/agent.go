@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -25,6 +26,7 @@ import (
 	"github.com/berthk8s/berth/internal/nodestatus"
 	"github.com/berthk8s/berth/internal/objectcache"
 	"github.com/berthk8s/berth/internal/pleg"
+	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podsync"
 	"github.com/berthk8s/berth/internal/podutil"
@@ -235,6 +237,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		Volumes: n.volumes,
 		Prober:  n.prober,
 		Objects: n.objects,
+		Backoff: podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)

@@ -175,7 +175,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"shutdownGracePeriod", Honoured, "graceful node shutdown through a systemd-logind delay inhibitor lock (0s: none)"},
 		{"shutdownGracePeriodCriticalPods", Honoured, "the part of shutdownGracePeriod kept for system-critical pods, which end last"},
 		{"shutdownGracePeriodByPodPriority", Honoured, "graceful node shutdown budgets by pod priority, lowest priority first"},
-		{"crashLoopBackOff", DefaultMatches, "berth caps container restart back-off at 300s"},
+		{"crashLoopBackOff", Honoured, "maxContainerRestartPeriod (1s to 300s; KubeletCrashLoopBackOffMax, on by default, cannot be turned off) caps the container restart back-off, and lowers the initial 10s delay when below it, as upstream"},
 		{"reservedMemory", DefaultMatches, "empty: no memory manager"},
 		{"enableProfilingHandler", Honoured, "/debug/pprof/ (with enableDebuggingHandlers)"},
 		{"enableDebugFlagsHandler", NotImplemented, "berth serves no /debug/flags/v yet"},

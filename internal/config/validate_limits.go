@@ -16,5 +16,13 @@ func validateLimits(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 			ps = append(ps, fieldProblem(name, "invalid value %d: must not be negative", v))
 		}
 	}
+	// KubeletCrashLoopBackOffMax is on (berth refuses it off), so the
+	// period is set (defaults) and must lie within upstream's bounds, which
+	// upstream checks in whole milliseconds.
+	if p := kc.CrashLoopBackOff.MaxContainerRestartPeriod; p != nil {
+		if ms := p.Milliseconds(); ms < 1000 || ms > 300000 {
+			ps = append(ps, fieldProblem("crashLoopBackOff.maxContainerRestartPeriod", "invalid value %q: must be between 1s and 300s", p.Duration.String()))
+		}
+	}
 	return ps
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -21,6 +22,18 @@ func TestValidateLimits(t *testing.T) {
 		{name: "maxOpenFiles", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.MaxOpenFiles = 4096 }},
 		{name: "maxOpenFiles negative", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.MaxOpenFiles = -2 },
 			want: []string{`kubeletConfiguration field "maxOpenFiles": invalid value -2: must not be negative`}},
+		{name: "maxContainerRestartPeriod 1s", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.CrashLoopBackOff.MaxContainerRestartPeriod.Duration = time.Second
+		}},
+		{name: "maxContainerRestartPeriod 300s", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.CrashLoopBackOff.MaxContainerRestartPeriod.Duration = 300 * time.Second
+		}},
+		{name: "maxContainerRestartPeriod below 1s", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.CrashLoopBackOff.MaxContainerRestartPeriod.Duration = 999 * time.Millisecond
+		}, want: []string{`kubeletConfiguration field "crashLoopBackOff.maxContainerRestartPeriod": invalid value "999ms": must be between 1s and 300s`}},
+		{name: "maxContainerRestartPeriod above 300s", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.CrashLoopBackOff.MaxContainerRestartPeriod.Duration = 301 * time.Second
+		}, want: []string{`kubeletConfiguration field "crashLoopBackOff.maxContainerRestartPeriod": invalid value "5m1s": must be between 1s and 300s`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kc := &kubeletconfigv1beta1.KubeletConfiguration{}

@@ -24,7 +24,9 @@ import (
 //   - Entries of containers no longer in the spec, and entries not updated
 //     for more than 2*Max (upstream's periodic Backoff.GC), are dropped.
 
-// withDefaults fills zero fields with upstream's defaults.
+// withDefaults fills zero fields with upstream's defaults. A Max below
+// Initial (crashLoopBackOff.maxContainerRestartPeriod under 10 s) lowers
+// Initial to it, as upstream's newCrashLoopBackOff.
 func (b BackoffPolicy) withDefaults() BackoffPolicy {
 	if b.Initial <= 0 {
 		b.Initial = DefaultBackoffInitial
@@ -33,7 +35,7 @@ func (b BackoffPolicy) withDefaults() BackoffPolicy {
 		b.Max = DefaultBackoffMax
 	}
 	if b.Max < b.Initial {
-		b.Max = b.Initial
+		b.Initial = b.Max
 	}
 	return b
 }

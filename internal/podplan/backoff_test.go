@@ -132,6 +132,21 @@ func TestComputeBackoff(t *testing.T) {
 			policy:  BackoffPolicy{Initial: time.Second, Max: 3 * time.Second},
 			want:    withBackoff(start, map[string]BackoffEntry{"web": entry(2*time.Second, at(6*time.Second), h)}),
 		},
+		{
+			name:   "maxContainerRestartPeriod below 10s lowers the initial delay to it",
+			rt:     crashed(0),
+			now:    0,
+			policy: BackoffPolicy{Max: 5 * time.Second},
+			want:   withBackoff(start, map[string]BackoffEntry{"web": entry(5*time.Second, at(0), h)}),
+		},
+		{
+			name:    "maxContainerRestartPeriod caps the doubling",
+			rt:      crashed(5 * time.Second),
+			backoff: map[string]BackoffEntry{"web": entry(20*time.Second, at(0), h)},
+			now:     25 * time.Second,
+			policy:  BackoffPolicy{Max: 30 * time.Second},
+			want:    withBackoff(start, map[string]BackoffEntry{"web": entry(30*time.Second, at(25*time.Second), h)}),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

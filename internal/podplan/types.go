@@ -48,7 +48,9 @@ type ProbeSnapshot struct {
 
 // BackoffPolicy sets the CrashLoopBackOff timing. Zero fields take the
 // upstream defaults: 10 s initial, doubling to 300 s, reset after 2*Max
-// (10 min) of running without a restart.
+// (10 min) of running without a restart. Max is
+// crashLoopBackOff.maxContainerRestartPeriod; Initial is lowered to it
+// when larger.
 type BackoffPolicy struct {
 	Initial time.Duration
 	Max     time.Duration
