@@ -200,6 +200,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls: cfg.ImagePullLimit(),
+		PullQPS:               float32(ptr.Deref(kc.RegistryPullQPS, 0)),
+		PullBurst:             int(kc.RegistryBurst),
 		Cgroups:               n.podCgroups(),
 	})
 	if err != nil {

@@ -26,6 +26,9 @@
 //     check (notSupported: the field, the value given, the default, why).
 //   - validate_settings.go: logging (component-base's logs API), image
 //     pull concurrency (and ImagePullLimit), hairpinMode, oomScoreAdj.
+//   - validate_limits.go: the node's limits (podsPerCore, maxOpenFiles,
+//     registryPullQPS and registryBurst, the crash loop back-off cap).
+//   - process.go: BlockProfiling, the decision on enableContentionProfiling.
 //   - validate_cgroups.go: the container manager's fields as upstream
 //     validates them (cgroupsPerQOS, systemCgroups, reservedSystemCPUs,
 //     enforceNodeAllocatable and the reserved cgroups), and

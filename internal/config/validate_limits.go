@@ -2,6 +2,7 @@ package config
 
 import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 )
 
 // validateLimits checks the node's limits that upstream validates and
@@ -9,8 +10,10 @@ import (
 func validateLimits(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
 	for name, v := range map[string]int64{
-		"podsPerCore":  int64(kc.PodsPerCore),
-		"maxOpenFiles": kc.MaxOpenFiles,
+		"podsPerCore":     int64(kc.PodsPerCore),
+		"maxOpenFiles":    kc.MaxOpenFiles,
+		"registryPullQPS": int64(ptr.Deref(kc.RegistryPullQPS, 0)),
+		"registryBurst":   int64(kc.RegistryBurst),
 	} {
 		if v < 0 {
 			ps = append(ps, fieldProblem(name, "invalid value %d: must not be negative", v))

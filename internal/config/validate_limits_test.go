@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 )
 
 func TestValidateLimits(t *testing.T) {
@@ -34,6 +35,15 @@ func TestValidateLimits(t *testing.T) {
 		{name: "maxContainerRestartPeriod above 300s", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 			kc.CrashLoopBackOff.MaxContainerRestartPeriod.Duration = 301 * time.Second
 		}, want: []string{`kubeletConfiguration field "crashLoopBackOff.maxContainerRestartPeriod": invalid value "5m1s": must be between 1s and 300s`}},
+		{name: "registry limits", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.RegistryPullQPS, kc.RegistryBurst = ptr.To[int32](0), 0
+		}},
+		{name: "registry limits negative", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.RegistryPullQPS, kc.RegistryBurst = ptr.To[int32](-1), -3
+		}, want: []string{
+			`kubeletConfiguration field "registryBurst": invalid value -3: must not be negative`,
+			`kubeletConfiguration field "registryPullQPS": invalid value -1: must not be negative`,
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kc := &kubeletconfigv1beta1.KubeletConfiguration{}

@@ -29,7 +29,8 @@
 //	                    environment reads; containerconfig.Env builds it
 //	image_pull.go       EnsureImage: pull policy, back-off, events
 //	image_limit.go      how many pulls run at once (serializeImagePulls,
-//	                    maxParallelImagePulls), across all pods
+//	                    maxParallelImagePulls), across all pods, and how
+//	                    many per second (registryPullQPS, registryBurst)
 //	pull_auth.go        pull credentials: the pod's pull secrets, then the
 //	                    node's credential provider plugins (a
 //	                    CredentialProvider, internal/credprovider), each

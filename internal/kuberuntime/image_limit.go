@@ -2,12 +2,29 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/flowcontrol"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 )
+
+// errPullQPSExceeded is upstream's error for a pull refused by the
+// registryPullQPS token bucket: the pull fails at once (ErrImagePull, then
+// the image pull back-off), it does not wait for a token.
+var errPullQPSExceeded = errors.New("pull QPS exceeded")
+
+// newPullQPS returns the token bucket of registryPullQPS and registryBurst,
+// as upstream's throttleImagePulling: nil (no limit) when qps is 0.
+func newPullQPS(qps float32, burst int, clk clock.Clock) flowcontrol.RateLimiter {
+	if qps == 0 {
+		return nil
+	}
+	return flowcontrol.NewTokenBucketRateLimiterWithClock(qps, burst, clk)
+}
 
 // pullSlots bounds how many image pulls run at once across all pods, as
 // upstream's image pullers do: serializeImagePulls is one slot,
@@ -39,15 +56,19 @@ func (s pullSlots) acquire(ctx context.Context) (func(), error) {
 	}
 }
 
-// limitedPull pulls once a slot is free and returns when the pull itself
-// started: the wait for a slot is what upstream's Pulled event reports as
-// "including waiting".
+// limitedPull pulls once a slot is free, if the registryPullQPS bucket has
+// a token then (upstream takes the slot, then the token), and returns when
+// the pull itself started: the wait for a slot is what upstream's Pulled
+// event reports as "including waiting".
 func (m *Manager) limitedPull(ctx context.Context, pod *corev1.Pod, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, time.Time, error) {
 	release, err := m.pullSlots.acquire(ctx)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	defer release()
+	if m.pullQPS != nil && !m.pullQPS.TryAccept() {
+		return nil, time.Time{}, errPullQPSExceeded
+	}
 	started := m.cfg.Clock.Now()
 	resp, err := m.pull(ctx, pod, req)
 	return resp, started, err

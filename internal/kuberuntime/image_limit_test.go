@@ -11,7 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/berthk8s/berth/internal/podplan"
+	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
 // gatedImages passes image calls to the fake CRI; PullImage first reports
@@ -116,5 +119,53 @@ func TestPullSlotWaitEndsWithContext(t *testing.T) {
 	cancel()
 	if _, err := slots.acquire(ctx); err == nil {
 		t.Fatal("acquire of a full slot set with a cancelled context succeeded")
+	}
+}
+
+// TestPullQPS pulls one image per pod, one pod after another, at the
+// times given: the registryPullQPS bucket refuses a pull with upstream's
+// error when empty, and refills with time.
+func TestPullQPS(t *testing.T) {
+	refused := runtimestate.StartFailure{Reason: ReasonErrImagePull, Message: "pull QPS exceeded"}
+	for _, tc := range []struct {
+		name       string
+		qps        float32
+		burst      int
+		pullsAt    []time.Duration // since the start; non-decreasing
+		wantFailed []*runtimestate.StartFailure
+	}{
+		{name: "no limit", burst: 1, pullsAt: []time.Duration{0, 0, 0, 0},
+			wantFailed: []*runtimestate.StartFailure{nil, nil, nil, nil}},
+		{name: "burst then refused", qps: 1, burst: 2, pullsAt: []time.Duration{0, 0, 0},
+			wantFailed: []*runtimestate.StartFailure{nil, nil, &refused}},
+		{name: "refills at qps", qps: 1, burst: 2, pullsAt: []time.Duration{0, 0, time.Second, time.Second},
+			wantFailed: []*runtimestate.StartFailure{nil, nil, nil, &refused}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.PullQPS, c.PullBurst = tc.qps, tc.burst })
+			start := e.clock.Now()
+			var got []*runtimestate.StartFailure
+			for i, at := range tc.pullsAt {
+				e.clock.SetTime(start.Add(at))
+				pod := basePod()
+				pod.Name, pod.UID = fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
+				pod.Spec.Containers[0].Image = fmt.Sprintf("app-%d:1.0", i)
+				e.fake.AllowPull(pod.Spec.Containers[0].Image)
+				rt := e.status(pod)
+				plan := podplan.Compute(podplan.Inputs{Pod: pod, Runtime: rt, Now: e.clock.Now()})
+				res, err := e.m.Apply(e.ctx, pod, rt, plan, ApplyOptions{})
+				if err != nil {
+					t.Fatalf("pod %s: %v", pod.Name, err)
+				}
+				var f *runtimestate.StartFailure
+				if sf, ok := res.Failures[pod.Spec.Containers[0].Name]; ok {
+					f = &sf
+				}
+				got = append(got, f)
+			}
+			if diff := cmp.Diff(tc.wantFailed, got); diff != "" {
+				t.Errorf("start failures by pull (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/flowcontrol"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
@@ -97,6 +98,10 @@ type Config struct {
 	// all pods: 1 is upstream's serializeImagePulls, 0 no bound
 	// (config.Config.ImagePullLimit decides it).
 	MaxParallelImagePulls int
+	// PullQPS and PullBurst are registryPullQPS and registryBurst: a token
+	// bucket of pulls per second; PullQPS 0 is no limit.
+	PullQPS   float32
+	PullBurst int
 	// SubPaths binds subPath mounts in PodsDir/<uid>/volume-subpaths; nil
 	// means a subpath.Binder of its own.
 	SubPaths SubPathBinder
@@ -128,8 +133,10 @@ type Manager struct {
 	hookHTTP      HTTPDoer
 	hookUserAgent string
 	node          containerconfig.Node
-	// pullSlots bounds concurrent pulls (image_limit.go).
+	// pullSlots bounds concurrent pulls and pullQPS (nil: no limit) their
+	// rate (image_limit.go).
 	pullSlots pullSlots
+	pullQPS   flowcontrol.RateLimiter
 }
 
 // New validates cfg and returns a Manager. It starts nothing.
@@ -163,5 +170,6 @@ func New(cfg Config) (*Manager, error) {
 		hookUserAgent: httpget.UserAgent(httpget.Lifecycle),
 		node:          node,
 		pullSlots:     newPullSlots(cfg.MaxParallelImagePulls),
+		pullQPS:       newPullQPS(cfg.PullQPS, cfg.PullBurst, cfg.Clock),
 	}, nil
 }
