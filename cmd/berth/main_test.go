@@ -113,7 +113,7 @@ func TestUnknownFlagsReportedTogether(t *testing.T) {
 
 func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	files := fstest.MapFS{
-		"bad.yaml":  {Data: []byte(header + "evictionHard: {memory.available: 1Gi}\nmaxOpenFiles: 10\n")},
+		"bad.yaml":  {Data: []byte(header + "makeIPTablesUtilChains: false\niptablesDropBit: 10\n")},
 		"typo.yaml": {Data: []byte(header + "staticPodDir: /etc/m\n")},
 		"good.yaml": {Data: []byte(header)},
 	}
@@ -124,8 +124,8 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	}{
 		{"unsupported fields", []string{"--config=/bad.yaml"}, []string{
 			`berth: invalid configuration (2 problems):`,
-			`kubeletConfiguration field "evictionHard" (set in --config "/bad.yaml"): {"memory.available":"1Gi"} is not supported by berth yet (only the default {`,
-			`kubeletConfiguration field "maxOpenFiles" (set in --config "/bad.yaml"): 10 is not supported by berth yet (only the default 1000000 is accepted)`,
+			`kubeletConfiguration field "makeIPTablesUtilChains" (set in --config "/bad.yaml"): false is not supported by berth yet (only the default true is accepted)`,
+			`kubeletConfiguration field "iptablesDropBit" (set in --config "/bad.yaml"): 10 is not supported by berth yet (only the default 15 is accepted)`,
 		}},
 		{"unknown field", []string{"--config=/typo.yaml"}, []string{`unknown field "staticPodDir"`}},
 		{"missing file", []string{"--config=/nope.yaml"}, []string{`read config file "/nope.yaml"`}},

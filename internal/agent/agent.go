@@ -156,6 +156,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err := machine.CheckSwap(ptr.Deref(cfg.Kubelet.FailSwapOn, true), inputs.Machine()); err != nil {
 		return err
 	}
+	if err := machine.CheckCgroupV1(ptr.Deref(cfg.Kubelet.FailCgroupV1, true), inputs.Machine()); err != nil {
+		return err
+	}
 	if err := placeProcess(ctx, &cfg.Kubelet); err != nil {
 		return err
 	}

@@ -188,7 +188,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"localStorageCapacityIsolation", NotImplemented, "berth does not isolate ephemeral storage yet"},
 		{"containerRuntimeEndpoint", Honoured, "the CRI runtime service endpoint"},
 		{"imageServiceEndpoint", Honoured, "the CRI image service endpoint (empty: the runtime endpoint)"},
-		{"failCgroupV1", NotImplemented, "berth does not check the cgroup version yet"},
+		{"failCgroupV1", Honoured, "true (the default, as upstream): berth refuses to start on a cgroup v1 host with upstream's message; false: it runs on cgroup v1"},
 		{"userNamespaces", DefaultMatches, "unset: the runtime's default user namespace ID range"},
 	}
 }

@@ -12,6 +12,9 @@ type Info struct {
 	// SwapOn: /proc/swaps lists a swap device or file (upstream's IsSwapOn,
 	// what failSwapOn refuses).
 	SwapOn bool
+	// CgroupV1: the host's cgroups are v1 (hybrid included), what
+	// failCgroupV1 refuses.
+	CgroupV1 bool
 	// HugePages maps a page size, written as a Kubernetes quantity ("2Mi",
 	// "1Gi"), to the total bytes of the pages of that size the kernel has
 	// reserved. The resource name is "hugepages-" + the key.

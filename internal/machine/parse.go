@@ -121,6 +121,15 @@ func ParseSwapsOn(data []byte) bool {
 	return len(strings.Split(strings.TrimSpace(string(data)), "\n")) > 1
 }
 
+// CheckCgroupV1 is the failCgroupV1 decision, as upstream's validation
+// makes it at start: with failCgroupV1, a cgroup v1 host is refused.
+func CheckCgroupV1(failCgroupV1 bool, info Info) error {
+	if failCgroupV1 && info.CgroupV1 {
+		return errors.New("kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be removed in a future release")
+	}
+	return nil
+}
+
 // CheckSwap is the failSwapOn decision, as upstream's container manager
 // makes it at start: with failSwapOn, a node with swap on is refused.
 func CheckSwap(failSwapOn bool, info Info) error {

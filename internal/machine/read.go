@@ -23,6 +23,9 @@ type Host struct {
 	FSCapacity func(path string) (int64, error)
 	// NumCPU is the fallback when /proc/cpuinfo lists no processor.
 	NumCPU func() int
+	// CgroupUnified reports a cgroup v2 (unified) host; nil: not known,
+	// taken as v2.
+	CgroupUnified func() bool
 }
 
 // The files Read opens, named once.
@@ -80,6 +83,7 @@ func Read(rootDir string, h Host) (Info, error) {
 		// A missing /proc/swaps means no swap, as upstream assumes.
 		info.SwapOn = ParseSwapsOn(b)
 	}
+	info.CgroupV1 = h.CgroupUnified != nil && !h.CgroupUnified()
 	info.HugePages = readHugePages(h)
 	info.MaxPID = readMaxPID(h)
 	info.ThermalThrottleDirs = thermalThrottleDirs(h)

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/berthk8s/berth/internal/upstreamsrc"
@@ -45,6 +46,33 @@ func TestCheckSwap(t *testing.T) {
 		err := CheckSwap(tc.fail, Info{SwapOn: tc.on})
 		if (err != nil) != tc.wantErr {
 			t.Errorf("failSwapOn=%v swapOn=%v: err = %v, want error %v", tc.fail, tc.on, err, tc.wantErr)
+		}
+		if err != nil && err.Error() != upstreamMsg {
+			t.Errorf("message = %q, upstream's = %q", err, upstreamMsg)
+		}
+	}
+}
+
+// TestCheckCgroupV1 is the failCgroupV1 decision; the message is upstream's
+// (pkg/kubelet/apis/config/validation's linux check).
+func TestCheckCgroupV1(t *testing.T) {
+	src := upstreamsrc.New(t)
+	var upstreamMsg string
+	for _, call := range src.Func("k8s.io/kubernetes/pkg/kubelet/apis/config/validation", "validateKubeletOSConfiguration").Calls("fmt", "Errorf") {
+		if m := call.Arg(0).AsString(); strings.Contains(m, "cgroup v1") && !strings.Contains(m, "singleProcessOOMKill") {
+			upstreamMsg = m
+		}
+	}
+	if upstreamMsg == "" {
+		t.Fatal("upstream's validateKubeletOSConfiguration has no cgroup v1 refusal message any more")
+	}
+	for _, tc := range []struct {
+		fail, v1 bool
+		wantErr  bool
+	}{{true, true, true}, {true, false, false}, {false, true, false}, {false, false, false}} {
+		err := CheckCgroupV1(tc.fail, Info{CgroupV1: tc.v1})
+		if (err != nil) != tc.wantErr {
+			t.Errorf("failCgroupV1=%v v1=%v: err = %v, want error %v", tc.fail, tc.v1, err, tc.wantErr)
 		}
 		if err != nil && err.Error() != upstreamMsg {
 			t.Errorf("message = %q, upstream's = %q", err, upstreamMsg)

@@ -33,21 +33,20 @@ func sharedConfig(criEndpoint string) []string {
 		"syncFrequency: 1m",
 		"nodeStatusUpdateFrequency: 10s",
 		"nodeStatusReportFrequency: 5m",
+		// cgroup v1 allowed (hosts that still run it; both refuse it by
+		// default), and an image GC that never removes the locally built
+		// test images (no registry can give them back).
+		"failCgroupV1: false",
+		"imageGCHighThresholdPercent: 100",
+		"imageGCLowThresholdPercent: 99",
 	}
 }
 
 // UpstreamConfig is what the upstream kubelet needs on this kind of machine
 // beyond the shared config: no swap check (berth checks /proc/swaps too, at
-// its default failSwapOn: true; this machine has no swap), cgroup v1 allowed
-// (hosts that still run it), and an image GC that never removes the locally
-// built test images (no registry can give them back).
+// its default failSwapOn: true; this machine has no swap).
 func UpstreamConfig() []string {
-	return []string{
-		"failSwapOn: false",
-		"failCgroupV1: false",
-		"imageGCHighThresholdPercent: 100",
-		"imageGCLowThresholdPercent: 99",
-	}
+	return []string{"failSwapOn: false"}
 }
 
 // node is one kubelet process for one Node.

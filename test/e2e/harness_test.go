@@ -99,6 +99,7 @@ address: 127.0.0.1
 healthzPort: 0
 containerRuntimeEndpoint: %s
 cgroupDriver: cgroupfs
+failCgroupV1: false
 # Standalone: no kubelet API (its webhook auth needs an API client, as
 # upstream); startClusterEnv turns it on with a --config-dir drop-in.
 enableServer: false

@@ -189,6 +189,11 @@ syncFrequency: 1m
 containerRuntimeEndpoint: %s
 runtimeRequestTimeout: 2m
 cgroupDriver: cgroupfs
+failCgroupV1: false
+# The example images are built locally and no registry can give them back:
+# image GC by disk usage never removes them.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 address: 0.0.0.0
 port: 10250
 readOnlyPort: 10255
