@@ -28,6 +28,8 @@ type Node struct {
 	Sysctls sysctl.Allowlist
 	// MaskedPaths are the paths masked with the Default proc mount.
 	MaskedPaths []string
+	// Resources shape every container's Linux resources.
+	Resources ResourceSettings
 }
 
 // NewNode gathers the node's facts and settings for container configs:

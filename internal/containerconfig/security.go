@@ -207,7 +207,7 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node) (*runtim
 // always runs RuntimeDefault seccomp, under cgroupParent (the pod's
 // cgroup, or "" for the runtime's default). Sysctls that allow refuses are not applied: the pod's containers
 // fail instead.
-func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, cgroupParent string) *runtimeapi.LinuxPodSandboxConfig {
+func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, cgroupParent string, res ResourceSettings) *runtimeapi.LinuxPodSandboxConfig {
 	lc := &runtimeapi.LinuxPodSandboxConfig{
 		CgroupParent: cgroupParent,
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
@@ -215,8 +215,8 @@ func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, cgroupParent st
 			Privileged:       hasPrivilegedContainer(pod),
 			Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 		},
-		Overhead:  overheadResources(pod),
-		Resources: sandboxResources(pod),
+		Overhead:  overheadResources(pod, res),
+		Resources: sandboxResources(pod, res),
 	}
 	sc := pod.Spec.SecurityContext
 	if sc == nil {

@@ -236,7 +236,7 @@ func TestSandboxLinuxConfigDropsForbiddenSysctls(t *testing.T) {
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
 		{Name: "net.ipv4.tcp_syncookies", Value: "1"}, {Name: "kernel.msgmax", Value: "1"},
 	}}
-	if got := sandboxLinuxConfig(pod, sysctl.SafeAllowlist("6.1.0"), "").GetSysctls(); got != nil {
+	if got := sandboxLinuxConfig(pod, sysctl.SafeAllowlist("6.1.0"), "", ResourceSettings{}).GetSysctls(); got != nil {
 		t.Errorf("sysctls = %v, want none: the pod's containers fail instead", got)
 	}
 }

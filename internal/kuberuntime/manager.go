@@ -70,6 +70,10 @@ type Config struct {
 	// and prefixes ending in "*" (sysctl.Unsafe): pods may set them besides
 	// the safe ones.
 	UnsafeSysctls []string
+	// Resources are the kubelet settings that shape containers' and
+	// sandboxes' Linux resources (cpuCFSQuota, cpuCFSQuotaPeriod,
+	// singleProcessOOMKill on this host's cgroup version).
+	Resources containerconfig.ResourceSettings
 	// Machine is what berth knows about the host (machine.Read): its
 	// memory sets the OOM score of Burstable containers (0 scores them all
 	// 999), its huge page sizes the hugetlb limits, its kernel release
@@ -164,6 +168,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	node := containerconfig.NewNode(cfg.Machine, cfg.SeccompProfileRoot, cfg.SeccompDefault)
 	node.Sysctls = node.Sysctls.Union(unsafe)
+	node.Resources = cfg.Resources
 	return &Manager{
 		cfg:           cfg,
 		hookHTTP:      hookHTTP,
