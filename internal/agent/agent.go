@@ -191,12 +191,16 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	n.env = newEnvSource(cl.apiClient(), n.objects, cl.node)
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
+	resources, err := resourceSettings(kc, host.CgroupV2)
+	if err != nil {
+		return fmt.Errorf("check kubelet configuration: %w", err)
+	}
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
-		UnsafeSysctls: kc.AllowedUnsafeSysctls, Machine: host, Resources: resourceSettings(kc),
+		UnsafeSysctls: kc.AllowedUnsafeSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls: cfg.ImagePullLimit(),

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"errors"
+
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
@@ -17,7 +19,15 @@ func cfsSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) containerconfig.
 }
 
 // resourceSettings are the settings containers' and sandboxes' Linux
-// resources are built with.
-func resourceSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) containerconfig.ResourceSettings {
-	return containerconfig.ResourceSettings{CFS: cfsSettings(kc)}
+// resources are built with, on a host of the given cgroup version. As
+// upstream's OS-specific validation, singleProcessOOMKill set to false is
+// an error on cgroup v1, where the kernel kills single processes only.
+func resourceSettings(kc *kubeletconfigv1beta1.KubeletConfiguration, cgroupV2 bool) (containerconfig.ResourceSettings, error) {
+	if !cgroupV2 && kc.SingleProcessOOMKill != nil && !*kc.SingleProcessOOMKill {
+		return containerconfig.ResourceSettings{}, errors.New("singleProcessOOMKill must not be explicitly set to false when using cgroup v1")
+	}
+	return containerconfig.ResourceSettings{
+		CFS:      cfsSettings(kc),
+		OOMGroup: containerconfig.OOMGroup(cgroupV2, kc.SingleProcessOOMKill),
+	}, nil
 }

@@ -31,3 +31,36 @@ func TestCFSSettings(t *testing.T) {
 		})
 	}
 }
+
+func TestResourceSettings(t *testing.T) {
+	cfs := containerconfig.CFS{Period: 100000}
+	for _, tc := range []struct {
+		name    string
+		v2      bool
+		single  *bool
+		want    containerconfig.ResourceSettings
+		wantErr string
+	}{
+		{name: "v2, unset: the whole container is killed", v2: true, want: containerconfig.ResourceSettings{CFS: cfs, OOMGroup: true}},
+		{name: "v2, false", v2: true, single: ptr.To(false), want: containerconfig.ResourceSettings{CFS: cfs, OOMGroup: true}},
+		{name: "v2, true: single process", v2: true, single: ptr.To(true), want: containerconfig.ResourceSettings{CFS: cfs}},
+		{name: "v1, unset", want: containerconfig.ResourceSettings{CFS: cfs}},
+		{name: "v1, true", single: ptr.To(true), want: containerconfig.ResourceSettings{CFS: cfs}},
+		{name: "v1, false: refused", single: ptr.To(false), wantErr: "singleProcessOOMKill must not be explicitly set to false when using cgroup v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kc := &kubeletconfigv1beta1.KubeletConfiguration{CPUCFSQuotaPeriod: &metav1.Duration{Duration: 100 * time.Millisecond}, SingleProcessOOMKill: tc.single}
+			got, err := resourceSettings(kc, tc.v2)
+			var gotErr string
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tc.wantErr {
+				t.Fatalf("resourceSettings error %q, want %q", gotErr, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("resourceSettings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -112,7 +112,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"cgroupsPerQOS", Honoured, "true: pods run in kubepods/{burstable,besteffort}/pod<uid> with upstream's QoS settings; false: in the runtime's default cgroups"},
 		{"cgroupDriver", Honoured, "used when the runtime does not report its cgroup driver (the runtime wins, as upstream)"},
 		{"cpuManagerPolicy", DefaultMatches, "none: berth does no CPU pinning"},
-		{"singleProcessOOMKill", NotImplemented, "berth does not set memory.oom.group yet"},
+		{"singleProcessOOMKill", Honoured, "on cgroup v2, unless true, containers and sandboxes get memory.oom.group=1; false is refused at start on cgroup v1"},
 		{"cpuManagerPolicyOptions", DefaultMatches, "empty: no CPU manager"},
 		{"cpuManagerReconcilePeriod", DefaultMatches, "unused with cpuManagerPolicy none"},
 		{"memoryManagerPolicy", DefaultMatches, "None: berth does no NUMA memory pinning"},

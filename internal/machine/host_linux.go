@@ -4,6 +4,8 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+
+	"github.com/opencontainers/cgroups"
 )
 
 // OSHost returns a Host backed by the running Linux system.
@@ -14,6 +16,7 @@ func OSHost() Host {
 		KernelRelease: kernelRelease,
 		FSCapacity:    fsCapacity,
 		NumCPU:        runtime.NumCPU,
+		CgroupV2:      cgroups.IsCgroup2UnifiedMode,
 	}
 }
 

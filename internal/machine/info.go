@@ -39,4 +39,8 @@ type Info struct {
 	// when neither can be read: upstream's "pid" capacity (pidlimit.Stats),
 	// which the kubepods cgroup's pids.max is computed from.
 	MaxPID int64
+
+	// CgroupV2: the host runs the unified cgroup v2 hierarchy only
+	// (upstream's IsCgroup2UnifiedMode), which decides memory.oom.group.
+	CgroupV2 bool
 }

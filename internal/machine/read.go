@@ -23,6 +23,8 @@ type Host struct {
 	FSCapacity func(path string) (int64, error)
 	// NumCPU is the fallback when /proc/cpuinfo lists no processor.
 	NumCPU func() int
+	// CgroupV2 reports a host on the unified cgroup v2 hierarchy.
+	CgroupV2 func() bool
 }
 
 // The files Read opens, named once.
@@ -83,6 +85,7 @@ func Read(rootDir string, h Host) (Info, error) {
 	info.HugePages = readHugePages(h)
 	info.MaxPID = readMaxPID(h)
 	info.ThermalThrottleDirs = thermalThrottleDirs(h)
+	info.CgroupV2 = h.CgroupV2()
 	if rel, err := h.KernelRelease(); err == nil {
 		info.KernelVersion = rel
 	} else {
