@@ -178,7 +178,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"crashLoopBackOff", Honoured, "maxContainerRestartPeriod (1s to 300s; KubeletCrashLoopBackOffMax, on by default, cannot be turned off) caps the container restart back-off, and lowers the initial 10s delay when below it, as upstream"},
 		{"reservedMemory", DefaultMatches, "empty: no memory manager"},
 		{"enableProfilingHandler", Honoured, "/debug/pprof/ (with enableDebuggingHandlers)"},
-		{"enableDebugFlagsHandler", NotImplemented, "berth serves no /debug/flags/v yet"},
+		{"enableDebugFlagsHandler", Honoured, "with enableDebuggingHandlers, PUT /debug/flags/v (nodes/proxy) sets the log verbosity; false answers 405"},
 		{"seccompDefault", Honoured, "true makes RuntimeDefault the seccomp profile of containers that ask for none"},
 		{"memoryThrottlingFactor", DefaultMatches, "unset: berth does not set memory.high"},
 		{"memoryReservationPolicy", DefaultMatches, "None: berth does not set memory.min"},
