@@ -200,7 +200,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
-		UnsafeSysctls: kc.AllowedUnsafeSysctls, Machine: host, Resources: resources,
+		UnsafeSysctls: kc.AllowedUnsafeSysctls, DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls: cfg.ImagePullLimit(),

@@ -62,6 +62,17 @@ func TestValidateSettings(t *testing.T) {
 			kc.CPUCFSQuotaPeriod.Duration = time.Second + time.Nanosecond
 		},
 			want: []string{`kubeletConfiguration field "cpuCFSQuotaPeriod": invalid value "1.000000001s": must be between 1ms and 1sec, inclusive`}},
+		{name: "defaultPodSysctls need their gate", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.DefaultPodSysctls = map[string]string{"net.ipv4.ip_forward": "1"}
+		}, want: []string{`kubeletConfiguration field "defaultPodSysctls": the DefaultPodSysctls feature gate is required`}},
+		{name: "defaultPodSysctls with their gate", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.DefaultPodSysctls = map[string]string{"net.ipv4.ip_forward": "1"}
+			kc.FeatureGates = map[string]bool{"DefaultPodSysctls": true}
+		}},
+		{name: "defaultPodSysctls checked", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.DefaultPodSysctls = map[string]string{"vm.swappiness": "1"}
+			kc.FeatureGates = map[string]bool{"DefaultPodSysctls": true}
+		}, want: []string{`kubeletConfiguration field "defaultPodSysctls": "vm.swappiness" is not known to be namespaced for defaultPodSysctls`}},
 		{name: "cgroupRoot slash", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CgroupRoot = "/" }},
 		{name: "cgroupRoot other", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CgroupRoot = "/kubepods" }},
 		{name: "logging json", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {

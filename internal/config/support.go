@@ -165,7 +165,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"kubeReservedCgroup", Honoured, "the existing cgroup kubeReserved is set on when kube-reserved(-compressible) is enforced"},
 		{"enforceNodeAllocatable", Honoured, "pods: kubepods limited to capacity less reserved; system-reserved, kube-reserved (cpu, memory, pids) and their -compressible variants (cpu only) on the reserved cgroups; none"},
 		{"allowedUnsafeSysctls", Honoured, "sysctl names and prefixes (\"kernel.msg*\") pods may set besides the safe ones; each must be namespaced, as upstream"},
-		{"defaultPodSysctls", DefaultMatches, "empty: berth adds no sysctls to pods"},
+		{"defaultPodSysctls", Honoured, "with the DefaultPodSysctls gate, every pod sandbox gets them (by namespace, as upstream) unless the pod sets the same name"},
 		{"volumePluginDir", Accepted, noFlex},
 		{"providerID", Honoured, "the Node's spec.providerID at registration"},
 		{"kernelMemcgNotification", DefaultMatches, "false: berth does not watch memcg notifications"},

@@ -8,6 +8,8 @@ import (
 	_ "k8s.io/component-base/logs/json/register" // logging.format json, as upstream's kubelet
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // validateSettings checks the node settings that upstream validates and
@@ -37,6 +39,24 @@ func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	// off, so it is always on here.
 	if p := kc.CPUCFSQuotaPeriod; p != nil && (p.Duration < time.Millisecond || p.Duration > time.Second) {
 		ps = append(ps, fieldProblem("cpuCFSQuotaPeriod", "invalid value %q: must be between 1ms and 1sec, inclusive", p.Duration.String()))
+	}
+	return append(ps, validateDefaultPodSysctls(kc)...)
+}
+
+// validateDefaultPodSysctls checks defaultPodSysctls as upstream: only
+// with the DefaultPodSysctls gate, and each a valid, namespaced sysctl
+// given once.
+func validateDefaultPodSysctls(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
+	if len(kc.DefaultPodSysctls) == 0 {
+		return nil
+	}
+	if !kc.FeatureGates["DefaultPodSysctls"] {
+		return []problem{fieldProblem("defaultPodSysctls", "the DefaultPodSysctls feature gate is required")}
+	}
+	var ps []problem
+	_, errs := sysctl.ParseDefaults(kc.DefaultPodSysctls)
+	for _, err := range errs {
+		ps = append(ps, fieldProblem("defaultPodSysctls", "%v", err))
 	}
 	return ps
 }

@@ -115,6 +115,9 @@ type SandboxParams struct {
 	DNS DNS
 	// Sysctls are the sysctls pods may set on this node.
 	Sysctls sysctl.Allowlist
+	// DefaultSysctls are the kubelet's defaultPodSysctls, which every
+	// sandbox gets unless the pod sets the same name.
+	DefaultSysctls sysctl.Defaults
 	// CgroupParent is the pod's cgroup (internal/cm, in the cgroup
 	// driver's form), or "" for the runtime's default.
 	CgroupParent string
@@ -140,7 +143,7 @@ func Sandbox(p SandboxParams) (*runtimeapi.PodSandboxConfig, []Event, error) {
 		PortMappings: portMappings(pod),
 		Labels:       podLabels(pod),
 		Annotations:  maps.Clone(pod.Annotations),
-		Linux:        sandboxLinuxConfig(pod, p.Sysctls, p.CgroupParent, p.Resources),
+		Linux:        sandboxLinuxConfig(pod, p.Sysctls, p.DefaultSysctls, p.CgroupParent, p.Resources),
 	}
 	// A host-network pod keeps the node's hostname.
 	if !pod.Spec.HostNetwork {
