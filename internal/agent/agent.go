@@ -165,7 +165,8 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
-	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics); err != nil {
+	podCIDRs := startPodCIDR(ctx, n.client.Runtime, cfg.Kubelet.PodCIDR)
+	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics, podCIDRs); err != nil {
 		return err
 	}
 	if n.certs, err = n.newServingCerts(ctx, ips); err != nil {

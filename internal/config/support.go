@@ -123,7 +123,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"runtimeRequestTimeout", Honoured, "the timeout of every CRI call"},
 		{"hairpinMode", Honoured, "promiscuous-bridge, hairpin-veth or none, validated as upstream; as upstream's kubelet with a CRI runtime, berth passes it nowhere (hairpin traffic is the CNI plugin's)"},
 		{"maxPods", Honoured, "the node's pods capacity; pods beyond it fail admission with OutOfpods"},
-		{"podCIDR", DefaultMatches, "empty: the runtime's CNI assigns pod addresses"},
+		{"podCIDR", Honoured, "handed to the runtime (CRI UpdateRuntimeConfig) at start; in cluster mode the Node's spec.podCIDRs then replace it, as upstream"},
 		{"podPidsLimit", Honoured, "pids.max of every pod cgroup when positive (with cgroupsPerQOS)"},
 		{"resolvConf", Honoured, "the host resolver file given to pods with dnsPolicy Default"},
 		{"runOnce", DefaultMatches, "false: berth runs until stopped"},
