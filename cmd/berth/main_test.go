@@ -131,8 +131,8 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 		{"missing file", []string{"--config=/nope.yaml"}, []string{`read config file "/nope.yaml"`}},
 		{"missing kubeconfig", []string{"--config=/good.yaml", "--kubeconfig=/k"}, []string{`flag --kubeconfig: read "/k"`}},
 		{"bootstrap kubeconfig without kubeconfig", []string{"--config=/good.yaml", "--bootstrap-kubeconfig=/b"}, []string{"flag --bootstrap-kubeconfig: needs --kubeconfig"}},
-		{"unsupported field by flag", []string{"--config=/good.yaml", "--cpu-cfs-quota=false"}, []string{
-			`flag --cpu-cfs-quota sets kubeletConfiguration field "cpuCFSQuota": false is not supported by berth yet (only the default true is accepted)`,
+		{"unsupported field by flag", []string{"--config=/good.yaml", "--make-iptables-util-chains=false"}, []string{
+			`flag --make-iptables-util-chains sets kubeletConfiguration field "makeIPTablesUtilChains": false is not supported by berth yet (only the default true is accepted)`,
 		}},
 		{"unknown flag", []string{"--no-such-flag"}, []string{"--no-such-flag", "berth --help"}},
 		{"bad flag value", []string{"-v=loud"}, []string{`invalid argument "loud"`}},

@@ -168,7 +168,8 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
-	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics); err != nil {
+	podCIDRs := startPodCIDR(ctx, n.client.Runtime, cfg.Kubelet.PodCIDR)
+	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics, podCIDRs); err != nil {
 		return err
 	}
 	if n.certs, err = n.newServingCerts(ctx, ips); err != nil {
@@ -194,12 +195,16 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	n.env = newEnvSource(cl.apiClient(), n.objects, cl.node)
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
+	resources, err := resourceSettings(kc, host.CgroupV2)
+	if err != nil {
+		return fmt.Errorf("check kubelet configuration: %w", err)
+	}
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
-		UnsafeSysctls: kc.AllowedUnsafeSysctls, Machine: host,
+		UnsafeSysctls: kc.AllowedUnsafeSysctls, DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls: cfg.ImagePullLimit(),

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/logs"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
@@ -46,6 +47,8 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 		EnableDebuggingHandlers: ptr.Deref(kc.EnableDebuggingHandlers, true),
 		EnableSystemLogHandler:  ptr.Deref(kc.EnableSystemLogHandler, true),
 		EnableProfilingHandler:  ptr.Deref(kc.EnableProfilingHandler, true),
+		EnableDebugFlagsHandler: ptr.Deref(kc.EnableDebugFlagsHandler, true),
+		SetVerbosity:            logs.GlogSetter,
 		LogDir:                  systemLogDir,
 	})
 	if err != nil {

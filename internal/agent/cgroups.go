@@ -71,9 +71,8 @@ func startCgroups(ctx context.Context, cfg *config.Config, driver string, host m
 		SystemReserved: resourceList(kc.SystemReserved), KubeReserved: resourceList(kc.KubeReserved),
 		SystemReservedCgroup: kc.SystemReservedCgroup, KubeReservedCgroup: kc.KubeReservedCgroup,
 		Pod: cm.PodOptions{
-			EnforceCPULimits: ptr.Deref(kc.CPUCFSQuota, true),
-			CPUPeriod:        uint64(kc.CPUCFSQuotaPeriod.Microseconds()),
-			PidsLimit:        ptr.Deref(kc.PodPidsLimit, -1),
+			CFS:       cfsSettings(kc),
+			PidsLimit: ptr.Deref(kc.PodPidsLimit, -1),
 		},
 	})
 	if err != nil {

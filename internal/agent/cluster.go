@@ -50,7 +50,7 @@ type cluster struct {
 	shuttingDown func() bool
 }
 
-func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker, m *metrics.Metrics) (*cluster, error) {
+func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker, m *metrics.Metrics, podCIDRs func(context.Context, []string)) (*cluster, error) {
 	kc := &cfg.Kubelet
 	c := &cluster{nodeSynced: make(chan struct{}), nodeName: cfg.NodeName, clock: clk}
 	if cfg.Kubeconfig == "" {
@@ -82,7 +82,7 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		Client: clients.Heartbeat, NodeName: cfg.NodeName, Labels: cfg.NodeLabels, Taints: cfg.RegisterWithTaints,
 		Register: kc.RegisterNode == nil || *kc.RegisterNode, Clock: clk,
 		UpdateFrequency: kc.NodeStatusUpdateFrequency.Duration, ReportFrequency: kc.NodeStatusReportFrequency.Duration,
-		Inputs: c.nodeInputs(inputs), Recorder: c.recorder,
+		Inputs: c.nodeInputs(inputs), Recorder: c.recorder, PodCIDRs: podCIDRs,
 	}); err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func testConfig(f *fakeTree) Config {
 		Capacity:               rl("cpu", "4", "memory", "8Gi", "pid", "100000"),
 		SystemReserved:         rl("cpu", "500m", "memory", "1Gi"),
 		KubeReserved:           rl("memory", "512Mi", "pid", "1000"),
-		Pod:                    PodOptions{EnforceCPULimits: true, CPUPeriod: 100000, PidsLimit: 4096},
+		Pod:                    PodOptions{PidsLimit: 4096},
 		Mounts:                 f.mounts,
 	}
 }

@@ -47,10 +47,9 @@ func CPUWeight(cpuShares uint64) uint64 {
 
 // PodOptions are the node settings a pod cgroup's resources depend on.
 type PodOptions struct {
-	// EnforceCPULimits is cpuCFSQuota: false leaves the quota unlimited (-1).
-	EnforceCPULimits bool
-	// CPUPeriod is the CFS period in microseconds (cpuCFSQuotaPeriod).
-	CPUPeriod uint64
+	// CFS is cpuCFSQuota and cpuCFSQuotaPeriod, as containers have them;
+	// unenforced quotas leave the pod's quota unlimited (-1).
+	CFS containerconfig.CFS
 	// PidsLimit is podPidsLimit; 0 or less sets none.
 	PidsLimit int64
 }
@@ -82,11 +81,11 @@ func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
 		memLimit = q.Value()
 	}
 	cpuShares := shares(cpuRequest)
-	quota := containerconfig.MilliCPUToQuota(cpuLimit, int64(opts.CPUPeriod))
-	if !opts.EnforceCPULimits {
+	quota, cfsPeriod, enforced := opts.CFS.Quota(cpuLimit)
+	if !enforced {
 		quota = -1
 	}
-	period := opts.CPUPeriod
+	period := uint64(cfsPeriod)
 	var r Resources
 	switch podstatus.QOSClass(pod) {
 	case corev1.PodQOSGuaranteed:

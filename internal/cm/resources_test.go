@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/berthk8s/berth/internal/containerconfig"
 	"github.com/berthk8s/berth/internal/upstreamsrc"
 )
 
@@ -37,7 +38,7 @@ func podWith(uid string, cs ...corev1.Container) *corev1.Pod {
 }
 
 func TestForPod(t *testing.T) {
-	opts := PodOptions{EnforceCPULimits: true, CPUPeriod: 100000}
+	opts := PodOptions{}
 	for _, tt := range []struct {
 		name string
 		pod  *corev1.Pod
@@ -51,8 +52,13 @@ func TestForPod(t *testing.T) {
 	}, {
 		name: "guaranteed without cpuCFSQuota: quota unlimited",
 		pod:  podWith("g", guaranteed("a", rl("cpu", "1", "memory", "1Gi"))),
-		opts: PodOptions{CPUPeriod: 100000},
+		opts: PodOptions{CFS: containerconfig.CFS{Unenforced: true}},
 		want: Resources{CPUShares: ptr.To[uint64](1024), CPUQuota: ptr.To[int64](-1), CPUPeriod: ptr.To[uint64](100000), Memory: ptr.To[int64](1 << 30)},
+	}, {
+		name: "guaranteed with cpuCFSQuotaPeriod 10ms: quota over that period",
+		pod:  podWith("g", guaranteed("a", rl("cpu", "1", "memory", "1Gi"))),
+		opts: PodOptions{CFS: containerconfig.CFS{Period: 10000}},
+		want: Resources{CPUShares: ptr.To[uint64](1024), CPUQuota: ptr.To[int64](10000), CPUPeriod: ptr.To[uint64](10000), Memory: ptr.To[int64](1 << 30)},
 	}, {
 		name: "burstable with every limit: shares from requests, quota and memory",
 		pod:  podWith("b", ctr("a", rl("cpu", "100m", "memory", "64Mi"), rl("cpu", "200m", "memory", "128Mi"))),
@@ -76,7 +82,7 @@ func TestForPod(t *testing.T) {
 	}, {
 		name: "podPidsLimit applies to every class",
 		pod:  podWith("e", ctr("a", nil, nil)),
-		opts: PodOptions{EnforceCPULimits: true, CPUPeriod: 100000, PidsLimit: 1024},
+		opts: PodOptions{PidsLimit: 1024},
 		want: Resources{CPUShares: ptr.To[uint64](2), PidsLimit: ptr.To[int64](1024)},
 	}, {
 		name: "pod-level limits declare them for every container",

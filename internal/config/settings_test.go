@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -51,6 +52,27 @@ func TestValidateSettings(t *testing.T) {
 		{name: "oomScoreAdj range", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.OOMScoreAdj = ptr.To[int32](-1001) },
 			want: []string{`kubeletConfiguration field "oomScoreAdj": invalid value -1001: must be between -1000 and 1000, inclusive`}},
 		{name: "oomScoreAdj", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.OOMScoreAdj = ptr.To[int32](500) }},
+		{name: "cpuCFSQuotaPeriod 1ms", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CPUCFSQuotaPeriod.Duration = time.Millisecond }},
+		{name: "cpuCFSQuotaPeriod 1s", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CPUCFSQuotaPeriod.Duration = time.Second }},
+		{name: "cpuCFSQuotaPeriod under 1ms", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.CPUCFSQuotaPeriod.Duration = 999 * time.Microsecond
+		},
+			want: []string{`kubeletConfiguration field "cpuCFSQuotaPeriod": invalid value "999µs": must be between 1ms and 1sec, inclusive`}},
+		{name: "cpuCFSQuotaPeriod over 1s", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.CPUCFSQuotaPeriod.Duration = time.Second + time.Nanosecond
+		},
+			want: []string{`kubeletConfiguration field "cpuCFSQuotaPeriod": invalid value "1.000000001s": must be between 1ms and 1sec, inclusive`}},
+		{name: "defaultPodSysctls need their gate", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.DefaultPodSysctls = map[string]string{"net.ipv4.ip_forward": "1"}
+		}, want: []string{`kubeletConfiguration field "defaultPodSysctls": the DefaultPodSysctls feature gate is required`}},
+		{name: "defaultPodSysctls with their gate", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.DefaultPodSysctls = map[string]string{"net.ipv4.ip_forward": "1"}
+			kc.FeatureGates = map[string]bool{"DefaultPodSysctls": true}
+		}},
+		{name: "defaultPodSysctls checked", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
+			kc.DefaultPodSysctls = map[string]string{"vm.swappiness": "1"}
+			kc.FeatureGates = map[string]bool{"DefaultPodSysctls": true}
+		}, want: []string{`kubeletConfiguration field "defaultPodSysctls": "vm.swappiness" is not known to be namespaced for defaultPodSysctls`}},
 		{name: "cgroupRoot slash", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CgroupRoot = "/" }},
 		{name: "cgroupRoot other", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) { kc.CgroupRoot = "/kubepods" }},
 		{name: "logging json", mutate: func(kc *kubeletconfigv1beta1.KubeletConfiguration) {
@@ -162,8 +184,8 @@ func TestBuiltInGatesAreOnUpstream(t *testing.T) {
 func TestProblemNamesDropIn(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
-		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\ncpuCFSQuota: true\n")
-	writeFile(t, filepath.Join(dir, "d", "10-quota.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuCFSQuota: false\n")
+		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\nmakeIPTablesUtilChains: true\n")
+	writeFile(t, filepath.Join(dir, "d", "10-chains.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmakeIPTablesUtilChains: false\n")
 	writeFile(t, filepath.Join(dir, "d", "20-other.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 50\n")
 	_, err := Load(context.Background(), parseFlags(t, []string{
 		"--config=" + dir + "/c.yaml", "--config-dir=" + dir + "/d", "--feature-gates=AllBeta=true",
@@ -172,7 +194,7 @@ func TestProblemNamesDropIn(t *testing.T) {
 		t.Fatal("Load succeeded")
 	}
 	for _, want := range []string{
-		`kubeletConfiguration field "cpuCFSQuota" (set in drop-in "` + dir + `/d/10-quota.conf"): false is not supported by berth yet (only the default true is accepted): berth cannot turn CFS quota enforcement off`,
+		`kubeletConfiguration field "makeIPTablesUtilChains" (set in drop-in "` + dir + `/d/10-chains.conf"): false is not supported by berth yet (only the default true is accepted): berth creates no iptables chains`,
 		`flag --feature-gates sets kubeletConfiguration field "featureGates": AllBeta=true is not supported by berth (only the v1.37.2 default AllBeta=false is accepted)`,
 	} {
 		if !strings.Contains(err.Error(), want) {

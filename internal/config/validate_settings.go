@@ -1,16 +1,20 @@
 package config
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register" // logging.format json, as upstream's kubelet
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // validateSettings checks the node settings that upstream validates and
-// berth honours: logging, image pull concurrency, hairpinMode and
-// oomScoreAdj. The container manager's fields (cgroupRoot among them) are
+// berth honours: logging, image pull concurrency, hairpinMode, oomScoreAdj
+// and cpuCFSQuotaPeriod. The container manager's fields (cgroupRoot among them) are
 // validateCgroups'.
 func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
@@ -29,6 +33,30 @@ func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	}
 	if adj := ptr.Deref(kc.OOMScoreAdj, 0); adj < -1000 || adj > 1000 {
 		ps = append(ps, fieldProblem("oomScoreAdj", "invalid value %d: must be between -1000 and 1000, inclusive", adj))
+	}
+	// Upstream checks the period when CustomCPUCFSQuotaPeriod is on (and
+	// refuses another than 100ms when it is off); berth refuses the gate
+	// off, so it is always on here.
+	if p := kc.CPUCFSQuotaPeriod; p != nil && (p.Duration < time.Millisecond || p.Duration > time.Second) {
+		ps = append(ps, fieldProblem("cpuCFSQuotaPeriod", "invalid value %q: must be between 1ms and 1sec, inclusive", p.Duration.String()))
+	}
+	return append(ps, validateDefaultPodSysctls(kc)...)
+}
+
+// validateDefaultPodSysctls checks defaultPodSysctls as upstream: only
+// with the DefaultPodSysctls gate, and each a valid, namespaced sysctl
+// given once.
+func validateDefaultPodSysctls(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
+	if len(kc.DefaultPodSysctls) == 0 {
+		return nil
+	}
+	if !kc.FeatureGates["DefaultPodSysctls"] {
+		return []problem{fieldProblem("defaultPodSysctls", "the DefaultPodSysctls feature gate is required")}
+	}
+	var ps []problem
+	_, errs := sysctl.ParseDefaults(kc.DefaultPodSysctls)
+	for _, err := range errs {
+		ps = append(ps, fieldProblem("defaultPodSysctls", "%v", err))
 	}
 	return ps
 }

@@ -26,8 +26,12 @@ type Node struct {
 	HugePageSizes []int64
 	// Sysctls are the sysctls pods may set on this node's kernel.
 	Sysctls sysctl.Allowlist
+	// DefaultSysctls are the kubelet's defaultPodSysctls.
+	DefaultSysctls sysctl.Defaults
 	// MaskedPaths are the paths masked with the Default proc mount.
 	MaskedPaths []string
+	// Resources shape every container's Linux resources.
+	Resources ResourceSettings
 }
 
 // NewNode gathers the node's facts and settings for container configs:

@@ -18,8 +18,7 @@ const (
 	sharesPerCPU  = 1024
 	milliCPUToCPU = 1000
 	// QuotaPeriod is the CFS period in microseconds: cpuCFSQuotaPeriod's
-	// default (100ms), which upstream uses unless the alpha
-	// CustomCPUCFSQuotaPeriod gate is on.
+	// default (100ms).
 	QuotaPeriod = 100000
 	// minQuota is the smallest CFS quota the kernel accepts (1 ms).
 	minQuota = 1000
@@ -56,20 +55,72 @@ func MilliCPUToQuota(milliCPU, period int64) int64 {
 	return max(milliCPU*period/milliCPUToCPU, minQuota)
 }
 
+// ResourceSettings are the node settings every Linux resources value
+// (container, sandbox, overhead) is built with: kubelet cpuCFSQuota,
+// cpuCFSQuotaPeriod and singleProcessOOMKill. The zero value enforces
+// quotas over QuotaPeriod and leaves memory.oom.group alone.
+type ResourceSettings struct {
+	CFS CFS
+	// OOMGroup sets memory.oom.group=1, so an OOM kill takes the whole
+	// container: upstream does so on cgroup v2 unless singleProcessOOMKill
+	// is true (OOMGroup decides it).
+	OOMGroup bool
+}
+
+// OOMGroup is upstream's one decision on memory.oom.group: only on a
+// cgroup v2 host, and there unless singleProcessOOMKill is true (unset
+// means false there). On cgroup v1 a single process is always killed.
+func OOMGroup(cgroupV2 bool, singleProcessOOMKill *bool) bool {
+	return cgroupV2 && (singleProcessOOMKill == nil || !*singleProcessOOMKill)
+}
+
+// CFS is how CPU limits become CFS quotas: kubelet cpuCFSQuota and
+// cpuCFSQuotaPeriod. The CustomCPUCFSQuotaPeriod gate, GA and on in
+// v1.37, is always on in berth (config refuses it off), so the period is
+// always the configured one. The zero value enforces quotas over
+// QuotaPeriod. Containers, sandboxes and pod cgroups (internal/cm) use it
+// alike.
+type CFS struct {
+	// Unenforced is cpuCFSQuota: false: CPU limits set no quota.
+	Unenforced bool
+	// Period is the CFS period in microseconds; 0 means QuotaPeriod.
+	Period int64
+}
+
+// Quota returns the CFS quota (0 for no limit: unlimited) and period of a
+// CPU limit, and whether quotas are enforced at all; when they are not,
+// quota is 0 and period the configured one.
+func (c CFS) Quota(milliCPU int64) (quota, period int64, enforced bool) {
+	period = c.Period
+	if period == 0 {
+		period = QuotaPeriod
+	}
+	if c.Unenforced {
+		return 0, period, false
+	}
+	return MilliCPUToQuota(milliCPU, period), period, true
+}
+
 // linuxResources is upstream calculateLinuxResources: cpu shares from the
-// request (from the limit when there is no request), the CFS quota from
-// the limit over a 100 ms period, and the memory limit.
-func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
+// request (from the limit when there is no request), the CFS quota and
+// period from the limit when quotas are enforced, the memory limit and,
+// with s.OOMGroup, memory.oom.group.
+func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity, s ResourceSettings) *runtimeapi.LinuxContainerResources {
 	shares := MilliCPUToShares(cpuLimit.MilliValue())
 	if cpuRequest != nil {
 		shares = MilliCPUToShares(cpuRequest.MilliValue())
 	}
-	return &runtimeapi.LinuxContainerResources{
+	r := &runtimeapi.LinuxContainerResources{
 		CpuShares:          shares,
-		CpuPeriod:          QuotaPeriod,
-		CpuQuota:           MilliCPUToQuota(cpuLimit.MilliValue(), QuotaPeriod),
 		MemoryLimitInBytes: memoryLimit.Value(),
 	}
+	if quota, period, enforced := s.CFS.Quota(cpuLimit.MilliValue()); enforced {
+		r.CpuQuota, r.CpuPeriod = quota, period
+	}
+	if s.OOMGroup {
+		r.Unified = map[string]string{"memory.oom.group": "1"}
+	}
+	return r
 }
 
 // containerResources builds the Linux resources of a container (upstream
@@ -84,7 +135,7 @@ func containerResources(pod *corev1.Pod, c *corev1.Container, node Node) *runtim
 	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		cpuRequest = &q
 	}
-	r := linuxResources(cpuRequest, *c.Resources.Limits.Cpu(), *c.Resources.Limits.Memory())
+	r := linuxResources(cpuRequest, *c.Resources.Limits.Cpu(), *c.Resources.Limits.Memory(), node.Resources)
 	r.OomScoreAdj = oomScoreAdjust(pod, c, node.MemoryCapacity)
 	r.HugepageLimits = hugepageLimits(c.Resources.Limits, node.HugePageSizes)
 	return r
@@ -200,25 +251,25 @@ func hugePageSize(name corev1.ResourceName) (int64, bool) {
 // overheadResources are the Linux resources of the pod's overhead, treated
 // as Guaranteed: requests equal limits (upstream
 // convertOverheadToLinuxResources). No overhead gives an empty value.
-func overheadResources(pod *corev1.Pod) *runtimeapi.LinuxContainerResources {
+func overheadResources(pod *corev1.Pod, s ResourceSettings) *runtimeapi.LinuxContainerResources {
 	if pod.Spec.Overhead == nil {
 		return &runtimeapi.LinuxContainerResources{}
 	}
 	cpu := pod.Spec.Overhead.Cpu()
-	return linuxResources(cpu, *cpu, *pod.Spec.Overhead.Memory())
+	return linuxResources(cpu, *cpu, *pod.Spec.Overhead.Memory(), s)
 }
 
 // sandboxResources are the Linux resources of the whole pod, overhead
 // excluded (upstream calculateSandboxResources over PodRequests and
 // PodLimits).
-func sandboxResources(pod *corev1.Pod) *runtimeapi.LinuxContainerResources {
+func sandboxResources(pod *corev1.Pod, s ResourceSettings) *runtimeapi.LinuxContainerResources {
 	requests := podTotal(pod, func(r corev1.ResourceRequirements) corev1.ResourceList { return r.Requests })
 	limits := podTotal(pod, func(r corev1.ResourceRequirements) corev1.ResourceList { return r.Limits })
 	var cpuRequest *resource.Quantity
 	if q, ok := requests[corev1.ResourceCPU]; ok {
 		cpuRequest = &q
 	}
-	return linuxResources(cpuRequest, *limits.Cpu(), *limits.Memory())
+	return linuxResources(cpuRequest, *limits.Cpu(), *limits.Memory(), s)
 }
 
 // podTotal sums one side (requests or limits) of the pod's cpu and memory

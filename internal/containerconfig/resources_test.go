@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestMilliCPUToShares(t *testing.T) {
@@ -31,6 +32,52 @@ func TestMilliCPUToQuota(t *testing.T) {
 		if got := MilliCPUToQuota(tt.milli, QuotaPeriod); got != tt.want {
 			t.Errorf("MilliCPUToQuota(%d) = %d, want %d", tt.milli, got, tt.want)
 		}
+	}
+}
+
+func TestOOMGroup(t *testing.T) {
+	tests := []struct {
+		v2     bool
+		single *bool
+		want   bool
+	}{
+		{v2: true, want: true},
+		{v2: true, single: ptr.To(false), want: true},
+		{v2: true, single: ptr.To(true), want: false},
+		{v2: false, want: false},
+		{v2: false, single: ptr.To(true), want: false},
+	}
+	for _, tt := range tests {
+		if got := OOMGroup(tt.v2, tt.single); got != tt.want {
+			t.Errorf("OOMGroup(%t, %v) = %t, want %t", tt.v2, ptr.Deref(tt.single, false), got, tt.want)
+		}
+	}
+}
+
+func TestCFSQuota(t *testing.T) {
+	type out struct {
+		Quota, Period int64
+		Enforced      bool
+	}
+	tests := []struct {
+		name  string
+		cfs   CFS
+		milli int64
+		want  out
+	}{
+		{"zero value: 100ms", CFS{}, 500, out{50000, 100000, true}},
+		{"no limit: unlimited", CFS{Period: 50000}, 0, out{0, 50000, true}},
+		{"1ms period: at least 1ms quota", CFS{Period: 1000}, 100, out{1000, 1000, true}},
+		{"unenforced", CFS{Unenforced: true, Period: 200000}, 500, out{0, 200000, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got out
+			got.Quota, got.Period, got.Enforced = tt.cfs.Quota(tt.milli)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Quota(%d) (-want +got):\n%s", tt.milli, diff)
+			}
+		})
 	}
 }
 
@@ -89,6 +136,23 @@ func TestContainerResources(t *testing.T) {
 			res:  corev1.ResourceRequirements{Limits: rl("hugepages-1Gi", "1Gi")},
 			lp:   &Node{MemoryCapacity: 4 << 30, HugePageSizes: []int64{2 << 20}},
 			want: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000, OomScoreAdj: 1000, HugepageLimits: []*runtimeapi.HugepageLimit{{PageSize: "2MB"}}},
+		},
+		{
+			name: "cpuCFSQuota false: no quota and no period",
+			res:  corev1.ResourceRequirements{Requests: rl("cpu", "100m"), Limits: rl("cpu", "2", "memory", "1Gi")},
+			lp:   &Node{MemoryCapacity: 4 << 30, Resources: ResourceSettings{CFS: CFS{Unenforced: true, Period: 50000}}},
+			want: &runtimeapi.LinuxContainerResources{CpuShares: 102, MemoryLimitInBytes: 1 << 30, OomScoreAdj: 999},
+		},
+		{
+			name: "cpuCFSQuotaPeriod 50ms: the quota is over that period",
+			res:  corev1.ResourceRequirements{Requests: rl("cpu", "100m"), Limits: rl("cpu", "2", "memory", "1Gi")},
+			lp:   &Node{MemoryCapacity: 4 << 30, Resources: ResourceSettings{CFS: CFS{Period: 50000}}},
+			want: &runtimeapi.LinuxContainerResources{CpuShares: 102, CpuPeriod: 50000, CpuQuota: 100000, MemoryLimitInBytes: 1 << 30, OomScoreAdj: 999},
+		},
+		{
+			name: "OOMGroup: memory.oom.group set",
+			lp:   &Node{Resources: ResourceSettings{OOMGroup: true}},
+			want: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000, OomScoreAdj: 1000, Unified: map[string]string{"memory.oom.group": "1"}},
 		},
 	}
 	for _, tt := range tests {
@@ -196,6 +260,7 @@ func TestSandboxResources(t *testing.T) {
 	tests := []struct {
 		name         string
 		spec         corev1.PodSpec
+		res          ResourceSettings
 		wantRes      *runtimeapi.LinuxContainerResources
 		wantOverhead *runtimeapi.LinuxContainerResources
 	}{
@@ -238,14 +303,31 @@ func TestSandboxResources(t *testing.T) {
 			wantRes:      &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuPeriod: 100000, CpuQuota: 200000, MemoryLimitInBytes: 1 << 30},
 			wantOverhead: &runtimeapi.LinuxContainerResources{},
 		},
+		{
+			name: "quotas unenforced and OOM group: sandbox and overhead alike",
+			spec: corev1.PodSpec{
+				Containers: []corev1.Container{ctr("a", rl("cpu", "100m"), rl("cpu", "200m", "memory", "64Mi"))},
+				Overhead:   rl("cpu", "250m", "memory", "120Mi"),
+			},
+			res:          ResourceSettings{CFS: CFS{Unenforced: true}, OOMGroup: true},
+			wantRes:      &runtimeapi.LinuxContainerResources{CpuShares: 102, MemoryLimitInBytes: 64 << 20, Unified: map[string]string{"memory.oom.group": "1"}},
+			wantOverhead: &runtimeapi.LinuxContainerResources{CpuShares: 256, MemoryLimitInBytes: 120 << 20, Unified: map[string]string{"memory.oom.group": "1"}},
+		},
+		{
+			name:         "cpuCFSQuotaPeriod 1s",
+			spec:         corev1.PodSpec{Containers: []corev1.Container{ctr("a", nil, rl("cpu", "500m"))}},
+			res:          ResourceSettings{CFS: CFS{Period: 1000000}},
+			wantRes:      &runtimeapi.LinuxContainerResources{CpuShares: 512, CpuPeriod: 1000000, CpuQuota: 500000},
+			wantOverhead: &runtimeapi.LinuxContainerResources{},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &corev1.Pod{Spec: tt.spec}
-			if diff := cmp.Diff(tt.wantRes, sandboxResources(pod), protocmp.Transform()); diff != "" {
+			if diff := cmp.Diff(tt.wantRes, sandboxResources(pod, tt.res), protocmp.Transform()); diff != "" {
 				t.Errorf("sandboxResources (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.wantOverhead, overheadResources(pod), protocmp.Transform()); diff != "" {
+			if diff := cmp.Diff(tt.wantOverhead, overheadResources(pod, tt.res), protocmp.Transform()); diff != "" {
 				t.Errorf("overheadResources (-want +got):\n%s", diff)
 			}
 		})

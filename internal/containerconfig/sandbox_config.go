@@ -115,9 +115,14 @@ type SandboxParams struct {
 	DNS DNS
 	// Sysctls are the sysctls pods may set on this node.
 	Sysctls sysctl.Allowlist
+	// DefaultSysctls are the kubelet's defaultPodSysctls, which every
+	// sandbox gets unless the pod sets the same name.
+	DefaultSysctls sysctl.Defaults
 	// CgroupParent is the pod's cgroup (internal/cm, in the cgroup
 	// driver's form), or "" for the runtime's default.
 	CgroupParent string
+	// Resources shape the sandbox's and the overhead's Linux resources.
+	Resources ResourceSettings
 }
 
 // Sandbox builds the PodSandboxConfig for a pod (upstream
@@ -138,7 +143,7 @@ func Sandbox(p SandboxParams) (*runtimeapi.PodSandboxConfig, []Event, error) {
 		PortMappings: portMappings(pod),
 		Labels:       podLabels(pod),
 		Annotations:  maps.Clone(pod.Annotations),
-		Linux:        sandboxLinuxConfig(pod, p.Sysctls, p.CgroupParent),
+		Linux:        sandboxLinuxConfig(pod, p.Sysctls, p.DefaultSysctls, p.CgroupParent, p.Resources),
 	}
 	// A host-network pod keeps the node's hostname.
 	if !pod.Spec.HostNetwork {

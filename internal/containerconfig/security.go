@@ -205,9 +205,11 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node) (*runtim
 // sandboxLinuxConfig is the sandbox's Linux config (upstream
 // generatePodSandboxLinuxConfig and applySandboxResources). The sandbox
 // always runs RuntimeDefault seccomp, under cgroupParent (the pod's
-// cgroup, or "" for the runtime's default). Sysctls that allow refuses are not applied: the pod's containers
-// fail instead.
-func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, cgroupParent string) *runtimeapi.LinuxPodSandboxConfig {
+// cgroup, or "" for the runtime's default). Its sysctls are the defaults
+// that apply to the pod (defaultPodSysctls) overridden by the pod's own;
+// the pod's are not applied when allow refuses one: its containers fail
+// instead.
+func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, defaults sysctl.Defaults, cgroupParent string, res ResourceSettings) *runtimeapi.LinuxPodSandboxConfig {
 	lc := &runtimeapi.LinuxPodSandboxConfig{
 		CgroupParent: cgroupParent,
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
@@ -215,8 +217,9 @@ func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, cgroupParent st
 			Privileged:       hasPrivilegedContainer(pod),
 			Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 		},
-		Overhead:  overheadResources(pod),
-		Resources: sandboxResources(pod),
+		Overhead:  overheadResources(pod, res),
+		Resources: sandboxResources(pod, res),
+		Sysctls:   defaults.ForPod(pod),
 	}
 	sc := pod.Spec.SecurityContext
 	if sc == nil {
@@ -231,7 +234,9 @@ func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, cgroupParent st
 	lc.SecurityContext.SupplementalGroups, lc.SecurityContext.SupplementalGroupsPolicy = podGroups(sc)
 	lc.SecurityContext.SelinuxOptions = selinuxOptions(sc.SELinuxOptions)
 	if len(sc.Sysctls) > 0 && allow.Check(pod) == nil {
-		lc.Sysctls = make(map[string]string, len(sc.Sysctls))
+		if lc.Sysctls == nil {
+			lc.Sysctls = make(map[string]string, len(sc.Sysctls))
+		}
 		for _, s := range sc.Sysctls {
 			lc.Sysctls[s.Name] = s.Value
 		}

@@ -236,7 +236,40 @@ func TestSandboxLinuxConfigDropsForbiddenSysctls(t *testing.T) {
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
 		{Name: "net.ipv4.tcp_syncookies", Value: "1"}, {Name: "kernel.msgmax", Value: "1"},
 	}}
-	if got := sandboxLinuxConfig(pod, sysctl.SafeAllowlist("6.1.0"), "").GetSysctls(); got != nil {
+	if got := sandboxLinuxConfig(pod, sysctl.SafeAllowlist("6.1.0"), nil, "", ResourceSettings{}).GetSysctls(); got != nil {
 		t.Errorf("sysctls = %v, want none: the pod's containers fail instead", got)
+	}
+}
+
+func TestSandboxLinuxConfigDefaultSysctls(t *testing.T) {
+	defaults, errs := sysctl.ParseDefaults(map[string]string{"net/ipv4/ip_forward": "1", "kernel.shm_rmid_forced": "1"})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*corev1.Pod)
+		want   map[string]string
+	}{
+		{name: "defaults applied", want: map[string]string{"net.ipv4.ip_forward": "1", "kernel.shm_rmid_forced": "1"}},
+		{name: "the pod's own win", mutate: func(p *corev1.Pod) {
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "0"}, {Name: "net.ipv4.ping_group_range", Value: "0 1"}}}
+		}, want: map[string]string{"net.ipv4.ip_forward": "1", "kernel.shm_rmid_forced": "0", "net.ipv4.ping_group_range": "0 1"}},
+		{name: "refused pod sysctls: defaults only", mutate: func(p *corev1.Pod) {
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "0"}, {Name: "kernel.msgmax", Value: "1"}}}
+		}, want: map[string]string{"net.ipv4.ip_forward": "1", "kernel.shm_rmid_forced": "1"}},
+		{name: "host network: no net.*", mutate: func(p *corev1.Pod) { p.Spec.HostNetwork = true }, want: map[string]string{"kernel.shm_rmid_forced": "1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := basePod()
+			if tt.mutate != nil {
+				tt.mutate(pod)
+			}
+			got := sandboxLinuxConfig(pod, sysctl.SafeAllowlist("6.1.0"), defaults, "", ResourceSettings{}).GetSysctls()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("sysctls (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -70,6 +70,14 @@ type Config struct {
 	// and prefixes ending in "*" (sysctl.Unsafe): pods may set them besides
 	// the safe ones.
 	UnsafeSysctls []string
+	// DefaultPodSysctls are the kubelet's defaultPodSysctls (config has
+	// checked them and their gate): every sandbox gets those that apply
+	// to its pod, unless the pod sets the same name.
+	DefaultPodSysctls map[string]string
+	// Resources are the kubelet settings that shape containers' and
+	// sandboxes' Linux resources (cpuCFSQuota, cpuCFSQuotaPeriod,
+	// singleProcessOOMKill on this host's cgroup version).
+	Resources containerconfig.ResourceSettings
 	// Machine is what berth knows about the host (machine.Read): its
 	// memory sets the OOM score of Burstable containers (0 scores them all
 	// 999), its huge page sizes the hugetlb limits, its kernel release
@@ -162,8 +170,14 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kuberuntime: allowed unsafe sysctls: %w", err)
 	}
+	defaults, errs := sysctl.ParseDefaults(cfg.DefaultPodSysctls)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("kuberuntime: default pod sysctls: %w", err)
+	}
 	node := containerconfig.NewNode(cfg.Machine, cfg.SeccompProfileRoot, cfg.SeccompDefault)
 	node.Sysctls = node.Sysctls.Union(unsafe)
+	node.Resources = cfg.Resources
+	node.DefaultSysctls = defaults
 	return &Manager{
 		cfg:           cfg,
 		hookHTTP:      hookHTTP,

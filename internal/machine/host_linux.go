@@ -16,7 +16,7 @@ func OSHost() Host {
 		KernelRelease: kernelRelease,
 		FSCapacity:    fsCapacity,
 		NumCPU:        runtime.NumCPU,
-		CgroupUnified: cgroups.IsCgroup2UnifiedMode,
+		CgroupV2:      cgroups.IsCgroup2UnifiedMode,
 	}
 }
 

@@ -12,9 +12,6 @@ type Info struct {
 	// SwapOn: /proc/swaps lists a swap device or file (upstream's IsSwapOn,
 	// what failSwapOn refuses).
 	SwapOn bool
-	// CgroupV1: the host's cgroups are v1 (hybrid included), what
-	// failCgroupV1 refuses.
-	CgroupV1 bool
 	// HugePages maps a page size, written as a Kubernetes quantity ("2Mi",
 	// "1Gi"), to the total bytes of the pages of that size the kernel has
 	// reserved. The resource name is "hugepages-" + the key.
@@ -42,4 +39,8 @@ type Info struct {
 	// when neither can be read: upstream's "pid" capacity (pidlimit.Stats),
 	// which the kubepods cgroup's pids.max is computed from.
 	MaxPID int64
+
+	// CgroupV2: the host runs the unified cgroup v2 hierarchy only
+	// (upstream's IsCgroup2UnifiedMode), which decides memory.oom.group.
+	CgroupV2 bool
 }

@@ -122,9 +122,10 @@ func ParseSwapsOn(data []byte) bool {
 }
 
 // CheckCgroupV1 is the failCgroupV1 decision, as upstream's validation
-// makes it at start: with failCgroupV1, a cgroup v1 host is refused.
+// makes it at start: with failCgroupV1, a host that is not on the unified
+// cgroup v2 hierarchy (v1 or hybrid) is refused.
 func CheckCgroupV1(failCgroupV1 bool, info Info) error {
-	if failCgroupV1 && info.CgroupV1 {
+	if failCgroupV1 && !info.CgroupV2 {
 		return errors.New("kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be removed in a future release")
 	}
 	return nil

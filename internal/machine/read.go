@@ -23,9 +23,8 @@ type Host struct {
 	FSCapacity func(path string) (int64, error)
 	// NumCPU is the fallback when /proc/cpuinfo lists no processor.
 	NumCPU func() int
-	// CgroupUnified reports a cgroup v2 (unified) host; nil: not known,
-	// taken as v2.
-	CgroupUnified func() bool
+	// CgroupV2 reports a host on the unified cgroup v2 hierarchy.
+	CgroupV2 func() bool
 }
 
 // The files Read opens, named once.
@@ -83,10 +82,10 @@ func Read(rootDir string, h Host) (Info, error) {
 		// A missing /proc/swaps means no swap, as upstream assumes.
 		info.SwapOn = ParseSwapsOn(b)
 	}
-	info.CgroupV1 = h.CgroupUnified != nil && !h.CgroupUnified()
 	info.HugePages = readHugePages(h)
 	info.MaxPID = readMaxPID(h)
 	info.ThermalThrottleDirs = thermalThrottleDirs(h)
+	info.CgroupV2 = h.CgroupV2()
 	if rel, err := h.KernelRelease(); err == nil {
 		info.KernelVersion = rel
 	} else {

@@ -25,7 +25,8 @@ func mapHost(files fstest.MapFS, fsErr error) Host {
 			}
 			return 100 << 30, nil
 		},
-		NumCPU: func() int { return 7 },
+		NumCPU:   func() int { return 7 },
+		CgroupV2: func() bool { return true },
 	}
 }
 
@@ -58,6 +59,7 @@ func TestRead(t *testing.T) {
 		SwapBytes:       1024 << 10,
 		HugePages:       map[string]int64{"2Mi": 3 * 2 << 20, "1Gi": 0},
 		MaxPID:          95000,
+		CgroupV2:        true,
 		MachineID:       "dbus-id",
 		SystemUUID:      "UUID-1",
 		BootID:          "boot-1",
@@ -84,7 +86,10 @@ func TestReadSparseHost(t *testing.T) {
 		"proc/meminfo": file("MemTotal: 4 kB\n"),
 		"sys/devices/system/cpu/cpu6/thermal_throttle/core_throttle_count": file("0\n"),
 	}
-	got, err := Read("/", mapHost(sparse, nil))
+	// A cgroup v1 host.
+	h := mapHost(sparse, nil)
+	h.CgroupV2 = func() bool { return false }
+	got, err := Read("/", h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestCheckCgroupV1(t *testing.T) {
 		fail, v1 bool
 		wantErr  bool
 	}{{true, true, true}, {true, false, false}, {false, true, false}, {false, false, false}} {
-		err := CheckCgroupV1(tc.fail, Info{CgroupV1: tc.v1})
+		err := CheckCgroupV1(tc.fail, Info{CgroupV2: !tc.v1})
 		if (err != nil) != tc.wantErr {
 			t.Errorf("failCgroupV1=%v v1=%v: err = %v, want error %v", tc.fail, tc.v1, err, tc.wantErr)
 		}

@@ -58,6 +58,10 @@ type Config struct {
 	// Rand returns a number in [0, 1) that spreads the reports of many
 	// nodes over time, as upstream's jitter; nil means no jitter.
 	Rand func() float64
+	// PodCIDRs, if set, is given the Node's spec.podCIDRs whenever a
+	// status update reads a Node that has some (upstream's updateNode
+	// hands them to updatePodCIDR).
+	PodCIDRs func(ctx context.Context, cidrs []string)
 }
 
 // Controller owns berth's Node object: it registers the Node and keeps its
@@ -253,6 +257,9 @@ func (l *loop) tryUpdateStatus(ctx context.Context, try int) error {
 		return fmt.Errorf("get node %q: %w", l.c.cfg.NodeName, err)
 	}
 	l.c.node.Store(orig)
+	if len(orig.Spec.PodCIDRs) != 0 && l.c.cfg.PodCIDRs != nil {
+		l.c.cfg.PodCIDRs(ctx, orig.Spec.PodCIDRs)
+	}
 	in := l.c.cfg.Inputs(ctx)
 	node := orig.DeepCopy()
 	labelsChanged := EnsureOSArchLabels(node, in)

@@ -298,3 +298,30 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("New(no report frequency) = nil error")
 	}
 }
+
+// TestControllerHandsOnPodCIDRs: every status update that reads a Node
+// with spec.podCIDRs hands them to PodCIDRs; a Node without any, never.
+func TestControllerHandsOnPodCIDRs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cidrs []string
+		want  [][]string
+	}{
+		{name: "none assigned"},
+		{name: "dual-stack", cidrs: []string{"10.0.1.0/24", "fd00:1::/64"},
+			want: [][]string{{"10.0.1.0/24", "fd00:1::/64"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			existing := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", UID: "uid-1"}, Spec: corev1.NodeSpec{PodCIDRs: tc.cidrs}}
+			h := newHarness(t, existing)
+			var got [][]string
+			h.ctrl.cfg.PodCIDRs = func(_ context.Context, cidrs []string) { got = append(got, cidrs) }
+			l := &loop{c: h.ctrl}
+			l.sync(ctx)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PodCIDRs calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -37,6 +37,10 @@ type Config struct {
 	EnableDebuggingHandlers bool
 	EnableSystemLogHandler  bool
 	EnableProfilingHandler  bool
+	// EnableDebugFlagsHandler serves PUT /debug/flags/v (with debugging
+	// handlers), which sets the log verbosity through SetVerbosity.
+	EnableDebugFlagsHandler bool
+	SetVerbosity            VerbositySetter
 	// LogDir is what /logs/ serves (upstream: /var/log).
 	LogDir string
 }
@@ -49,6 +53,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	if cfg.Auth.Authn == nil || cfg.Auth.Authz == nil || cfg.Auth.NodeName == "" {
 		return nil, errors.New("create kubelet API handler: an authenticator, an authorizer and the node name are required")
+	}
+	if cfg.EnableDebugFlagsHandler && cfg.SetVerbosity == nil {
+		return nil, errors.New("create kubelet API handler: SetVerbosity is required with the debug flags handler")
 	}
 	mux := http.NewServeMux()
 	handle := func(pattern string, h http.Handler) {
@@ -96,8 +103,8 @@ func registerDefault(handle func(string, http.Handler), check HealthFunc, list P
 }
 
 // registerDebugging registers the debugging handlers, as upstream's
-// InstallDebuggingHandlers, InstallSystemLogHandler and
-// InstallProfilingHandler.
+// InstallDebuggingHandlers, InstallSystemLogHandler,
+// InstallProfilingHandler and InstallDebugFlagsHandler.
 func registerDebugging(handle func(string, http.Handler), cfg Config) {
 	h := cfg.Handlers
 	for _, method := range []string{"GET ", "POST "} {
@@ -122,5 +129,10 @@ func registerDebugging(handle func(string, http.Handler), cfg Config) {
 		registerPprof(handle)
 	} else {
 		handle("/debug/pprof/", disabled("profiling endpoint is disabled."))
+	}
+	if cfg.EnableDebugFlagsHandler {
+		handle(debugFlagPath, debugFlags(cfg.SetVerbosity))
+	} else {
+		handle(debugFlagPath, disabled("flags endpoint is disabled."))
 	}
 }

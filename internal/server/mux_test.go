@@ -61,6 +61,12 @@ func testHandler(t *testing.T, mutate func(*Config)) http.Handler {
 			NodeName: "node-1",
 		},
 		EnableDebuggingHandlers: true, EnableSystemLogHandler: true, EnableProfilingHandler: true,
+		EnableDebugFlagsHandler: true, SetVerbosity: func(v string) (string, error) {
+			if v != "4" {
+				return "", fmt.Errorf("bad verbosity %q", v)
+			}
+			return "verbosity set to " + v, nil
+		},
 		LogDir: logDir,
 	}
 	if mutate != nil {
@@ -80,6 +86,7 @@ func TestKubeletAPI(t *testing.T) {
 		mutate   func(*Config)
 		method   string
 		path     string
+		body     string
 		token    string
 		wantCode int
 		wantBody string
@@ -128,6 +135,16 @@ func TestKubeletAPI(t *testing.T) {
 		{name: "debugging disabled: logs", mutate: noDebug, path: "/logs/syslog", token: "admin", wantCode: 405, wantBody: "Debug endpoints are disabled."},
 		{name: "debugging disabled: pprof", mutate: noDebug, path: "/debug/pprof/", token: "admin", wantCode: 405},
 		{name: "debugging disabled: configz gone", mutate: noDebug, path: "/configz", token: "admin", wantCode: 404},
+		{name: "flags: PUT sets the verbosity", method: "PUT", path: "/debug/flags/v", body: "4", token: "admin", wantCode: 200, wantBody: "verbosity set to 4\n"},
+		{name: "flags: setter error is 400", method: "PUT", path: "/debug/flags/v", body: "x", token: "admin", wantCode: 400, wantBody: `bad verbosity "x"`},
+		{name: "flags: body too large", method: "PUT", path: "/debug/flags/v", body: strings.Repeat("4", maxFlagBody+1), token: "admin", wantCode: 400, wantBody: "error reading request body"},
+		{name: "flags: GET is 406", path: "/debug/flags/v", token: "admin", wantCode: 406, wantBody: "unsupported http method"},
+		{name: "flags: nodes/proxy update", method: "PUT", path: "/debug/flags/v", body: "4", token: "stats", wantCode: 403,
+			wantBody: "Forbidden (user=stats-reader, verb=update, resource=nodes, subresource(s)=[proxy])"},
+		{name: "flags: proxier may", method: "PUT", path: "/debug/flags/v", body: "4", token: "proxy", wantCode: 200},
+		{name: "flags disabled", mutate: func(c *Config) { c.EnableDebugFlagsHandler = false }, method: "PUT", path: "/debug/flags/v", body: "4", token: "admin",
+			wantCode: 405, wantBody: "flags endpoint is disabled."},
+		{name: "debugging disabled: flags gone", mutate: noDebug, method: "PUT", path: "/debug/flags/v", body: "4", token: "admin", wantCode: 404},
 		{name: "debugging disabled: pods stay", mutate: noDebug, path: "/pods", token: "admin", wantCode: 200},
 	}
 	for _, tc := range tests {
@@ -137,7 +154,7 @@ func TestKubeletAPI(t *testing.T) {
 			if method == "" {
 				method = http.MethodGet
 			}
-			r := httptest.NewRequest(method, tc.path, nil)
+			r := httptest.NewRequest(method, tc.path, strings.NewReader(tc.body))
 			if tc.token != "" {
 				r.Header.Set("Authorization", "Bearer "+tc.token)
 			}
@@ -159,5 +176,23 @@ func TestReadOnlySubset(t *testing.T) {
 		if rec.Code != want {
 			t.Errorf("GET %s = %d, want %d", path, rec.Code, want)
 		}
+	}
+}
+
+// TestFlagsHandlerNeedsSetter: the debug flags handler cannot be turned on
+// without the function that sets the verbosity.
+func TestFlagsHandlerNeedsSetter(t *testing.T) {
+	cfg := Config{
+		Health: func() error { return nil }, Pods: func() []corev1.Pod { return nil },
+		RunningPods:             func(context.Context) ([]corev1.Pod, error) { return nil, nil },
+		Auth:                    Auth{Authn: NewAuthenticator(AuthnConfig{}), Authz: grants{}, NodeName: "node-1"},
+		EnableDebuggingHandlers: true, EnableDebugFlagsHandler: true,
+	}
+	if _, err := NewHandler(cfg); err == nil || !strings.Contains(err.Error(), "SetVerbosity is required") {
+		t.Errorf("NewHandler without SetVerbosity: err = %v, want SetVerbosity is required", err)
+	}
+	cfg.EnableDebugFlagsHandler = false
+	if _, err := NewHandler(cfg); err != nil {
+		t.Errorf("NewHandler with the flags handler off: %v", err)
 	}
 }

@@ -1,5 +1,5 @@
-// Package sysctl decides which sysctls a pod may set, as upstream's kubelet
-// does:
+// Package sysctl decides which sysctls a pod may set, and which default
+// ones it gets, as upstream's kubelet does:
 //
 //	safe.go   upstream's safe sysctls with the kernel release that first
 //	          namespaces each, and SafeAllowlist, the ones a node's kernel
@@ -10,6 +10,9 @@
 //	check.go  Allowlist.Check, upstream's sysctl admission: a sysctl outside
 //	          the allowlist, or one whose namespace the pod shares with the
 //	          host, is refused with upstream's message
+//	defaults.go Defaults, the kubelet's defaultPodSysctls checked as
+//	          upstream's validation checks them, and Defaults.ForPod, those
+//	          a pod gets (upstream applyPodSysctls)
 //
 // Names are normalized and namespaces found by
 // k8s.io/component-helpers/node/util/sysctl, as upstream does. The package

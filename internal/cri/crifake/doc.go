@@ -13,6 +13,6 @@
 //
 // Files: fake.go (state), server.go (gRPC plumbing, call log, error
 // injection), sandbox.go, container.go, image.go, runtime.go (Version,
-// Status, RuntimeConfig), filter.go (list filters), controls.go (test
+// Status, RuntimeConfig, UpdateRuntimeConfig), filter.go (list filters), controls.go (test
 // controls and accessors).
 package crifake

@@ -48,6 +48,8 @@ type knobs struct {
 	networkReady bool
 	// cgroupDriver answers RuntimeConfig; nil means Unimplemented.
 	cgroupDriver *runtimeapi.CgroupDriver
+	// podCIDR is the last pod CIDR UpdateRuntimeConfig set.
+	podCIDR string
 	// stopExitCode is the exit code StopContainer gives a running container.
 	stopExitCode int32
 	// pullable are the normalized refs PullImage can fetch.

@@ -54,3 +54,19 @@ func (f *Fake) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest) 
 		CgroupDriver: *f.knobs.cgroupDriver,
 	}}, nil
 }
+
+// UpdateRuntimeConfig takes the pod CIDR of the network config (PodCIDR
+// reports it), as a runtime hands it to its CNI plugin.
+func (f *Fake) UpdateRuntimeConfig(_ context.Context, req *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.knobs.podCIDR = req.GetRuntimeConfig().GetNetworkConfig().GetPodCidr()
+	return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
+}
+
+// PodCIDR returns the pod CIDR the last UpdateRuntimeConfig set.
+func (f *Fake) PodCIDR() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.knobs.podCIDR
+}
