@@ -36,10 +36,16 @@ type NodeReclaimer interface {
 	DeleteUnusedImages(ctx context.Context) error
 }
 
-// Recorder records the Evicted event on a pod.
+// Recorder records the Evicted event on a pod and EvictionThresholdMet on
+// the node.
 type Recorder interface {
 	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
+	NodeEventf(eventType, reason, messageFmt string, args ...any)
 }
+
+// reasonThresholdMet is upstream's node event when a threshold drives a
+// reclaim.
+const reasonThresholdMet = "EvictionThresholdMet"
 
 // Config is what New needs.
 type Config struct {
@@ -142,6 +148,7 @@ func (m *Manager) Pass(ctx context.Context) {
 		return
 	}
 	logger.Info("Eviction manager: attempting to reclaim", "resourceName", d.Resource)
+	m.cfg.Recorder.NodeEventf(corev1.EventTypeWarning, reasonThresholdMet, "Attempting to reclaim %s", d.Resource)
 	if DiskSignal(d.Reclaim.Signal) && m.reclaimNode(ctx) {
 		logger.Info("Eviction manager: able to reduce resource pressure without evicting pods.", "resourceName", d.Resource)
 		return

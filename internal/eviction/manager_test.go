@@ -20,7 +20,11 @@ func (k *fakeKiller) Evict(_ context.Context, pod *corev1.Pod, grace int64, msg 
 	k.calls = append(k.calls, fmt.Sprintf("%s grace=%d %s", pod.Name, grace, msg))
 }
 
-type fakeRecorder struct{ events []string }
+type fakeRecorder struct{ events, nodeEvents []string }
+
+func (r *fakeRecorder) NodeEventf(typ, reason, format string, args ...any) {
+	r.nodeEvents = append(r.nodeEvents, typ+" "+reason+" "+fmt.Sprintf(format, args...))
+}
 
 func (r *fakeRecorder) Eventf(pod *corev1.Pod, typ, reason, format string, args ...any) {
 	r.events = append(r.events, pod.Name+" "+typ+" "+reason)
@@ -108,6 +112,9 @@ func TestManagerPass(t *testing.T) {
 			m.Pass(context.Background())
 			if diff := cmp.Diff(tt.wantKills, killer.calls); diff != "" {
 				t.Errorf("kills (-want +got):\n%s", diff)
+			}
+			if wantNode := len(tt.thresholds) > 0 && len(tt.wantConds) > 0; wantNode != (len(rec.nodeEvents) == 1) {
+				t.Errorf("node events %v, want one EvictionThresholdMet: %v", rec.nodeEvents, wantNode)
 			}
 			if len(rec.events) != len(tt.wantKills) {
 				t.Errorf("events %v, want one Evicted per kill", rec.events)
