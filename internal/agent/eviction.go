@@ -31,6 +31,7 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 		ActivePods:        n.evictablePods,
 		Killer:            podKiller{workers: n.workers, clock: n.clock},
 		Recorder:          n.cluster.recorder,
+		Metrics:           n.metrics,
 		OnConditions:      n.cluster.kickNode,
 		Clock:             n.clock,
 	})

@@ -10,8 +10,8 @@ type Eviction struct {
 	Pod         *corev1.Pod
 	GracePeriod int64
 	Message     string
-	// Threshold is the signal that drove it; empty for a local storage
-	// violation.
+	// Signal is what drove it: a threshold's signal, or a local storage
+	// pseudo-signal (SignalEmptyDirFsLimit...).
 	Signal Signal
 }
 
@@ -23,8 +23,8 @@ func LocalStorageEvictions(pods []*corev1.Pod, stats PodStats, dedicatedImageFs 
 		if IsCritical(p) {
 			continue
 		}
-		if msg := LocalStorageViolation(p, stats[p.UID], dedicatedImageFs); msg != "" {
-			out = append(out, Eviction{Pod: p, Message: msg})
+		if msg, sig := LocalStorageViolation(p, stats[p.UID], dedicatedImageFs); msg != "" {
+			out = append(out, Eviction{Pod: p, Message: msg, Signal: sig})
 		}
 	}
 	return out

@@ -10,16 +10,24 @@ import (
 	"github.com/berthk8s/berth/internal/podutil"
 )
 
+// The pseudo-signals of local storage evictions, as upstream labels them
+// in kubelet_evictions.
+const (
+	SignalEmptyDirFsLimit           Signal = "emptydirfs.limit"
+	SignalEphemeralPodFsLimit       Signal = "ephemeralpodfs.limit"
+	SignalEphemeralContainerFsLimit Signal = "ephemeralcontainerfs.limit"
+)
+
 // LocalStorageViolation returns the message of the pod's first local
-// storage violation, or "" when it has none, in upstream's order
+// storage violation and its pseudo-signal, or "" when it has none, in upstream's order
 // (localStorageEviction): an emptyDir over its sizeLimit (emptyDirs in
 // memory are the kernel's to bound), the pod's ephemeral storage over the
 // sum of its containers' limits, a container's writable layer and logs
 // over its own limit (the writable layer counts only when the image
 // filesystem is the node's).
-func LocalStorageViolation(pod *corev1.Pod, s *statsapi.PodStats, dedicatedImageFs bool) string {
+func LocalStorageViolation(pod *corev1.Pod, s *statsapi.PodStats, dedicatedImageFs bool) (string, Signal) {
 	if s == nil {
-		return ""
+		return "", ""
 	}
 	used := map[string]uint64{}
 	for _, v := range s.VolumeStats {
@@ -33,7 +41,7 @@ func LocalStorageViolation(pod *corev1.Pod, s *statsapi.PodStats, dedicatedImage
 			continue
 		}
 		if u, ok := used[v.Name]; ok && quantity(int64(u)).Cmp(*ed.SizeLimit) > 0 {
-			return fmt.Sprintf(emptyDirMessageFmt, v.Name, ed.SizeLimit.String())
+			return fmt.Sprintf(emptyDirMessageFmt, v.Name, ed.SizeLimit.String()), SignalEmptyDirFsLimit
 		}
 	}
 	if limit, ok := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})[corev1.ResourceEphemeralStorage]; ok {
@@ -42,10 +50,13 @@ func LocalStorageViolation(pod *corev1.Pod, s *statsapi.PodStats, dedicatedImage
 			total = int64(*es.UsedBytes)
 		}
 		if quantity(total).Cmp(limit) > 0 {
-			return fmt.Sprintf(podEphemeralStorageMessageFmt, limit.String())
+			return fmt.Sprintf(podEphemeralStorageMessageFmt, limit.String()), SignalEphemeralPodFsLimit
 		}
 	}
-	return containerViolation(pod, s, dedicatedImageFs)
+	if msg := containerViolation(pod, s, dedicatedImageFs); msg != "" {
+		return msg, SignalEphemeralContainerFsLimit
+	}
+	return "", ""
 }
 
 func containerViolation(pod *corev1.Pod, s *statsapi.PodStats, dedicatedImageFs bool) string {

@@ -47,6 +47,12 @@ type Recorder interface {
 // reclaim.
 const reasonThresholdMet = "EvictionThresholdMet"
 
+// Metrics records evictions (internal/metrics); may be nil.
+type Metrics interface {
+	ObserveEviction(signal string)
+	ObserveEvictionStatsAge(signal string, age time.Duration)
+}
+
 // Config is what New needs.
 type Config struct {
 	Thresholds        []Threshold
@@ -62,6 +68,7 @@ type Config struct {
 	// Reclaimer may be nil: no node-level reclaim.
 	Reclaimer NodeReclaimer
 	Recorder  Recorder
+	Metrics   Metrics
 	// OnConditions is called when the node conditions change (to update
 	// the node status at once); may be nil.
 	OnConditions func()
@@ -153,6 +160,13 @@ func (m *Manager) Pass(ctx context.Context) {
 		logger.Info("Eviction manager: able to reduce resource pressure without evicting pods.", "resourceName", d.Resource)
 		return
 	}
+	if mt := m.cfg.Metrics; mt != nil {
+		for _, t := range d.Act {
+			if at := obs[t.Signal].Time; !at.IsZero() {
+				mt.ObserveEvictionStatsAge(string(t.Signal), m.cfg.Clock.Since(at))
+			}
+		}
+	}
 	ev, ok := Choose(ChooseInput{Decision: d, Observations: obs, Pods: pods, Stats: stats,
 		DedicatedImageFs: dedicated, MaxPodGracePeriod: m.cfg.MaxPodGracePeriod})
 	if !ok {
@@ -189,6 +203,9 @@ func (m *Manager) evict(ctx context.Context, ev Eviction) {
 		"gracePeriod", ev.GracePeriod, "message", ev.Message)
 	m.cfg.Recorder.Eventf(ev.Pod, corev1.EventTypeWarning, Reason, "%s", ev.Message)
 	m.cfg.Killer.Evict(ctx, ev.Pod, ev.GracePeriod, ev.Message)
+	if m.cfg.Metrics != nil {
+		m.cfg.Metrics.ObserveEviction(string(ev.Signal))
+	}
 }
 
 // DedicatedImageFs reports whether the summary's image filesystem is apart

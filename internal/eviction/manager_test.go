@@ -20,6 +20,13 @@ func (k *fakeKiller) Evict(_ context.Context, pod *corev1.Pod, grace int64, msg 
 	k.calls = append(k.calls, fmt.Sprintf("%s grace=%d %s", pod.Name, grace, msg))
 }
 
+type fakeMetrics struct{ evictions, ages []string }
+
+func (f *fakeMetrics) ObserveEviction(signal string) { f.evictions = append(f.evictions, signal) }
+func (f *fakeMetrics) ObserveEvictionStatsAge(signal string, age time.Duration) {
+	f.ages = append(f.ages, fmt.Sprintf("%s %s", signal, age))
+}
+
 type fakeRecorder struct{ events, nodeEvents []string }
 
 func (r *fakeRecorder) NodeEventf(typ, reason, format string, args ...any) {
@@ -79,6 +86,7 @@ func TestManagerPass(t *testing.T) {
 		wantKills  []string
 		wantConds  []corev1.NodeConditionType
 		wantGC     []string
+		wantMetric []string
 	}{
 		{name: "no pressure", thresholds: []Threshold{memHard, fsHard}, sum: summary(now, 4<<30, 50<<30), pods: []*corev1.Pod{besteffort}},
 		{name: "memory: besteffort before guaranteed, static never", thresholds: []Threshold{memHard},
@@ -86,25 +94,25 @@ func TestManagerPass(t *testing.T) {
 			pods: []*corev1.Pod{static, guaranteed, besteffort},
 			wantKills: []string{"besteffort grace=0 The node was low on resource: memory. Threshold quantity: 1Gi, available: 512Mi. " +
 				"Container c was using 100Mi, request is 0, has larger consumption of memory. "},
-			wantConds: []corev1.NodeConditionType{corev1.NodeMemoryPressure}},
+			wantConds: []corev1.NodeConditionType{corev1.NodeMemoryPressure}, wantMetric: []string{"memory.available"}},
 		{name: "disk: node reclaim suffices", thresholds: []Threshold{fsHard}, sum: summary(now, 4<<30, 5<<30, memStats("besteffort", 1)),
 			pods: []*corev1.Pod{besteffort}, freed: 20 << 30, wantGC: []string{"containers", "images"},
 			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}},
 		{name: "disk: reclaim falls short, a pod goes", thresholds: []Threshold{fsHard}, sum: summary(now, 4<<30, 5<<30, memStats("besteffort", 1)),
 			pods: []*corev1.Pod{besteffort}, freed: 1 << 30, wantGC: []string{"containers", "images"},
 			wantKills: []string{"besteffort grace=0 The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, available: 5Gi. "}, // float32 10%, as upstream
-			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}},
+			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}, wantMetric: []string{"nodefs.available"}},
 		{name: "emptyDir over its limit, no thresholds", sum: summary(now, 4<<30, 50<<30, scratchStats), pods: []*corev1.Pod{scratch},
-			wantKills: []string{`scratch grace=0 Usage of EmptyDir volume "tmp" exceeds the limit "1Mi". `}},
+			wantKills: []string{`scratch grace=0 Usage of EmptyDir volume "tmp" exceeds the limit "1Mi". `}, wantMetric: []string{"emptydirfs.limit"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			killer, rec := &fakeKiller{}, &fakeRecorder{}
+			killer, rec, mt := &fakeKiller{}, &fakeRecorder{}, &fakeMetrics{}
 			gc := &fakeReclaimer{sum: tt.sum, freed: tt.freed}
 			kicked := 0
 			m, err := New(Config{Thresholds: tt.thresholds, TransitionPeriod: time.Minute,
 				Summary:    func(context.Context, bool) (*statsapi.Summary, error) { return tt.sum, nil },
-				ActivePods: func() []*corev1.Pod { return tt.pods }, Killer: killer, Reclaimer: gc, Recorder: rec,
+				ActivePods: func() []*corev1.Pod { return tt.pods }, Killer: killer, Reclaimer: gc, Recorder: rec, Metrics: mt,
 				OnConditions: func() { kicked++ }, Clock: clocktesting.NewFakeClock(now)})
 			if err != nil {
 				t.Fatal(err)
@@ -129,6 +137,9 @@ func TestManagerPass(t *testing.T) {
 			}
 			if wantKick := min(len(tt.wantConds), 1); kicked != wantKick {
 				t.Errorf("node status kicked %d times, want %d", kicked, wantKick)
+			}
+			if diff := cmp.Diff(tt.wantMetric, mt.evictions); diff != "" {
+				t.Errorf("kubelet_evictions (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantGC, gc.calls); diff != "" {
 				t.Errorf("node reclaim (-want +got):\n%s", diff)

@@ -105,18 +105,19 @@ func TestLocalStorageViolation(t *testing.T) {
 		stats     *statsapi.PodStats
 		dedicated bool
 		want      string
+		wantSig   Signal
 	}{
 		{name: "emptyDir within limit", pod: withVol("1Mi"), stats: st(1<<20, 0, 0, 0)},
-		{name: "emptyDir over limit", pod: withVol("1Mi"), stats: st(1<<20+1, 0, 0, 0), want: `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". `},
+		{name: "emptyDir over limit", pod: withVol("1Mi"), stats: st(1<<20+1, 0, 0, 0), want: `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". `, wantSig: SignalEmptyDirFsLimit},
 		{name: "no stats", pod: withVol("1Mi")},
-		{name: "pod over total limit", pod: withLimit("10Ki"), stats: st(0, 0, 0, 20<<10), want: "Pod ephemeral local storage usage exceeds the total limit of containers 10Ki. "},
-		{name: "container over limit", pod: withLimit("10Ki"), stats: st(0, 8<<10, 4<<10, 0), want: `Container c exceeded its local ephemeral storage limit "10Ki". `},
+		{name: "pod over total limit", pod: withLimit("10Ki"), stats: st(0, 0, 0, 20<<10), want: "Pod ephemeral local storage usage exceeds the total limit of containers 10Ki. ", wantSig: SignalEphemeralPodFsLimit},
+		{name: "container over limit", pod: withLimit("10Ki"), stats: st(0, 8<<10, 4<<10, 0), want: `Container c exceeded its local ephemeral storage limit "10Ki". `, wantSig: SignalEphemeralContainerFsLimit},
 		{name: "writable layer not counted with dedicated imagefs", pod: withLimit("10Ki"), stats: st(0, 8<<10, 4<<10, 0), dedicated: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := LocalStorageViolation(tt.pod, tt.stats, tt.dedicated); got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
+			if got, sig := LocalStorageViolation(tt.pod, tt.stats, tt.dedicated); got != tt.want || sig != tt.wantSig {
+				t.Errorf("got %q %q, want %q %q", got, sig, tt.want, tt.wantSig)
 			}
 		})
 	}
