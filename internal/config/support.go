@@ -54,10 +54,6 @@ type FieldSupport struct {
 	Reason  string
 }
 
-const (
-	noEvict = "berth does not merge default eviction settings yet"
-)
-
 // kubeletFieldSupport lists every top-level KubeletConfiguration field, in
 // the order of the upstream type. A test fails if a field is missing, so a
 // new upstream field can never be accepted silently. Only Honoured fields may
@@ -142,7 +138,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"evictionPressureTransitionPeriod", Honoured, "how long a pressure condition stays after its last observation"},
 		{"evictionMaxPodGracePeriod", Honoured, "the grace period cap of a soft eviction"},
 		{"evictionMinimumReclaim", Honoured, "how far below a threshold eviction goes on reclaiming"},
-		{"mergeDefaultEvictionSettings", NotImplemented, noEvict},
+		{"mergeDefaultEvictionSettings", Honoured, "true: a set evictionHard gains the default thresholds of the signals it does not name"},
 		{"podsPerCore", Honoured, "when positive, caps the pods capacity (node status and admission) at podsPerCore × the number of CPUs, as upstream"},
 		{"enableControllerAttachDetach", DefaultMatches, "true: the Node carries the controller-managed attach-detach annotation"},
 		{"protectKernelDefaults", Honoured, "true: berth refuses to start while a kernel tunable differs from upstream's required value; false: berth sets the differing ones, best effort (a failed write is logged; upstream stops outside a user namespace)"},
