@@ -81,6 +81,10 @@ type Config struct {
 type Manager struct {
 	cfg   Config
 	state State
+	// thresholds are cfg.Thresholds with the containerfs ones, set at the
+	// first summary (which tells whether the image filesystem is
+	// dedicated).
+	thresholds []Threshold
 	// conditions is the latest set of true node conditions.
 	conditions atomic.Pointer[[]corev1.NodeConditionType]
 }
@@ -132,8 +136,11 @@ func (m *Manager) Pass(ctx context.Context) {
 		logger.Error(err, "Eviction manager: cannot get summary stats")
 		return
 	}
+	if m.thresholds == nil {
+		m.thresholds = WithContainerFs(m.cfg.Thresholds, DedicatedImageFs(sum))
+	}
 	obs := Observe(sum)
-	d := Decide(Input{Thresholds: m.cfg.Thresholds, Observations: obs, Previous: m.state,
+	d := Decide(Input{Thresholds: m.thresholds, Observations: obs, Previous: m.state,
 		TransitionPeriod: m.cfg.TransitionPeriod, Now: m.cfg.Clock.Now()})
 	m.state = d.Next
 	if prev := m.Conditions(); !slices.Equal(prev, d.Conditions) {
@@ -195,7 +202,7 @@ func (m *Manager) reclaimNode(ctx context.Context) bool {
 		logger.Error(err, "Eviction manager: cannot get summary stats after resource reclaim")
 		return false
 	}
-	return len(ThresholdsMet(m.cfg.Thresholds, Observe(sum), true)) == 0
+	return len(ThresholdsMet(m.thresholds, Observe(sum), true)) == 0
 }
 
 func (m *Manager) evict(ctx context.Context, ev Eviction) {

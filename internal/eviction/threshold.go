@@ -256,3 +256,32 @@ func parseMinimumReclaims(m map[string]string) (map[Signal]Value, error) {
 	}
 	return out, nil
 }
+
+// WithContainerFs sets the containerfs thresholds as upstream's
+// UpdateContainerFsThresholds: the container filesystem is the image
+// filesystem when that one is dedicated (berth's runtimes do not split
+// containers from images), else the node's, and its thresholds copy that
+// filesystem's, replacing any containerfs thresholds given.
+func WithContainerFs(ts []Threshold, dedicatedImageFs bool) []Threshold {
+	bytes, inodes := SignalNodeFsAvailable, SignalNodeFsInodesFree
+	if dedicatedImageFs {
+		bytes, inodes = SignalImageFsAvailable, SignalImageFsInodesFree
+	}
+	var out, copies []Threshold
+	for _, t := range ts {
+		switch t.Signal {
+		case SignalContainerFsAvailable, SignalContainerFsInodesFree:
+			continue
+		case bytes:
+			c := t
+			c.Signal = SignalContainerFsAvailable
+			copies = append(copies, c)
+		case inodes:
+			c := t
+			c.Signal = SignalContainerFsInodesFree
+			copies = append(copies, c)
+		}
+		out = append(out, t)
+	}
+	return append(out, copies...)
+}

@@ -50,3 +50,28 @@ func TestParseThresholds(t *testing.T) {
 		})
 	}
 }
+
+func TestWithContainerFs(t *testing.T) {
+	node := Threshold{Signal: SignalNodeFsAvailable, Value: Value{Percentage: 0.1}}
+	nodeInodes := Threshold{Signal: SignalNodeFsInodesFree, Value: Value{Percentage: 0.05}, GracePeriod: time.Minute}
+	image := Threshold{Signal: SignalImageFsAvailable, Value: Value{Percentage: 0.15}}
+	given := Threshold{Signal: SignalContainerFsAvailable, Value: Value{Percentage: 0.5}}
+	as := func(t Threshold, s Signal) Threshold { t.Signal = s; return t }
+	tests := []struct {
+		name      string
+		dedicated bool
+		want      []Threshold
+	}{
+		{name: "one filesystem: nodefs's", want: []Threshold{node, nodeInodes, image,
+			as(node, SignalContainerFsAvailable), as(nodeInodes, SignalContainerFsInodesFree)}},
+		{name: "dedicated imagefs: imagefs's", dedicated: true, want: []Threshold{node, nodeInodes, image, as(image, SignalContainerFsAvailable)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := WithContainerFs([]Threshold{node, nodeInodes, image, given}, tt.dedicated)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("thresholds (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
