@@ -4,8 +4,8 @@
 // refuses pods under pressure, and evicts one pod per pass to relieve it.
 //
 //	threshold.go  Signal, Threshold, ParseThresholds (evictionHard, evictionSoft,
-//	              WithContainerFs: containerfs thresholds from nodefs or imagefs;
-//	              evictionSoftGracePeriod, evictionMinimumReclaim, allocatable)
+//	              evictionSoftGracePeriod, evictionMinimumReclaim, allocatable),
+//	              WithContainerFs (containerfs thresholds from nodefs or imagefs)
 //	observe.go    Observe: signals from a stats summary (internal/stats)
 //	decide.go     Decide: thresholds met, grace periods, minimum reclaim,
 //	              conditions with evictionPressureTransitionPeriod, what to reclaim
