@@ -60,10 +60,12 @@ type podKiller struct {
 	clock   interface{ Now() time.Time }
 }
 
-func (k podKiller) Evict(ctx context.Context, pod *corev1.Pod, gracePeriod int64, message string) {
+func (k podKiller) Evict(ctx context.Context, ev eviction.Eviction) {
+	grace := ev.GracePeriod
 	k.workers.Update(ctx, podworker.UpdateOptions{
-		Type: podworker.SyncPodKill, Pod: pod, StartTime: k.clock.Now(),
-		KillGracePeriod: &gracePeriod, KillReason: eviction.Reason, KillMessage: message,
+		Type: podworker.SyncPodKill, Pod: ev.Pod, StartTime: k.clock.Now(),
+		KillGracePeriod: &grace, KillReason: eviction.Reason, KillMessage: ev.Message,
+		KillNoDisruptionTarget: ev.NoDisruptionTarget,
 	})
 }
 

@@ -13,6 +13,9 @@ type Eviction struct {
 	// Signal is what drove it: a threshold's signal, or a local storage
 	// pseudo-signal (SignalEmptyDirFsLimit...).
 	Signal Signal
+	// NoDisruptionTarget: the pod's status gets no DisruptionTarget
+	// condition (upstream adds none for local storage evictions).
+	NoDisruptionTarget bool
 }
 
 // LocalStorageEvictions are upstream's localStorageEviction: every
@@ -24,7 +27,7 @@ func LocalStorageEvictions(pods []*corev1.Pod, stats PodStats, dedicatedImageFs 
 			continue
 		}
 		if msg, sig := LocalStorageViolation(p, stats[p.UID], dedicatedImageFs); msg != "" {
-			out = append(out, Eviction{Pod: p, Message: msg, Signal: sig})
+			out = append(out, Eviction{Pod: p, Message: msg, Signal: sig, NoDisruptionTarget: true})
 		}
 	}
 	return out

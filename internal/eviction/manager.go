@@ -21,11 +21,12 @@ const DefaultMonitoringPeriod = 10 * time.Second
 type SummaryFunc func(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.Summary, error)
 
 // Killer ends a pod for an eviction. Evict must not block on the kill: the
-// pod's worker stops it with gracePeriod seconds, and its status reports
-// phase Failed, reason Reason and message, with a DisruptionTarget
-// condition (reason TerminationByKubelet).
+// pod's worker stops ev.Pod with ev.GracePeriod seconds, and its status
+// reports phase Failed, reason Reason and ev.Message, with a
+// DisruptionTarget condition (reason TerminationByKubelet) unless
+// ev.NoDisruptionTarget.
 type Killer interface {
-	Evict(ctx context.Context, pod *corev1.Pod, gracePeriod int64, message string)
+	Evict(ctx context.Context, ev Eviction)
 }
 
 // NodeReclaimer frees disk at the node level before pods are evicted for
@@ -209,7 +210,7 @@ func (m *Manager) evict(ctx context.Context, ev Eviction) {
 	klog.FromContext(ctx).Info("Eviction manager: evicting pod", "pod", klog.KObj(ev.Pod), "signal", ev.Signal,
 		"gracePeriod", ev.GracePeriod, "message", ev.Message)
 	m.cfg.Recorder.Eventf(ev.Pod, corev1.EventTypeWarning, Reason, "%s", ev.Message)
-	m.cfg.Killer.Evict(ctx, ev.Pod, ev.GracePeriod, ev.Message)
+	m.cfg.Killer.Evict(ctx, ev)
 	if m.cfg.Metrics != nil {
 		m.cfg.Metrics.ObserveEviction(string(ev.Signal))
 	}

@@ -16,8 +16,12 @@ import (
 
 type fakeKiller struct{ calls []string }
 
-func (k *fakeKiller) Evict(_ context.Context, pod *corev1.Pod, grace int64, msg string) {
-	k.calls = append(k.calls, fmt.Sprintf("%s grace=%d %s", pod.Name, grace, msg))
+func (k *fakeKiller) Evict(_ context.Context, ev Eviction) {
+	call := fmt.Sprintf("%s grace=%d %s", ev.Pod.Name, ev.GracePeriod, ev.Message)
+	if ev.NoDisruptionTarget {
+		call = "(no DisruptionTarget) " + call
+	}
+	k.calls = append(k.calls, call)
 }
 
 type fakeMetrics struct{ evictions, ages []string }
@@ -103,7 +107,7 @@ func TestManagerPass(t *testing.T) {
 			wantKills: []string{"besteffort grace=0 The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, available: 5Gi. "}, // float32 10%, as upstream
 			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}, wantMetric: []string{"nodefs.available"}},
 		{name: "emptyDir over its limit, no thresholds", sum: summary(now, 4<<30, 50<<30, scratchStats), pods: []*corev1.Pod{scratch},
-			wantKills: []string{`scratch grace=0 Usage of EmptyDir volume "tmp" exceeds the limit "1Mi". `}, wantMetric: []string{"emptydirfs.limit"}},
+			wantKills: []string{`(no DisruptionTarget) scratch grace=0 Usage of EmptyDir volume "tmp" exceeds the limit "1Mi". `}, wantMetric: []string{"emptydirfs.limit"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
