@@ -90,6 +90,12 @@ func (e *clusterEnv) testEmptyDirSizeLimit(t *testing.T) {
 	if want := `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". `; got.Status.Message != want {
 		t.Errorf("message %q, want %q", got.Status.Message, want)
 	}
+	// As upstream, a local storage eviction adds no DisruptionTarget.
+	for _, c := range got.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			t.Errorf("local storage eviction has a DisruptionTarget condition: %+v", c)
+		}
+	}
 }
 
 func (e *clusterEnv) testMemoryEviction(t *testing.T) {
