@@ -26,7 +26,8 @@ func TestClusterEviction(t *testing.T) {
 	f, err := os.OpenFile(e.node.config, os.O_APPEND|os.O_WRONLY, 0)
 	must(t, err)
 	// Only this threshold: the shared machine's disks must not evict.
-	_, err = fmt.Fprintf(f, "\nevictionHard:\n  memory.available: %q\nevictionPressureTransitionPeriod: 20s\n", strconv.FormatInt(threshold, 10))
+	// Volumes are measured every 5 s so the emptyDir check is prompt.
+	_, err = fmt.Fprintf(f, "\nevictionHard:\n  memory.available: %q\nevictionPressureTransitionPeriod: 20s\nvolumeStatsAggPeriod: 5s\n", strconv.FormatInt(threshold, 10))
 	must(t, err)
 	must(t, f.Close())
 	e.node.start()
