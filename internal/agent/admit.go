@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/admission"
+	"github.com/berthk8s/berth/internal/eviction"
 	"github.com/berthk8s/berth/internal/nodeshutdown"
 )
 
@@ -23,7 +24,10 @@ type admitter struct {
 	// shuttingDown reports a graceful node shutdown under way: no pod is
 	// admitted then.
 	shuttingDown func() bool
-	recorder     interface {
+	// pressure is the eviction manager's admission under node pressure
+	// (upstream runs it before the other checks).
+	pressure func(pod *corev1.Pod) (ok bool, message string)
+	recorder interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 	}
 }
@@ -36,8 +40,14 @@ func (a *admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 			active = append(active, p)
 		}
 	}
-	r := admission.Result{Reason: nodeshutdown.NotAdmittedReason, Message: nodeshutdown.NotAdmittedMessage}
-	if a.shuttingDown == nil || !a.shuttingDown() {
+	// Upstream's order of admit handlers: eviction, node shutdown, the
+	// scheduler's predicates.
+	var r admission.Result
+	if ok, msg := a.pressure(pod); !ok {
+		r = admission.Result{Reason: eviction.Reason, Message: msg}
+	} else if a.shuttingDown != nil && a.shuttingDown() {
+		r = admission.Result{Reason: nodeshutdown.NotAdmittedReason, Message: nodeshutdown.NotAdmittedMessage}
+	} else {
 		r = admission.Admit(admission.Inputs{Pod: pod, Node: a.node(), Active: active, MaxPods: a.maxPods})
 	}
 	if r.Admit {

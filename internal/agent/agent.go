@@ -18,6 +18,7 @@ import (
 	"github.com/berthk8s/berth/internal/cm"
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/eviction"
 	"github.com/berthk8s/berth/internal/housekeeping"
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/machine"
@@ -81,6 +82,8 @@ type node struct {
 	// shutdown is the graceful node shutdown manager (nil: none).
 	shutdown *nodeshutdown.Manager
 	guards   guards
+	// evictor is the eviction manager; nodestatus and admission read it.
+	evictor *eviction.Manager
 	// probeMetrics serves the prober's registry on /metrics/probes.
 	probeMetrics http.Handler
 }
@@ -149,7 +152,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	// Node status is kicked when the runtime's health changes.
 	n.health = cri.NewHealth(n.client, n.clock, runtimeCheckPeriod, func() { n.cluster.kickNode() })
 	n.health.Check(ctx) // a first verdict before anything asks for one
-	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.health, n.client.Image, n.clock)
+	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.health, n.client.Image, n.clock, n.pressure)
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
@@ -285,8 +288,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	}
 	admit := &admitter{
 		node: cl.node, maxPods: int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)), recorder: cl.recorder, shuttingDown: n.shuttingDown,
-		active: func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
-		reject: func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
+		pressure: func(pod *corev1.Pod) (bool, string) { return n.evictor.AdmitPod(pod) },
+		active:   func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
+		reject:   func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
 	}
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
@@ -305,6 +309,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return err
 	}
 	if n.guards, err = n.newGuards(); err != nil {
+		return err
+	}
+	if n.evictor, err = n.newEviction(); err != nil {
 		return err
 	}
 	return cl.startStatusSync(n.statuses, n.loop, n.workers)
@@ -345,6 +352,7 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("log-rotation", n.guards.logs.Run)
 	g.Go("container-gc", n.guards.containers.Run)
 	g.Go("image-gc", n.guards.images.Run)
+	g.Go("eviction", n.evictor.Run)
 	g.Go("sync-loop", n.loop.Run)
 	if n.shutdown != nil {
 		g.Go("node-shutdown", n.shutdown.Run)

@@ -43,6 +43,9 @@ var rules = []rule{
 	{dir: "cm", files: []string{"name.go", "resources.go", "config.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "volume", files: []string{"plugins.go", "payload.go", "downward.go", "token.go", "tmpfs.go", "hostpath.go"}},
 	{dir: "volume/atomicwriter", files: []string{"plan.go"}},
+	// The eviction manager's decisions; manager.go performs them.
+	{dir: "eviction", files: []string{"threshold.go", "observe.go", "decide.go", "rank.go", "message.go", "local.go", "choose.go", "admit.go"},
+		also: []string{"os", "k8s.io/utils/clock"}},
 	// internal/config loads and validates the plugins' config at load time.
 	{dir: "credprovider", files: []string{"config.go", "match.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "nodeshutdown", files: []string{"plan.go"}, also: []string{"os", "github.com/godbus/dbus/v5", "k8s.io/klog/v2", "k8s.io/utils/clock"}},

@@ -190,10 +190,19 @@ func setResourceDefaults(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 	defaultPtr(&kc.SeccompDefault, false)
 }
 
-// setEvictionDefaults covers the eviction manager.
+// setEvictionDefaults covers the eviction manager. As upstream's loader,
+// an unset evictionHard takes the defaults, and with
+// mergeDefaultEvictionSettings a set one gains the default thresholds of
+// the signals it does not name.
 func setEvictionDefaults(kc *kubeletconfigv1beta1.KubeletConfiguration) {
 	if kc.EvictionHard == nil {
 		kc.EvictionHard = defaultEvictionHard()
+	} else if kc.MergeDefaultEvictionSettings != nil && *kc.MergeDefaultEvictionSettings {
+		for k, v := range defaultEvictionHard() {
+			if _, ok := kc.EvictionHard[k]; !ok {
+				kc.EvictionHard[k] = v
+			}
+		}
 	}
 	defaultDuration(&kc.EvictionPressureTransitionPeriod, 5*time.Minute)
 	defaultPtr(&kc.MergeDefaultEvictionSettings, false)

@@ -39,18 +39,15 @@ func distros() []distro {
 		},
 		{
 			dir: "kind", title: "kind",
-			stubs:                []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			nodeResourceBlockers: []string{"evictionHard"},
+			stubs: []string{"etc/kubernetes/pki/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 		},
 		{
 			dir: "minikube", title: "minikube",
-			stubs:                []string{"var/lib/minikube/certs/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
-			nodeResourceBlockers: []string{"evictionHard"},
+			stubs: []string{"var/lib/minikube/certs/ca.crt", "etc/kubernetes/kubelet.conf", "etc/kubernetes/bootstrap-kubelet.conf"},
 		},
 		{
 			dir: "k3s", title: "k3s",
-			stubs:                []string{"var/lib/rancher/k3s/agent/client-ca.crt", "var/lib/rancher/k3s/agent/kubelet.kubeconfig"},
-			nodeResourceBlockers: []string{"evictionHard", "evictionMinimumReclaim"},
+			stubs: []string{"var/lib/rancher/k3s/agent/client-ca.crt", "var/lib/rancher/k3s/agent/kubelet.kubeconfig"},
 		},
 		{
 			dir: "k0s", title: "k0s",
@@ -63,20 +60,17 @@ func distros() []distro {
 		},
 		{
 			dir: "eks", title: "EKS (nodeadm)",
-			stubs:                []string{"etc/kubernetes/pki/ca.crt", "var/lib/kubelet/kubeconfig"},
-			plugins:              []string{"etc/eks/image-credential-provider/ecr-credential-provider"},
-			nodeResourceBlockers: []string{"evictionHard"},
+			stubs:   []string{"etc/kubernetes/pki/ca.crt", "var/lib/kubelet/kubeconfig"},
+			plugins: []string{"etc/eks/image-credential-provider/ecr-credential-provider"},
 		},
 		{
 			dir: "gce", title: "GCE (kube-up)",
-			stubs:                []string{"etc/srv/kubernetes/pki/ca-certificates.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
-			plugins:              []string{"home/kubernetes/bin/auth-provider-gcp"},
-			nodeResourceBlockers: []string{"evictionHard"},
+			stubs:   []string{"etc/srv/kubernetes/pki/ca-certificates.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
+			plugins: []string{"home/kubernetes/bin/auth-provider-gcp"},
 		},
 		{
 			dir: "aks", title: "AKS (AgentBaker)",
-			stubs:                []string{"etc/kubernetes/certs/ca.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
-			nodeResourceBlockers: []string{"evictionHard"},
+			stubs: []string{"etc/kubernetes/certs/ca.crt", "var/lib/kubelet/kubeconfig", "var/lib/kubelet/bootstrap-kubeconfig"},
 		},
 		{
 			dir: "capi", title: "Cluster API (CAPA)",

@@ -70,12 +70,12 @@ func TestFlagRejectionNamesFlag(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
 		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\niptablesMasqueradeBit: 10\n")
-	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--eviction-hard=memory.available<1Gi", "--housekeeping-interval=5s"}), testEnv("node-a"))
+	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--local-storage-capacity-isolation=false", "--housekeeping-interval=5s"}), testEnv("node-a"))
 	if err == nil {
 		t.Fatal("Load succeeded")
 	}
 	for _, want := range []string{
-		`flag --eviction-hard sets kubeletConfiguration field "evictionHard": {"memory.available":"1Gi"} is not supported by berth yet (only the default {"imagefs.available":"15%"`,
+		`flag --local-storage-capacity-isolation sets kubeletConfiguration field "localStorageCapacityIsolation": false is not supported by berth yet (only the default true is accepted): berth does not isolate ephemeral storage yet`,
 		`flag --housekeeping-interval: "5s" is not supported by berth yet (only the default "10s" is accepted): berth has no cAdvisor housekeeping`,
 		"\n  - kubeletConfiguration field \"iptablesMasqueradeBit\" (set in --config \"" + dir + "/c.yaml\"): 10 is not supported by berth yet (only the default 14 is accepted): berth creates no iptables chains",
 	} {

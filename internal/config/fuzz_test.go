@@ -3,6 +3,8 @@ package config
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -60,6 +62,23 @@ func encodeKubeletConfiguration(t *testing.T, kc *kubeletconfigv1beta1.KubeletCo
 	kc.Kind = kubeletConfigKind
 	data, err := json.Marshal(kc)
 	if err != nil {
+		t.Fatalf("encode configuration: %v", err)
+	}
+	// omitempty drops explicitly empty maps and lists ("evictionHard: {}"),
+	// which a file can state and berth keeps: write them back.
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err != nil {
+		t.Fatalf("decode configuration: %v", err)
+	}
+	v := reflect.ValueOf(kc).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if (f.Kind() == reflect.Map || f.Kind() == reflect.Slice) && !f.IsNil() && f.Len() == 0 && name != "" {
+			obj[name] = f.Interface()
+		}
+	}
+	if data, err = json.Marshal(obj); err != nil {
 		t.Fatalf("encode configuration: %v", err)
 	}
 	return data

@@ -54,10 +54,6 @@ type FieldSupport struct {
 	Reason  string
 }
 
-const (
-	noEvict = "berth has no eviction manager yet"
-)
-
 // kubeletFieldSupport lists every top-level KubeletConfiguration field, in
 // the order of the upstream type. A test fails if a field is missing, so a
 // new upstream field can never be accepted silently. Only Honoured fields may
@@ -136,13 +132,13 @@ func kubeletFieldSupport() []FieldSupport {
 		{"kubeAPIBurst", Honoured, "burst of API requests"},
 		{"serializeImagePulls", Honoured, "true: one image pull at a time across all pods; false: parallel pulls, bounded by maxParallelImagePulls"},
 		{"maxParallelImagePulls", Honoured, "with serializeImagePulls false, at most this many pulls at once (unset: no bound); more than 1 needs serializeImagePulls false, as upstream"},
-		{"evictionHard", NotImplemented, noEvict},
-		{"evictionSoft", DefaultMatches, "empty: no soft eviction"},
-		{"evictionSoftGracePeriod", DefaultMatches, "empty: no soft eviction"},
-		{"evictionPressureTransitionPeriod", NotImplemented, noEvict},
-		{"evictionMaxPodGracePeriod", DefaultMatches, "0: no soft eviction"},
-		{"evictionMinimumReclaim", DefaultMatches, "empty: no eviction"},
-		{"mergeDefaultEvictionSettings", NotImplemented, noEvict},
+		{"evictionHard", Honoured, "hard eviction thresholds of the eviction manager (internal/eviction)"},
+		{"evictionSoft", Honoured, "soft eviction thresholds, each with its grace period"},
+		{"evictionSoftGracePeriod", Honoured, "how long a soft threshold must hold before eviction"},
+		{"evictionPressureTransitionPeriod", Honoured, "how long a pressure condition stays after its last observation"},
+		{"evictionMaxPodGracePeriod", Honoured, "the grace period cap of a soft eviction"},
+		{"evictionMinimumReclaim", Honoured, "how far below a threshold eviction goes on reclaiming"},
+		{"mergeDefaultEvictionSettings", Honoured, "true: a set evictionHard gains the default thresholds of the signals it does not name"},
 		{"podsPerCore", Honoured, "when positive, caps the pods capacity (node status and admission) at podsPerCore × the number of CPUs, as upstream"},
 		{"enableControllerAttachDetach", DefaultMatches, "true: the Node carries the controller-managed attach-detach annotation"},
 		{"protectKernelDefaults", Honoured, "true: berth refuses to start while a kernel tunable differs from upstream's required value; false: berth sets the differing ones, best effort (a failed write is logged; upstream stops outside a user namespace)"},

@@ -7,6 +7,7 @@
 //	pleg.go      kubelet_pleg_* and the running pods/containers gauges, fed by the PLEG (ObserveRelist)
 //	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker
 //	certificate.go the certificate managers' renewal errors, rotation ages and TTLs (internal/certificate)
+//	eviction.go  kubelet_evictions and kubelet_eviction_stats_age_seconds, fed by the eviction manager
 //
 // Components never import this package's state: they take small observer
 // functions in their Config (nil = off), and the agent wires the methods

@@ -38,13 +38,14 @@ type Config struct {
 // the observers (ObserveCRI, ObserveRelist, ObservePodSync, the startup
 // tracker) never block.
 type Metrics struct {
-	reg     *prometheus.Registry
-	clock   clock.PassiveClock
-	runtime runtimeMetrics
-	pleg    plegMetrics
-	pods    podMetrics
-	startup *startupTracker
-	imageGC *prometheus.CounterVec
+	reg      *prometheus.Registry
+	clock    clock.PassiveClock
+	runtime  runtimeMetrics
+	pleg     plegMetrics
+	pods     podMetrics
+	startup  *startupTracker
+	imageGC  *prometheus.CounterVec
+	eviction evictionMetrics
 }
 
 // New builds the registry and registers every collector. It starts nothing.
@@ -56,12 +57,13 @@ func New(cfg Config) (*Metrics, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	m := &Metrics{
-		reg:     prometheus.NewRegistry(),
-		clock:   cfg.Clock,
-		runtime: newRuntimeMetrics(),
-		pleg:    newPLEGMetrics(),
-		pods:    newPodMetrics(),
-		imageGC: newImageGCTotal(),
+		reg:      prometheus.NewRegistry(),
+		clock:    cfg.Clock,
+		runtime:  newRuntimeMetrics(),
+		pleg:     newPLEGMetrics(),
+		pods:     newPodMetrics(),
+		imageGC:  newImageGCTotal(),
+		eviction: newEvictionMetrics(),
 	}
 	m.startup = newStartupTracker(cfg.Clock, &m.pods)
 	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -77,6 +79,7 @@ func New(cfg Config) (*Metrics, error) {
 	cs = append(cs, m.runtime.collectors()...)
 	cs = append(cs, m.pleg.collectors()...)
 	cs = append(cs, m.pods.collectors()...)
+	cs = append(cs, m.eviction.collectors()...)
 	for _, c := range cs {
 		if err := m.reg.Register(c); err != nil {
 			return nil, err

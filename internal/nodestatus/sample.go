@@ -28,17 +28,22 @@ type Sampler struct {
 	health         *cri.Health
 	images         runtimeapi.ImageServiceClient
 	clock          clock.PassiveClock
+	// pressure is the eviction manager's verdicts (MemoryPressure,
+	// DiskPressure, PIDPressure); nil reports none.
+	pressure func() (memory, disk, pid bool)
 }
 
 // NewSampler reads the machine facts and returns a Sampler for the node of
-// cfg, whose runtime reported runtime at start and whose IPs are ips.
-func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock) (*Sampler, error) {
+// cfg, whose runtime reported runtime at start and whose IPs are ips;
+// pressure (may be nil) gives the eviction manager's pressure verdicts.
+func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock,
+	pressure func() (memory, disk, pid bool)) (*Sampler, error) {
 	info, err := machine.Read(cfg.RootDir, machine.OSHost())
 	if err != nil {
 		return nil, err
 	}
 	n := &Sampler{
-		cfg: cfg, machine: info, health: health, images: images, clock: clk,
+		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: pressure,
 		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
 	}
 	for _, ip := range ips {
@@ -74,6 +79,9 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 
 		ExternalCloudProvider: n.cfg.ExternalCloudProvider(),
 		ProviderID:            kc.ProviderID,
+	}
+	if n.pressure != nil {
+		in.MemoryPressure, in.DiskPressure, in.PIDPressure = n.pressure()
 	}
 	if in.ExternalCloudProvider {
 		// Only --node-ip: the addresses are the cloud controller's to find.

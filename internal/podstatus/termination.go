@@ -15,6 +15,9 @@ type Termination struct {
 	// the message of its DisruptionTarget condition.
 	Reason  string
 	Message string
+	// NoDisruptionTarget leaves the DisruptionTarget condition out, as
+	// upstream's local storage evictions do.
+	NoDisruptionTarget bool
 }
 
 // applyTermination sets what upstream's node shutdown and eviction status
@@ -33,6 +36,9 @@ func applyTermination(s *corev1.PodStatus, t *Termination, pod *corev1.Pod, old 
 		s.Phase = corev1.PodFailed
 	}
 	s.Reason, s.Message = t.Reason, t.Message
+	if t.NoDisruptionTarget {
+		return
+	}
 	c := corev1.PodCondition{
 		Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, ObservedGeneration: pod.Generation,
 		Reason: corev1.PodReasonTerminationByKubelet, Message: t.Message, LastTransitionTime: now,

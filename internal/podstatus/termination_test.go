@@ -38,6 +38,8 @@ func TestGenerateTermination(t *testing.T) {
 			exitedZero: true, previous: &corev1.PodStatus{Phase: corev1.PodFailed},
 			wantCond: &corev1.PodCondition{LastTransitionTime: mt(now)}},
 		{name: "succeeding on its own without termination", exitedZero: true, wantPhase: corev1.PodSucceeded},
+		{name: "no DisruptionTarget asked (local storage eviction)", term: &Termination{Reason: "Terminated", Message: shutdown.Message, NoDisruptionTarget: true},
+			wantPhase: corev1.PodFailed, wantReason: "Terminated"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

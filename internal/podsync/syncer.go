@@ -256,7 +256,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *ru
 	if kill.Reason != "" {
 		// As upstream, the status says so before the kill: the phase is
 		// decided over the pod as it runs (Failed unless it Succeeded).
-		s.setTermination(pod.UID, &podstatus.Termination{Reason: kill.Reason, Message: kill.Message})
+		s.setTermination(pod.UID, &podstatus.Termination{Reason: kill.Reason, Message: kill.Message, NoDisruptionTarget: kill.NoDisruptionTarget})
 		s.generate(pod, rt, s.failures(pod.UID), podplan.RestartAllNone, false)
 	}
 	gracePeriod := kill.GracePeriod

@@ -31,6 +31,8 @@ type fakeCall struct {
 	Version string     // the pod's ResourceVersion (the runtime pod's name for orphans)
 	Grace   int64      // SyncTerminatingPod only
 	Reason  string     // SyncTerminatingPod only: Kill.Reason
+	// NoDisruption is Kill.NoDisruptionTarget (SyncTerminatingPod only).
+	NoDisruption bool
 
 	ctx   context.Context
 	reply chan fakeResult
@@ -64,7 +66,7 @@ func (f *fakeSyncer) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod,
 }
 
 func (f *fakeSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, _ *runtimestate.Pod, kill Kill) error {
-	_, err := f.do(ctx, &fakeCall{Method: "SyncTerminatingPod", UID: pod.UID, Version: pod.ResourceVersion, Grace: kill.GracePeriod, Reason: kill.Reason})
+	_, err := f.do(ctx, &fakeCall{Method: "SyncTerminatingPod", UID: pod.UID, Version: pod.ResourceVersion, Grace: kill.GracePeriod, Reason: kill.Reason, NoDisruption: kill.NoDisruptionTarget})
 	return err
 }
 

@@ -89,7 +89,7 @@ func (w *Workers) take(ctx context.Context, wk *worker) (context.Context, step, 
 	}
 	callCtx, cancel := context.WithCancel(ctx)
 	wk.cancel = cancel
-	kill := Kill{GracePeriod: wk.gracePeriod, Reason: wk.killReason, Message: wk.killMessage}
+	kill := Kill{GracePeriod: wk.gracePeriod, Reason: wk.killReason, Message: wk.killMessage, NoDisruptionTarget: wk.killNoDisruption}
 	return callCtx, step{action: act, opts: upd, kill: kill}, true
 }
 

@@ -55,6 +55,9 @@ type UpdateOptions struct {
 	// (Kill.Reason and Kill.Message). The first kill with a reason wins.
 	KillReason  string
 	KillMessage string
+	// KillNoDisruptionTarget leaves the DisruptionTarget condition out of
+	// that status (upstream's local storage evictions add none).
+	KillNoDisruptionTarget bool
 }
 
 // Kill is what the Syncer is told when it must stop a pod.
@@ -65,6 +68,9 @@ type Kill struct {
 	// KillReason and KillMessage of the update that asked first); empty
 	// for a pod deleted, removed from its source or finished on its own.
 	Reason, Message string
+	// NoDisruptionTarget: the status gets no DisruptionTarget condition
+	// (UpdateOptions.KillNoDisruptionTarget).
+	NoDisruptionTarget bool
 }
 
 // SyncOutcome is what a SyncPod call that did not fail reports: how the

@@ -107,6 +107,7 @@ type worker struct {
 	// killReason and killMessage are the first KillReason (and its
 	// message) given once termination was requested.
 	killReason, killMessage string
+	killNoDisruption        bool
 	// fullName is name_namespace for a static pod, "" otherwise.
 	fullName string
 	// deleted: the pod is gone from config (deletion timestamp, orphan);
@@ -254,6 +255,7 @@ func (w *Workers) enqueue(logger klog.Logger, wk *worker, opts UpdateOptions) {
 		}
 		if wk.killReason == "" && opts.KillReason != "" {
 			wk.killReason, wk.killMessage = opts.KillReason, opts.KillMessage
+			wk.killNoDisruption = opts.KillNoDisruptionTarget
 		}
 	}
 	if wk.phase == Terminating {
@@ -308,6 +310,7 @@ func coalesce(pending *UpdateOptions, next UpdateOptions) *UpdateOptions {
 	}
 	if merged.KillReason == "" {
 		merged.KillReason, merged.KillMessage = pending.KillReason, pending.KillMessage
+		merged.KillNoDisruptionTarget = pending.KillNoDisruptionTarget
 	}
 	if merged.KillGracePeriod == nil {
 		merged.KillGracePeriod = pending.KillGracePeriod

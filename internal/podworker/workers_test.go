@@ -384,9 +384,23 @@ func TestKillReasonReachesSyncer(t *testing.T) {
 	}
 	// While it terminates: an update without a reason, a kill with another.
 	h.update(UpdateOptions{Type: SyncPodUpdate, Pod: newPod("a", "3")})
-	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "4"), KillReason: "Evicted"})
+	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "4"), KillReason: "Evicted", KillNoDisruptionTarget: true})
 	term.fail(errors.New("runtime down"))
-	if again := h.next("SyncTerminatingPod", "a"); again.Reason != "Terminated" || again.Version != "4" {
-		t.Errorf("SyncTerminatingPod after the failure (reason %q, version %q); want the first kill's Terminated, version 4", again.Reason, again.Version)
+	if again := h.next("SyncTerminatingPod", "a"); again.Reason != "Terminated" || again.Version != "4" || again.NoDisruption {
+		t.Errorf("SyncTerminatingPod after the failure (reason %q, version %q, no disruption %v); want the first kill's Terminated with its condition, version 4",
+			again.Reason, again.Version, again.NoDisruption)
+	}
+}
+
+// TestKillWithoutDisruptionTarget: a kill that asks for no
+// DisruptionTarget (a local storage eviction) says so to the Syncer.
+func TestKillWithoutDisruptionTarget(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	sync := h.next("SyncPod", "a")
+	h.update(UpdateOptions{Type: SyncPodKill, Pod: newPod("a", "2"), KillReason: "Evicted", KillNoDisruptionTarget: true})
+	h.waitCancelled(sync)
+	if term := h.next("SyncTerminatingPod", "a"); term.Reason != "Evicted" || !term.NoDisruption {
+		t.Errorf("SyncTerminatingPod(reason %q, no disruption %v); want Evicted, true", term.Reason, term.NoDisruption)
 	}
 }

@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/eviction"
+	"github.com/berthk8s/berth/internal/podworker"
+)
+
+// newEviction builds the eviction manager over the stats provider: it
+// evicts through the pod workers and kicks the node status when a
+// pressure condition changes. The node-level disk reclaim (image and
+// container GC) is not wired yet: Reclaimer is nil.
+func (n *node) newEviction() (*eviction.Manager, error) {
+	kc := &n.cfg.Kubelet
+	thresholds, err := eviction.ParseThresholds(eviction.Settings{
+		Hard: kc.EvictionHard, Soft: kc.EvictionSoft, SoftGracePeriod: kc.EvictionSoftGracePeriod,
+		MinimumReclaim: kc.EvictionMinimumReclaim, EnforceNodeAllocatable: kc.EnforceNodeAllocatable,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("parse eviction thresholds: %w", err)
+	}
+	m, err := eviction.New(eviction.Config{
+		Thresholds: thresholds, TransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
+		MaxPodGracePeriod: int64(kc.EvictionMaxPodGracePeriod),
+		Summary:           n.observe.stats.Summary,
+		ActivePods:        n.evictablePods,
+		Killer:            podKiller{workers: n.workers, clock: n.clock},
+		Recorder:          n.cluster.recorder,
+		Metrics:           n.metrics,
+		OnConditions:      n.cluster.kickNode,
+		Clock:             n.clock,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create eviction manager: %w", err)
+	}
+	return m, nil
+}
+
+// evictablePods are the admitted pods still active whose termination was
+// not requested yet (an evicted pod is not evicted again).
+func (n *node) evictablePods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range n.loop.Pods() {
+		if isActive(n.statuses, n.workers, p.UID) && !n.workers.IsPodTerminationRequested(p.UID) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// podKiller evicts through the pod workers' kill path: the kill's reason
+// and message become the pod's status.
+type podKiller struct {
+	workers *podworker.Workers
+	clock   interface{ Now() time.Time }
+}
+
+func (k podKiller) Evict(ctx context.Context, ev eviction.Eviction) {
+	grace := ev.GracePeriod
+	k.workers.Update(ctx, podworker.UpdateOptions{
+		Type: podworker.SyncPodKill, Pod: ev.Pod, StartTime: k.clock.Now(),
+		KillGracePeriod: &grace, KillReason: eviction.Reason, KillMessage: ev.Message,
+		KillNoDisruptionTarget: ev.NoDisruptionTarget,
+	})
+}
+
+// pressure is the eviction manager's verdicts for the node status (none
+// before the manager exists).
+func (n *node) pressure() (memory, disk, pid bool) {
+	if n.evictor == nil {
+		return false, false, false
+	}
+	p := n.evictor.Pressure()
+	return p.Memory, p.Disk, p.PID
+}

@@ -1,0 +1,230 @@
+package eviction
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/utils/clock"
+)
+
+// DefaultMonitoringPeriod is how often the manager looks at the node, as
+// upstream's evictionMonitoringPeriod (10 s).
+const DefaultMonitoringPeriod = 10 * time.Second
+
+// SummaryFunc returns the node's and pods' stats (stats.Provider.Summary).
+type SummaryFunc func(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.Summary, error)
+
+// Killer ends a pod for an eviction. Evict must not block on the kill: the
+// pod's worker stops ev.Pod with ev.GracePeriod seconds, and its status
+// reports phase Failed, reason Reason and ev.Message, with a
+// DisruptionTarget condition (reason TerminationByKubelet) unless
+// ev.NoDisruptionTarget.
+type Killer interface {
+	Evict(ctx context.Context, ev Eviction)
+}
+
+// NodeReclaimer frees disk at the node level before pods are evicted for
+// a filesystem signal, as upstream's ContainerGC.DeleteAllUnusedContainers
+// and ImageGC.DeleteUnusedImages (called in that order).
+type NodeReclaimer interface {
+	DeleteAllUnusedContainers(ctx context.Context) error
+	DeleteUnusedImages(ctx context.Context) error
+}
+
+// Recorder records the Evicted event on a pod and EvictionThresholdMet on
+// the node.
+type Recorder interface {
+	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
+	NodeEventf(eventType, reason, messageFmt string, args ...any)
+}
+
+// reasonThresholdMet is upstream's node event when a threshold drives a
+// reclaim.
+const reasonThresholdMet = "EvictionThresholdMet"
+
+// Metrics records evictions (internal/metrics); may be nil.
+type Metrics interface {
+	ObserveEviction(signal string)
+	ObserveEvictionStatsAge(signal string, age time.Duration)
+}
+
+// Config is what New needs.
+type Config struct {
+	Thresholds        []Threshold
+	TransitionPeriod  time.Duration
+	MaxPodGracePeriod int64
+	// MonitoringPeriod is DefaultMonitoringPeriod when zero.
+	MonitoringPeriod time.Duration
+	Summary          SummaryFunc
+	// ActivePods are the pods that may be evicted: admitted, not
+	// terminal, and not already being terminated.
+	ActivePods func() []*corev1.Pod
+	Killer     Killer
+	// Reclaimer may be nil: no node-level reclaim.
+	Reclaimer NodeReclaimer
+	Recorder  Recorder
+	Metrics   Metrics
+	// OnConditions is called when the node conditions change (to update
+	// the node status at once); may be nil.
+	OnConditions func()
+	Clock        clock.WithTicker
+}
+
+// Manager is the eviction manager. Run is its only goroutine and owns the
+// decision state; Conditions and Admit read a snapshot published by Run
+// and may be called from any goroutine.
+type Manager struct {
+	cfg   Config
+	state State
+	// thresholds are cfg.Thresholds with the containerfs ones, set at the
+	// first summary (which tells whether the image filesystem is
+	// dedicated).
+	thresholds []Threshold
+	// conditions is the latest set of true node conditions.
+	conditions atomic.Pointer[[]corev1.NodeConditionType]
+}
+
+// New validates cfg and returns a Manager; it starts nothing.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Summary == nil || cfg.ActivePods == nil || cfg.Killer == nil || cfg.Recorder == nil || cfg.Clock == nil {
+		return nil, errors.New("create eviction manager: Summary, ActivePods, Killer, Recorder and Clock are required")
+	}
+	if cfg.MonitoringPeriod <= 0 {
+		cfg.MonitoringPeriod = DefaultMonitoringPeriod
+	}
+	m := &Manager{cfg: cfg}
+	m.conditions.Store(&[]corev1.NodeConditionType{})
+	return m, nil
+}
+
+// Conditions are the node conditions that are true now, sorted.
+func (m *Manager) Conditions() []corev1.NodeConditionType { return *m.conditions.Load() }
+
+// Pressure is Conditions as nodestatus reads them.
+func (m *Manager) Pressure() Pressure { return PressureOf(m.Conditions()) }
+
+// AdmitPod is Admit under the current conditions.
+func (m *Manager) AdmitPod(pod *corev1.Pod) (bool, string) { return Admit(pod, m.Conditions()) }
+
+// Run looks at the node every monitoring period until ctx ends.
+func (m *Manager) Run(ctx context.Context) error {
+	t := m.cfg.Clock.NewTicker(m.cfg.MonitoringPeriod)
+	defer t.Stop()
+	for {
+		m.Pass(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// Pass is one look at the node (upstream's synchronize): it updates the
+// conditions, then evicts the pods over their local storage limits or,
+// failing those, reclaims at most one pod's worth for the most pressing
+// threshold. Only Run and tests call it.
+func (m *Manager) Pass(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	sum, err := m.cfg.Summary(ctx, false)
+	if err != nil {
+		logger.Error(err, "Eviction manager: cannot get summary stats")
+		return
+	}
+	if m.thresholds == nil {
+		m.thresholds = WithContainerFs(m.cfg.Thresholds, DedicatedImageFs(sum))
+	}
+	obs := Observe(sum)
+	d := Decide(Input{Thresholds: m.thresholds, Observations: obs, Previous: m.state,
+		TransitionPeriod: m.cfg.TransitionPeriod, Now: m.cfg.Clock.Now()})
+	m.state = d.Next
+	if prev := m.Conditions(); !slices.Equal(prev, d.Conditions) {
+		conds := d.Conditions
+		m.conditions.Store(&conds)
+		logger.Info("Eviction manager: node conditions changed", "conditions", conds)
+		if m.cfg.OnConditions != nil {
+			m.cfg.OnConditions()
+		}
+	}
+	pods, stats, dedicated := m.cfg.ActivePods(), PodStatsOf(sum), DedicatedImageFs(sum)
+	if evs := LocalStorageEvictions(pods, stats, dedicated); len(evs) > 0 {
+		for _, ev := range evs {
+			m.evict(ctx, ev)
+		}
+		return
+	}
+	if d.Reclaim == nil {
+		return
+	}
+	logger.Info("Eviction manager: attempting to reclaim", "resourceName", d.Resource)
+	m.cfg.Recorder.NodeEventf(corev1.EventTypeWarning, reasonThresholdMet, "Attempting to reclaim %s", d.Resource)
+	if DiskSignal(d.Reclaim.Signal) && m.reclaimNode(ctx) {
+		logger.Info("Eviction manager: able to reduce resource pressure without evicting pods.", "resourceName", d.Resource)
+		return
+	}
+	if mt := m.cfg.Metrics; mt != nil {
+		for _, t := range d.Act {
+			if at := obs[t.Signal].Time; !at.IsZero() {
+				mt.ObserveEvictionStatsAge(string(t.Signal), m.cfg.Clock.Since(at))
+			}
+		}
+	}
+	ev, ok := Choose(ChooseInput{Decision: d, Observations: obs, Pods: pods, Stats: stats,
+		DedicatedImageFs: dedicated, MaxPodGracePeriod: m.cfg.MaxPodGracePeriod})
+	if !ok {
+		logger.Info("Eviction manager: unable to evict any pods from the node")
+		return
+	}
+	m.evict(ctx, ev)
+}
+
+// reclaimNode runs the node-level reclaim and reports whether every
+// threshold is then resolved, minimum reclaim included.
+func (m *Manager) reclaimNode(ctx context.Context) bool {
+	r := m.cfg.Reclaimer
+	if r == nil {
+		return false
+	}
+	logger := klog.FromContext(ctx)
+	if err := r.DeleteAllUnusedContainers(ctx); err != nil {
+		logger.Info("Eviction manager: unexpected error when attempting to reduce resource pressure", "err", err)
+	}
+	if err := r.DeleteUnusedImages(ctx); err != nil {
+		logger.Info("Eviction manager: unexpected error when attempting to reduce resource pressure", "err", err)
+	}
+	sum, err := m.cfg.Summary(ctx, false)
+	if err != nil {
+		logger.Error(err, "Eviction manager: cannot get summary stats after resource reclaim")
+		return false
+	}
+	return len(ThresholdsMet(m.thresholds, Observe(sum), true)) == 0
+}
+
+func (m *Manager) evict(ctx context.Context, ev Eviction) {
+	klog.FromContext(ctx).Info("Eviction manager: evicting pod", "pod", klog.KObj(ev.Pod), "signal", ev.Signal,
+		"gracePeriod", ev.GracePeriod, "message", ev.Message)
+	m.cfg.Recorder.Eventf(ev.Pod, corev1.EventTypeWarning, Reason, "%s", ev.Message)
+	m.cfg.Killer.Evict(ctx, ev)
+	if m.cfg.Metrics != nil {
+		m.cfg.Metrics.ObserveEviction(string(ev.Signal))
+	}
+}
+
+// DedicatedImageFs reports whether the summary's image filesystem is apart
+// from the node's. The summary names no devices, so two filesystems of the
+// same capacity in bytes and inodes are taken for one.
+func DedicatedImageFs(s *statsapi.Summary) bool {
+	if s == nil || s.Node.Fs == nil || s.Node.Runtime == nil || s.Node.Runtime.ImageFs == nil {
+		return false
+	}
+	n, i := s.Node.Fs, s.Node.Runtime.ImageFs
+	return !(eq(n.CapacityBytes, i.CapacityBytes) && eq(n.Inodes, i.Inodes))
+}
+
+func eq(a, b *uint64) bool { return a != nil && b != nil && *a == *b }

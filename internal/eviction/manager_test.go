@@ -1,0 +1,153 @@
+package eviction
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+)
+
+type fakeKiller struct{ calls []string }
+
+func (k *fakeKiller) Evict(_ context.Context, ev Eviction) {
+	call := fmt.Sprintf("%s grace=%d %s", ev.Pod.Name, ev.GracePeriod, ev.Message)
+	if ev.NoDisruptionTarget {
+		call = "(no DisruptionTarget) " + call
+	}
+	k.calls = append(k.calls, call)
+}
+
+type fakeMetrics struct{ evictions, ages []string }
+
+func (f *fakeMetrics) ObserveEviction(signal string) { f.evictions = append(f.evictions, signal) }
+func (f *fakeMetrics) ObserveEvictionStatsAge(signal string, age time.Duration) {
+	f.ages = append(f.ages, fmt.Sprintf("%s %s", signal, age))
+}
+
+type fakeRecorder struct{ events, nodeEvents []string }
+
+func (r *fakeRecorder) NodeEventf(typ, reason, format string, args ...any) {
+	r.nodeEvents = append(r.nodeEvents, typ+" "+reason+" "+fmt.Sprintf(format, args...))
+}
+
+func (r *fakeRecorder) Eventf(pod *corev1.Pod, typ, reason, format string, args ...any) {
+	r.events = append(r.events, pod.Name+" "+typ+" "+reason)
+}
+
+// fakeReclaimer frees disk: each call adds freed bytes to the summary.
+type fakeReclaimer struct {
+	calls []string
+	sum   *statsapi.Summary
+	freed uint64
+}
+
+func (f *fakeReclaimer) DeleteAllUnusedContainers(context.Context) error {
+	f.calls = append(f.calls, "containers")
+	return nil
+}
+
+func (f *fakeReclaimer) DeleteUnusedImages(context.Context) error {
+	f.calls = append(f.calls, "images")
+	*f.sum.Node.Fs.AvailableBytes += f.freed
+	return nil
+}
+
+func summary(now time.Time, memAvail, fsAvail uint64, pods ...*statsapi.PodStats) *statsapi.Summary {
+	s := &statsapi.Summary{Node: statsapi.NodeStats{
+		Memory: &statsapi.MemoryStats{Time: metav1.NewTime(now), AvailableBytes: ptr.To(memAvail), WorkingSetBytes: ptr.To(uint64(4 << 30))},
+		Fs:     &statsapi.FsStats{Time: metav1.NewTime(now), AvailableBytes: ptr.To(fsAvail), CapacityBytes: ptr.To(uint64(100 << 30))},
+	}}
+	for _, p := range pods {
+		s.Pods = append(s.Pods, *p)
+	}
+	return s
+}
+
+func TestManagerPass(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	memHard := Threshold{Signal: SignalMemoryAvailable, Value: Value{Quantity: q("1Gi")}}
+	fsHard := Threshold{Signal: SignalNodeFsAvailable, Value: Value{Percentage: 0.1}}
+	guaranteed, besteffort := pod("guaranteed", 0, "2Gi"), pod("besteffort", 0, "")
+	static := pod("static", 0, "")
+	static.Annotations = map[string]string{"kubernetes.io/config.source": "file"}
+	scratch := pod("scratch", 0, "1Gi")
+	scratch.Spec.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: q("1Mi")}}}}
+	scratchStats := memStats("scratch", 1)
+	scratchStats.VolumeStats = []statsapi.VolumeStats{{Name: "tmp", FsStats: statsapi.FsStats{UsedBytes: ptr.To(uint64(2 << 20))}}}
+	tests := []struct {
+		name       string
+		thresholds []Threshold
+		sum        *statsapi.Summary
+		pods       []*corev1.Pod
+		freed      uint64
+		wantKills  []string
+		wantConds  []corev1.NodeConditionType
+		wantGC     []string
+		wantMetric []string
+	}{
+		{name: "no pressure", thresholds: []Threshold{memHard, fsHard}, sum: summary(now, 4<<30, 50<<30), pods: []*corev1.Pod{besteffort}},
+		{name: "memory: besteffort before guaranteed, static never", thresholds: []Threshold{memHard},
+			sum:  summary(now, 512<<20, 50<<30, memStats("guaranteed", 1<<30), memStats("besteffort", 100<<20), memStats("static", 3<<30)),
+			pods: []*corev1.Pod{static, guaranteed, besteffort},
+			wantKills: []string{"besteffort grace=0 The node was low on resource: memory. Threshold quantity: 1Gi, available: 512Mi. " +
+				"Container c was using 100Mi, request is 0, has larger consumption of memory. "},
+			wantConds: []corev1.NodeConditionType{corev1.NodeMemoryPressure}, wantMetric: []string{"memory.available"}},
+		{name: "disk: node reclaim suffices", thresholds: []Threshold{fsHard}, sum: summary(now, 4<<30, 5<<30, memStats("besteffort", 1)),
+			pods: []*corev1.Pod{besteffort}, freed: 20 << 30, wantGC: []string{"containers", "images"},
+			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}},
+		{name: "disk: reclaim falls short, a pod goes", thresholds: []Threshold{fsHard}, sum: summary(now, 4<<30, 5<<30, memStats("besteffort", 1)),
+			pods: []*corev1.Pod{besteffort}, freed: 1 << 30, wantGC: []string{"containers", "images"},
+			wantKills: []string{"besteffort grace=0 The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, available: 5Gi. "}, // float32 10%, as upstream
+			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}, wantMetric: []string{"nodefs.available"}},
+		{name: "emptyDir over its limit, no thresholds", sum: summary(now, 4<<30, 50<<30, scratchStats), pods: []*corev1.Pod{scratch},
+			wantKills: []string{`(no DisruptionTarget) scratch grace=0 Usage of EmptyDir volume "tmp" exceeds the limit "1Mi". `}, wantMetric: []string{"emptydirfs.limit"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			killer, rec, mt := &fakeKiller{}, &fakeRecorder{}, &fakeMetrics{}
+			gc := &fakeReclaimer{sum: tt.sum, freed: tt.freed}
+			kicked := 0
+			m, err := New(Config{Thresholds: tt.thresholds, TransitionPeriod: time.Minute,
+				Summary:    func(context.Context, bool) (*statsapi.Summary, error) { return tt.sum, nil },
+				ActivePods: func() []*corev1.Pod { return tt.pods }, Killer: killer, Reclaimer: gc, Recorder: rec, Metrics: mt,
+				OnConditions: func() { kicked++ }, Clock: clocktesting.NewFakeClock(now)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Pass(context.Background())
+			if diff := cmp.Diff(tt.wantKills, killer.calls); diff != "" {
+				t.Errorf("kills (-want +got):\n%s", diff)
+			}
+			if wantNode := len(tt.thresholds) > 0 && len(tt.wantConds) > 0; wantNode != (len(rec.nodeEvents) == 1) {
+				t.Errorf("node events %v, want one EvictionThresholdMet: %v", rec.nodeEvents, wantNode)
+			}
+			if len(rec.events) != len(tt.wantKills) {
+				t.Errorf("events %v, want one Evicted per kill", rec.events)
+			}
+			if diff := cmp.Diff(tt.wantConds, m.Conditions(), cmp.Transformer("nilEmpty", func(c []corev1.NodeConditionType) []corev1.NodeConditionType {
+				if len(c) == 0 {
+					return nil
+				}
+				return c
+			})); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			if wantKick := min(len(tt.wantConds), 1); kicked != wantKick {
+				t.Errorf("node status kicked %d times, want %d", kicked, wantKick)
+			}
+			if diff := cmp.Diff(tt.wantMetric, mt.evictions); diff != "" {
+				t.Errorf("kubelet_evictions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantGC, gc.calls); diff != "" {
+				t.Errorf("node reclaim (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
