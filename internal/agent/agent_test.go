@@ -59,6 +59,7 @@ func TestRunAgainstFakeRuntime(t *testing.T) {
 	kc.EnableServer = ptr.To(false) // the kubelet API's webhook auth needs an API client
 	kc.ResolverConfig = ptr.To("")
 	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
+	kc.FailCgroupV1 = ptr.To(false) // this test runs on cgroup v1 hosts too
 	// The fake runtime makes no cgroups: leave the host's alone.
 	kc.CgroupsPerQOS = ptr.To(false)
 	kc.EnforceNodeAllocatable = []string{"none"}

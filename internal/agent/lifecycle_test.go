@@ -102,6 +102,7 @@ func standalone(t *testing.T, fake *crifake.Fake) (*config.Config, string, int) 
 	kc.EnableServer = ptr.To(false) // the kubelet API's webhook auth needs an API client
 	kc.ResolverConfig = ptr.To("")
 	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
+	kc.FailCgroupV1 = ptr.To(false) // this test runs on cgroup v1 hosts too
 	return cfg, manifests, port
 }
 
