@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,23 +47,29 @@ type ContainerConfig struct {
 	Policy    ContainerPolicy
 	// SourcesReady: every pod source was seen; until then no pod's content
 	// counts as removable. ContentRemovable is podworker's
-	// ShouldPodContentBeRemoved.
+	// ShouldPodContentBeRemoved; RuntimeRemovable its
+	// ShouldPodRuntimeBeRemoved, which DeleteAllUnusedContainers counts
+	// too (a terminated pod not yet deleted).
 	SourcesReady     func() bool
 	ContentRemovable func(types.UID) bool
+	RuntimeRemovable func(types.UID) bool
 	Clock            clock.WithTicker
 	Recorder         NodeRecorder
 }
 
 // ContainerGC removes dead containers and idle sandboxes every minute. Run
 // is its only goroutine (Collect is called by Run, or by a test instead of
-// Run); it keeps no state between collections.
+// Run); DeleteAllUnusedContainers is called by the eviction manager's
+// goroutine. It keeps no state between collections; mu keeps two
+// collections from removing the same containers at once.
 type ContainerGC struct {
 	cfg ContainerConfig
+	mu  sync.Mutex
 }
 
 // NewContainerGC validates cfg. It starts nothing.
 func NewContainerGC(cfg ContainerConfig) (*ContainerGC, error) {
-	if cfg.Runtime == nil || cfg.CleanLogs == nil || cfg.SourcesReady == nil || cfg.ContentRemovable == nil ||
+	if cfg.Runtime == nil || cfg.CleanLogs == nil || cfg.SourcesReady == nil || cfg.ContentRemovable == nil || cfg.RuntimeRemovable == nil ||
 		cfg.Clock == nil || cfg.Recorder == nil {
 		return nil, errors.New("create container GC: every Config field is required")
 	}
@@ -93,8 +100,26 @@ func (g *ContainerGC) Run(ctx context.Context) error {
 // Collect removes what ChooseContainers picks, then lists again and
 // removes what ChooseSandboxes picks, as upstream's GarbageCollect.
 func (g *ContainerGC) Collect(ctx context.Context) error {
+	return g.collect(ctx, false)
+}
+
+// DeleteAllUnusedContainers is Collect for the eviction manager's
+// node-level reclaim, as upstream's (GarbageCollect with
+// evictNonDeletedPods): with the same policy, but every dead container and
+// idle sandbox of a pod whose runtime may be removed (terminated, deleted
+// or not) goes too.
+func (g *ContainerGC) DeleteAllUnusedContainers(ctx context.Context) error {
+	klog.FromContext(ctx).Info("Attempting to delete unused containers")
+	return g.collect(ctx, true)
+}
+
+// collect is Collect; nonDeleted counts pods whose runtime may be removed
+// as content-removable.
+func (g *ContainerGC) collect(ctx context.Context, nonDeleted bool) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	logger := klog.FromContext(ctx)
-	in, err := g.inputs(ctx)
+	in, err := g.inputs(ctx, nonDeleted)
 	if err != nil {
 		return err
 	}
@@ -108,7 +133,7 @@ func (g *ContainerGC) Collect(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if in, err = g.inputs(ctx); err != nil {
+	if in, err = g.inputs(ctx, nonDeleted); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, s := range ChooseSandboxes(in) {
@@ -120,8 +145,9 @@ func (g *ContainerGC) Collect(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// inputs lists the runtime and asks which pods' content may go.
-func (g *ContainerGC) inputs(ctx context.Context) (ContainerInputs, error) {
+// inputs lists the runtime and asks which pods' content may go (with
+// nonDeleted, also those whose runtime may go).
+func (g *ContainerGC) inputs(ctx context.Context, nonDeleted bool) (ContainerInputs, error) {
 	pods, err := g.cfg.Runtime.ListPods(ctx)
 	if err != nil {
 		return ContainerInputs{}, fmt.Errorf("list runtime pods: %w", err)
@@ -129,7 +155,7 @@ func (g *ContainerGC) inputs(ctx context.Context) (ContainerInputs, error) {
 	removable := map[types.UID]bool{}
 	if g.cfg.SourcesReady() {
 		for uid := range pods {
-			if g.cfg.ContentRemovable(uid) {
+			if g.cfg.ContentRemovable(uid) || (nonDeleted && g.cfg.RuntimeRemovable(uid)) {
 				removable[uid] = true
 			}
 		}

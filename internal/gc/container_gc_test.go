@@ -158,6 +158,7 @@ func TestContainerGCCollect(t *testing.T) {
 		Policy:           ContainerPolicy{MaxPerPodContainer: 1, MaxContainers: -1},
 		SourcesReady:     func() bool { return ready },
 		ContentRemovable: func(uid types.UID) bool { return uid == "gone" },
+		RuntimeRemovable: func(types.UID) bool { return false },
 		Clock:            w.clk, Recorder: ev,
 	})
 	if err != nil {
@@ -202,7 +203,8 @@ func TestContainerGCRunRecordsFailures(t *testing.T) {
 	g, err := NewContainerGC(ContainerConfig{
 		Runtime: fakeRuntime{w.c}, CleanLogs: func(context.Context, string) error { return nil },
 		Policy: ContainerPolicy{MaxPerPodContainer: 1, MaxContainers: -1}, SourcesReady: func() bool { return true },
-		ContentRemovable: func(types.UID) bool { return false }, Clock: w.clk, Recorder: ev,
+		ContentRemovable: func(types.UID) bool { return false }, RuntimeRemovable: func(types.UID) bool { return false },
+		Clock: w.clk, Recorder: ev,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -50,12 +51,16 @@ type ImageConfig struct {
 }
 
 // ImageGC removes unused images when the image filesystem is too full or
-// they are too old. Run is its only goroutine: it owns records; Collect is
-// called by Run, or by a test instead of Run, never both.
+// they are too old. Run is its only goroutine; Collect (called by Run, or
+// by a test instead of Run) and DeleteUnusedImages (the eviction manager's
+// goroutine) may run at the same time and are serialized by mu.
 type ImageGC struct {
 	cfg ImageConfig
+	// mu guards records and is held for a whole collection, so two never
+	// list and remove at once.
+	mu sync.Mutex
 	// records are the images seen, by ID, with when berth first saw each
-	// and last saw it used. Owned by Run's goroutine.
+	// and last saw it used.
 	records map[string]*Image
 	// began is when Run started: no image goes for age before MaxAge has
 	// passed since.
@@ -111,13 +116,15 @@ func (g *ImageGC) Run(ctx context.Context) error {
 // filesystem is at or over the high threshold, unused images oldest first
 // down to the low threshold, as upstream's GarbageCollect.
 func (g *ImageGC) Collect(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	now := g.cfg.Clock.Now()
 	images, err := g.detect(ctx, now)
 	if err != nil {
 		return err
 	}
 	old, rest := ChooseByAge(EvictionOrder(images), g.cfg.Policy, g.began, now)
-	if err := g.remove(ctx, old, ReasonAge); err != nil {
+	if _, err := g.remove(ctx, old, ReasonAge); err != nil {
 		return fmt.Errorf("wanted to free images older than %v, encountered errors in image deletion: %w", g.cfg.Policy.MaxAge, err)
 	}
 	fs, err := g.cfg.FsStats(ctx)
@@ -141,7 +148,7 @@ func (g *ImageGC) Collect(ctx context.Context) error {
 	}
 	klog.FromContext(ctx).Info("Disk usage on image filesystem is over the high threshold, trying to free bytes down to the low threshold",
 		"usage", c.UsagePercent, "highThreshold", g.cfg.Policy.HighThresholdPercent, "amountToFree", c.ToFree, "lowThreshold", g.cfg.Policy.LowThresholdPercent)
-	if err := g.remove(ctx, c.Remove, ReasonSpace); err != nil {
+	if _, err := g.remove(ctx, c.Remove, ReasonSpace); err != nil {
 		return fmt.Errorf("wanted to free %d bytes, encountered errors in image deletion: %w", c.ToFree, err)
 	}
 	if c.Short() {
@@ -155,10 +162,35 @@ func (g *ImageGC) Collect(ctx context.Context) error {
 	return nil
 }
 
+// DeleteUnusedImages removes every image ChooseAllUnused picks (unused,
+// unpinned, not the sandbox image, detected at least MinAge ago), whatever
+// the disk usage, as upstream's DeleteUnusedImages for the eviction
+// manager's node-level reclaim. Removed images count with reason "space",
+// as upstream; no event is recorded.
+func (g *ImageGC) DeleteUnusedImages(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	klog.FromContext(ctx).Info("Attempting to delete unused images")
+	now := g.cfg.Clock.Now()
+	images, err := g.detect(ctx, now)
+	if err != nil {
+		return err
+	}
+	remove, _ := ChooseAllUnused(EvictionOrder(images), g.cfg.Policy, now)
+	freed, err := g.remove(ctx, remove, ReasonSpace)
+	if err != nil {
+		return fmt.Errorf("delete unused images: freed %d bytes, encountered errors in image deletion: %w", freed, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Deleted unused images", "count", len(remove), "freedBytes", freed)
+	return nil
+}
+
 // remove removes images, forgetting and counting each one removed; it goes
-// on past a failure and returns every error.
-func (g *ImageGC) remove(ctx context.Context, images []Image, reason string) error {
+// on past a failure and returns the bytes freed and every error. Callers
+// hold mu.
+func (g *ImageGC) remove(ctx context.Context, images []Image, reason string) (int64, error) {
 	var errs []error
+	var freed int64
 	for _, img := range images {
 		klog.FromContext(ctx).Info("Removing image to free bytes", "imageID", img.ID, "size", img.Size, "reason", reason)
 		if _, err := g.cfg.Images.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: img.ID}}); err != nil {
@@ -166,9 +198,10 @@ func (g *ImageGC) remove(ctx context.Context, images []Image, reason string) err
 			continue
 		}
 		delete(g.records, img.ID)
+		freed += img.Size
 		g.cfg.Collected(reason)
 	}
-	return errors.Join(errs...)
+	return freed, errors.Join(errs...)
 }
 
 // formatSize renders a byte count as upstream's message does (a binary

@@ -2,6 +2,7 @@ package gc
 
 import (
 	"errors"
+	"math"
 	"sort"
 	"time"
 )
@@ -122,15 +123,32 @@ func ChooseBySpace(candidates []Image, p ImagePolicy, capacity, available int64,
 		return c, nil
 	}
 	c.ToFree = capacity*int64(100-p.LowThresholdPercent)/100 - available
+	c.Remove, c.Freed = chooseToFree(candidates, p.MinAge, c.ToFree, now)
+	return c, nil
+}
+
+// ChooseAllUnused decides, as upstream's DeleteUnusedImages (freeSpace
+// with no byte target), which candidates (in eviction order) the
+// eviction manager's node-level reclaim removes: every one detected at
+// least MinAge ago, whatever the disk usage and MaxAge. freed is their
+// total size.
+func ChooseAllUnused(candidates []Image, p ImagePolicy, now time.Time) (remove []Image, freed int64) {
+	return chooseToFree(candidates, p.MinAge, math.MaxInt64, now)
+}
+
+// chooseToFree is upstream's freeSpace: candidates in order, skipping
+// those detected less than minAge ago (just pulled, about to be used),
+// until toFree bytes are chosen.
+func chooseToFree(candidates []Image, minAge time.Duration, toFree int64, now time.Time) (remove []Image, freed int64) {
 	for _, img := range candidates {
-		if now.Sub(img.FirstDetected) < p.MinAge {
+		if now.Sub(img.FirstDetected) < minAge {
 			continue
 		}
-		c.Remove = append(c.Remove, img)
-		c.Freed += img.Size
-		if c.Freed >= c.ToFree {
+		remove = append(remove, img)
+		freed += img.Size
+		if freed >= toFree {
 			break
 		}
 	}
-	return c, nil
+	return remove, freed
 }
