@@ -8,13 +8,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/berthk8s/berth/internal/eviction"
+	"github.com/berthk8s/berth/internal/gc"
 	"github.com/berthk8s/berth/internal/podworker"
 )
 
 // newEviction builds the eviction manager over the stats provider: it
-// evicts through the pod workers and kicks the node status when a
-// pressure condition changes. The node-level disk reclaim (image and
-// container GC) is not wired yet: Reclaimer is nil.
+// evicts through the pod workers, reclaims disk at the node level through
+// the container and image GC (n.guards, built before), and kicks the node
+// status when a pressure condition changes.
 func (n *node) newEviction() (*eviction.Manager, error) {
 	kc := &n.cfg.Kubelet
 	thresholds, err := eviction.ParseThresholds(eviction.Settings{
@@ -30,6 +31,7 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 		Summary:           n.observe.stats.Summary,
 		ActivePods:        n.evictablePods,
 		Killer:            podKiller{workers: n.workers, clock: n.clock},
+		Reclaimer:         diskReclaimer{containers: n.guards.containers, images: n.guards.images},
 		Recorder:          n.cluster.recorder,
 		Metrics:           n.metrics,
 		OnConditions:      n.cluster.kickNode,
@@ -51,6 +53,23 @@ func (n *node) evictablePods() []*corev1.Pod {
 		}
 	}
 	return out
+}
+
+// diskReclaimer is the node-level reclaim: the container GC's and the
+// image GC's, as upstream's eviction manager calls them.
+type diskReclaimer struct {
+	containers *gc.ContainerGC
+	images     *gc.ImageGC
+}
+
+var _ eviction.NodeReclaimer = diskReclaimer{}
+
+func (r diskReclaimer) DeleteAllUnusedContainers(ctx context.Context) error {
+	return r.containers.DeleteAllUnusedContainers(ctx)
+}
+
+func (r diskReclaimer) DeleteUnusedImages(ctx context.Context) error {
+	return r.images.DeleteUnusedImages(ctx)
 }
 
 // podKiller evicts through the pod workers' kill path: the kill's reason

@@ -42,8 +42,7 @@ func (n *node) newGuards() (guards, error) {
 		Runtime: n.runtime, CleanLogs: g.logs.Clean,
 		Policy:       gc.ContainerPolicy{MinAge: p.MinAge.Duration, MaxPerPodContainer: p.MaxPerPodContainer, MaxContainers: p.MaxContainers},
 		SourcesReady: n.sources.Ready, ContentRemovable: n.workers.ShouldPodContentBeRemoved,
-		RuntimeRemovable: n.workers.ShouldPodRuntimeBeRemoved,
-		Clock: n.clock, Recorder: cl.recorder,
+		RuntimeRemovable: n.workers.ShouldPodRuntimeBeRemoved, Clock: n.clock, Recorder: cl.recorder,
 	}); err != nil {
 		return guards{}, err
 	}

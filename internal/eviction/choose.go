@@ -72,8 +72,15 @@ func Choose(in ChooseInput) (Eviction, bool) {
 	return Eviction{}, false
 }
 
-// DiskSignal reports whether s is a filesystem signal: node-level reclaim
-// (container then image GC) comes before evicting pods for it.
-func DiskSignal(s Signal) bool {
-	return signals[s].condition == corev1.NodeDiskPressure
+// NodeReclaimable reports whether node-level reclaim (container then image
+// GC) comes before evicting pods for s, as upstream's
+// buildSignalToNodeReclaimFuncs: for every filesystem signal, except the
+// nodefs ones when the image filesystem is dedicated (neither GC frees the
+// node filesystem then). berth does not split the container filesystem
+// from the image filesystem, so the containerfs signals follow imagefs.
+func NodeReclaimable(s Signal, dedicatedImageFs bool) bool {
+	if signals[s].condition != corev1.NodeDiskPressure {
+		return false
+	}
+	return !dedicatedImageFs || (s != SignalNodeFsAvailable && s != SignalNodeFsInodesFree)
 }

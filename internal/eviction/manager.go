@@ -164,7 +164,7 @@ func (m *Manager) Pass(ctx context.Context) {
 	}
 	logger.Info("Eviction manager: attempting to reclaim", "resourceName", d.Resource)
 	m.cfg.Recorder.NodeEventf(corev1.EventTypeWarning, reasonThresholdMet, "Attempting to reclaim %s", d.Resource)
-	if DiskSignal(d.Reclaim.Signal) && m.reclaimNode(ctx) {
+	if NodeReclaimable(d.Reclaim.Signal, dedicated) && m.reclaimNode(ctx) {
 		logger.Info("Eviction manager: able to reduce resource pressure without evicting pods.", "resourceName", d.Resource)
 		return
 	}

@@ -106,6 +106,11 @@ func TestManagerPass(t *testing.T) {
 			pods: []*corev1.Pod{besteffort}, freed: 1 << 30, wantGC: []string{"containers", "images"},
 			wantKills: []string{"besteffort grace=0 The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, available: 5Gi. "}, // float32 10%, as upstream
 			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}, wantMetric: []string{"nodefs.available"}},
+		{name: "disk: nodefs with a dedicated imagefs, no node reclaim", thresholds: []Threshold{fsHard},
+			sum:  withImageFs(summary(now, 4<<30, 5<<30, memStats("besteffort", 1)), 200<<30),
+			pods: []*corev1.Pod{besteffort}, freed: 20 << 30,
+			wantKills: []string{"besteffort grace=0 The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, available: 5Gi. "},
+			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}, wantMetric: []string{"nodefs.available"}},
 		{name: "emptyDir over its limit, no thresholds", sum: summary(now, 4<<30, 50<<30, scratchStats), pods: []*corev1.Pod{scratch},
 			wantKills: []string{`(no DisruptionTarget) scratch grace=0 Usage of EmptyDir volume "tmp" exceeds the limit "1Mi". `}, wantMetric: []string{"emptydirfs.limit"}},
 	}
@@ -149,5 +154,38 @@ func TestManagerPass(t *testing.T) {
 				t.Errorf("node reclaim (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// withImageFs gives s an image filesystem of capacity bytes, apart from
+// the node's when capacity differs.
+func withImageFs(s *statsapi.Summary, capacity uint64) *statsapi.Summary {
+	s.Node.Runtime = &statsapi.RuntimeStats{ImageFs: &statsapi.FsStats{CapacityBytes: ptr.To(capacity), AvailableBytes: ptr.To(capacity)}}
+	return s
+}
+
+func TestNodeReclaimable(t *testing.T) {
+	tests := []struct {
+		signal    Signal
+		dedicated bool
+		want      bool
+	}{
+		{signal: SignalMemoryAvailable},
+		{signal: SignalPIDAvailable},
+		{signal: SignalNodeFsAvailable, want: true},
+		{signal: SignalNodeFsInodesFree, want: true},
+		{signal: SignalImageFsAvailable, want: true},
+		{signal: SignalContainerFsAvailable, want: true},
+		{signal: SignalNodeFsAvailable, dedicated: true},
+		{signal: SignalNodeFsInodesFree, dedicated: true},
+		{signal: SignalImageFsAvailable, dedicated: true, want: true},
+		{signal: SignalImageFsInodesFree, dedicated: true, want: true},
+		{signal: SignalContainerFsAvailable, dedicated: true, want: true},
+		{signal: SignalContainerFsInodesFree, dedicated: true, want: true},
+	}
+	for _, tt := range tests {
+		if got := NodeReclaimable(tt.signal, tt.dedicated); got != tt.want {
+			t.Errorf("NodeReclaimable(%s, dedicated %v) = %v, want %v", tt.signal, tt.dedicated, got, tt.want)
+		}
 	}
 }
