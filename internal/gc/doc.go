@@ -31,7 +31,16 @@
 // directories alike. berth makes no /var/log/containers symlinks, so
 // there are none to clean up.
 //
+// Node-level reclaim for the eviction manager (eviction.NodeReclaimer),
+// as upstream: DeleteAllUnusedContainers is a container collection with
+// the same policy in which pods whose runtime may be removed (terminated,
+// deleted or not) count as content-removable; DeleteUnusedImages removes
+// every unused, unpinned image (not the sandbox image) detected at least
+// imageMinimumGCAge ago, whatever the disk usage (ChooseAllUnused),
+// counted with reason "space". Each GC serializes its collections with a
+// mutex, since the eviction manager calls from its own goroutine.
+//
 // The choosers (EvictionOrder, ChooseByAge, ChooseBySpace,
-// ChooseContainers, ChooseSandboxes) are pure: a snapshot and the time in,
-// a choice out.
+// ChooseAllUnused, ChooseContainers, ChooseSandboxes) are pure: a snapshot
+// and the time in, a choice out.
 package gc
