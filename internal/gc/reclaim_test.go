@@ -120,3 +120,23 @@ func TestDeleteAllUnusedContainers(t *testing.T) {
 		t.Errorf("logs cleaned (-want +got):\n%s", diff)
 	}
 }
+
+// TestImageGCReclaimConcurrently: the eviction manager's goroutine and
+// Run's share the records (run with -race).
+func TestImageGCReclaimConcurrently(t *testing.T) {
+	r := newImageRig(t, ImagePolicy{HighThresholdPercent: 85, LowThresholdPercent: 80})
+	r.available = r.capacity
+	r.image(t, "example.com/unused:1", 30*mi, false)
+	ctx := context.Background()
+	done := make(chan error)
+	go func() { done <- r.g.Collect(ctx) }()
+	if err := r.g.DeleteUnusedImages(ctx); err != nil {
+		t.Errorf("DeleteUnusedImages = %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Collect = %v", err)
+	}
+	if len(r.fake.Images()) != 0 { // busybox, used by no container, goes too
+		t.Errorf("images %v, want none", r.fake.Images())
+	}
+}
