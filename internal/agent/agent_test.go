@@ -13,12 +13,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 
-	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/cri/crifake"
 )
 
@@ -40,29 +37,7 @@ spec:
 // removed manifest removes the pod from the runtime.
 func TestRunAgainstFakeRuntime(t *testing.T) {
 	fake := crifake.New(clock.RealClock{})
-	fake.AddImage("docker.io/library/busybox:1.36")
-	dir := t.TempDir()
-	manifests := filepath.Join(dir, "manifests")
-	if err := os.MkdirAll(manifests, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	cfg := &config.Config{NodeName: "node-a", RootDir: filepath.Join(dir, "root"), PodInfraContainerImage: "registry.k8s.io/pause:3.10.1"}
-	config.SetDefaults(&cfg.Kubelet)
-	kc := &cfg.Kubelet
-	kc.StaticPodPath = manifests
-	kc.ContainerRuntimeEndpoint = fake.Endpoint(t)
-	kc.PodLogsDir = filepath.Join(dir, "logs")
-	kc.ReadOnlyPort = int32(port)
-	kc.Address = "127.0.0.1"
-	kc.HealthzPort = ptr.To[int32](0)
-	kc.EnableServer = ptr.To(false) // the kubelet API's webhook auth needs an API client
-	kc.ResolverConfig = ptr.To("")
-	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
-	kc.FailCgroupV1 = ptr.To(false) // this test runs on cgroup v1 hosts too
-	// The fake runtime makes no cgroups: leave the host's alone.
-	kc.CgroupsPerQOS = ptr.To(false)
-	kc.EnforceNodeAllocatable = []string{"none"}
+	cfg, manifests, port := standalone(t, fake)
 
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)

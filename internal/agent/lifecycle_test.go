@@ -102,7 +102,10 @@ func standalone(t *testing.T, fake *crifake.Fake) (*config.Config, string, int) 
 	kc.EnableServer = ptr.To(false) // the kubelet API's webhook auth needs an API client
 	kc.ResolverConfig = ptr.To("")
 	kc.FileCheckFrequency = metav1.Duration{Duration: time.Second}
-	kc.FailCgroupV1 = ptr.To(false) // this test runs on cgroup v1 hosts too
+	kc.FailCgroupV1 = ptr.To(false) // these tests run on cgroup v1 hosts too
+	// The fake runtime makes no cgroups: leave the host's alone.
+	kc.CgroupsPerQOS = ptr.To(false)
+	kc.EnforceNodeAllocatable = []string{"none"}
 	return cfg, manifests, port
 }
 
