@@ -128,26 +128,3 @@ func (c *Cluster) BootstrapKubeconfig(ctx context.Context) (string, error) {
 	}
 	return path, nil
 }
-
-// tokenKubeconfig renders a kubeconfig that authenticates with a bearer
-// token.
-func tokenKubeconfig(server string, caPEM []byte, user, token string) []byte {
-	return []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: berth-dev
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: %q
-  user:
-    token: %s
-contexts:
-- name: %q
-  context:
-    cluster: berth-dev
-    user: %q
-current-context: %q
-`, server, base64.StdEncoding.EncodeToString(caPEM), user, token, user, user, user))
-}

@@ -1,34 +1,38 @@
 package cluster
 
 import (
-	"encoding/base64"
 	"fmt"
-	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Kubeconfig renders a self-contained kubeconfig (certificates inline) for
 // one user of the cluster at server. The context is named after the user.
 func Kubeconfig(server string, caPEM []byte, user string, client KeyPair) []byte {
-	b64 := base64.StdEncoding.EncodeToString
-	var sb strings.Builder
-	fmt.Fprintf(&sb, `apiVersion: v1
-kind: Config
-clusters:
-- name: berth-dev
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: %q
-  user:
-    client-certificate-data: %s
-    client-key-data: %s
-contexts:
-- name: %q
-  context:
-    cluster: berth-dev
-    user: %q
-current-context: %q
-`, server, b64(caPEM), user, b64(client.CertPEM), b64(client.KeyPEM), user, user, user)
-	return []byte(sb.String())
+	return kubeconfig(server, caPEM, user, &clientcmdapi.AuthInfo{
+		ClientCertificateData: client.CertPEM,
+		ClientKeyData:         client.KeyPEM,
+	})
+}
+
+// tokenKubeconfig renders a kubeconfig that authenticates with a bearer
+// token.
+func tokenKubeconfig(server string, caPEM []byte, user, token string) []byte {
+	return kubeconfig(server, caPEM, user, &clientcmdapi.AuthInfo{Token: token})
+}
+
+// kubeconfig renders one cluster, one user and their context, through
+// client-go's own kubeconfig types.
+func kubeconfig(server string, caPEM []byte, user string, auth *clientcmdapi.AuthInfo) []byte {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["berth-dev"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[user] = auth
+	cfg.Contexts[user] = &clientcmdapi.Context{Cluster: "berth-dev", AuthInfo: user}
+	cfg.CurrentContext = user
+	data, err := clientcmd.Write(*cfg)
+	if err != nil { // only a type the encoder cannot handle: a programming error
+		panic(fmt.Sprintf("encode kubeconfig: %v", err))
+	}
+	return data
 }
