@@ -45,9 +45,11 @@ run: node build
 # a berth agent removes every CRI pod it was not asked to run, so two packages
 # testing at once would remove each other's pods.
 # flock: end-to-end runs on one machine (two clones, a bench) take turns on
-# the one containerd.
+# the one containerd. -o: flock holds the lock itself and the tests do not
+# inherit its descriptor, so a process a test leaves behind cannot hold the
+# lock after the run.
 test: node vet fmt-check difftest cluster-tools
-	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m $(PKGS)
+	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m $(PKGS)
 
 # The development control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl) from the tools/ modules, built into

@@ -20,5 +20,5 @@ VERSION=$(git describe --always --dirty 2>/dev/null || echo unknown)
 mkdir -p _output/bench
 CGO_ENABLED=0 "$GO" build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$VERSION" -o _output/bench/berth ./cmd/berth
 "$GO" build -o _output/bench/bench ./test/bench/cmd/bench
-exec flock /tmp/berth-e2e.lock _output/bench/bench -berth _output/bench/berth \
+exec flock -o /tmp/berth-e2e.lock _output/bench/bench -berth _output/bench/berth \
 	-kubelet "${BERTH_TOOLS_BIN:-_output/tools/bin}/kubelet" -out _output/bench "$@"

@@ -6,7 +6,8 @@
 //	         $PLUGIN_LOCATION (default: the image), cacheKeyType
 //	         $PLUGIN_CACHE_KEY_TYPE (default Image),
 //	         cacheDuration $PLUGIN_CACHE_DURATION when set
-//	hang     sleep for an hour
+//	hang     sleep for 20 s (longer than any timeout a test sets; a run a
+//	         test leaves behind ends on its own)
 //	garbage  print something that is not a response
 //	flood    print without end
 //	fail     print to stderr and exit 1
@@ -51,7 +52,7 @@ func main() {
 	}
 	switch mode {
 	case "hang":
-		time.Sleep(time.Hour)
+		time.Sleep(20 * time.Second)
 	case "garbage":
 		fmt.Println("this is not json")
 	case "flood":
