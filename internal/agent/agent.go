@@ -198,25 +198,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	n.env = newEnvSource(cl.apiClient(), n.objects, cl.node)
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
-	resources, err := resourceSettings(kc, host.CgroupV2)
+	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
 	if err != nil {
-		return fmt.Errorf("check kubelet configuration: %w", err)
-	}
-	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
-		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
-		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
-		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
-		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
-		UnsafeSysctls: kc.AllowedUnsafeSysctls, DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
-		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
-		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
-		MaxParallelImagePulls: cfg.ImagePullLimit(),
-		PullQPS:               float32(ptr.Deref(kc.RegistryPullQPS, 0)),
-		PullBurst:             int(kc.RegistryBurst),
-		Cgroups:               n.podCgroups(),
-	})
-	if err != nil {
-		return fmt.Errorf("create runtime manager: %w", err)
+		return err
 	}
 	n.runtime = runtimeMgr
 	cache := pleg.NewCache()
@@ -275,16 +259,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.sources, err = newSources(cfg, clk, cl.api); err != nil {
 		return err
 	}
-	keeperCfg := housekeeping.Config{
-		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
-		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
-	}
-	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
-		keeperCfg.Cgroups = n.cgroups
-	}
-	keeper, err := housekeeping.New(keeperCfg)
+	keeper, err := n.newHousekeeper(runtimeMgr)
 	if err != nil {
-		return fmt.Errorf("create housekeeper: %w", err)
+		return err
 	}
 	admit := &admitter{
 		node: cl.node, maxPods: int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)), recorder: cl.recorder, shuttingDown: n.shuttingDown,
@@ -315,6 +292,51 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return err
 	}
 	return cl.startStatusSync(n.statuses, n.loop, n.workers)
+}
+
+// newRuntime builds the runtime manager that applies pod plans through the
+// CRI, from the kubelet configuration.
+func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
+	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
+	resources, err := resourceSettings(kc, host.CgroupV2)
+	if err != nil {
+		return nil, fmt.Errorf("check kubelet configuration: %w", err)
+	}
+	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
+		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
+		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
+		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
+		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
+		UnsafeSysctls: kc.AllowedUnsafeSysctls, DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
+		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
+		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
+		MaxParallelImagePulls: cfg.ImagePullLimit(),
+		PullQPS:               float32(ptr.Deref(kc.RegistryPullQPS, 0)),
+		PullBurst:             int(kc.RegistryBurst),
+		Cgroups:               n.podCgroups(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create runtime manager: %w", err)
+	}
+	return runtimeMgr, nil
+}
+
+// newHousekeeper builds the housekeeper that removes what pods no longer
+// need: pod and log directories, statuses, volumes and pod cgroups.
+func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager) (*housekeeping.Housekeeper, error) {
+	kc := &n.cfg.Kubelet
+	keeperCfg := housekeeping.Config{
+		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
+		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
+	}
+	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
+		keeperCfg.Cgroups = n.cgroups
+	}
+	keeper, err := housekeeping.New(keeperCfg)
+	if err != nil {
+		return nil, fmt.Errorf("create housekeeper: %w", err)
+	}
+	return keeper, nil
 }
 
 // run starts every component and waits until ctx ends or one fails.
