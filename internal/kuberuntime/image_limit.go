@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/flowcontrol"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/pullrecords"
 )
 
 // errPullQPSExceeded is upstream's error for a pull refused by the
@@ -60,16 +61,25 @@ func (s pullSlots) acquire(ctx context.Context) (func(), error) {
 // a token then (upstream takes the slot, then the token), and returns when
 // the pull itself started: the wait for a slot is what upstream's Pulled
 // event reports as "including waiting".
-func (m *Manager) limitedPull(ctx context.Context, pod *corev1.Pod, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, time.Time, error) {
+func (m *Manager) limitedPull(ctx context.Context, ring podKeyring, req *runtimeapi.PullImageRequest) (pullResult, error) {
 	release, err := m.pullSlots.acquire(ctx)
 	if err != nil {
-		return nil, time.Time{}, err
+		return pullResult{}, err
 	}
 	defer release()
 	if m.pullQPS != nil && !m.pullQPS.TryAccept() {
-		return nil, time.Time{}, errPullQPSExceeded
+		return pullResult{}, errPullQPSExceeded
 	}
 	started := m.cfg.Clock.Now()
-	resp, err := m.pull(ctx, pod, req)
-	return resp, started, err
+	resp, used, err := m.pull(ctx, ring, req)
+	return pullResult{ref: resp.GetImageRef(), secret: used, started: started}, err
+}
+
+// pullResult is what a successful pull gives: the image reference, the
+// pull secret whose credentials worked (nil for none, or node-wide ones),
+// and when the pull itself started.
+type pullResult struct {
+	ref     string
+	secret  *pullrecords.Secret
+	started time.Time
 }

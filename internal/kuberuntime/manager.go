@@ -99,6 +99,11 @@ type Config struct {
 	// credential provider plugins, tried after the pull secrets'. Nil
 	// without --image-credential-provider-config.
 	CredentialProviders CredentialProvider
+	// PullRecords are the image pull records (KubeletEnsureSecretPulledImages):
+	// a present image is used only by pods that may access it, and every
+	// pull is recorded. Nil with the gate off: a present image is used by
+	// any pod, as before v1.35.
+	PullRecords PullRecords
 	// HookHTTP sends httpGet lifecycle hook requests; nil uses a client
 	// that does not verify HTTPS certificates, as upstream's.
 	HookHTTP HTTPDoer

@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/credprovider"
+	"github.com/berthk8s/berth/internal/pullrecords"
 )
 
 // SecretLookup returns the secret name of namespace, for a pod's
@@ -36,6 +38,19 @@ type CredentialProvider interface {
 }
 
 var _ CredentialProvider = (*credprovider.Providers)(nil)
+
+// PullRecords tracks which credentials brought each image to the node and
+// says whether a pod must pull an image that is present. Declared here, by
+// its consumer; pullrecords.Manager implements it. It must be safe for
+// concurrent use.
+type PullRecords interface {
+	MustPull(ctx context.Context, image, imageRef string, podSecrets func() ([]pullrecords.Secret, error)) (bool, error)
+	StartPull(image string) error
+	Pulled(ctx context.Context, image, imageRef string, secret *pullrecords.Secret)
+	PullFailed(ctx context.Context, image string)
+}
+
+var _ PullRecords = (*pullrecords.Manager)(nil)
 
 // eventFailedToRetrievePullSecret is upstream's event reason when some of a
 // pod's pull secrets cannot be read.
@@ -130,19 +145,28 @@ func secretDockerConfig(s *corev1.Secret) (dockerConfig, error) {
 	return nil, nil
 }
 
+// credential is one registry credential and where it came from: a pod's
+// pull secret (with the hash of what it gives, for the image pull
+// records), or nil for credentials every pod on the node gets (the
+// credential provider plugins'), as upstream's TrackedAuthConfig.
+type credential struct {
+	auth   *runtimeapi.AuthConfig
+	secret *pullrecords.Secret
+}
+
 // keyring indexes credentials by registry location, "host[:port][/path]"
 // without a scheme. Keys are sorted in reverse so that the more specific
 // "quay.io/coreos" comes before "quay.io". A keyring is immutable.
 type keyring struct {
 	keys  []string
-	creds map[string][]*runtimeapi.AuthConfig
+	creds map[string][]credential
 }
 
 // makeKeyring builds the keyring of the pod's pull secrets, in their order.
 // A secret that does not parse fails the whole keyring, as upstream's
 // MakeDockerKeyring does.
 func makeKeyring(secrets []*corev1.Secret) (keyring, error) {
-	k := keyring{creds: map[string][]*runtimeapi.AuthConfig{}}
+	k := keyring{creds: map[string][]credential{}}
 	for _, s := range secrets {
 		cfg, err := secretDockerConfig(s)
 		if err != nil {
@@ -153,7 +177,9 @@ func makeKeyring(secrets []*corev1.Secret) (keyring, error) {
 			if err != nil {
 				return keyring{}, fmt.Errorf("parse pull secret %q entry %q: %w", s.Name, loc, err)
 			}
-			k.add(loc, auth)
+			k.add(loc, credential{auth: auth, secret: &pullrecords.Secret{
+				UID: string(s.UID), Namespace: s.Namespace, Name: s.Name, CredentialHash: hashAuth(auth, cfg[loc].Email),
+			}})
 		}
 	}
 	k.sort()
@@ -164,10 +190,10 @@ func makeKeyring(secrets []*corev1.Secret) (keyring, error) {
 // provider plugins answered for an image, in their config order, as
 // upstream's external credential provider keyring does.
 func providerKeyring(answers []credprovider.Credentials) keyring {
-	k := keyring{creds: map[string][]*runtimeapi.AuthConfig{}}
+	k := keyring{creds: map[string][]credential{}}
 	for _, creds := range answers {
 		for _, loc := range slices.Sorted(maps.Keys(creds)) {
-			k.add(loc, &runtimeapi.AuthConfig{Username: creds[loc].Username, Password: creds[loc].Password})
+			k.add(loc, credential{auth: &runtimeapi.AuthConfig{Username: creds[loc].Username, Password: creds[loc].Password}})
 		}
 	}
 	k.sort()
@@ -176,7 +202,7 @@ func providerKeyring(answers []credprovider.Credentials) keyring {
 
 // add appends auth to the credentials of location loc; locations that are
 // not URLs are ignored, as upstream does.
-func (k *keyring) add(loc string, auth *runtimeapi.AuthConfig) {
+func (k *keyring) add(loc string, c credential) {
 	key, ok := keyringKey(loc)
 	if !ok {
 		return
@@ -184,7 +210,7 @@ func (k *keyring) add(loc string, auth *runtimeapi.AuthConfig) {
 	if _, seen := k.creds[key]; !seen {
 		k.keys = append(k.keys, key)
 	}
-	k.creds[key] = append(k.creds[key], auth)
+	k.creds[key] = append(k.creds[key], c)
 }
 
 // sort orders the locations in reverse, most specific first.
@@ -219,8 +245,8 @@ func keyringKey(loc string) (string, bool) {
 
 // lookup returns the credentials for a repository ("host[:port]/path", see
 // lookupRepository), most specific location first; none means anonymous.
-func (k keyring) lookup(repo string) []*runtimeapi.AuthConfig {
-	var out []*runtimeapi.AuthConfig
+func (k keyring) lookup(repo string) []credential {
+	var out []credential
 	for _, key := range k.keys {
 		if locationMatches(key, repo) {
 			out = append(out, k.creds[key]...)
@@ -260,27 +286,64 @@ func lookupRepository(image string) string {
 }
 
 // pullWithCredentials pulls the image with each credential in turn and
-// returns the first success; with no credentials it pulls anonymously.
-// Like upstream it does not fall back to anonymous after credentials
-// failed. The error joins the attempts' distinct CRI messages ("[a, b]"
-// for more than one, upstream's aggregate format).
-func pullWithCredentials(ctx context.Context, images runtimeapi.ImageServiceClient, req *runtimeapi.PullImageRequest, creds []*runtimeapi.AuthConfig) (*runtimeapi.PullImageResponse, error) {
+// returns the first success with the pull secret it came from (nil for an
+// anonymous pull or node-wide credentials); with no credentials it pulls
+// anonymously. Like upstream it does not fall back to anonymous after
+// credentials failed. The error joins the attempts' distinct CRI messages
+// ("[a, b]" for more than one, upstream's aggregate format).
+func pullWithCredentials(ctx context.Context, images runtimeapi.ImageServiceClient, req *runtimeapi.PullImageRequest, creds []credential) (*runtimeapi.PullImageResponse, *pullrecords.Secret, error) {
 	if len(creds) == 0 {
-		return images.PullImage(ctx, req)
+		resp, err := images.PullImage(ctx, req)
+		return resp, nil, err
 	}
 	var msgs []string // distinct messages, in order
-	for _, auth := range creds {
-		attempt := &runtimeapi.PullImageRequest{Image: req.GetImage(), Auth: auth, SandboxConfig: req.GetSandboxConfig()}
+	for _, c := range creds {
+		attempt := &runtimeapi.PullImageRequest{Image: req.GetImage(), Auth: c.auth, SandboxConfig: req.GetSandboxConfig()}
 		resp, err := images.PullImage(ctx, attempt)
 		if err == nil {
-			return resp, nil
+			return resp, c.secret, nil
 		}
 		if msg := criMessage(err); !slices.Contains(msgs, msg) {
 			msgs = append(msgs, msg)
 		}
 	}
 	if len(msgs) == 1 {
-		return nil, errors.New(msgs[0])
+		return nil, nil, errors.New(msgs[0])
 	}
-	return nil, errors.New("[" + strings.Join(msgs, ", ") + "]")
+	return nil, nil, errors.New("[" + strings.Join(msgs, ", ") + "]")
+}
+
+// hashAuth is the hash of what a pull secret gives for a registry, by
+// which the image pull records recognise the same credentials in another
+// secret: upstream's hashAuthConfig, the hex SHA-256 of its AuthConfig's
+// JSON, so records written by either kubelet match. The tokens, which
+// upstream's secrets keyring drops and berth passes on, are part of it
+// when set.
+func hashAuth(a *runtimeapi.AuthConfig, email string) string {
+	raw, err := json.Marshal(struct {
+		Username      string `json:"username,omitempty"`
+		Password      string `json:"password,omitempty"`
+		Auth          string `json:"auth,omitempty"`
+		Email         string `json:"email,omitempty"`
+		ServerAddress string `json:"serveraddress,omitempty"`
+		IdentityToken string `json:"identitytoken,omitempty"`
+		RegistryToken string `json:"registrytoken,omitempty"`
+	}{Username: a.GetUsername(), Password: a.GetPassword(), Email: email,
+		IdentityToken: a.GetIdentityToken(), RegistryToken: a.GetRegistryToken()})
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(raw))
+}
+
+// secrets returns the pull secrets whose credentials cover a repository,
+// for the image pull records; node-wide credentials are not among them.
+func (k keyring) secrets(repo string) []pullrecords.Secret {
+	var out []pullrecords.Secret
+	for _, c := range k.lookup(repo) {
+		if c.secret != nil {
+			out = append(out, *c.secret)
+		}
+	}
+	return out
 }

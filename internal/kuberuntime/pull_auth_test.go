@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/berthk8s/berth/internal/pullrecords"
 )
 
 func dockerConfigJSONSecret(name, auths string) *corev1.Secret {
@@ -31,9 +33,10 @@ func dockercfgSecret(name, cfg string) *corev1.Secret {
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 // creds renders credentials as "user:pass" (or "id=token", "reg=token").
-func creds(auths []*runtimeapi.AuthConfig) []string {
+func creds(cs []credential) []string {
 	var out []string
-	for _, a := range auths {
+	for _, c := range cs {
+		a := c.auth
 		switch {
 		case a.GetIdentityToken() != "":
 			out = append(out, "id="+a.GetIdentityToken())
@@ -158,7 +161,7 @@ type authImages struct {
 func (a *authImages) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest, opts ...grpc.CallOption) (*runtimeapi.PullImageResponse, error) {
 	image, got := req.GetImage().GetImage(), "anonymous"
 	if req.GetAuth() != nil {
-		got = creds([]*runtimeapi.AuthConfig{req.GetAuth()})[0]
+		got = creds([]credential{{auth: req.GetAuth()}})[0]
 	}
 	a.mu.Lock()
 	a.tried = append(a.tried, image+" "+got)
@@ -198,13 +201,16 @@ func TestPullWithCredentials(t *testing.T) {
 			e := newEnv(t)
 			e.fake.AllowPull(image)
 			images := &authImages{ImageServiceClient: e.m.cfg.Images, want: map[string]string{image: "u:p"}}
-			var auths []*runtimeapi.AuthConfig
+			var auths []credential
 			for _, c := range tt.creds {
 				user, pass, _ := strings.Cut(c, ":")
-				auths = append(auths, &runtimeapi.AuthConfig{Username: user, Password: pass})
+				auths = append(auths, credential{auth: &runtimeapi.AuthConfig{Username: user, Password: pass}, secret: &pullrecords.Secret{Name: c}})
 			}
 			req := &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: image}}
-			resp, err := pullWithCredentials(ctx, images, req, auths)
+			resp, used, err := pullWithCredentials(ctx, images, req, auths)
+			if err == nil && len(auths) > 0 && used.Name != "u:p" {
+				t.Errorf("used secret %+v, want the one with u:p", used)
+			}
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
