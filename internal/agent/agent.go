@@ -33,6 +33,7 @@ import (
 	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/podworker"
 	"github.com/berthk8s/berth/internal/prober"
+	"github.com/berthk8s/berth/internal/pullrecords"
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
 	"github.com/berthk8s/berth/internal/transient"
@@ -86,6 +87,9 @@ type node struct {
 	evictor *eviction.Manager
 	// probeMetrics serves the prober's registry on /metrics/probes.
 	probeMetrics http.Handler
+	// pullRecords are the image pull records; nil with
+	// KubeletEnsureSecretPulledImages off.
+	pullRecords *pullrecords.Manager
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -186,6 +190,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	}
 	creds, err := credentialProviders(ctx, cfg, n.clock, n.metrics.Registry())
 	if err != nil {
+		return err
+	}
+	if n.pullRecords, err = n.newPullRecords(ctx); err != nil {
 		return err
 	}
 	return n.assemblePods(info, ips, inputs.Machine(), creds)
@@ -309,7 +316,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
 		UnsafeSysctls: kc.AllowedUnsafeSysctls, DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
-		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, Env: n.env, HostIPs: ips, SubPaths: subPaths,
+		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.pullRecords), Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls: cfg.ImagePullLimit(),
 		PullQPS:               float32(ptr.Deref(kc.RegistryPullQPS, 0)),
 		PullBurst:             int(kc.RegistryBurst),

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -54,9 +56,18 @@ func (n *node) newGuards() (guards, error) {
 			MinAge:               kc.ImageMinimumGCAge.Duration, MaxAge: kc.ImageMaximumGCAge.Duration,
 		},
 		SandboxImage: n.cfg.PodInfraContainerImage, Clock: n.clock, Recorder: cl.recorder,
-		Collected: n.metrics.ObserveImageCollected,
+		Collected: n.metrics.ObserveImageCollected, Remaining: n.pruneRecords(),
 	}); err != nil {
 		return guards{}, err
 	}
 	return g, nil
+}
+
+// pruneRecords returns the image GC's Remaining hook: the image pull
+// records forget images the runtime no longer has; nil without records.
+func (n *node) pruneRecords() func(ctx context.Context, ids []string, listedAt time.Time) {
+	if n.pullRecords == nil {
+		return nil
+	}
+	return n.pullRecords.Prune
 }

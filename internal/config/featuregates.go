@@ -41,13 +41,15 @@ func builtInGates() map[string]string {
 // honouredGates are the gates berth honours either way, with how: the
 // logging gates, which component-base's logs API reads from the gate set
 // berth hands it (validateLogging, and cmd/berth's applyLogging), and
-// DefaultPodSysctls, which defaultPodSysctls requires (validateSettings).
+// DefaultPodSysctls, which defaultPodSysctls requires (validateSettings),
+// and KubeletEnsureSecretPulledImages (validatePullRecords, the agent).
 func honouredGates() map[string]string {
 	return map[string]string{
 		string(logsapi.ContextualLogging):   "contextual logging, on or off, by component-base's logs API",
 		string(logsapi.LoggingAlphaOptions): "the alpha logging options (split streams, info buffer sizes), by component-base's logs API",
 		string(logsapi.LoggingBetaOptions):  "the beta logging options, by component-base's logs API",
 		"DefaultPodSysctls":                 "defaultPodSysctls may be set only with it on",
+		GateEnsureSecretPulledImages:        "the image pull records, on or off (internal/pullrecords)",
 	}
 }
 

@@ -48,6 +48,11 @@ type ImageConfig struct {
 	Recorder     NodeRecorder
 	// Collected counts a removed image by reason (ReasonAge, ReasonSpace).
 	Collected func(reason string)
+	// Remaining, if set, is given the IDs of the images left after each
+	// pass of Collect or DeleteUnusedImages and the time taken before
+	// they were listed (upstream's post-GC hook, by which the image pull
+	// records forget images that are gone).
+	Remaining func(ctx context.Context, ids []string, listedAt time.Time)
 }
 
 // ImageGC removes unused images when the image filesystem is too full or
@@ -123,6 +128,7 @@ func (g *ImageGC) Collect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer g.afterPass(ctx, now)
 	old, rest := ChooseByAge(EvictionOrder(images), g.cfg.Policy, g.began, now)
 	if _, err := g.remove(ctx, old, ReasonAge); err != nil {
 		return fmt.Errorf("wanted to free images older than %v, encountered errors in image deletion: %w", g.cfg.Policy.MaxAge, err)
@@ -176,6 +182,7 @@ func (g *ImageGC) DeleteUnusedImages(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer g.afterPass(ctx, now)
 	remove, _ := ChooseAllUnused(EvictionOrder(images), g.cfg.Policy, now)
 	freed, err := g.remove(ctx, remove, ReasonSpace)
 	if err != nil {
@@ -183,6 +190,19 @@ func (g *ImageGC) DeleteUnusedImages(ctx context.Context) error {
 	}
 	klog.FromContext(ctx).V(2).Info("Deleted unused images", "count", len(remove), "freedBytes", freed)
 	return nil
+}
+
+// afterPass hands the images left to Remaining. Callers hold mu, so
+// records are this pass's: what detect listed less what was removed.
+func (g *ImageGC) afterPass(ctx context.Context, listedAt time.Time) {
+	if g.cfg.Remaining == nil {
+		return
+	}
+	ids := make([]string, 0, len(g.records))
+	for id := range g.records {
+		ids = append(ids, id)
+	}
+	g.cfg.Remaining(ctx, ids, listedAt)
 }
 
 // remove removes images, forgetting and counting each one removed; it goes

@@ -25,6 +25,9 @@ type imageRig struct {
 	collected []string
 	capacity  uint64
 	available uint64
+	// remaining and listedAt are what the last pass gave Remaining.
+	remaining []string
+	listedAt  time.Time
 }
 
 func newImageRig(t *testing.T, p ImagePolicy) *imageRig {
@@ -39,6 +42,9 @@ func newImageRig(t *testing.T, p ImagePolicy) *imageRig {
 		},
 		Policy: p, SandboxImage: "registry.k8s.io/pause:3.10.1", Clock: r.clk, Recorder: r.ev,
 		Collected: func(reason string) { r.collected = append(r.collected, reason) },
+		Remaining: func(_ context.Context, ids []string, listedAt time.Time) {
+			r.remaining, r.listedAt = sorted(ids), listedAt
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

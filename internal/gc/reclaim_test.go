@@ -45,6 +45,9 @@ func TestDeleteUnusedImages(t *testing.T) {
 	if diff := cmp.Diff(sorted(want), r.fake.Images()); diff != "" {
 		t.Errorf("images left (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(sorted(want), r.remaining); diff != "" || !r.listedAt.Equal(r.clk.Now()) {
+		t.Errorf("Remaining got (-want +got):\n%s listed at %v, want %v", diff, r.listedAt, r.clk.Now())
+	}
 	if diff := cmp.Diff([]string{ReasonSpace}, r.collected); diff != "" {
 		t.Errorf("collected (-want +got):\n%s", diff)
 	}

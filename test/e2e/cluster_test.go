@@ -80,6 +80,7 @@ func TestCluster(t *testing.T) {
 	t.Run("VolumesTokenConfigMapEmptyDir", env.testVolumes)
 	t.Run("VolumesSecretDownwardHostPathSubPath", env.testMoreVolumes)
 	t.Run("ImagePullSecrets", env.testPullSecrets)
+	t.Run("ImagePullRecords", env.testPullRecords)
 	t.Run("DNSAndHosts", env.testDNS)
 	t.Run("SecurityContext", env.testSecurity)
 	t.Run("EnvFromEverySource", env.testEnv)

@@ -4,8 +4,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -134,7 +136,11 @@ func (r *registry) do(method, target, contentType string, body []byte, want int)
 
 // push uploads an OCI image layout tar (hack/images.sh's image.tar) as
 // repo:tag through the registry HTTP API v2: each blob by a monolithic
-// upload (POST, then PUT with the digest), then the manifest.
+// upload (POST, then PUT with the digest), then the manifest. The image's
+// config gets a label naming repo, so the pushed image has an ID of its own:
+// the image pull records are kept by image ID, and a record made by
+// pulling it with a secret must not cover the local busybox:1.36 that the
+// other tests run without one (there is no registry to pull that from).
 func (r *registry) push(layoutTar, repo, tag string) error {
 	files, err := readTar(layoutTar)
 	if err != nil {
@@ -167,6 +173,15 @@ func (r *registry) push(layoutTar, repo, tag string) error {
 	if err := json.Unmarshal(manifest, &m); err != nil {
 		return fmt.Errorf("parse manifest: %w", err)
 	}
+	config, err := blob(m.Config.Digest)
+	if err != nil {
+		return err
+	}
+	if config, manifest, err = relabel(config, manifest, repo); err != nil {
+		return err
+	}
+	m.Config.Digest = digestOf(config)
+	files["blobs/"+strings.Replace(m.Config.Digest, ":", "/", 1)] = config
 	base := "http://" + r.host + "/v2/" + repo
 	for _, d := range append([]descriptor{m.Config}, m.Layers...) {
 		b, err := blob(d.Digest)
@@ -193,6 +208,45 @@ func (r *registry) push(layoutTar, repo, tag string) error {
 	}
 	_, err = r.do(http.MethodPut, base+"/manifests/"+tag, manifestDesc.MediaType, manifest, http.StatusCreated)
 	return err
+}
+
+// relabel adds the label org.berth.e2e.repo=repo to an image config and
+// points the manifest at the new config.
+func relabel(config, manifest []byte, repo string) ([]byte, []byte, error) {
+	var c map[string]any
+	if err := json.Unmarshal(config, &c); err != nil {
+		return nil, nil, fmt.Errorf("parse image config: %w", err)
+	}
+	inner, _ := c["config"].(map[string]any)
+	if inner == nil {
+		inner = map[string]any{}
+		c["config"] = inner
+	}
+	labels, _ := inner["Labels"].(map[string]any)
+	if labels == nil {
+		labels = map[string]any{}
+		inner["Labels"] = labels
+	}
+	labels["org.berth.e2e.repo"] = repo
+	newConfig, err := json.Marshal(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return nil, nil, fmt.Errorf("parse manifest: %w", err)
+	}
+	desc, _ := m["config"].(map[string]any)
+	if desc == nil {
+		return nil, nil, errors.New("manifest has no config descriptor")
+	}
+	desc["digest"], desc["size"] = digestOf(newConfig), len(newConfig)
+	newManifest, err := json.Marshal(m)
+	return newConfig, newManifest, err
+}
+
+func digestOf(b []byte) string {
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
 }
 
 // readTar returns the regular files of a tar by name.
@@ -223,9 +277,8 @@ func readTar(path string) (map[string][]byte, error) {
 }
 
 // removeImageNames drops containerd's names starting with prefix (the tag
-// and the repo@digest the CRI adds), not the image: the CRI's RemoveImage
-// removes an image by ID, and the pushed image has the ID of
-// docker.io/library/busybox:1.36, which the other tests run.
+// and the repo@digest the CRI adds), which removes the pushed image (push
+// gives it an ID of its own) and leaves every other.
 func removeImageNames(t *testing.T, prefix string) {
 	out, err := exec.Command("ctr", "-n", "k8s.io", "images", "ls", "-q").Output()
 	if err != nil {

@@ -1,0 +1,58 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+func TestValidatePullRecords(t *testing.T) {
+	off := map[string]bool{GateEnsureSecretPulledImages: false}
+	tests := []struct {
+		name   string
+		gates  map[string]bool
+		policy string
+		allow  []string
+		want   string // "" for valid
+	}{
+		{name: "default", policy: "NeverVerifyPreloadedImages"},
+		{name: "always", policy: "AlwaysVerify"},
+		{name: "never", policy: "NeverVerify"},
+		{name: "allowlist", policy: "NeverVerifyAllowlistedImages", allow: []string{"registry.example/*", "registry.example/app"}},
+		{name: "unknown", policy: "Sometimes",
+			want: `option "Sometimes" specified for imagePullCredentialsVerificationPolicy. Valid options are "NeverVerify", "NeverVerifyPreloadedImages", "NeverVerifyAllowlistedImages" or "AlwaysVerify"`},
+		{name: "allowlist without its policy", policy: "AlwaysVerify", allow: []string{"registry.example/app"},
+			want: "can't set `preloadedImagesVerificationAllowlist` if `imagePullCredentialsVertificationPolicy` is not \"NeverVerifyAllowlistedImages\""},
+		{name: "bad pattern", policy: "NeverVerifyAllowlistedImages", allow: []string{"registry.example/app:v1"},
+			want: "invalid image pattern in `preloadedImagesVerificationAllowlist`: neither tag nor digest is accepted"},
+		{name: "gate off, default", gates: off, policy: "NeverVerifyPreloadedImages"},
+		{name: "gate off, policy", gates: off, policy: "AlwaysVerify",
+			want: "`imagePullCredentialsVerificationPolicy` must not be set if KubeletEnsureSecretPulledImages feature gate is not enabled"},
+		{name: "gate off, allowlist", gates: off, policy: "NeverVerifyPreloadedImages", allow: []string{"registry.example/app"},
+			want: "`preloadedImagesVerificationAllowlist` must not be set if KubeletEnsureSecretPulledImages feature gate is not enabled"},
+	}
+	for _, tc := range tests {
+		kc := &kubeletconfigv1beta1.KubeletConfiguration{FeatureGates: tc.gates,
+			ImagePullCredentialsVerificationPolicy: kubeletconfigv1beta1.ImagePullCredentialsVerificationPolicy(tc.policy), PreloadedImagesVerificationAllowlist: tc.allow}
+		ps := validatePullRecords(kc)
+		switch {
+		case tc.want == "" && len(ps) > 0:
+			t.Errorf("%s: problems %v", tc.name, ps)
+		case tc.want != "" && (len(ps) != 1 || !strings.Contains(ps[0].msg, tc.want)):
+			t.Errorf("%s: problems %v, want one containing %q", tc.name, ps, tc.want)
+		}
+	}
+}
+
+func TestGateEnabled(t *testing.T) {
+	if !GateEnabled(nil, GateEnsureSecretPulledImages) {
+		t.Errorf("%s is off by default, want upstream's on", GateEnsureSecretPulledImages)
+	}
+	if GateEnabled(map[string]bool{GateEnsureSecretPulledImages: false}, GateEnsureSecretPulledImages) {
+		t.Error("a gate turned off reads as on")
+	}
+	if GateEnabled(nil, "EventedPLEG") {
+		t.Error("EventedPLEG (alpha) reads as on by default")
+	}
+}
