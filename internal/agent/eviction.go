@@ -20,7 +20,7 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 	kc := &n.cfg.Kubelet
 	thresholds, err := eviction.ParseThresholds(eviction.Settings{
 		Hard: kc.EvictionHard, Soft: kc.EvictionSoft, SoftGracePeriod: kc.EvictionSoftGracePeriod,
-		MinimumReclaim: kc.EvictionMinimumReclaim, EnforceNodeAllocatable: kc.EnforceNodeAllocatable,
+		MinimumReclaim: kc.EvictionMinimumReclaim, EnforceNodeAllocatable: n.cfg.EvictionEnforceNodeAllocatable(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("parse eviction thresholds: %w", err)

@@ -48,6 +48,11 @@ type Config struct {
 	// system container's; as upstream v1.37 with a remote runtime, berth
 	// does not move the runtime.
 	RuntimeCgroups string `json:"runtimeCgroups,omitempty"`
+	// AllocatableIgnoreEviction is --experimental-allocatable-ignore-eviction:
+	// the hard eviction thresholds are not reserved from allocatable, and
+	// the eviction manager has no allocatableMemory.available threshold
+	// (AllocatableEvictionHard, EvictionEnforceNodeAllocatable).
+	AllocatableIgnoreEviction bool `json:"allocatableIgnoreEviction,omitempty"`
 
 	RootDir                string `json:"rootDir"`
 	CertDir                string `json:"certDir"`
@@ -256,6 +261,7 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 	if cfg.RuntimeCgroups, err = runtimeCgroups(flags.unbound("runtime-cgroups")); err != nil {
 		flagProblem("runtime-cgroups", err)
 	}
+	cfg.AllocatableIgnoreEviction = flags.unbound("experimental-allocatable-ignore-eviction") == "true"
 	if cfg.NodeIPs, err = parseNodeIPs(flags.NodeIP); err != nil {
 		flagProblem("node-ip", err)
 	}
@@ -298,6 +304,27 @@ func runtimeCgroups(name string) (string, error) {
 		return "", fmt.Errorf("%q is not an absolute cgroup name", name)
 	}
 	return name, nil
+}
+
+// AllocatableEvictionHard returns the hard eviction thresholds reserved
+// from the node's allocatable: evictionHard, or none with
+// --experimental-allocatable-ignore-eviction, as upstream's server.go.
+func (c *Config) AllocatableEvictionHard() map[string]string {
+	if c.AllocatableIgnoreEviction {
+		return nil
+	}
+	return c.Kubelet.EvictionHard
+}
+
+// EvictionEnforceNodeAllocatable returns the enforceNodeAllocatable the
+// eviction manager derives its allocatableMemory.available threshold from:
+// none with --experimental-allocatable-ignore-eviction, as upstream's
+// kubelet.go.
+func (c *Config) EvictionEnforceNodeAllocatable() []string {
+	if c.AllocatableIgnoreEviction {
+		return nil
+	}
+	return c.Kubelet.EnforceNodeAllocatable
 }
 
 // ExternalCloudProvider says whether a cloud controller manager

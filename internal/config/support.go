@@ -230,7 +230,7 @@ func plainFlagSupport() []FieldSupport {
 		{"--maximum-dead-containers-per-container", Honoured, "container GC: dead instances kept per pod and container (negative: no limit)"},
 		{"--maximum-dead-containers", Honoured, "container GC: dead containers kept on the node (negative: no limit)"},
 		{"--experimental-mounter-path", Accepted, "the mount binary for volumes mounted with mount(8) (nfs, cephfs, glusterfs, ...): berth mounts no such volume; a pod that uses one fails to mount with \"type nfs is not supported by berth yet\" (a FailedMount event)"},
-		{"--experimental-allocatable-ignore-eviction", DefaultMatches, "false: the hard eviction threshold is reserved from allocatable"},
+		{"--experimental-allocatable-ignore-eviction", Honoured, "true: the hard eviction thresholds are not reserved from the node's allocatable, and the eviction manager has no allocatableMemory.available threshold, as upstream"},
 		{"--runtime-cgroups", Honoured, "an absolute cgroup name: the runtime's cgroup, reported as the \"runtime\" system container of /stats/summary (as upstream with a remote runtime, berth does not move the runtime)"},
 		{"--image-credential-provider-config", Honoured, "the CredentialProviderConfig (file or directory; kubelet.config.k8s.io v1, v1beta1, v1alpha1), validated at load; tokenAttributes (service account token mode) is refused"},
 		{"--image-credential-provider-bin-dir", Honoured, "where the credential provider plugin binaries are; each provider's must exist and be executable"},

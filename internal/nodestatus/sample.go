@@ -73,7 +73,7 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 		MaxPods:        PodCapacity(kc.MaxPods, kc.PodsPerCore, n.machine.NumCPU),
 		KubeReserved:   kc.KubeReserved,
 		SystemReserved: kc.SystemReserved,
-		EvictionHard:   kc.EvictionHard,
+		EvictionHard:   n.cfg.AllocatableEvictionHard(),
 		MaxImages:      derefInt32(kc.NodeStatusMaxImages, 50),
 		Now:            n.clock.Now(),
 
