@@ -37,6 +37,19 @@ type Info struct {
 	// the network is not ready, e.g. "NetworkPluginNotReady: Network plugin
 	// returns error: cni plugin not initialized".
 	NetworkMessage string
+	// Handlers are the runtime handlers the runtime reports in its Status
+	// (runtime_handlers) with their features; empty when the runtime does
+	// not report them (containerd 1.6), which upstream reads as "no
+	// handler supports user namespaces".
+	Handlers []RuntimeHandler
+}
+
+// RuntimeHandler is one runtime handler of the runtime's Status and the
+// features it declares. Name "" is the default handler.
+type RuntimeHandler struct {
+	Name                    string
+	UserNamespaces          bool
+	RecursiveReadOnlyMounts bool
 }
 
 // Verify checks the runtime at startup: it must speak CRI v1 (Version), it
@@ -84,6 +97,13 @@ func (c *Client) Status(ctx context.Context) (Info, error) {
 	var info Info
 	info.RuntimeReady, info.RuntimeMessage = condition(resp.GetStatus(), runtimeapi.RuntimeReady)
 	info.NetworkReady, info.NetworkMessage = condition(resp.GetStatus(), runtimeapi.NetworkReady)
+	for _, h := range resp.GetRuntimeHandlers() {
+		info.Handlers = append(info.Handlers, RuntimeHandler{
+			Name:                    h.GetName(),
+			UserNamespaces:          h.GetFeatures().GetUserNamespaces(),
+			RecursiveReadOnlyMounts: h.GetFeatures().GetRecursiveReadOnlyMounts(),
+		})
+	}
 	return info, nil
 }
 

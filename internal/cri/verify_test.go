@@ -111,3 +111,29 @@ func TestStatusReportsReadinessOnly(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+func TestStatusReportsRuntimeHandlers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(*crifake.Fake)
+		want  []cri.RuntimeHandler
+	}{
+		{name: "none reported (containerd 1.6)", setup: func(*crifake.Fake) {}},
+		{name: "user namespaces supported", setup: func(f *crifake.Fake) { f.SetRuntimeHandlers(true, "kata") },
+			want: []cri.RuntimeHandler{{Name: "", UserNamespaces: true, RecursiveReadOnlyMounts: true}, {Name: "kata", UserNamespaces: true, RecursiveReadOnlyMounts: true}}},
+		{name: "user namespaces not supported", setup: func(f *crifake.Fake) { f.SetRuntimeHandlers(false) },
+			want: []cri.RuntimeHandler{{Name: "", RecursiveReadOnlyMounts: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := crifake.New(clocktesting.NewFakeClock(time.Unix(0, 0)))
+			tc.setup(f)
+			got, err := f.Client(t).Status(context.Background())
+			if err != nil {
+				t.Fatalf("Status: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got.Handlers); diff != "" {
+				t.Errorf("handlers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -129,6 +129,19 @@ func (f *Fake) SetNetworkReady(ready bool) {
 	f.knobs.networkReady = ready
 }
 
+// SetRuntimeHandlers makes Status report the default handler ("") and
+// the named ones, each declaring user namespace support as userns says.
+// Without a call Status reports no handlers, as containerd 1.6.
+func (f *Fake) SetRuntimeHandlers(userns bool, names ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.knobs.handlers = nil
+	for _, n := range append([]string{""}, names...) {
+		f.knobs.handlers = append(f.knobs.handlers, &runtimeapi.RuntimeHandler{Name: n,
+			Features: &runtimeapi.RuntimeHandlerFeatures{UserNamespaces: userns, RecursiveReadOnlyMounts: true}})
+	}
+}
+
 // SetCgroupDriver makes RuntimeConfig answer with driver ("systemd" or
 // "cgroupfs"); "" makes it Unimplemented again.
 func (f *Fake) SetCgroupDriver(driver string) error {

@@ -48,6 +48,9 @@ type knobs struct {
 	networkReady bool
 	// cgroupDriver answers RuntimeConfig; nil means Unimplemented.
 	cgroupDriver *runtimeapi.CgroupDriver
+	// handlers answer Status's runtime_handlers; nil reports none, as
+	// containerd 1.6.
+	handlers []*runtimeapi.RuntimeHandler
 	// podCIDR is the last pod CIDR UpdateRuntimeConfig set.
 	podCIDR string
 	// stopExitCode is the exit code StopContainer gives a running container.
