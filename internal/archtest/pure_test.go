@@ -50,6 +50,8 @@ var rules = []rule{
 	{dir: "credprovider", files: []string{"config.go", "match.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "nodeshutdown", files: []string{"plan.go"}, also: []string{"os", "github.com/godbus/dbus/v5", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "gc", files: []string{"images.go", "containers.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
+	// The user namespace allocator and file format; manager.go keeps them.
+	{dir: "userns", files: []string{"allocator.go", "file.go", "subids.go"}, also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 	{dir: "logrotate", files: []string{"choose.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 }
 
