@@ -43,6 +43,9 @@ type ContainerParams struct {
 	Env []*runtimeapi.KeyValue
 	// Vars is Env as a map, for $(VAR) in command and args.
 	Vars map[string]string
+	// UserNamespace is the pod's own user namespace (hostUsers: false),
+	// the sandbox's; nil for the host's.
+	UserNamespace *UserNamespace
 }
 
 // Container builds the ContainerConfig for one container (upstream
@@ -50,7 +53,7 @@ type ContainerParams struct {
 // configuration errors (CreateContainerConfigError).
 func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 	pod, c := p.Pod, p.Container
-	security, err := containerSecurity(pod, c, p.Node)
+	security, err := containerSecurity(pod, c, p.Node, p.UserNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +86,23 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 			ContainerPath: c.TerminationMessagePath,
 		})
 	}
+	idmapMounts(cfg.Mounts, security.NamespaceOptions.UsernsOptions)
 	return cfg, nil
+}
+
+// idmapMounts gives every mount of a container in its pod's own user
+// namespace the namespace's mappings, so the runtime idmaps it: volumes
+// and the files berth writes for the pod (/etc/hosts, the termination
+// log), owned by host IDs, show as owned by the same IDs inside, as
+// upstream's applyPlatformSpecificContainerConfig does. Mounts of a pod in
+// the host's user namespace are left alone.
+func idmapMounts(mounts []*runtimeapi.Mount, u *runtimeapi.UserNamespace) {
+	if u.GetMode() != runtimeapi.NamespaceMode_POD {
+		return
+	}
+	for _, m := range mounts {
+		m.UidMappings, m.GidMappings = u.GetUids(), u.GetGids()
+	}
 }
 
 // expandCommand expands $(VAR) references in the container's command and

@@ -33,7 +33,7 @@ func baseContainerConfig() *runtimeapi.ContainerConfig {
 		Linux: &runtimeapi.LinuxContainerConfig{
 			Resources: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000, OomScoreAdj: 1000},
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
-				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
+				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD, UsernsOptions: nodeUserns},
 				MaskedPaths:      defaultMaskedPaths(nil),
 				ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
 				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
@@ -119,6 +119,22 @@ func TestBuildContainerConfig(t *testing.T) {
 				c.Annotations["io.kubernetes.container.terminationMessagePath"] = ""
 				c.Annotations["io.kubernetes.container.type"] = "init"
 				c.Mounts = nil
+			},
+		},
+		{
+			name: "own user namespace: every mount idmapped",
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
+				p.Spec.HostUsers = new(false)
+				cp.UserNamespace = &UserNamespace{HostID: 131072, Length: 65536}
+				cp.Mounts = []*runtimeapi.Mount{{HostPath: "/pods/uid-1/volumes/kubernetes.io~empty-dir/data", ContainerPath: "/data"}}
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				u := podUserns()
+				c.Linux.SecurityContext.NamespaceOptions.UsernsOptions = u
+				c.Mounts = append([]*runtimeapi.Mount{{HostPath: "/pods/uid-1/volumes/kubernetes.io~empty-dir/data", ContainerPath: "/data"}}, c.Mounts...)
+				for _, m := range c.Mounts {
+					m.UidMappings, m.GidMappings = u.Uids, u.Gids
+				}
 			},
 		},
 		{

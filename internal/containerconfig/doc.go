@@ -20,7 +20,10 @@
 //	resources.go        Linux resources: cpu shares and quota, memory,
 //	                    OOM score by QoS class, huge pages, pod overhead
 //	                    and the pod's totals
-//	security.go         namespace options, the effective security context,
+//	security.go         namespace options (the user namespace: mode NODE,
+//	                    or POD with the pod's UserNamespace mapping, which
+//	                    Container also sets on every mount so the runtime
+//	                    idmaps it), the effective security context,
 //	                    seccomp, SELinux, groups, masked and read-only
 //	                    paths; which sysctls a pod may set is
 //	                    internal/sysctl

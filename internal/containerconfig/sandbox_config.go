@@ -123,6 +123,9 @@ type SandboxParams struct {
 	CgroupParent string
 	// Resources shape the sandbox's and the overhead's Linux resources.
 	Resources ResourceSettings
+	// UserNamespace is the pod's own user namespace (hostUsers: false),
+	// nil for the host's.
+	UserNamespace *UserNamespace
 }
 
 // Sandbox builds the PodSandboxConfig for a pod (upstream
@@ -143,7 +146,7 @@ func Sandbox(p SandboxParams) (*runtimeapi.PodSandboxConfig, []Event, error) {
 		PortMappings: portMappings(pod),
 		Labels:       podLabels(pod),
 		Annotations:  maps.Clone(pod.Annotations),
-		Linux:        sandboxLinuxConfig(pod, p.Sysctls, p.DefaultSysctls, p.CgroupParent, p.Resources),
+		Linux:        sandboxLinuxConfig(pod, p),
 	}
 	// A host-network pod keeps the node's hostname.
 	if !pod.Spec.HostNetwork {

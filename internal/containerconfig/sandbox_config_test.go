@@ -33,6 +33,20 @@ func basePod() *corev1.Pod {
 	}
 }
 
+// nodeUserns is what every pod in the host's user namespace gets: mode
+// NODE, said explicitly, as upstream.
+var nodeUserns = &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_NODE}
+
+// podUserns is the CRI form of the user namespace the tests give pods
+// with hostUsers: false.
+func podUserns() *runtimeapi.UserNamespace {
+	return &runtimeapi.UserNamespace{
+		Mode: runtimeapi.NamespaceMode_POD,
+		Uids: []*runtimeapi.IDMapping{{HostId: 131072, ContainerId: 0, Length: 65536}},
+		Gids: []*runtimeapi.IDMapping{{HostId: 131072, ContainerId: 0, Length: 65536}},
+	}
+}
+
 func baseSandboxConfig() *runtimeapi.PodSandboxConfig {
 	return &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "uid-1", Attempt: 0},
@@ -45,7 +59,7 @@ func baseSandboxConfig() *runtimeapi.PodSandboxConfig {
 		Annotations: map[string]string{"note": "x"},
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
+				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD, UsernsOptions: nodeUserns},
 				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 			},
 			Overhead:  &runtimeapi.LinuxContainerResources{},
@@ -61,12 +75,21 @@ func TestBuildSandboxConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		attempt uint32
+		userns  *UserNamespace
 		mutate  func(*corev1.Pod)
 		want    func(*runtimeapi.PodSandboxConfig)
 		wantErr string
 	}{
 		{name: "base"},
 		{name: "attempt", attempt: 3, want: func(c *runtimeapi.PodSandboxConfig) { c.Metadata.Attempt = 3 }},
+		{
+			name:   "own user namespace",
+			userns: &UserNamespace{HostID: 131072, Length: 65536},
+			mutate: func(p *corev1.Pod) { p.Spec.HostUsers = new(false) },
+			want: func(c *runtimeapi.PodSandboxConfig) {
+				c.Linux.SecurityContext.NamespaceOptions.UsernsOptions = podUserns()
+			},
+		},
 		{
 			name:   "spec hostname",
 			mutate: func(p *corev1.Pod) { p.Spec.Hostname = "custom" },
@@ -80,7 +103,7 @@ func TestBuildSandboxConfig(t *testing.T) {
 			want: func(c *runtimeapi.PodSandboxConfig) {
 				c.Hostname = ""
 				c.Linux.SecurityContext.NamespaceOptions = &runtimeapi.NamespaceOption{
-					Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_NODE, Ipc: runtimeapi.NamespaceMode_NODE,
+					Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_NODE, Ipc: runtimeapi.NamespaceMode_NODE, UsernsOptions: nodeUserns,
 				}
 			},
 		},
@@ -168,7 +191,7 @@ func TestBuildSandboxConfig(t *testing.T) {
 				tt.mutate(pod)
 			}
 			got, events, err := Sandbox(SandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", DNS: DNS{Host: host},
-				Sysctls: sysctl.SafeAllowlist("6.1.0")})
+				Sysctls: sysctl.SafeAllowlist("6.1.0"), UserNamespace: tt.userns})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

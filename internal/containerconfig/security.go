@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // Paths masked and made read-only in containers with the Default proc
@@ -34,12 +32,36 @@ func defaultMaskedPaths(thermalThrottleDirs []string) []string {
 	return append(slices.Clone(fixedMaskedPaths), thermalThrottleDirs...)
 }
 
+// UserNamespace is a pod's own user namespace: container IDs 0 to
+// Length-1 are host IDs HostID to HostID+Length-1, for users and groups
+// alike (internal/userns allocates it).
+type UserNamespace struct {
+	HostID, Length uint32
+}
+
+// usernsOptions are the CRI's user namespace options (upstream
+// GetOrCreateUserNamespaceMappings): mode NODE, said explicitly as
+// upstream does with UserNamespacesSupport on, for a pod in the host's
+// user namespace (nil); mode POD with the same UID and GID mapping for a
+// pod with its own.
+func usernsOptions(u *UserNamespace) *runtimeapi.UserNamespace {
+	if u == nil {
+		return &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_NODE}
+	}
+	return &runtimeapi.UserNamespace{
+		Mode: runtimeapi.NamespaceMode_POD,
+		Uids: []*runtimeapi.IDMapping{{HostId: u.HostID, ContainerId: 0, Length: u.Length}},
+		Gids: []*runtimeapi.IDMapping{{HostId: u.HostID, ContainerId: 0, Length: u.Length}},
+	}
+}
+
 // namespaceOptions are the pod's namespace modes (upstream NamespacesForPod).
-func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
+func namespaceOptions(pod *corev1.Pod, userns *UserNamespace) *runtimeapi.NamespaceOption {
 	ns := &runtimeapi.NamespaceOption{
-		Network: runtimeapi.NamespaceMode_POD,
-		Pid:     runtimeapi.NamespaceMode_CONTAINER,
-		Ipc:     runtimeapi.NamespaceMode_POD,
+		Network:       runtimeapi.NamespaceMode_POD,
+		Pid:           runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:           runtimeapi.NamespaceMode_POD,
+		UsernsOptions: usernsOptions(userns),
 	}
 	if pod.Spec.HostNetwork {
 		ns.Network = runtimeapi.NamespaceMode_NODE
@@ -159,7 +181,7 @@ func podGroups(psc *corev1.PodSecurityContext) ([]int64, runtimeapi.Supplemental
 // against the image's user by VerifyRunAsNonRoot, not here. AppArmor
 // profiles are refused (CreateContainerConfigError) rather than dropped,
 // and so are pods whose sysctls upstream would not admit.
-func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node) (*runtimeapi.LinuxContainerSecurityContext, error) {
+func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node, userns *UserNamespace) (*runtimeapi.LinuxContainerSecurityContext, error) {
 	if err := node.Sysctls.Check(pod); err != nil {
 		return nil, err
 	}
@@ -172,7 +194,7 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node) (*runtim
 		return nil, err
 	}
 	sc := &runtimeapi.LinuxContainerSecurityContext{
-		NamespaceOptions: namespaceOptions(pod),
+		NamespaceOptions: namespaceOptions(pod, userns),
 		SelinuxOptions:   selinuxOptions(e.SELinuxOptions),
 		Seccomp:          seccomp,
 		Privileged:       e.Privileged != nil && *e.Privileged,
@@ -209,11 +231,12 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node) (*runtim
 // that apply to the pod (defaultPodSysctls) overridden by the pod's own;
 // the pod's are not applied when allow refuses one: its containers fail
 // instead.
-func sandboxLinuxConfig(pod *corev1.Pod, allow sysctl.Allowlist, defaults sysctl.Defaults, cgroupParent string, res ResourceSettings) *runtimeapi.LinuxPodSandboxConfig {
+func sandboxLinuxConfig(pod *corev1.Pod, p SandboxParams) *runtimeapi.LinuxPodSandboxConfig {
+	allow, defaults, res := p.Sysctls, p.DefaultSysctls, p.Resources
 	lc := &runtimeapi.LinuxPodSandboxConfig{
-		CgroupParent: cgroupParent,
+		CgroupParent: p.CgroupParent,
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: namespaceOptions(pod),
+			NamespaceOptions: namespaceOptions(pod, p.UserNamespace),
 			Privileged:       hasPrivilegedContainer(pod),
 			Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 		},

@@ -64,7 +64,7 @@ func TestContainerSecurity(t *testing.T) {
 	withThermal.MaskedPaths = defaultMaskedPaths([]string{"/sys/devices/system/cpu/cpu0/thermal_throttle"})
 	base := func() *runtimeapi.LinuxContainerSecurityContext {
 		return &runtimeapi.LinuxContainerSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
+			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD, UsernsOptions: nodeUserns},
 			MaskedPaths:      defaultMaskedPaths(nil),
 			ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
 			Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
@@ -143,7 +143,7 @@ func TestContainerSecurity(t *testing.T) {
 				p.Spec.HostNetwork, p.Spec.HostIPC = true, true
 			},
 			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
-				sc.NamespaceOptions = &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_POD, Ipc: runtimeapi.NamespaceMode_NODE}
+				sc.NamespaceOptions = &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_POD, Ipc: runtimeapi.NamespaceMode_NODE, UsernsOptions: nodeUserns}
 			},
 		},
 		{
@@ -204,7 +204,7 @@ func TestContainerSecurity(t *testing.T) {
 			if tt.lp != nil {
 				p = *tt.lp
 			}
-			got, err := containerSecurity(pod, &pod.Spec.Containers[0], p)
+			got, err := containerSecurity(pod, &pod.Spec.Containers[0], p, nil)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -236,7 +236,7 @@ func TestSandboxLinuxConfigDropsForbiddenSysctls(t *testing.T) {
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
 		{Name: "net.ipv4.tcp_syncookies", Value: "1"}, {Name: "kernel.msgmax", Value: "1"},
 	}}
-	if got := sandboxLinuxConfig(pod, sysctl.SafeAllowlist("6.1.0"), nil, "", ResourceSettings{}).GetSysctls(); got != nil {
+	if got := sandboxLinuxConfig(pod, SandboxParams{Sysctls: sysctl.SafeAllowlist("6.1.0")}).GetSysctls(); got != nil {
 		t.Errorf("sysctls = %v, want none: the pod's containers fail instead", got)
 	}
 }
@@ -266,7 +266,7 @@ func TestSandboxLinuxConfigDefaultSysctls(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(pod)
 			}
-			got := sandboxLinuxConfig(pod, sysctl.SafeAllowlist("6.1.0"), defaults, "", ResourceSettings{}).GetSysctls()
+			got := sandboxLinuxConfig(pod, SandboxParams{Sysctls: sysctl.SafeAllowlist("6.1.0"), DefaultSysctls: defaults}).GetSysctls()
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("sysctls (-want +got):\n%s", diff)
 			}
