@@ -43,6 +43,8 @@ type ContainerParams struct {
 	Env []*runtimeapi.KeyValue
 	// Vars is Env as a map, for $(VAR) in command and args.
 	Vars map[string]string
+	// HostsMount is the managed /etc/hosts (nil for none), mounted last.
+	HostsMount *runtimeapi.Mount
 	// UserNamespace is the pod's own user namespace (hostUsers: false),
 	// the sandbox's; nil for the host's.
 	UserNamespace *UserNamespace
@@ -85,6 +87,9 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 			HostPath:      p.TerminationMessageHostPath,
 			ContainerPath: c.TerminationMessagePath,
 		})
+	}
+	if p.HostsMount != nil {
+		cfg.Mounts = append(cfg.Mounts, p.HostsMount)
 	}
 	idmapMounts(cfg.Mounts, security.NamespaceOptions.UsernsOptions)
 	return cfg, nil

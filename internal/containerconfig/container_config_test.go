@@ -127,11 +127,13 @@ func TestBuildContainerConfig(t *testing.T) {
 				p.Spec.HostUsers = new(false)
 				cp.UserNamespace = &UserNamespace{HostID: 131072, Length: 65536}
 				cp.Mounts = []*runtimeapi.Mount{{HostPath: "/pods/uid-1/volumes/kubernetes.io~empty-dir/data", ContainerPath: "/data"}}
+				cp.HostsMount = &runtimeapi.Mount{HostPath: "/pods/uid-1/etc-hosts", ContainerPath: "/etc/hosts"}
 			},
 			want: func(c *runtimeapi.ContainerConfig) {
 				u := podUserns()
 				c.Linux.SecurityContext.NamespaceOptions.UsernsOptions = u
 				c.Mounts = append([]*runtimeapi.Mount{{HostPath: "/pods/uid-1/volumes/kubernetes.io~empty-dir/data", ContainerPath: "/data"}}, c.Mounts...)
+				c.Mounts = append(c.Mounts, &runtimeapi.Mount{HostPath: "/pods/uid-1/etc-hosts", ContainerPath: "/etc/hosts"})
 				for _, m := range c.Mounts {
 					m.UidMappings, m.GidMappings = u.Uids, u.Gids
 				}

@@ -46,7 +46,7 @@ func TestSyncPodEnsuresPodCgroupFirst(t *testing.T) {
 	if slices.Contains(cg.callsBefore, "RunPodSandbox") || slices.Contains(cg.callsBefore, "CreateContainer") {
 		t.Errorf("the pod cgroup was ensured after %q", cg.callsBefore)
 	}
-	cfg, err := e.m.sandboxConfig(pod, 0)
+	cfg, _, err := e.m.sandboxConfig(context.Background(), pod, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,10 @@ type startTarget struct {
 	Type       string
 	SandboxID  string
 	SandboxCfg *runtimeapi.PodSandboxConfig
-	Runtime    *runtimestate.Pod
+	// UserNamespace is the pod's own user namespace, the sandbox's (nil:
+	// the host's).
+	UserNamespace *containerconfig.UserNamespace
+	Runtime       *runtimestate.Pod
 	// Volumes maps the pod's volume names to their host directories.
 	Volumes map[string]string
 	// PodIPs are the sandbox's IPs (the host's for a host-network pod),
@@ -50,9 +53,6 @@ func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimesta
 	}
 	restartCount := m.nextRestartCount(ctx, t)
 	cfg, err := m.prepareContainer(ctx, t, imageRef, restartCount)
-	if err == nil {
-		err = m.addHostsMount(ctx, t, cfg)
-	}
 	if err != nil {
 		return m.startFailed(pod, c.Name, ReasonCreateContainerConfigError, err.Error())
 	}
@@ -148,6 +148,7 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	params := containerconfig.ContainerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
 		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Node: m.node, Env: env.Envs, Vars: env.Vars,
+		UserNamespace: t.UserNamespace,
 	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)
@@ -155,6 +156,9 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 			return nil, err
 		}
 		params.TerminationMessageHostPath = path
+	}
+	if params.HostsMount, err = m.hostsMount(ctx, t); err != nil {
+		return nil, err
 	}
 	return containerconfig.Container(params)
 }

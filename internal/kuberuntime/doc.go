@@ -17,9 +17,12 @@
 //	sandbox_create.go   RunPodSandbox (reads resolv.conf, creates the log
 //	                    directory; the config is containerconfig.Sandbox,
 //	                    its cgroup_parent the pod's cgroup from
-//	                    Config.Cgroups, which is ensured first)
+//	                    Config.Cgroups, which is ensured first; the
+//	                    pod's user namespace from Config.UserNamespaces,
+//	                    internal/userns, which refuses hostUsers: false
+//	                    where the runtime cannot)
 //	hosts.go            writes the managed /etc/hosts file (content from
-//	                    containerconfig) and mounts it
+//	                    containerconfig); containerconfig mounts it
 //	container_start.go  pull, check runAsNonRoot against the image's user,
 //	                    create and start one container (the config is
 //	                    containerconfig.Container)

@@ -66,14 +66,3 @@ func (m *Manager) hostsMount(ctx context.Context, t startTarget) (*runtimeapi.Mo
 	}
 	return &runtimeapi.Mount{HostPath: path, ContainerPath: etcHostsPath, SelinuxRelabel: true}, nil
 }
-
-// addHostsMount appends the managed /etc/hosts mount, if any, to the
-// container's config.
-func (m *Manager) addHostsMount(ctx context.Context, t startTarget, cfg *runtimeapi.ContainerConfig) error {
-	mount, err := m.hostsMount(ctx, t)
-	if err != nil || mount == nil {
-		return err
-	}
-	cfg.Mounts = append(cfg.Mounts, mount)
-	return nil
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/berthk8s/berth/internal/httpget"
 	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/sysctl"
+	"github.com/berthk8s/berth/internal/userns"
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
@@ -121,6 +122,17 @@ type Config struct {
 	// Cgroups gives each pod its cgroup (cgroupsPerQOS); nil leaves pods in
 	// the runtime's default cgroups.
 	Cgroups PodCgroups
+	// UserNamespaces gives pods with hostUsers: false their user
+	// namespace (internal/userns); nil refuses such pods, as a runtime
+	// without user namespace support.
+	UserNamespaces UserNamespaces
+}
+
+// UserNamespaces is the user namespace manager (internal/userns) as
+// kuberuntime uses it: the pod's mapping for the runtime handler, nil for
+// a pod in the host's user namespace, or upstream's refusal.
+type UserNamespaces interface {
+	PodMapping(ctx context.Context, pod *corev1.Pod, handler string) (*userns.Mapping, error)
 }
 
 // PodCgroups is the container manager (internal/cm) as kuberuntime uses

@@ -9,32 +9,58 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/containerconfig"
+	"github.com/berthk8s/berth/internal/userns"
 )
 
 // sandboxConfig builds the pod's sandbox config for the given attempt,
-// reading the host resolv.conf. SyncPod needs it for a new sandbox and for
-// pulling images and creating containers in an existing one.
-func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+// reading the host resolv.conf, and returns the pod's user namespace (nil:
+// the host's), which its containers share. SyncPod needs them for a new
+// sandbox and for pulling images and creating containers in an existing
+// one. A pod with hostUsers: false that cannot have a user namespace
+// fails here, with upstream's message, before anything runs.
+func (m *Manager) sandboxConfig(ctx context.Context, pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, *containerconfig.UserNamespace, error) {
 	if pod.Spec.RuntimeClassName != nil && *pod.Spec.RuntimeClassName != "" {
-		return nil, fmt.Errorf("runtimeClassName %q is not supported yet", *pod.Spec.RuntimeClassName)
+		return nil, nil, fmt.Errorf("runtimeClassName %q is not supported yet", *pod.Spec.RuntimeClassName)
+	}
+	ns, err := m.userNamespace(ctx, pod)
+	if err != nil {
+		return nil, nil, err
 	}
 	host, err := m.hostDNS()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var parent string
 	if m.cfg.Cgroups != nil {
 		if parent, err = m.cfg.Cgroups.PodCgroupParent(pod); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	cfg, events, err := containerconfig.Sandbox(containerconfig.SandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, DNS: containerconfig.DNS{
 		Host: host, ClusterDNS: m.cfg.ClusterDNS, ClusterDomain: m.cfg.ClusterDomain,
-	}, Sysctls: m.node.Sysctls, DefaultSysctls: m.node.DefaultSysctls, CgroupParent: parent, Resources: m.node.Resources})
+	}, Sysctls: m.node.Sysctls, DefaultSysctls: m.node.DefaultSysctls, CgroupParent: parent, Resources: m.node.Resources, UserNamespace: ns})
 	for _, e := range events {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, e.Reason, "%s", e.Message)
 	}
-	return cfg, err
+	return cfg, ns, err
+}
+
+// userNamespace returns the pod's own user namespace from
+// Config.UserNamespaces (the default runtime handler: berth runs no
+// RuntimeClass), nil for a pod in the host's. Without UserNamespaces, a
+// pod that asks for one is refused as by a runtime without support.
+func (m *Manager) userNamespace(ctx context.Context, pod *corev1.Pod) (*containerconfig.UserNamespace, error) {
+	if m.cfg.UserNamespaces == nil {
+		if !userns.WantsUserNamespace(pod) {
+			return nil, nil
+		}
+		return nil, userns.HandlerSupports(nil, "")
+	}
+	mp, err := m.cfg.UserNamespaces.PodMapping(ctx, pod, "")
+	if err != nil || mp == nil {
+		return nil, err
+	}
+	return &containerconfig.UserNamespace{HostID: mp.HostID, Length: mp.Length}, nil
 }
 
 // ensurePodCgroup makes sure the pod's cgroup exists with its settings

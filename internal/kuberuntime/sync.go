@@ -81,7 +81,7 @@ func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	if err := m.ensurePodCgroup(ctx, pod); err != nil {
 		return res, err
 	}
-	sandboxCfg, err := m.sandboxConfig(pod, attempt)
+	sandboxCfg, ns, err := m.sandboxConfig(ctx, pod, attempt)
 	if err == nil && actions.CreateSandbox {
 		logger.V(2).Info("Creating pod sandbox", "attempt", attempt)
 		sandboxID, err = m.createSandbox(ctx, sandboxCfg)
@@ -90,7 +90,7 @@ func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodSandBox, "Failed to create pod sandbox: %v", criMessage(err))
 		return res, fmt.Errorf("create pod sandbox: %w", err)
 	}
-	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, Runtime: rt, Volumes: opts.Volumes, Pulls: res.Pulls,
+	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, UserNamespace: ns, Runtime: rt, Volumes: opts.Volumes, Pulls: res.Pulls,
 		PodIPs: m.sandboxIPs(ctx, pod, rt, sandboxID, actions.CreateSandbox)}
 	for _, i := range actions.InitContainers {
 		if i < 0 || i >= len(pod.Spec.InitContainers) {

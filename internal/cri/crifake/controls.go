@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -190,6 +191,18 @@ func (f *Fake) Containers() []*runtimeapi.ContainerStatus {
 	var out []*runtimeapi.ContainerStatus
 	for _, c := range f.sortedContainers() {
 		out = append(out, c.status())
+	}
+	return out
+}
+
+// ContainerConfigs returns the config each container was created with,
+// oldest first. The values are copies.
+func (f *Fake) ContainerConfigs() []*runtimeapi.ContainerConfig {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*runtimeapi.ContainerConfig
+	for _, c := range f.sortedContainers() {
+		out = append(out, proto.Clone(c.config).(*runtimeapi.ContainerConfig))
 	}
 	return out
 }
