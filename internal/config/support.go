@@ -185,7 +185,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"containerRuntimeEndpoint", Honoured, "the CRI runtime service endpoint"},
 		{"imageServiceEndpoint", Honoured, "the CRI image service endpoint (empty: the runtime endpoint)"},
 		{"failCgroupV1", Honoured, "true (the default, as upstream): berth refuses to start on a cgroup v1 host with upstream's message; false: it runs on cgroup v1"},
-		{"userNamespaces", DefaultMatches, "unset: the runtime's default user namespace ID range"},
+		{"userNamespaces", Honoured, "idsPerPod: the host IDs each hostUsers: false pod maps (65536 by default), allocated without overlap from the kubelet user's subordinate IDs (getsubids, or /etc/subuid and /etc/subgid) or else from idsPerPod up to 2^32; a runtime that does not declare user namespace support refuses such pods, as upstream"},
 	}
 }
 

@@ -40,6 +40,7 @@ func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	if p := kc.CPUCFSQuotaPeriod; p != nil && (p.Duration < time.Millisecond || p.Duration > time.Second) {
 		ps = append(ps, fieldProblem("cpuCFSQuotaPeriod", "invalid value %q: must be between 1ms and 1sec, inclusive", p.Duration.String()))
 	}
+	ps = append(ps, validateUserNamespaces(kc.UserNamespaces)...)
 	return append(ps, validateDefaultPodSysctls(kc)...)
 }
 
