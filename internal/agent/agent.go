@@ -37,6 +37,7 @@ import (
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
 	"github.com/berthk8s/berth/internal/transient"
+	"github.com/berthk8s/berth/internal/userns"
 	"github.com/berthk8s/berth/internal/volume"
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
@@ -90,6 +91,8 @@ type node struct {
 	// pullRecords are the image pull records; nil with
 	// KubeletEnsureSecretPulledImages off.
 	pullRecords *pullrecords.Manager
+	// userns gives hostUsers: false pods their user namespace.
+	userns *userns.Manager
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -195,6 +198,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.pullRecords, err = n.newPullRecords(ctx); err != nil {
 		return err
 	}
+	if n.userns, err = n.newUserNamespaces(ctx); err != nil {
+		return err
+	}
 	return n.assemblePods(info, ips, inputs.Machine(), creds)
 }
 
@@ -238,9 +244,10 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		Desired: func(uid types.UID) bool { _, ok := n.loop.Pod(uid); return ok },
 		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return n.loop.MirrorPod(fullName) },
 			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),
-		Volumes: n.volumes,
-		Prober:  n.prober,
-		Objects: n.objects,
+		Volumes:        n.volumes,
+		Prober:         n.prober,
+		Objects:        n.objects,
+		UserNamespaces: n.userns,
 		Backoff: podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
 	})
 	if err != nil {
@@ -321,6 +328,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		PullQPS:               float32(ptr.Deref(kc.RegistryPullQPS, 0)),
 		PullBurst:             int(kc.RegistryBurst),
 		Cgroups:               n.podCgroups(),
+		UserNamespaces:        n.userns,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
@@ -335,6 +343,7 @@ func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager) (*housekeeping.Ho
 	keeperCfg := housekeeping.Config{
 		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
 		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
+		UserNamespaces: n.userns,
 	}
 	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
 		keeperCfg.Cgroups = n.cgroups

@@ -41,6 +41,12 @@ type Config struct {
 	Cgroups interface {
 		Cleanup(ctx context.Context, active []*corev1.Pod, gone func(types.UID) bool) error
 	}
+	// UserNamespaces (internal/userns; nil: none) frees the user
+	// namespace IDs of pods gone for good (upstream
+	// CleanupOrphanedPodUsernsAllocations).
+	UserNamespaces interface {
+		Cleanup(ctx context.Context, gone func(types.UID) bool)
+	}
 }
 
 // Housekeeper cleans up after pods no source wants any more. Run is called
@@ -91,6 +97,9 @@ func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 		_, isKnown := known[uid]
 		_, isRunning := running[uid]
 		return !want[uid] && !isKnown && !isRunning
+	}
+	if h.cfg.UserNamespaces != nil {
+		h.cfg.UserNamespaces.Cleanup(ctx, gone)
 	}
 	h.removeOrphanedDirs(ctx, gone)
 	h.removeOrphanedLogDirs(ctx, gone)

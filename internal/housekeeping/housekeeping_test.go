@@ -63,6 +63,17 @@ func (c *cgroupCleaner) Cleanup(_ context.Context, active []*corev1.Pod, gone fu
 	return nil
 }
 
+// usernsCleaner records the gone verdicts housekeeping gives the user
+// namespace manager.
+type usernsCleaner struct{ gone map[types.UID]bool }
+
+func (u *usernsCleaner) Cleanup(_ context.Context, gone func(types.UID) bool) {
+	u.gone = map[types.UID]bool{}
+	for _, uid := range []types.UID{"desired", "worker", "running", "gone"} {
+		u.gone[uid] = gone(uid)
+	}
+}
+
 func TestHousekeeping(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pods, logs := t.TempDir(), t.TempDir()
@@ -78,6 +89,7 @@ func TestHousekeeping(t *testing.T) {
 	runtime := keeperRuntime{"running": {UID: "running"}, "orphan": {UID: "orphan"}}
 	var calls forgetter
 	cgroups := &cgroupCleaner{}
+	users := &usernsCleaner{}
 	h := mustNew(t, Config{
 		Workers: workers, Runtime: runtime, SourcesReady: func() bool { return true },
 		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
@@ -85,7 +97,8 @@ func TestHousekeeping(t *testing.T) {
 			calls.uids = append(calls.uids, "teardown "+string(uid))
 			return nil
 		},
-		Cgroups: cgroups,
+		Cgroups:        cgroups,
+		UserNamespaces: users,
 	})
 	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
 	h.Run(ctx, desired)
@@ -97,6 +110,11 @@ func TestHousekeeping(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "gone": true}, cgroups.gone); diff != "" {
 		t.Errorf("gone verdicts for cgroups (-want +got):\n%s", diff)
+	}
+
+	// User namespaces: the same verdicts.
+	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "gone": true}, users.gone); diff != "" {
+		t.Errorf("gone verdicts for user namespaces (-want +got):\n%s", diff)
 	}
 
 	// A desired pod without a worker gets one; a runtime pod nobody owns

@@ -20,5 +20,6 @@
 // configMaps and secrets (internal/objectcache): SyncPod registers the pod
 // before its volumes, environment and pull secrets read them, and
 // SyncTerminatedPod unregisters it once its volumes are torn down, as
-// upstream's SyncPod and SyncTerminatedPod do.
+// upstream's SyncPod and SyncTerminatedPod do. SyncTerminatedPod also
+// releases the pod's user namespace IDs (internal/userns), as upstream's.
 package podsync

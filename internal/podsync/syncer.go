@@ -61,6 +61,12 @@ type Objects interface {
 	UnregisterPod(pod *corev1.Pod)
 }
 
+// UserNamespaces frees a terminated pod's user namespace IDs
+// (internal/userns).
+type UserNamespaces interface {
+	Release(ctx context.Context, uid types.UID)
+}
+
 // Mirrors keeps the mirror pods of static pods in the API server.
 type Mirrors interface {
 	// Sync creates or replaces the static pod's mirror pod as needed.
@@ -107,6 +113,8 @@ type Config struct {
 	Prober Prober
 	// Objects may be nil (no configMap or secret is read then).
 	Objects Objects
+	// UserNamespaces may be nil (no pod has a user namespace then).
+	UserNamespaces UserNamespaces
 	// Backoff is the CrashLoopBackOff policy; the zero value means
 	// upstream's.
 	Backoff podplan.BackoffPolicy
@@ -298,6 +306,11 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 	if s.cfg.Objects != nil {
 		// Its volumes are gone and no container of it will start again.
 		s.cfg.Objects.UnregisterPod(pod)
+	}
+	if s.cfg.UserNamespaces != nil {
+		// No container of it runs or will start again: its IDs are free
+		// (upstream releases them at the end of syncTerminatedPod).
+		s.cfg.UserNamespaces.Release(ctx, pod.UID)
 	}
 	if s.cfg.Desired(pod.UID) {
 		status := s.generate(pod, rt, s.failures(pod.UID), podplan.RestartAllNone, true)

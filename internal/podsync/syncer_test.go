@@ -380,3 +380,37 @@ func TestTerminationReasonInStatus(t *testing.T) {
 	}
 	check("once terminated")
 }
+
+// usernsLog records the pods whose user namespace IDs were released.
+type usernsLog struct{ released []types.UID }
+
+func (u *usernsLog) Release(_ context.Context, uid types.UID) { u.released = append(u.released, uid) }
+
+// TestTerminatedPodReleasesItsUserNamespace: a terminated pod's user
+// namespace IDs are freed whether a source still wants the pod or not, as
+// upstream's syncTerminatedPod, and not before.
+func TestTerminatedPodReleasesItsUserNamespace(t *testing.T) {
+	for _, desired := range []bool{true, false} {
+		f := newFixture(t)
+		users := &usernsLog{}
+		f.s.cfg.UserNamespaces = users
+		pod := testPod(corev1.RestartPolicyNever)
+		f.desired[pod.UID] = desired
+		if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, pod, running()); err != nil {
+			t.Fatal(err)
+		}
+		f.rt.after = exited(0)
+		if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), podworker.Kill{GracePeriod: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if len(users.released) != 0 {
+			t.Errorf("desired %v: released %v before the pod terminated", desired, users.released)
+		}
+		if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(0)); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]types.UID{"u1"}, users.released); diff != "" {
+			t.Errorf("desired %v: released (-want +got):\n%s", desired, diff)
+		}
+	}
+}
