@@ -248,7 +248,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		Prober:         n.prober,
 		Objects:        n.objects,
 		UserNamespaces: n.userns,
-		Backoff: podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
+		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
