@@ -180,7 +180,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"memoryReservationPolicy", DefaultMatches, "None: berth does not set memory.min"},
 		{"registerWithTaints", Honoured, "taints the Node is registered with (--register-with-taints overrides)"},
 		{"registerNode", Honoured, "false: berth updates an existing Node but does not create it"},
-		{"tracing", DefaultMatches, "unset: berth exports no traces"},
+		{"tracing", Honoured, "spans (syncPod, syncTerminatingPod, syncTerminatedPod and one per CRI call) exported by OTLP gRPC to endpoint (default localhost:4317) at samplingRatePerMillion (default 0: only what a parent span samples), through component-base's tracing, as upstream; unset: no tracer provider at all"},
 		{"localStorageCapacityIsolation", NotImplemented, "berth does not isolate ephemeral storage yet"},
 		{"containerRuntimeEndpoint", Honoured, "the CRI runtime service endpoint"},
 		{"imageServiceEndpoint", Honoured, "the CRI image service endpoint (empty: the runtime endpoint)"},

@@ -41,6 +41,7 @@ func validateSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 		ps = append(ps, fieldProblem("cpuCFSQuotaPeriod", "invalid value %q: must be between 1ms and 1sec, inclusive", p.Duration.String()))
 	}
 	ps = append(ps, validateUserNamespaces(kc.UserNamespaces)...)
+	ps = append(ps, validateTracing(kc.Tracing)...)
 	return append(ps, validateDefaultPodSysctls(kc)...)
 }
 

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -34,6 +37,11 @@ type Options struct {
 	Observe ObserveFunc
 	// Clock measures call durations for Observe; nil means the real clock.
 	Clock clock.PassiveClock
+	// TracerProvider, if set (kubelet tracing), traces every call: one
+	// client span per call with upstream's options (otelgrpc's stats
+	// handler, W3C trace context and baggage propagated to the runtime,
+	// sent and received message events). Nil installs nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Dial creates a Client for the endpoints in o. Like grpc.NewClient it does
@@ -78,12 +86,21 @@ func DialOptions(o Options) []grpc.DialOption {
 		clk = clock.RealClock{}
 	}
 	in := interceptors{timeout: o.Timeout, observe: o.Observe, clock: clk}
-	return []grpc.DialOption{
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
 		grpc.WithChainUnaryInterceptor(in.unary),
 		grpc.WithChainStreamInterceptor(in.stream),
 	}
+	if o.TracerProvider != nil {
+		// As upstream's cri-client (remote_runtime.go).
+		opts = append(opts, grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+			otelgrpc.WithMessageEvents(otelgrpc.ReceivedEvents, otelgrpc.SentEvents),
+			otelgrpc.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
+			otelgrpc.WithTracerProvider(o.TracerProvider),
+		)))
+	}
+	return opts
 }
 
 // NewForConns builds a Client over connections created with DialOptions.

@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -115,6 +117,8 @@ type Config struct {
 	Objects Objects
 	// UserNamespaces may be nil (no pod has a user namespace then).
 	UserNamespaces UserNamespaces
+	// Tracer traces the syncs (kubelet tracing); nil traces nothing.
+	Tracer trace.Tracer
 	// Backoff is the CrashLoopBackOff policy; the zero value means
 	// upstream's.
 	Backoff podplan.BackoffPolicy
@@ -161,10 +165,13 @@ func New(cfg Config) (*Syncer, error) {
 	if cfg.RuntimeName == "" {
 		cfg.RuntimeName = "containerd"
 	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = noop.NewTracerProvider().Tracer("")
+	}
 	return &Syncer{cfg: cfg, records: map[types.UID]*record{}}, nil
 }
 
-// SyncPod takes the pod's snapshot (the pod, its runtime state rt, the
+// syncPod takes the pod's snapshot (the pod, its runtime state rt, the
 // probe verdicts, its record, whether its previous status says a
 // RestartAllContainers restart is under way, now), computes its plan once
 // with podplan.Compute, generates its status from that plan and, unless
@@ -178,7 +185,7 @@ func New(cfg Config) (*Syncer, error) {
 // After a RestartAllContainers reset it asks for another sync at once
 // (podworker.SyncAgain): the next plan starts the pod over, as upstream
 // requeues the pod.
-func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (podworker.SyncOutcome, error) {
+func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (podworker.SyncOutcome, error) {
 	if s.cfg.Prober != nil {
 		// Before the status: a container of a known pod is not ready until
 		// its readiness probe says so.
@@ -252,12 +259,12 @@ func waiting(plan podplan.Actions, failures map[string]runtimestate.StartFailure
 	return out
 }
 
-// SyncTerminatingPod stops every container and sandbox of the pod, then
+// syncTerminatingPod stops every container and sandbox of the pod, then
 // records its final status from what the runtime says after the kill: the
 // pod is terminal (upstream's podIsTerminal), so its phase becomes
 // Succeeded or Failed. A kill with a reason (berth ending the pod itself:
 // a node shutdown) makes that status, and every later one, report it.
-func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, kill podworker.Kill) error {
+func (s *Syncer) syncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, kill podworker.Kill) error {
 	if s.cfg.Prober != nil {
 		s.cfg.Prober.StopLivenessAndStartup(pod.UID)
 	}
@@ -291,10 +298,10 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate
 	return nil
 }
 
-// SyncTerminatedPod records the pod's final status and, when no source
+// syncTerminatedPod records the pod's final status and, when no source
 // wants the pod any more, removes its containers, sandboxes and directories.
 // A finished pod that is still desired keeps its containers for their logs.
-func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
+func (s *Syncer) syncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
 	if s.cfg.Prober != nil {
 		s.cfg.Prober.RemovePod(pod.UID)
 	}
