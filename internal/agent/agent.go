@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	cbtracing "k8s.io/component-base/tracing"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -36,6 +38,7 @@ import (
 	"github.com/berthk8s/berth/internal/pullrecords"
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
+	"github.com/berthk8s/berth/internal/tracing"
 	"github.com/berthk8s/berth/internal/transient"
 	"github.com/berthk8s/berth/internal/userns"
 	"github.com/berthk8s/berth/internal/volume"
@@ -93,6 +96,8 @@ type node struct {
 	pullRecords *pullrecords.Manager
 	// userns gives hostUsers: false pods their user namespace.
 	userns *userns.Manager
+	// tracer exports spans (kubelet tracing); nil without tracing.
+	tracer cbtracing.TracerProvider
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -129,8 +134,12 @@ func assemble(ctx context.Context, cfg *config.Config, version string, clk clock
 		return nil, err
 	}
 	n.metrics = m
-	client, info, err := connectRuntime(ctx, cfg, m.ObserveCRI)
+	if n.tracer, err = tracing.New(ctx, kc.Tracing, cfg.NodeName); err != nil {
+		return nil, err
+	}
+	client, info, err := connectRuntime(ctx, cfg, m.ObserveCRI, n.tracer)
 	if err != nil {
+		n.shutdownTracing(ctx)
 		return nil, err
 	}
 	n.client = client
@@ -248,6 +257,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		Prober:         n.prober,
 		Objects:        n.objects,
 		UserNamespaces: n.userns,
+		Tracer:         tracing.Tracer(n.tracerProvider()),
 		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
 	})
 	if err != nil {
@@ -435,6 +445,24 @@ func (n *node) close() {
 		n.cluster.recorder.Shutdown()
 	}
 	n.client.Close()
+	n.shutdownTracing(context.Background())
+}
+
+// tracingShutdownBudget bounds the flush of the spans still batched when
+// berth stops.
+const tracingShutdownBudget = 5 * time.Second
+
+// shutdownTracing flushes and stops the tracer provider, if any, within
+// its budget, whatever ctx's state (it runs while berth stops).
+func (n *node) shutdownTracing(ctx context.Context) {
+	if n.tracer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingShutdownBudget)
+	defer cancel()
+	if err := n.tracer.Shutdown(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to flush the traces")
+	}
 }
 
 // podCgroups is the container manager for kuberuntime; nil without
@@ -460,14 +488,18 @@ func isActive(statuses *podstatus.Store, workers *podworker.Workers, uid types.U
 }
 
 // connectRuntime dials the CRI endpoints and checks the runtime answers.
-func connectRuntime(ctx context.Context, cfg *config.Config, observe cri.ObserveFunc) (*cri.Client, cri.Info, error) {
+func connectRuntime(ctx context.Context, cfg *config.Config, observe cri.ObserveFunc, tp cbtracing.TracerProvider) (*cri.Client, cri.Info, error) {
 	kc := &cfg.Kubelet
-	client, err := cri.Dial(ctx, cri.Options{
+	o := cri.Options{
 		RuntimeEndpoint: kc.ContainerRuntimeEndpoint,
 		ImageEndpoint:   kc.ImageServiceEndpoint,
 		Timeout:         kc.RuntimeRequestTimeout.Duration,
 		Observe:         observe,
-	})
+	}
+	if tp != nil { // a nil provider must not become a non-nil interface
+		o.TracerProvider = tp
+	}
+	client, err := cri.Dial(ctx, o)
 	if err != nil {
 		return nil, cri.Info{}, fmt.Errorf("connect to container runtime %q: %w", kc.ContainerRuntimeEndpoint, err)
 	}
@@ -500,4 +532,13 @@ func podsWithStatus(pods []*corev1.Pod, statuses *podstatus.Store) []corev1.Pod 
 		out = append(out, c)
 	}
 	return out
+}
+
+// tracerProvider is n.tracer as an OpenTelemetry TracerProvider: nil (not
+// a non-nil interface holding nil) without tracing.
+func (n *node) tracerProvider() trace.TracerProvider {
+	if n.tracer == nil {
+		return nil
+	}
+	return n.tracer
 }
