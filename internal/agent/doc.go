@@ -2,5 +2,9 @@
 // loaded configuration, starts them in order and stops them in reverse,
 // within a bounded stop budget and without stopping a pod (group.go). It
 // also wires the process's edges: systemd readiness and watchdog
-// (systemd.go) and graceful node shutdown (shutdown.go).
+// (systemd.go) and graceful node shutdown (shutdown.go). userns.go builds
+// the user namespace manager (the kubelet user's ID range, the pods'
+// mappings read back from their directories); the tracer provider
+// (internal/tracing, only when tracing is set) is built first, traces the
+// CRI client and the pod syncs, and is flushed when berth stops.
 package agent

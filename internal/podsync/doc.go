@@ -22,4 +22,8 @@
 // SyncTerminatedPod unregisters it once its volumes are torn down, as
 // upstream's SyncPod and SyncTerminatedPod do. SyncTerminatedPod also
 // releases the pod's user namespace IDs (internal/userns), as upstream's.
+//
+// trace.go wraps the three syncs in spans with upstream's names (syncPod,
+// syncTerminatingPod, syncTerminatedPod) and attributes; the CRI calls a
+// sync makes are their children (internal/tracing).
 package podsync
