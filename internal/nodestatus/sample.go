@@ -5,6 +5,8 @@ import (
 	"net"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/util/sets"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -80,6 +82,7 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 		ExternalCloudProvider: n.cfg.ExternalCloudProvider(),
 		ProviderID:            kc.ProviderID,
 	}
+	in.RuntimeHandlers = runtimeHandlers(rt.Handlers)
 	if n.pressure != nil {
 		in.MemoryPressure, in.DiskPressure, in.PIDPressure = n.pressure()
 	}
@@ -126,4 +129,19 @@ func derefInt32(p *int32, def int32) int32 {
 		return def
 	}
 	return *p
+}
+
+// runtimeHandlers converts the runtime's handlers to the Node's
+// status.runtimeHandlers, each with both features said explicitly, as
+// upstream's RuntimeHandlers setter (users and tools read
+// features.userNamespaces to know where hostUsers: false pods can run).
+func runtimeHandlers(hs []cri.RuntimeHandler) []corev1.NodeRuntimeHandler {
+	var out []corev1.NodeRuntimeHandler
+	for _, h := range hs {
+		out = append(out, corev1.NodeRuntimeHandler{Name: h.Name, Features: &corev1.NodeRuntimeHandlerFeatures{
+			RecursiveReadOnlyMounts: new(h.RecursiveReadOnlyMounts),
+			UserNamespaces:          new(h.UserNamespaces),
+		}})
+	}
+	return out
 }
