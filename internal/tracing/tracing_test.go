@@ -16,6 +16,7 @@ import (
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/cri/crifake"
 	"github.com/berthk8s/berth/internal/tracing/tracingtest"
+	"github.com/berthk8s/berth/internal/upstreamsrc"
 )
 
 // traceOneSync starts a provider for cfg, makes one CRI call inside a
@@ -79,5 +80,17 @@ func TestUnsetBuildsNothing(t *testing.T) {
 	_, span := Tracer(nil).Start(context.Background(), "syncPod")
 	if span.SpanContext().IsValid() || span.IsRecording() {
 		t.Error("the tracer without tracing records")
+	}
+}
+
+// TestNamesMatchUpstream pins the tracer's instrumentation scope and the
+// service name to upstream's kubelet.
+func TestNamesMatchUpstream(t *testing.T) {
+	src := upstreamsrc.New(t)
+	if up := src.Value("k8s.io/kubernetes/pkg/kubelet", "instrumentationScope").AsString(); up != InstrumentationScope {
+		t.Errorf("instrumentation scope %q, upstream %q", InstrumentationScope, up)
+	}
+	if up := src.Value("k8s.io/kubernetes/pkg/kubelet/server", "ComponentKubelet").AsString(); up != ServiceName {
+		t.Errorf("service name %q, upstream %q", ServiceName, up)
 	}
 }
