@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -448,23 +447,6 @@ func (n *node) close() {
 	n.shutdownTracing(context.Background())
 }
 
-// tracingShutdownBudget bounds the flush of the spans still batched when
-// berth stops.
-const tracingShutdownBudget = 5 * time.Second
-
-// shutdownTracing flushes and stops the tracer provider, if any, within
-// its budget, whatever ctx's state (it runs while berth stops).
-func (n *node) shutdownTracing(ctx context.Context) {
-	if n.tracer == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingShutdownBudget)
-	defer cancel()
-	if err := n.tracer.Shutdown(ctx); err != nil {
-		klog.FromContext(ctx).Error(err, "Failed to flush the traces")
-	}
-}
-
 // podCgroups is the container manager for kuberuntime; nil without
 // cgroupsPerQOS. EnsurePod counts the pods the sync loop wants (n.loop is
 // set before any pod syncs).
@@ -532,13 +514,4 @@ func podsWithStatus(pods []*corev1.Pod, statuses *podstatus.Store) []corev1.Pod 
 		out = append(out, c)
 	}
 	return out
-}
-
-// tracerProvider is n.tracer as an OpenTelemetry TracerProvider: nil (not
-// a non-nil interface holding nil) without tracing.
-func (n *node) tracerProvider() trace.TracerProvider {
-	if n.tracer == nil {
-		return nil
-	}
-	return n.tracer
 }
