@@ -52,6 +52,7 @@ func ValidatePod(pod *corev1.Pod) field.ErrorList {
 	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
 		allErrs = append(allErrs, field.Invalid(specPath.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
 	}
+	allErrs = append(allErrs, validateHostUsers(spec, specPath)...)
 	volumes, volErrs := validateVolumes(spec.Volumes, specPath.Child("volumes"))
 	allErrs = append(allErrs, volErrs...)
 	names := sets.New[string]()

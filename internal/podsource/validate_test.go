@@ -36,6 +36,19 @@ func TestValidatePod(t *testing.T) {
 		want []string
 	}{
 		{name: "valid", mutate: func(*corev1.Pod) {}},
+		{name: "own user namespace", mutate: func(p *corev1.Pod) { p.Spec.HostUsers = new(false) }},
+		{name: "own user namespace with host namespaces", mutate: func(p *corev1.Pod) {
+			p.Spec.HostUsers = new(false)
+			p.Spec.HostNetwork, p.Spec.HostPID, p.Spec.HostIPC = true, true, true
+		}, want: []string{"FieldValueForbidden spec.hostNetwork", "FieldValueForbidden spec.HostPID", "FieldValueForbidden spec.HostIPC"}},
+		{name: "own user namespace with volumeDevices", mutate: func(p *corev1.Pod) {
+			p.Spec.HostUsers = new(false)
+			p.Spec.Containers[0].VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: "/dev/xvda"}}
+		}, want: []string{"FieldValueForbidden spec.containers[0].volumeDevices"}},
+		{name: "host namespaces with hostUsers true", mutate: func(p *corev1.Pod) {
+			p.Spec.HostUsers = new(true)
+			p.Spec.HostPID = true
+		}},
 		{name: "bad name", mutate: func(p *corev1.Pod) { p.Name = "Web_1" }, want: []string{"FieldValueInvalid metadata.name"}},
 		{name: "uid that climbs out of the pods directory", mutate: func(p *corev1.Pod) { p.UID = "../../x" }, want: []string{"FieldValueInvalid metadata.uid"}},
 		{name: "missing uid", mutate: func(p *corev1.Pod) { p.UID = "" }, want: []string{"FieldValueInvalid metadata.uid"}},
