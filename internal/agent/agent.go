@@ -325,6 +325,10 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 	if err != nil {
 		return nil, fmt.Errorf("check kubelet configuration: %w", err)
 	}
+	usernsMetrics, err := n.metrics.NewUserNamespaces()
+	if err != nil {
+		return nil, err
+	}
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
@@ -333,11 +337,12 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		UnsafeSysctls: kc.AllowedUnsafeSysctls, DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.pullRecords), Env: n.env, HostIPs: ips, SubPaths: subPaths,
-		MaxParallelImagePulls: cfg.ImagePullLimit(),
-		PullQPS:               float32(ptr.Deref(kc.RegistryPullQPS, 0)),
-		PullBurst:             int(kc.RegistryBurst),
-		Cgroups:               n.podCgroups(),
-		UserNamespaces:        n.userns,
+		MaxParallelImagePulls:    cfg.ImagePullLimit(),
+		PullQPS:                  float32(ptr.Deref(kc.RegistryPullQPS, 0)),
+		PullBurst:                int(kc.RegistryBurst),
+		Cgroups:                  n.podCgroups(),
+		UserNamespaces:           n.userns,
+		UserNamespacedPodStarted: usernsMetrics.PodStarted,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)

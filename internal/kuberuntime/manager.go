@@ -126,6 +126,10 @@ type Config struct {
 	// namespace (internal/userns); nil refuses such pods, as a runtime
 	// without user namespace support.
 	UserNamespaces UserNamespaces
+	// UserNamespacedPodStarted, if set, counts each apply that creates the
+	// sandbox of a pod with hostUsers: false, and whether it failed
+	// (upstream's started_user_namespaced_pods metrics).
+	UserNamespacedPodStarted func(failed bool)
 }
 
 // UserNamespaces is the user namespace manager (internal/userns) as

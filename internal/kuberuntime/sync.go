@@ -13,6 +13,7 @@ import (
 	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
+	"github.com/berthk8s/berth/internal/userns"
 )
 
 // Result is what one Apply achieved beyond its error.
@@ -52,7 +53,19 @@ type ApplyOptions struct {
 // Containers that cannot start are reported in Result.Failures, not as an
 // error; the error reports what stops the apply itself (killing, creating
 // the sandbox). The Result is valid even when err is not nil.
+//
+// An apply that creates the sandbox of a pod with its own user namespace
+// is counted by Config.UserNamespacedPodStarted, failed when anything in
+// it failed, as upstream's SyncPod counts it.
 func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, actions podplan.Actions, opts ApplyOptions) (Result, error) {
+	res, err := m.apply(ctx, pod, rt, actions, opts)
+	if m.cfg.UserNamespacedPodStarted != nil && actions.CreateSandbox && len(actions.Reset) == 0 && userns.WantsUserNamespace(pod) {
+		m.cfg.UserNamespacedPodStarted(err != nil || len(res.Failures) > 0)
+	}
+	return res, err
+}
+
+func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, actions podplan.Actions, opts ApplyOptions) (Result, error) {
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
 	ctx = klog.NewContext(ctx, logger)
 	res := Result{Failures: map[string]runtimestate.StartFailure{}, Pulls: opts.Pulls.clone()}

@@ -17,11 +17,12 @@ import (
 
 // usernsEnv is an env whose user namespace manager reads the runtime
 // handlers from the fake runtime's Status, as the agent wires it.
-func usernsEnv(t *testing.T, declare func(*env)) *env {
+func usernsEnv(t *testing.T, declare func(*env), starts *[]bool) *env {
 	t.Helper()
 	var e *env
 	var mgr *userns.Manager
 	e = newEnv(t, func(c *Config) {
+		c.UserNamespacedPodStarted = func(failed bool) { *starts = append(*starts, failed) }
 		dir := filepath.Join(filepath.Dir(c.PodsDir), "pods")
 		if err := os.MkdirAll(filepath.Join(dir, "uid-1"), 0o750); err != nil {
 			t.Fatal(err)
@@ -50,9 +51,9 @@ func TestHostUsersFalseRefusedWithoutRuntimeSupport(t *testing.T) {
 		name string
 		env  func(t *testing.T) *env
 	}{
-		{name: "runtime reports no handlers (containerd 1.6)", env: func(t *testing.T) *env { return usernsEnv(t, func(*env) {}) }},
+		{name: "runtime reports no handlers (containerd 1.6)", env: func(t *testing.T) *env { return usernsEnv(t, func(*env) {}, new([]bool)) }},
 		{name: "handler without user namespaces", env: func(t *testing.T) *env {
-			return usernsEnv(t, func(e *env) { e.fake.SetRuntimeHandlers(false) })
+			return usernsEnv(t, func(e *env) { e.fake.SetRuntimeHandlers(false) }, new([]bool))
 		}},
 		{name: "no user namespace manager", env: func(t *testing.T) *env {
 			e := newEnv(t)
@@ -83,7 +84,8 @@ func TestHostUsersFalseRefusedWithoutRuntimeSupport(t *testing.T) {
 }
 
 func TestHostUsersFalseRunsInItsOwnUserNamespace(t *testing.T) {
-	e := usernsEnv(t, func(e *env) { e.fake.SetRuntimeHandlers(true) })
+	var starts []bool
+	e := usernsEnv(t, func(e *env) { e.fake.SetRuntimeHandlers(true) }, &starts)
 	pod := basePod()
 	pod.Spec.HostUsers = new(false)
 	if f := e.sync(pod); len(f) != 0 {
@@ -123,10 +125,36 @@ func TestHostUsersFalseRunsInItsOwnUserNamespace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.pods, "uid-1", userns.MappingsFile)); err != nil {
 		t.Errorf("the mapping was not persisted: %v", err)
 	}
+	if diff := cmp.Diff([]bool{false}, starts); diff != "" {
+		t.Errorf("user namespaced pod starts (failed?) (-want +got):\n%s", diff)
+	}
+}
+
+// TestUserNamespacedPodStartsCounted: each apply that creates the sandbox
+// of a hostUsers: false pod is counted, failed when refused, as upstream's
+// SyncPod counts it; a pod in the host's user namespace is not.
+func TestUserNamespacedPodStartsCounted(t *testing.T) {
+	var starts []bool
+	e := usernsEnv(t, func(*env) {}, &starts)
+	host := basePod()
+	if f := e.sync(host); len(f) != 0 {
+		t.Fatalf("failures: %v", f)
+	}
+	pod := basePod()
+	pod.ObjectMeta.UID, pod.Name = "uid-2", "web2"
+	pod.Spec.HostUsers = new(false)
+	for range 2 {
+		if _, err := e.apply(pod, e.status(pod), nil, nil); err == nil {
+			t.Fatal("a hostUsers: false pod ran on a runtime without user namespaces")
+		}
+	}
+	if diff := cmp.Diff([]bool{true, true}, starts); diff != "" {
+		t.Errorf("user namespaced pod starts (failed?) (-want +got):\n%s", diff)
+	}
 }
 
 func TestHostUsersUnsetRunsInTheNodeUserNamespace(t *testing.T) {
-	e := usernsEnv(t, func(e *env) { e.fake.SetRuntimeHandlers(true) })
+	e := usernsEnv(t, func(e *env) { e.fake.SetRuntimeHandlers(true) }, new([]bool))
 	pod := basePod()
 	if f := e.sync(pod); len(f) != 0 {
 		t.Fatalf("failures: %v", f)

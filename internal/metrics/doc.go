@@ -8,6 +8,7 @@
 //	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker
 //	certificate.go the certificate managers' renewal errors, rotation ages and TTLs (internal/certificate)
 //	eviction.go  kubelet_evictions and kubelet_eviction_stats_age_seconds, fed by the eviction manager
+//	userns.go    kubelet_started_user_namespaced_pods_total and _errors_total, fed by kuberuntime's Apply
 //
 // Components never import this package's state: they take small observer
 // functions in their Config (nil = off), and the agent wires the methods
