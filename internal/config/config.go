@@ -130,6 +130,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	problems.addAll(src.name(validateLimits(kc)))
 	problems.addAll(src.name(unsupportedFields(kc)))
 	problems.addAll(src.name(validateShutdown(kc)))
+	problems.addAll(src.name(validateNode(kc)))
 	problems.addAll(validateLockFile(flags))
 	for _, a := range acceptedSettings(kc, flags.fs) {
 		logger.Info("Setting accepted but without effect", "setting", a[0], "reason", a[1])

@@ -35,6 +35,8 @@ func baseInputs() Inputs {
 		KubeletVersion: "v1.37.2",
 		KubeletPort:    10250,
 		MaxPods:        110,
+
+		ControllerAttachDetach: true,
 		EvictionHard: map[string]string{
 			"memory.available": "100Mi", "nodefs.available": "10%",
 			"nodefs.inodesFree": "5%", "imagefs.available": "15%",

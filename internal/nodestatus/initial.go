@@ -49,7 +49,8 @@ func defaultLabels() []string {
 // and architecture labels (stable and beta) with labels (--node-labels)
 // over them, taints (--register-with-taints, then the uninitialized taint
 // with an external cloud provider, as upstream), the controller-managed
-// attach/detach annotation, spec.providerID, and the status from in.
+// attach/detach annotation (with in.ControllerAttachDetach),
+// spec.providerID, and the status from in.
 func InitialNode(in Inputs, labels map[string]string, taints []corev1.Taint) *corev1.Node {
 	node, _ := initialNode(in, labels, taints)
 	return node
@@ -67,8 +68,11 @@ func initialNode(in Inputs, labels map[string]string, taints []corev1.Taint) (*c
 				kubeletapis.LabelOS:    in.Machine.OperatingSystem,
 				kubeletapis.LabelArch:  in.Machine.Architecture,
 			},
-			Annotations: map[string]string{AnnotationControllerManagedAttach: "true"},
+			Annotations: map[string]string{},
 		},
+	}
+	if in.ControllerAttachDetach {
+		node.Annotations[AnnotationControllerManagedAttach] = "true"
 	}
 	for k, v := range labels {
 		node.Labels[k] = v

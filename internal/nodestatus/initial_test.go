@@ -44,6 +44,26 @@ func TestInitialNode(t *testing.T) {
 	}
 }
 
+// TestInitialNodeWithoutControllerAttachDetach: enableControllerAttachDetach
+// false registers the Node without the annotation, and an existing Node
+// that has it loses it, as upstream's reconcileCMADAnnotationWithExistingNode.
+func TestInitialNodeWithoutControllerAttachDetach(t *testing.T) {
+	in := baseInputs()
+	in.ControllerAttachDetach = false
+	node := InitialNode(in, nil, nil)
+	if _, ok := node.Annotations[AnnotationControllerManagedAttach]; ok {
+		t.Errorf("annotations %v: want no %s", node.Annotations, AnnotationControllerManagedAttach)
+	}
+	existing := InitialNode(baseInputs(), nil, nil)
+	existing.Annotations["other"] = "kept"
+	if !ReconcileExisting(node, existing) {
+		t.Errorf("ReconcileExisting: want a change (annotation removed)")
+	}
+	if diff := cmp.Diff(map[string]string{"other": "kept"}, existing.Annotations); diff != "" {
+		t.Errorf("annotations after reconcile (-want +got):\n%s", diff)
+	}
+}
+
 func TestReconcileExisting(t *testing.T) {
 	in := baseInputs()
 	in.Machine.HugePages = map[string]int64{"2Mi": 1 << 30}

@@ -30,6 +30,11 @@ type Inputs struct {
 	// ProviderID is providerID (--provider-id), the Node's spec.providerID
 	// at registration.
 	ProviderID string
+	// ControllerAttachDetach is enableControllerAttachDetach: the Node
+	// carries the controller-managed attach/detach annotation. Off, the
+	// kubelet would attach volumes itself; berth has no attachable volume
+	// plugin, so leaving the annotation off is all it has to do.
+	ControllerAttachDetach bool
 
 	// RuntimeVersion is "<runtime name>://<version>" ("containerd://1.6.20").
 	RuntimeVersion string

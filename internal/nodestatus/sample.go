@@ -81,6 +81,8 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 
 		ExternalCloudProvider: n.cfg.ExternalCloudProvider(),
 		ProviderID:            kc.ProviderID,
+
+		ControllerAttachDetach: kc.EnableControllerAttachDetach == nil || *kc.EnableControllerAttachDetach,
 	}
 	in.RuntimeHandlers = runtimeHandlers(rt.Handlers)
 	if n.pressure != nil {
