@@ -27,15 +27,16 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 	}
 	m, err := eviction.New(eviction.Config{
 		Thresholds: thresholds, TransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
-		MaxPodGracePeriod: int64(kc.EvictionMaxPodGracePeriod),
-		Summary:           n.observe.stats.Summary,
-		ActivePods:        n.evictablePods,
-		Killer:            podKiller{workers: n.workers, clock: n.clock},
-		Reclaimer:         diskReclaimer{containers: n.guards.containers, images: n.guards.images},
-		Recorder:          n.cluster.recorder,
-		Metrics:           n.metrics,
-		OnConditions:      n.cluster.kickNode,
-		Clock:             n.clock,
+		LocalStorageCapacityIsolation: kc.LocalStorageCapacityIsolation == nil || *kc.LocalStorageCapacityIsolation,
+		MaxPodGracePeriod:             int64(kc.EvictionMaxPodGracePeriod),
+		Summary:                       n.observe.stats.Summary,
+		ActivePods:                    n.evictablePods,
+		Killer:                        podKiller{workers: n.workers, clock: n.clock},
+		Reclaimer:                     diskReclaimer{containers: n.guards.containers, images: n.guards.images},
+		Recorder:                      n.cluster.recorder,
+		Metrics:                       n.metrics,
+		OnConditions:                  n.cluster.kickNode,
+		Clock:                         n.clock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create eviction manager: %w", err)

@@ -67,7 +67,7 @@ func (n *node) newObservability() (observability, error) {
 		Runtime: n.client.Runtime, Images: n.client.Image, NodeName: n.cfg.NodeName,
 		RootDir: n.cfg.RootDir, PodLogsDir: kc.PodLogsDir, Clock: n.clock, PodsDir: n.podsDir(),
 		VolumeStatsAggPeriod: kc.VolumeStatsAggPeriod.Duration, VolumeStatsOff: kc.VolumeStatsAggPeriod.Duration <= 0,
-		SystemCgroups: statsSystemCgroups(n.cfg),
+		SystemCgroups: statsSystemCgroups(n.cfg), SamplePeriod: n.cfg.HousekeepingInterval.Duration,
 	})
 	if err != nil {
 		return observability{}, fmt.Errorf("create stats provider: %w", err)

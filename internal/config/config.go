@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 	kubeletconfigv1 "k8s.io/kubelet/config/v1"
@@ -85,6 +86,10 @@ type Config struct {
 	// ContainerGC is the container garbage collection policy, set by
 	// upstream's deprecated flags (see containerGCPolicy).
 	ContainerGC ContainerGCPolicy `json:"containerGC"`
+	// HousekeepingInterval is --housekeeping-interval, cAdvisor's
+	// housekeeping period upstream: how often berth's stats provider
+	// samples cumulative CPU time for the usage rates (usageNanoCores).
+	HousekeepingInterval metav1.Duration `json:"housekeepingInterval"`
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
@@ -157,6 +162,9 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	var gcProblems []problem
 	cfg.ContainerGC, gcProblems = containerGCPolicy(flags)
 	problems.addAll(gcProblems)
+	var hkProblem []problem
+	cfg.HousekeepingInterval.Duration, hkProblem = housekeepingInterval(flags)
+	problems.addAll(hkProblem)
 	if err := problems.err(); err != nil {
 		return nil, err
 	}

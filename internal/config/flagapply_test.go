@@ -69,15 +69,15 @@ func TestFlagPrecedence(t *testing.T) {
 func TestFlagRejectionNamesFlag(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
-		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\niptablesMasqueradeBit: 10\n")
-	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--local-storage-capacity-isolation=false", "--housekeeping-interval=5s"}), testEnv("node-a"))
+		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\nimagePullCredentialsVerificationPolicy: AlwaysVerify\n")
+	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--memory-manager-policy=Static", "--experimental-allocatable-ignore-eviction=true"}), testEnv("node-a"))
 	if err == nil {
 		t.Fatal("Load succeeded")
 	}
 	for _, want := range []string{
-		`flag --local-storage-capacity-isolation sets kubeletConfiguration field "localStorageCapacityIsolation": false is not supported by berth yet (only the default true is accepted): berth does not isolate ephemeral storage yet`,
-		`flag --housekeeping-interval: "5s" is not supported by berth yet (only the default "10s" is accepted): berth has no cAdvisor housekeeping`,
-		"\n  - kubeletConfiguration field \"iptablesMasqueradeBit\" (set in --config \"" + dir + "/c.yaml\"): 10 is not supported by berth yet (only the default 14 is accepted): berth creates no iptables chains",
+		`flag --memory-manager-policy sets kubeletConfiguration field "memoryManagerPolicy": "Static" is not supported by berth yet (only the default "None" is accepted): None: berth does no NUMA memory pinning`,
+		`flag --experimental-allocatable-ignore-eviction: "true" is not supported by berth yet (only the default "false" is accepted): false: the hard eviction threshold is reserved from allocatable`,
+		"\n  - kubeletConfiguration field \"imagePullCredentialsVerificationPolicy\" (set in --config \"" + dir + "/c.yaml\"): \"AlwaysVerify\" is not supported by berth yet (only the default \"NeverVerifyPreloadedImages\" is accepted): berth has no image pull credentials yet",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)

@@ -181,7 +181,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"registerWithTaints", Honoured, "taints the Node is registered with (--register-with-taints overrides)"},
 		{"registerNode", Honoured, "false: berth updates an existing Node but does not create it"},
 		{"tracing", Honoured, "spans (syncPod, syncTerminatingPod, syncTerminatedPod and one per CRI call) exported by OTLP gRPC to endpoint (default localhost:4317) at samplingRatePerMillion (default 0: only what a parent span samples), through component-base's tracing, as upstream; unset: no tracer provider at all"},
-		{"localStorageCapacityIsolation", NotImplemented, "berth does not isolate ephemeral storage yet"},
+		{"localStorageCapacityIsolation", Honoured, "true: ephemeral-storage is in the node's capacity and allocatable (and needed for Ready), and emptyDir sizeLimit and ephemeral-storage limits are enforced by eviction; false (rootless hosts): neither, as upstream"},
 		{"containerRuntimeEndpoint", Honoured, "the CRI runtime service endpoint"},
 		{"imageServiceEndpoint", Honoured, "the CRI image service endpoint (empty: the runtime endpoint)"},
 		{"failCgroupV1", Honoured, "true (the default, as upstream): berth refuses to start on a cgroup v1 host with upstream's message; false: it runs on cgroup v1"},
@@ -234,7 +234,7 @@ func plainFlagSupport() []FieldSupport {
 		{"--runtime-cgroups", Honoured, "an absolute cgroup name: the runtime's cgroup, reported as the \"runtime\" system container of /stats/summary (as upstream with a remote runtime, berth does not move the runtime)"},
 		{"--image-credential-provider-config", Honoured, "the CredentialProviderConfig (file or directory; kubelet.config.k8s.io v1, v1beta1, v1alpha1), validated at load; tokenAttributes (service account token mode) is refused"},
 		{"--image-credential-provider-bin-dir", Honoured, "where the credential provider plugin binaries are; each provider's must exist and be executable"},
-		{"--housekeeping-interval", NotImplemented, "berth has no cAdvisor housekeeping"},
+		{"--housekeeping-interval", Honoured, "berth has no cAdvisor: the stats provider samples cumulative CPU time at this period, for the usage rates (usageNanoCores) that cAdvisor's housekeeping computes upstream; must be positive"},
 		{"--pod-infra-container-image", Honoured, "the sandbox (pause) image (berth's own: removed upstream)"},
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"time"
 	"unicode"
 
 	"github.com/blang/semver/v4"
@@ -63,6 +64,27 @@ func validatePodLogsDir(dir string) []problem {
 		}
 	}
 	return ps
+}
+
+// DefaultHousekeepingInterval is upstream's --housekeeping-interval
+// default (pkg/kubelet/cadvisor's defaultHousekeepingInterval).
+const DefaultHousekeepingInterval = 10 * time.Second
+
+// housekeepingInterval reads --housekeeping-interval. cAdvisor takes any
+// duration; berth refuses one that is not positive, which would sample
+// without pause.
+func housekeepingInterval(flags *Flags) (time.Duration, []problem) {
+	if flags.fs == nil {
+		return DefaultHousekeepingInterval, nil
+	}
+	d, err := flags.fs.GetDuration("housekeeping-interval")
+	if err != nil {
+		panic(err) // registered by AddFlags with this type
+	}
+	if d <= 0 {
+		return 0, []problem{flagProblem("housekeeping-interval", "invalid value %q: must be positive", d)}
+	}
+	return d, nil
 }
 
 // validateShowHiddenMetrics accepts "" or the previous minor version, with

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -88,5 +90,39 @@ func TestUpstreamKubeletHidesNoMetric(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHousekeepingInterval(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
+		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n")
+	tests := []struct {
+		name    string
+		args    []string
+		want    time.Duration
+		wantErr string
+	}{
+		{name: "default", want: 10 * time.Second},
+		{name: "set", args: []string{"--housekeeping-interval=3s"}, want: 3 * time.Second},
+		{name: "zero", args: []string{"--housekeeping-interval=0s"}, wantErr: `flag --housekeeping-interval: invalid value "0s": must be positive`},
+		{name: "negative", args: []string{"--housekeeping-interval=-1s"}, wantErr: `flag --housekeeping-interval: invalid value "-1s": must be positive`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(context.Background(), parseFlags(t, append([]string{"--config=" + dir + "/c.yaml"}, tt.args...)), testEnv("node-a"))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Load: %v, want an error with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.HousekeepingInterval.Duration != tt.want {
+				t.Errorf("HousekeepingInterval %v, want %v", cfg.HousekeepingInterval.Duration, tt.want)
+			}
+		})
 	}
 }

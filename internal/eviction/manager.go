@@ -56,9 +56,14 @@ type Metrics interface {
 
 // Config is what New needs.
 type Config struct {
-	Thresholds        []Threshold
-	TransitionPeriod  time.Duration
-	MaxPodGracePeriod int64
+	Thresholds []Threshold
+	// LocalStorageCapacityIsolation is localStorageCapacityIsolation:
+	// each pass first evicts the pods over their local storage limits
+	// (LocalStorageEvictions). Off, as upstream, those limits are not
+	// enforced.
+	LocalStorageCapacityIsolation bool
+	TransitionPeriod              time.Duration
+	MaxPodGracePeriod             int64
 	// MonitoringPeriod is DefaultMonitoringPeriod when zero.
 	MonitoringPeriod time.Duration
 	Summary          SummaryFunc
@@ -126,6 +131,15 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
+// localStorageEvictions are LocalStorageEvictions when local storage is
+// isolated, else none.
+func (m *Manager) localStorageEvictions(pods []*corev1.Pod, stats PodStats, dedicated bool) []Eviction {
+	if !m.cfg.LocalStorageCapacityIsolation {
+		return nil
+	}
+	return LocalStorageEvictions(pods, stats, dedicated)
+}
+
 // Pass is one look at the node (upstream's synchronize): it updates the
 // conditions, then evicts the pods over their local storage limits or,
 // failing those, reclaims at most one pod's worth for the most pressing
@@ -153,7 +167,7 @@ func (m *Manager) Pass(ctx context.Context) {
 		}
 	}
 	pods, stats, dedicated := m.cfg.ActivePods(), PodStatsOf(sum), DedicatedImageFs(sum)
-	if evs := LocalStorageEvictions(pods, stats, dedicated); len(evs) > 0 {
+	if evs := m.localStorageEvictions(pods, stats, dedicated); len(evs) > 0 {
 		for _, ev := range evs {
 			m.evict(ctx, ev)
 		}

@@ -91,6 +91,8 @@ func TestManagerPass(t *testing.T) {
 		wantConds  []corev1.NodeConditionType
 		wantGC     []string
 		wantMetric []string
+		// isolationOff is localStorageCapacityIsolation false.
+		isolationOff bool
 	}{
 		{name: "no pressure", thresholds: []Threshold{memHard, fsHard}, sum: summary(now, 4<<30, 50<<30), pods: []*corev1.Pod{besteffort}},
 		{name: "memory: besteffort before guaranteed, static never", thresholds: []Threshold{memHard},
@@ -113,13 +115,15 @@ func TestManagerPass(t *testing.T) {
 			wantConds: []corev1.NodeConditionType{corev1.NodeDiskPressure}, wantMetric: []string{"nodefs.available"}},
 		{name: "emptyDir over its limit, no thresholds", sum: summary(now, 4<<30, 50<<30, scratchStats), pods: []*corev1.Pod{scratch},
 			wantKills: []string{`(no DisruptionTarget) scratch grace=0 Usage of EmptyDir volume "tmp" exceeds the limit "1Mi". `}, wantMetric: []string{"emptydirfs.limit"}},
+		{name: "emptyDir over its limit without localStorageCapacityIsolation: kept", sum: summary(now, 4<<30, 50<<30, scratchStats), pods: []*corev1.Pod{scratch},
+			isolationOff: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			killer, rec, mt := &fakeKiller{}, &fakeRecorder{}, &fakeMetrics{}
 			gc := &fakeReclaimer{sum: tt.sum, freed: tt.freed}
 			kicked := 0
-			m, err := New(Config{Thresholds: tt.thresholds, TransitionPeriod: time.Minute,
+			m, err := New(Config{Thresholds: tt.thresholds, TransitionPeriod: time.Minute, LocalStorageCapacityIsolation: !tt.isolationOff,
 				Summary:    func(context.Context, bool) (*statsapi.Summary, error) { return tt.sum, nil },
 				ActivePods: func() []*corev1.Pod { return tt.pods }, Killer: killer, Reclaimer: gc, Recorder: rec, Metrics: mt,
 				OnConditions: func() { kicked++ }, Clock: clocktesting.NewFakeClock(now)})

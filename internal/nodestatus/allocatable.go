@@ -9,7 +9,8 @@ import (
 )
 
 // Capacity returns the node's capacity: existing with cpu, memory, pods,
-// ephemeral-storage (when the root filesystem's size is known) and one
+// ephemeral-storage (with in.LocalStorageCapacityIsolation, when the root
+// filesystem's size is known) and one
 // hugepages-<size> per page size set from in. Huge page sizes the machine
 // no longer has are dropped; other resources (extended ones) are kept.
 func Capacity(existing corev1.ResourceList, in Inputs) corev1.ResourceList {
@@ -23,7 +24,7 @@ func Capacity(existing corev1.ResourceList, in Inputs) corev1.ResourceList {
 	c[corev1.ResourceMemory] = *resource.NewQuantity(in.Machine.MemoryBytes, resource.BinarySI)
 	c[corev1.ResourcePods] = *resource.NewQuantity(int64(in.MaxPods), resource.DecimalSI)
 	delete(c, corev1.ResourceEphemeralStorage)
-	if in.Machine.RootFSBytes > 0 {
+	if in.LocalStorageCapacityIsolation && in.Machine.RootFSBytes > 0 {
 		c[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(in.Machine.RootFSBytes, resource.DecimalSI)
 	}
 	for size, total := range in.Machine.HugePages {

@@ -73,6 +73,13 @@ func TestCapacityAndAllocatable(t *testing.T) {
 			allocatable: map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110"},
 		},
 		{
+			name:        "localStorageCapacityIsolation off: no ephemeral-storage",
+			mutate:      func(in *Inputs) { in.LocalStorageCapacityIsolation = false },
+			existing:    corev1.ResourceList{"ephemeral-storage": resource.MustParse("1G")},
+			capacity:    map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110"},
+			allocatable: map[string]string{"cpu": "4", "memory": "8092Mi", "pods": "110"},
+		},
+		{
 			name:   "extended resources are kept, stale huge page sizes dropped",
 			mutate: func(in *Inputs) { in.EvictionHard = nil },
 			existing: corev1.ResourceList{

@@ -142,7 +142,11 @@ func notReadyReasons(node *corev1.Node, in Inputs) []string {
 		out = append(out, MessageShuttingDown)
 	}
 	var missing []string
-	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage} {
+	required := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods}
+	if in.LocalStorageCapacityIsolation {
+		required = append(required, corev1.ResourceEphemeralStorage)
+	}
+	for _, r := range required {
 		if _, ok := node.Status.Capacity[r]; !ok {
 			missing = append(missing, string(r))
 		}

@@ -173,6 +173,17 @@ func TestReadyCondition(t *testing.T) {
 				"[container runtime not ready: RuntimeReady=false reason:Broken message:oops, container runtime network not ready, missing node capacity for resources: memory, ephemeral-storage]", now, before),
 		},
 		{
+			name:     "no ephemeral-storage needed without localStorageCapacityIsolation",
+			mutate:   func(in *Inputs) { in.LocalStorageCapacityIsolation = false },
+			capacity: corev1.ResourceList{"cpu": {}, "memory": {}, "pods": {}},
+			want:     cond("Ready", "True", "KubeletReady", ready, now, now),
+		},
+		{
+			name:     "ephemeral-storage missing with localStorageCapacityIsolation",
+			capacity: corev1.ResourceList{"cpu": {}, "memory": {}, "pods": {}},
+			want:     cond("Ready", "False", "KubeletNotReady", "missing node capacity for resources: ephemeral-storage", now, now),
+		},
+		{
 			name:   "back to ready",
 			prev:   []corev1.NodeCondition{cond("Ready", "False", "KubeletNotReady", "container runtime is down", before, before)},
 			want:   cond("Ready", "True", "KubeletReady", ready, now, now),

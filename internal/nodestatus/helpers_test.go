@@ -36,7 +36,8 @@ func baseInputs() Inputs {
 		KubeletPort:    10250,
 		MaxPods:        110,
 
-		ControllerAttachDetach: true,
+		ControllerAttachDetach:        true,
+		LocalStorageCapacityIsolation: true,
 		EvictionHard: map[string]string{
 			"memory.available": "100Mi", "nodefs.available": "10%",
 			"nodefs.inodesFree": "5%", "imagefs.available": "15%",

@@ -35,6 +35,12 @@ type Inputs struct {
 	// kubelet would attach volumes itself; berth has no attachable volume
 	// plugin, so leaving the annotation off is all it has to do.
 	ControllerAttachDetach bool
+	// LocalStorageCapacityIsolation is localStorageCapacityIsolation:
+	// ephemeral-storage is part of capacity (and so of allocatable) and
+	// required for Ready. Off (hosts whose root filesystem cannot be
+	// measured, rootless), the node reports no ephemeral-storage, as
+	// upstream.
+	LocalStorageCapacityIsolation bool
 
 	// RuntimeVersion is "<runtime name>://<version>" ("containerd://1.6.20").
 	RuntimeVersion string

@@ -82,7 +82,8 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 		ExternalCloudProvider: n.cfg.ExternalCloudProvider(),
 		ProviderID:            kc.ProviderID,
 
-		ControllerAttachDetach: kc.EnableControllerAttachDetach == nil || *kc.EnableControllerAttachDetach,
+		ControllerAttachDetach:        kc.EnableControllerAttachDetach == nil || *kc.EnableControllerAttachDetach,
+		LocalStorageCapacityIsolation: kc.LocalStorageCapacityIsolation == nil || *kc.LocalStorageCapacityIsolation,
 	}
 	in.RuntimeHandlers = runtimeHandlers(rt.Handlers)
 	if n.pressure != nil {
