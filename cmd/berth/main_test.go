@@ -113,7 +113,7 @@ func TestUnknownFlagsReportedTogether(t *testing.T) {
 
 func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	files := fstest.MapFS{
-		"bad.yaml":  {Data: []byte(header + "makeIPTablesUtilChains: false\niptablesDropBit: 10\n")},
+		"bad.yaml":  {Data: []byte(header + "imagePullCredentialsVerificationPolicy: AlwaysVerify\niptablesDropBit: 40\n")},
 		"typo.yaml": {Data: []byte(header + "staticPodDir: /etc/m\n")},
 		"good.yaml": {Data: []byte(header)},
 	}
@@ -124,15 +124,15 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	}{
 		{"unsupported fields", []string{"--config=/bad.yaml"}, []string{
 			`berth: invalid configuration (2 problems):`,
-			`kubeletConfiguration field "makeIPTablesUtilChains" (set in --config "/bad.yaml"): false is not supported by berth yet (only the default true is accepted)`,
-			`kubeletConfiguration field "iptablesDropBit" (set in --config "/bad.yaml"): 10 is not supported by berth yet (only the default 15 is accepted)`,
+			`kubeletConfiguration field "imagePullCredentialsVerificationPolicy" (set in --config "/bad.yaml"): "AlwaysVerify" is not supported by berth yet (only the default "NeverVerifyPreloadedImages" is accepted)`,
+			`kubeletConfiguration field "iptablesDropBit" (set in --config "/bad.yaml"): invalid value 40: must be between 0 and 31, inclusive`,
 		}},
 		{"unknown field", []string{"--config=/typo.yaml"}, []string{`unknown field "staticPodDir"`}},
 		{"missing file", []string{"--config=/nope.yaml"}, []string{`read config file "/nope.yaml"`}},
 		{"missing kubeconfig", []string{"--config=/good.yaml", "--kubeconfig=/k"}, []string{`flag --kubeconfig: read "/k"`}},
 		{"bootstrap kubeconfig without kubeconfig", []string{"--config=/good.yaml", "--bootstrap-kubeconfig=/b"}, []string{"flag --bootstrap-kubeconfig: needs --kubeconfig"}},
-		{"unsupported field by flag", []string{"--config=/good.yaml", "--make-iptables-util-chains=false"}, []string{
-			`flag --make-iptables-util-chains sets kubeletConfiguration field "makeIPTablesUtilChains": false is not supported by berth yet (only the default true is accepted)`,
+		{"invalid field by flag", []string{"--config=/good.yaml", "--runonce"}, []string{
+			`flag --runonce sets kubeletConfiguration field "runOnce": invalid value true: Runonce mode has been deprecated and should not be set (upstream v1.37 refuses it)`,
 		}},
 		{"unknown flag", []string{"--no-such-flag"}, []string{"--no-such-flag", "berth --help"}},
 		{"bad flag value", []string{"-v=loud"}, []string{`invalid argument "loud"`}},

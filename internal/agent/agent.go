@@ -409,6 +409,9 @@ func (n *node) run(ctx context.Context) error {
 	if n.shutdown != nil {
 		g.Go("node-shutdown", n.shutdown.Run)
 	}
+	if ptr.Deref(kc.MakeIPTablesUtilChains, true) {
+		g.Go("iptables", n.runIPTables)
+	}
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
 		g.Go("healthz", func(ctx context.Context) error {
 			return server.Serve(ctx, "healthz", kc.HealthzBindAddress, int(*kc.HealthzPort), server.HealthzHandler(healthCheck))

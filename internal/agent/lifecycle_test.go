@@ -106,6 +106,7 @@ func standalone(t *testing.T, fake *crifake.Fake) (*config.Config, string, int) 
 	// The fake runtime makes no cgroups: leave the host's alone.
 	kc.CgroupsPerQOS = ptr.To(false)
 	kc.EnforceNodeAllocatable = []string{"none"}
+	kc.MakeIPTablesUtilChains = ptr.To(false) // leave the host's iptables alone
 	return cfg, manifests, port
 }
 

@@ -52,6 +52,7 @@ var rules = []rule{
 	{dir: "gc", files: []string{"images.go", "containers.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 	// The user namespace allocator and file format; manager.go keeps them.
 	{dir: "userns", files: []string{"allocator.go", "file.go", "subids.go"}, also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
+	{dir: "iptables", files: []string{"plan.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/utils/exec"}},
 	{dir: "logrotate", files: []string{"choose.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 }
 

@@ -34,9 +34,11 @@ func sharedConfig(criEndpoint string) []string {
 		"nodeStatusUpdateFrequency: 10s",
 		"nodeStatusReportFrequency: 5m",
 		// cgroup v1 allowed (hosts that still run it; both refuse it by
-		// default), and an image GC that never removes the locally built
-		// test images (no registry can give them back).
+		// default), no iptables chains (a shared host), and an image GC
+		// that never removes the locally built test images (no registry
+		// can give them back).
 		"failCgroupV1: false",
+		"makeIPTablesUtilChains: false",
 		"imageGCHighThresholdPercent: 100",
 		"imageGCLowThresholdPercent: 99",
 	}

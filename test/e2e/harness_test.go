@@ -100,6 +100,9 @@ healthzPort: 0
 containerRuntimeEndpoint: %s
 cgroupDriver: cgroupfs
 failCgroupV1: false
+# The tests share the host: leave its iptables alone (internal/iptables
+# tests the chains in a network namespace of its own).
+makeIPTablesUtilChains: false
 # Standalone: no kubelet API (its webhook auth needs an API client, as
 # upstream); startClusterEnv turns it on with a --config-dir drop-in.
 enableServer: false

@@ -190,6 +190,8 @@ containerRuntimeEndpoint: %s
 runtimeRequestTimeout: 2m
 cgroupDriver: cgroupfs
 failCgroupV1: false
+# A development cluster on a shared host: leave its iptables alone.
+makeIPTablesUtilChains: false
 # The example images are built locally and no registry can give them back:
 # image GC by disk usage never removes them.
 imageGCHighThresholdPercent: 100
