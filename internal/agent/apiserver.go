@@ -50,6 +50,7 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 		EnableDebugFlagsHandler: ptr.Deref(kc.EnableDebugFlagsHandler, true),
 		SetVerbosity:            logs.GlogSetter,
 		LogDir:                  systemLogDir,
+		EnableSystemLogQuery:    ptr.Deref(kc.EnableSystemLogQuery, false),
 	})
 	if err != nil {
 		return err

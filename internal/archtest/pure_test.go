@@ -53,6 +53,7 @@ var rules = []rule{
 	// The user namespace allocator and file format; manager.go keeps them.
 	{dir: "userns", files: []string{"allocator.go", "file.go", "subids.go"}, also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 	{dir: "iptables", files: []string{"plan.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/utils/exec"}},
+	{dir: "logquery", files: []string{"query.go", "args.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "logrotate", files: []string{"choose.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 }
 

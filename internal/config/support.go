@@ -167,7 +167,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"kernelMemcgNotification", DefaultMatches, "false: berth does not watch memcg notifications"},
 		{"logging", Honoured, "format (text or json), flushFrequency, verbosity, vmodule and options, validated and applied by component-base's logs API, as upstream"},
 		{"enableSystemLogHandler", Honoured, "/logs/ serves /var/log (with enableDebuggingHandlers)"},
-		{"enableSystemLogQuery", DefaultMatches, "false: /logs/ serves files, no journal queries"},
+		{"enableSystemLogQuery", Honoured, "with enableSystemLogHandler (required, as upstream; NodeLogQuery is GA), /logs/?query= answers node log queries as upstream on Linux: journalctl for journald units, /var/log/<service>[.log] otherwise, a file query through the file server; parameters validated as upstream, journalctl run without a shell under a 30s deadline, output capped at 64 MiB (internal/logquery)"},
 		{"shutdownGracePeriod", Honoured, "graceful node shutdown through a systemd-logind delay inhibitor lock (0s: none)"},
 		{"shutdownGracePeriodCriticalPods", Honoured, "the part of shutdownGracePeriod kept for system-critical pods, which end last"},
 		{"shutdownGracePeriodByPodPriority", Honoured, "graceful node shutdown budgets by pod priority, lowest priority first"},

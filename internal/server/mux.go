@@ -3,6 +3,8 @@ package server
 import (
 	"errors"
 	"net/http"
+
+	"github.com/berthk8s/berth/internal/logquery"
 )
 
 // Handlers are the kubelet API endpoints other packages implement. A nil
@@ -43,6 +45,9 @@ type Config struct {
 	SetVerbosity            VerbositySetter
 	// LogDir is what /logs/ serves (upstream: /var/log).
 	LogDir string
+	// EnableSystemLogQuery (with the system log handler) makes /logs/
+	// answer node log queries (internal/logquery).
+	EnableSystemLogQuery bool
 }
 
 // NewHandler returns the kubelet API handler: every endpoint behind
@@ -121,7 +126,11 @@ func registerDebugging(handle func(string, http.Handler), cfg Config) {
 	handle("GET /configz", configz(cfg.Configz))
 	handle("GET /runningpods/", runningPods(cfg.RunningPods))
 	if cfg.EnableSystemLogHandler {
-		handle("/logs/", systemLogs(cfg.LogDir))
+		logs := systemLogs(cfg.LogDir)
+		if cfg.EnableSystemLogQuery {
+			logs = logquery.Handler(logquery.Config{Dir: cfg.LogDir, Files: logs})
+		}
+		handle("/logs/", logs)
 	} else {
 		handle("/logs/", disabled("logs endpoint is disabled."))
 	}
