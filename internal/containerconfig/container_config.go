@@ -1,20 +1,12 @@
 package containerconfig
 
 import (
-	"path/filepath"
-	"strconv"
-
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/expansion"
+	"github.com/berthk8s/berth/internal/podutil"
 )
-
-// containerLogPath is the container's log file relative to the pod log
-// directory: <container name>/<restart count>.log.
-func containerLogPath(name string, restartCount int) string {
-	return filepath.Join(name, strconv.Itoa(restartCount)+".log")
-}
 
 // ContainerParams is everything a container config is built from. The
 // caller resolves what needs the world (image, mounts, environment) and
@@ -72,7 +64,7 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 		Envs:        p.Env,
 		Labels:      containerLabels(pod, c),
 		Annotations: containerAnnotations(pod, c, p.Type, p.Hash, p.RestartCount),
-		LogPath:     containerLogPath(c.Name, p.RestartCount),
+		LogPath:     podutil.ContainerLogFile(c.Name, p.RestartCount),
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,

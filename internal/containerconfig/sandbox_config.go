@@ -3,23 +3,18 @@ package containerconfig
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // hostnameMaxLen caps a pod hostname: 64 bytes with the terminating NUL.
 const hostnameMaxLen = 63
-
-// podLogDir is the pod's log directory: <podLogsDir>/<namespace>_<name>_<uid>.
-func podLogDir(podLogsDir string, pod *corev1.Pod) string {
-	return filepath.Join(podLogsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
-}
 
 // podHostname is spec.hostname or the pod name, cut to 63 characters
 // without a trailing '-' or '.' (upstream truncatePodHostnameIfNeeded).
@@ -141,7 +136,7 @@ func Sandbox(p SandboxParams) (*runtimeapi.PodSandboxConfig, []Event, error) {
 			Uid:       string(pod.UID),
 			Attempt:   p.Attempt,
 		},
-		LogDirectory: podLogDir(p.PodLogsDir, pod),
+		LogDirectory: podutil.LogDir(p.PodLogsDir, pod.Namespace, pod.Name, pod.UID),
 		DnsConfig:    dns,
 		PortMappings: portMappings(pod),
 		Labels:       podLabels(pod),

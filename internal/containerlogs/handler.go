@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -116,8 +116,7 @@ func (h *Handler) logPath(pod *corev1.Pod, container string, inst instance) stri
 	if c, ok := h.cfg.Container(pod.UID, inst.ID); ok && c.LogPath != "" {
 		return c.LogPath
 	}
-	dir := fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)
-	return filepath.Join(h.cfg.PodLogsDir, dir, container, strconv.Itoa(inst.RestartCount)+".log")
+	return filepath.Join(podutil.LogDir(h.cfg.PodLogsDir, pod.Namespace, pod.Name, pod.UID), podutil.ContainerLogFile(container, inst.RestartCount))
 }
 
 // stream commits a 200 and writes the log, flushing every write.

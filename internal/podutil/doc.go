@@ -10,6 +10,8 @@
 //	            (upstream's ContainerShouldRestart, ContainerRestartRules on)
 //	restartall.go  RestartAllContainers: whether an exit triggers it, whether
 //	            a pod can do it, whether a status says it is under way
+//	logdir.go   LogDir and ContainerLogFile: where a pod's and a container's
+//	            logs lie under podLogsDir
 //	uid.go      ValidateUID, the rule a pod UID passes before it becomes a
 //	            path element (pod and log directories); podsource refuses
 //	            pods that fail it, housekeeping removes no directory whose

@@ -9,10 +9,13 @@ import (
 
 	"google.golang.org/grpc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // Runtime is what the provider asks the CRI runtime service. The
@@ -314,8 +317,8 @@ func (p *Provider) logUsage(containers []*runtimeapi.Container) map[string]usage
 			continue
 		}
 		l := c.GetLabels()
-		podDir := l["io.kubernetes.pod.namespace"] + "_" + l["io.kubernetes.pod.name"] + "_" + l["io.kubernetes.pod.uid"]
-		bytes, inodes := dirUsage(filepath.Join(p.cfg.PodLogsDir, podDir, c.GetMetadata().GetName()))
+		podDir := podutil.LogDir(p.cfg.PodLogsDir, l["io.kubernetes.pod.namespace"], l["io.kubernetes.pod.name"], types.UID(l["io.kubernetes.pod.uid"]))
+		bytes, inodes := dirUsage(filepath.Join(podDir, c.GetMetadata().GetName()))
 		out[c.GetId()] = usage{Bytes: bytes, Inodes: inodes}
 	}
 	return out
