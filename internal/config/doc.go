@@ -28,6 +28,10 @@
 //     pull concurrency (and ImagePullLimit), hairpinMode, oomScoreAdj.
 //   - validate_limits.go: the node's limits (podsPerCore, maxOpenFiles,
 //     registryPullQPS and registryBurst, the crash loop back-off cap).
+//   - validate_node.go: podLogsDir, runOnce (refused, as upstream v1.37),
+//     the iptables bits, showHiddenMetricsForVersion (component-base) and
+//     enableSystemLogQuery as upstream validates them, and
+//     --housekeeping-interval.
 //   - process.go: BlockProfiling, the decision on enableContentionProfiling.
 //   - validate_cgroups.go: the container manager's fields as upstream
 //     validates them (cgroupsPerQOS, systemCgroups, reservedSystemCPUs,
