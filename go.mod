@@ -3,6 +3,7 @@ module github.com/berthk8s/berth
 go 1.26.8
 
 require (
+	github.com/blang/semver/v4 v4.0.0
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/cyphar/filepath-securejoin v0.7.0
 	github.com/distribution/reference v0.6.0
@@ -43,7 +44,6 @@ require (
 require (
 	cyphar.com/go-pathrs v0.2.5 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
