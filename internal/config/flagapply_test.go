@@ -70,13 +70,12 @@ func TestFlagRejectionNamesFlag(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
 		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\nreservedMemory: [{numaNode: 0, limits: {memory: 1Gi}}]\n")
-	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--memory-manager-policy=Static", "--experimental-allocatable-ignore-eviction=true"}), testEnv("node-a"))
+	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--memory-manager-policy=Static"}), testEnv("node-a"))
 	if err == nil {
 		t.Fatal("Load succeeded")
 	}
 	for _, want := range []string{
 		`flag --memory-manager-policy sets kubeletConfiguration field "memoryManagerPolicy": "Static" is not supported by berth yet (only the default "None" is accepted): None: berth does no NUMA memory pinning`,
-		`flag --experimental-allocatable-ignore-eviction: "true" is not supported by berth yet (only the default "false" is accepted): false: the hard eviction threshold is reserved from allocatable`,
 		"\n  - kubeletConfiguration field \"reservedMemory\" (set in --config \"" + dir + "/c.yaml\"): [{\"numaNode\":0,\"limits\":{\"memory\":\"1Gi\"}}] is not supported by berth yet (only the default null is accepted): empty: no memory manager",
 	} {
 		if !strings.Contains(err.Error(), want) {
