@@ -73,6 +73,7 @@ func (t *startupTracker) statusUpdated(uid types.UID, status *corev1.PodStatus) 
 	if st.running.IsZero() && allStarted(status) {
 		st.running = now
 		st.initRuntime = initRuntime(status)
+		st.stages.containersStarted = lastStarted(status)
 	}
 }
 
