@@ -25,7 +25,7 @@ func TestStageNamesMatchUpstream(t *testing.T) {
 	s := newStageMetrics()
 	for _, tt := range []struct {
 		key, berth, value string
-		c             prometheus.Collector
+		c                 prometheus.Collector
 	}{
 		{"PodWorkerStartDurationKey", podWorkerStartName, "PodWorkerStartDuration", s.workerStart},
 		{"PodStatusSyncDurationKey", podStatusSyncName, "PodStatusSyncDuration", s.statusSync},
