@@ -67,6 +67,7 @@ func (r *runner) samplePeak(ctx context.Context, n *node) func() []procSample {
 		got, err := sampleUntilDone(ctx, n.pid())
 		if err != nil {
 			r.cfg.Logf("sample %s during a burst: %v", n.name, err)
+			got = nil
 		}
 		done <- got[n.pid()]
 	}()
@@ -82,10 +83,10 @@ func (r *runner) addPeak(prefix, col string, samples []procSample) {
 	if len(samples) == 0 {
 		return
 	}
-	cpu, rss := usage(samples)
+	_, rss := usage(samples)
 	r.samples.Add(prefix+"_peak_rss", col, slices.Max(rss))
-	if len(cpu) > 0 {
-		r.samples.Add(prefix+"_peak_cpu", col, slices.Max(cpu))
+	if cpu, ok := peakCPU(samples); ok {
+		r.samples.Add(prefix+"_peak_cpu", col, cpu)
 	}
 	r.samples.Add(prefix+"_cpu_s", col, cpuSeconds(samples))
 }

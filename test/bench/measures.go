@@ -42,7 +42,7 @@ func burstMeasures(n string) []Measure {
 	}
 	m = append(m,
 		Measure{Key: "burst" + n + "_peak_rss", Title: b + "kubelet peak RSS", Unit: "MiB"},
-		Measure{Key: "burst" + n + "_peak_cpu", Title: b + "kubelet peak CPU (5 s)", Unit: "% core"},
+		Measure{Key: "burst" + n + "_peak_cpu", Title: b + "kubelet peak CPU (5 s, or the burst's length)", Unit: "% core"},
 		Measure{Key: "burst" + n + "_cpu_s", Title: b + "kubelet CPU time, create to all Running", Unit: "s"},
 	)
 	d := "delete " + n + ": "
@@ -50,7 +50,7 @@ func burstMeasures(n string) []Measure {
 		Measure{Key: "delete" + n + "_pod", Title: d + "delete to gone, per pod", Unit: "s", Dist: true},
 		Measure{Key: "delete" + n + "_all", Title: d + "all gone", Unit: "s", Dist: true},
 		Measure{Key: "delete" + n + "_peak_rss", Title: d + "kubelet peak RSS", Unit: "MiB"},
-		Measure{Key: "delete" + n + "_peak_cpu", Title: d + "kubelet peak CPU (5 s)", Unit: "% core"},
+		Measure{Key: "delete" + n + "_peak_cpu", Title: d + "kubelet peak CPU (5 s, or the deletion's length)", Unit: "% core"},
 		Measure{Key: "delete" + n + "_cpu_s", Title: d + "kubelet CPU time, delete to all gone", Unit: "s"},
 	)
 }

@@ -204,31 +204,58 @@ func sampleLoop(ctx context.Context, end time.Time, pids ...int) (map[int][]proc
 	out := map[int][]procSample{}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for {
+	read := func() error {
 		now := time.Now()
 		table, err := readTable()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, pid := range pids {
 			s, err := readTree(table, pid, now)
 			if err != nil {
-				return nil, fmt.Errorf("sample process %d: %w", pid, err)
+				return fmt.Errorf("sample process %d: %w", pid, err)
 			}
 			out[pid] = append(out[pid], s)
 		}
-		if !end.IsZero() && !now.Before(end) {
+		return nil
+	}
+	for {
+		if err := read(); err != nil {
+			return nil, err
+		}
+		if !end.IsZero() && !time.Now().Before(end) {
 			return out, nil
 		}
 		select {
 		case <-ctx.Done():
 			if end.IsZero() {
-				return out, nil
+				// The last reading closes the window at its end.
+				return out, read()
 			}
 			return nil, ctx.Err()
 		case <-tick.C:
 		}
 	}
+}
+
+// peakCPU is the busiest window of up to cpuWindow seconds in the
+// samples, in percent of one core; false with fewer than two samples. It
+// is pure.
+func peakCPU(samples []procSample) (float64, bool) {
+	w := min(cpuWindow, len(samples)-1)
+	if w < 1 {
+		return 0, false
+	}
+	peak, ok := 0.0, false
+	for i := w; i < len(samples); i++ {
+		a, b := samples[i-w], samples[i]
+		dt := b.At.Sub(a.At).Seconds()
+		if dt <= 0 || b.CPUTicks < a.CPUTicks {
+			continue
+		}
+		peak, ok = max(peak, float64(b.CPUTicks-a.CPUTicks)/clockTicks/dt*100), true
+	}
+	return peak, ok
 }
 
 // cpuSeconds is the CPU time the samples span, in seconds. It is pure.

@@ -86,3 +86,21 @@ func TestUsage(t *testing.T) {
 		t.Errorf("rss = %v, want 10..20 MiB", rss)
 	}
 }
+
+func TestPeakCPUAndCPUTime(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC) }
+	samples := []procSample{{At: at(0), CPUTicks: 0}, {At: at(1), CPUTicks: 10}, {At: at(2), CPUTicks: 50}}
+	peak, ok := peakCPU(samples)
+	if !ok || peak != 25 {
+		t.Errorf("peakCPU = %v, %v; want 25 (50 ticks in the 2 s window)", peak, ok)
+	}
+	if _, ok := peakCPU(samples[:1]); ok {
+		t.Error("peakCPU of one sample: ok")
+	}
+	if got := cpuSeconds(samples); got != 0.5 {
+		t.Errorf("cpuSeconds = %v, want 0.5", got)
+	}
+	if got := cpuSecondsPerMinute(samples); got != 15 {
+		t.Errorf("cpuSecondsPerMinute = %v, want 15", got)
+	}
+}
