@@ -86,7 +86,10 @@ func run() error {
 	measures := bench.Measures(bursts)
 	rep := report{Date: start.UTC(), Machine: describeMachine(), Repeats: *repeats, Bursts: bursts, Steady: steady.String(),
 		Measures: measures, Samples: res.Samples, Idle: res.Idle}
-	table := idleLines(res.Idle) + bench.Table(measures, res.Samples)
+	table := idleLines(res.Idle)
+	if len(res.Samples) > 0 {
+		table += bench.Table(measures, res.Samples)
+	}
 	fmt.Printf("\n%s, %s, %d repeats, run took %s\n\n%s", rep.Date.Format(time.RFC3339), rep.Machine, *repeats,
 		time.Since(start).Round(time.Second), table)
 	data, err := json.MarshalIndent(rep, "", "  ")
