@@ -4,7 +4,10 @@
 # control plane and the upstream kubelet (tools/kube), builds berth the way
 # the kubelet is built (static, -trimpath, -s -w), then runs every scenario
 # for both kubelets and the CRI floor. Arguments go to test/bench/cmd/bench
-# (e.g. -repeats 1 -bursts 10 -steady 20s for a quick look).
+# (e.g. -repeats 1 -bursts 10 -steady 20s for a quick look). It refuses to
+# run when other processes use more than -idle-threshold (10 %) of the CPU
+# once it holds the lock, unless -allow-busy is given, and warns in its
+# output when they do during the run (docs/performance.md).
 #
 # It holds /tmp/berth-e2e.lock while it runs: end-to-end tests and the bench
 # share containerd and must not run at once.

@@ -229,7 +229,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		Observe: n.metrics.ObserveRelist}); err != nil {
 		return fmt.Errorf("create PLEG: %w", err)
 	}
-	n.statuses = podstatus.NewStore()
+	n.statuses = podstatus.NewStoreWithClock(clk)
 	if n.prober, n.probeMetrics, err = n.newProber(); err != nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.workers, err = podworker.New(podworker.Config{
 		Syncer: syncer, Cache: cache, Clock: clk,
 		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
-		ObserveSync: n.metrics.ObservePodSync,
+		ObserveSync: n.metrics.ObservePodSync, ObserveStart: n.metrics.ObservePodWorkerStart,
 		// A runtime call that timed out is retried within a second, not
 		// after the 10 s back-off; a forbidden answer reaching the worker
 		// has outlived the volume manager's own retries: not transient.
@@ -314,7 +314,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.evictor, err = n.newEviction(); err != nil {
 		return err
 	}
-	return cl.startStatusSync(n.statuses, n.loop, n.workers)
+	return cl.startStatusSync(n.statuses, n.loop, n.workers, observeWritten(n.metrics))
 }
 
 // newRuntime builds the runtime manager that applies pod plans through the

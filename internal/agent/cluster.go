@@ -151,7 +151,8 @@ func (c *cluster) mirrors(lookup func(fullName string) (*corev1.Pod, bool), term
 }
 
 // startStatusSync builds the pod status writer (cluster mode only).
-func (c *cluster) startStatusSync(store *podstatus.Store, loop *syncloop.Loop, workers *podworker.Workers) error {
+func (c *cluster) startStatusSync(store *podstatus.Store, loop *syncloop.Loop, workers *podworker.Workers,
+	observe func(context.Context, statussync.Written)) error {
 	if c.clients == nil {
 		return nil
 	}
@@ -165,6 +166,7 @@ func (c *cluster) startStatusSync(store *podstatus.Store, loop *syncloop.Loop, w
 		// are reclaimed, its volumes torn down included.
 		CanBeDeleted: workers.ShouldPodBeFinished,
 		Clock:        c.clock,
+		ObserveWrite: observe,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod status writer: %w", err)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/berthk8s/berth/internal/podsync"
 	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/stats"
+	"github.com/berthk8s/berth/internal/statussync"
 )
 
 // newMetrics builds berth's metric set; the components get its observers
@@ -46,6 +48,14 @@ func (s observedStatuses) Delete(uid types.UID) {
 // sync loop calls it as it takes the update.
 func observeUpdate(m *metrics.Metrics, clk clock.PassiveClock) func(podsource.Update) {
 	return func(u podsource.Update) { m.ObservePodsOnWatch(u.Pods, podutil.IsStatic, clk.Now()) }
+}
+
+// observeWritten shows every pod status the status writer wrote to the
+// status sync latency and the pod start stages.
+func observeWritten(m *metrics.Metrics) func(context.Context, statussync.Written) {
+	return func(ctx context.Context, w statussync.Written) {
+		m.ObservePodStatusWritten(ctx, w.Pod, &w.Status, w.Since, w.At)
+	}
 }
 
 // observability is the kubelet API's metrics and stats endpoints. Built

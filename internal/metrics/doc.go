@@ -9,6 +9,10 @@
 //	certificate.go the certificate managers' renewal errors, rotation ages and TTLs (internal/certificate)
 //	eviction.go  kubelet_evictions and kubelet_eviction_stats_age_seconds, fed by the eviction manager
 //	userns.go    kubelet_started_user_namespaced_pods_total and _errors_total, fed by kuberuntime's Apply
+//	stages.go    the stages of a pod's start: upstream's pod worker start, run_podsandbox and pod status
+//	             sync latencies, berth_pod_start_stage_duration_seconds for the stages upstream does not
+//	             measure, and one "Pod start stages" log line per started pod with the moments (test/bench reads it)
+//	pullrecords.go kubelet_imagemanager_*: the image pull records' checks and sizes (internal/pullrecords)
 //
 // Components never import this package's state: they take small observer
 // functions in their Config (nil = off), and the agent wires the methods

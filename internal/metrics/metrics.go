@@ -46,6 +46,7 @@ type Metrics struct {
 	startup  *startupTracker
 	imageGC  *prometheus.CounterVec
 	eviction evictionMetrics
+	stages   stageMetrics
 }
 
 // New builds the registry and registers every collector. It starts nothing.
@@ -64,6 +65,7 @@ func New(cfg Config) (*Metrics, error) {
 		pods:     newPodMetrics(),
 		imageGC:  newImageGCTotal(),
 		eviction: newEvictionMetrics(),
+		stages:   newStageMetrics(),
 	}
 	m.startup = newStartupTracker(cfg.Clock, &m.pods)
 	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -80,6 +82,7 @@ func New(cfg Config) (*Metrics, error) {
 	cs = append(cs, m.pleg.collectors()...)
 	cs = append(cs, m.pods.collectors()...)
 	cs = append(cs, m.eviction.collectors()...)
+	cs = append(cs, m.stages.collectors()...)
 	for _, c := range cs {
 		if err := m.reg.Register(c); err != nil {
 			return nil, err

@@ -66,8 +66,14 @@ func (m *Metrics) ObserveCRI(c cri.Call) {
 	switch req := c.Request.(type) {
 	case *runtimeapi.RunPodSandboxRequest:
 		m.runtime.startedPods.Inc()
+		m.stages.runPodSandbox.WithLabelValues(req.GetRuntimeHandler()).Observe(c.Duration.Seconds())
 		if c.Err != nil {
 			m.runtime.startedPodsErrors.Inc()
+			m.stages.runPodSandboxErrors.WithLabelValues(req.GetRuntimeHandler()).Inc()
+			break
+		}
+		if uid := req.GetConfig().GetMetadata().GetUid(); uid != "" {
+			m.startup.sandboxReady(types.UID(uid), c.Start.Add(c.Duration))
 		}
 	case *runtimeapi.CreateContainerRequest:
 		m.runtime.startedContainers.WithLabelValues(containerType(req.GetConfig().GetAnnotations())).Inc()

@@ -119,6 +119,9 @@ type podStartup struct {
 	// startRecorded: the pod start duration was recorded; sliRecorded:
 	// the SLI and total were.
 	startRecorded, sliRecorded bool
+	// stages are the moments of the pod's start that berth's stage split
+	// reports (stages.go).
+	stages stageTimes
 }
 
 type pullSession struct{ start, end time.Time }

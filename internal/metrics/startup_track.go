@@ -73,6 +73,7 @@ func (t *startupTracker) statusUpdated(uid types.UID, status *corev1.PodStatus) 
 	if st.running.IsZero() && allStarted(status) {
 		st.running = now
 		st.initRuntime = initRuntime(status)
+		st.stages.containersStarted = lastStarted(status)
 	}
 }
 
@@ -144,10 +145,11 @@ func initRuntime(status *corev1.PodStatus) time.Duration {
 }
 
 // stateful reports whether the pod mounts a volume other than a secret,
-// config map, downward API or emptyDir: the SLI leaves such pods out.
+// config map, downward API, emptyDir or projected volume (upstream's
+// isStatefulPod): the SLI leaves such pods out.
 func stateful(pod *corev1.Pod) bool {
 	for _, v := range pod.Spec.Volumes {
-		if v.Secret == nil && v.ConfigMap == nil && v.DownwardAPI == nil && v.EmptyDir == nil {
+		if v.Secret == nil && v.ConfigMap == nil && v.DownwardAPI == nil && v.EmptyDir == nil && v.Projected == nil {
 			return true
 		}
 	}

@@ -2,10 +2,12 @@ package podstatus
 
 import (
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/podutil"
 )
@@ -19,17 +21,30 @@ import (
 //
 // Changed signals every Set or Delete that changed what is stored; the
 // signal coalesces (capacity 1), so a reader that wakes on it must read the
-// whole store, not one entry.
+// whole store, not one entry. Each entry carries the time of its last
+// change, so a writer can tell how long a status waited (the status sync
+// latency).
 type Store struct {
+	clock clock.PassiveClock
 	// mu guards statuses.
 	mu       sync.Mutex
-	statuses map[types.UID]corev1.PodStatus
+	statuses map[types.UID]Entry
 	changed  chan struct{}
 }
 
-// NewStore returns an empty store.
-func NewStore() *Store {
-	return &Store{statuses: make(map[types.UID]corev1.PodStatus), changed: make(chan struct{}, 1)}
+// Entry is one pod's stored status and when it last changed.
+type Entry struct {
+	Status corev1.PodStatus
+	// Changed is when a Set last changed the status.
+	Changed time.Time
+}
+
+// NewStore returns an empty store that stamps changes with the real clock.
+func NewStore() *Store { return NewStoreWithClock(clock.RealClock{}) }
+
+// NewStoreWithClock returns an empty store that stamps changes with clk.
+func NewStoreWithClock(clk clock.PassiveClock) *Store {
+	return &Store{clock: clk, statuses: make(map[types.UID]Entry), changed: make(chan struct{}, 1)}
 }
 
 // Changed returns a channel that receives a value after a Set or Delete
@@ -52,13 +67,16 @@ func (s *Store) Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus {
 	st := *status.DeepCopy()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if prev, ok := s.statuses[uid]; ok && podutil.IsTerminal(prev.Phase) && !podutil.IsTerminal(st.Phase) {
-		st.Phase, st.Reason, st.Message = prev.Phase, prev.Reason, prev.Message
+	prev, ok := s.statuses[uid]
+	if ok && podutil.IsTerminal(prev.Status.Phase) && !podutil.IsTerminal(st.Phase) {
+		st.Phase, st.Reason, st.Message = prev.Status.Phase, prev.Status.Reason, prev.Status.Message
 	}
-	if prev, ok := s.statuses[uid]; !ok || !apiequality.Semantic.DeepEqual(prev, st) {
+	changed := prev.Changed
+	if !ok || !apiequality.Semantic.DeepEqual(prev.Status, st) {
+		changed = s.clock.Now()
 		s.notify()
 	}
-	s.statuses[uid] = st
+	s.statuses[uid] = Entry{Status: st, Changed: changed}
 	return *st.DeepCopy()
 }
 
@@ -66,11 +84,11 @@ func (s *Store) Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus {
 func (s *Store) Get(uid types.UID) (corev1.PodStatus, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, ok := s.statuses[uid]
+	e, ok := s.statuses[uid]
 	if !ok {
 		return corev1.PodStatus{}, false
 	}
-	return *st.DeepCopy(), true
+	return *e.Status.DeepCopy(), true
 }
 
 // Delete forgets the pod.
@@ -88,8 +106,19 @@ func (s *Store) Snapshot() map[types.UID]corev1.PodStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[types.UID]corev1.PodStatus, len(s.statuses))
-	for uid, st := range s.statuses {
-		out[uid] = *st.DeepCopy()
+	for uid, e := range s.statuses {
+		out[uid] = *e.Status.DeepCopy()
+	}
+	return out
+}
+
+// Entries returns a copy of every stored status with its change time.
+func (s *Store) Entries() map[types.UID]Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[types.UID]Entry, len(s.statuses))
+	for uid, e := range s.statuses {
+		out[uid] = Entry{Status: *e.Status.DeepCopy(), Changed: e.Changed}
 	}
 	return out
 }

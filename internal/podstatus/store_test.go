@@ -3,10 +3,12 @@ package podstatus
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestStoreNeverLeavesTerminalPhase(t *testing.T) {
@@ -116,6 +118,32 @@ func TestStoreChanged(t *testing.T) {
 		st.do()
 		if got := pending(); got != st.want {
 			t.Errorf("%s: signal pending = %v, want %v", st.name, got, st.want)
+		}
+	}
+}
+
+// TestStoreEntriesChangeTime: an entry's Changed moves only when a Set
+// changes the stored status.
+func TestStoreEntriesChangeTime(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	s := NewStoreWithClock(clk)
+	running := corev1.PodStatus{Phase: corev1.PodRunning}
+	steps := []struct {
+		name        string
+		set         corev1.PodStatus
+		wantChanged time.Time
+	}{
+		{"first set", corev1.PodStatus{Phase: corev1.PodPending}, t0.Add(time.Second)},
+		{"same status again", corev1.PodStatus{Phase: corev1.PodPending}, t0.Add(time.Second)},
+		{"new status", running, t0.Add(3 * time.Second)},
+	}
+	for _, st := range steps {
+		clk.SetTime(clk.Now().Add(time.Second))
+		s.Set("u", st.set)
+		want := map[types.UID]Entry{"u": {Status: st.set, Changed: st.wantChanged}}
+		if diff := cmp.Diff(want, s.Entries()); diff != "" {
+			t.Errorf("%s: Entries() (-want +got):\n%s", st.name, diff)
 		}
 	}
 }

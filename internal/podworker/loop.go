@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 )
 
@@ -41,6 +42,7 @@ func (w *Workers) run(ctx context.Context, wk *worker) {
 			_, ref, _ := identify(s.opts)
 			logger := klog.FromContext(ctx).WithValues("pod", ref, "podUID", wk.uid)
 			callCtx = klog.NewContext(callCtx, logger)
+			w.observeStart(wk.uid, s)
 			outcome, err := w.perform(callCtx, s, lastSync)
 			lastSync = w.cfg.Clock.Now()
 			if ctx.Err() != nil {
@@ -136,6 +138,15 @@ func (w *Workers) observe(s step) {
 		return
 	}
 	w.cfg.ObserveSync(durationLabel(s), w.cfg.Clock.Since(s.opts.StartTime))
+}
+
+// observeStart reports the start of a created pod's first sync since berth
+// first saw it.
+func (w *Workers) observeStart(uid types.UID, s step) {
+	if w.cfg.ObserveStart == nil || s.action != CallSyncPod || s.opts.Type != SyncPodCreate || s.opts.StartTime.IsZero() {
+		return
+	}
+	w.cfg.ObserveStart(uid, s.opts.StartTime, w.cfg.Clock.Now())
 }
 
 // durationLabel is the operation label of upstream's pod worker duration:

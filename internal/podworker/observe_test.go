@@ -49,3 +49,28 @@ func TestObserveSyncSinceStartTime(t *testing.T) {
 		t.Errorf("observations (-want +got):\n%s", diff)
 	}
 }
+
+// TestObserveStartOnCreate: only the SyncPod of a create update with a
+// StartTime reports the worker start.
+func TestObserveStartOnCreate(t *testing.T) {
+	type obs struct {
+		UID       types.UID
+		FirstSeen time.Time
+		Now       time.Time
+	}
+	var got []obs
+	clk := testingclock.NewFakeClock(epoch.Add(2 * time.Second))
+	w, err := New(Config{Syncer: newFakeSyncer(), Cache: &fakeCache{minTimes: map[types.UID][]time.Time{}}, Clock: clk,
+		ObserveStart: func(uid types.UID, firstSeen, now time.Time) { got = append(got, obs{uid, firstSeen, now}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.observeStart("a", step{action: CallSyncPod, opts: UpdateOptions{Type: SyncPodCreate, StartTime: epoch}})
+	w.observeStart("b", step{action: CallSyncPod, opts: UpdateOptions{Type: SyncPodCreate}})
+	w.observeStart("c", step{action: CallSyncPod, opts: UpdateOptions{Type: SyncPodUpdate, StartTime: epoch}})
+	w.observeStart("d", step{action: CallSyncTerminatingPod, opts: UpdateOptions{Type: SyncPodCreate, StartTime: epoch}})
+	want := []obs{{"a", epoch, epoch.Add(2 * time.Second)}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("observations (-want +got):\n%s", diff)
+	}
+}

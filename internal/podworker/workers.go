@@ -47,6 +47,11 @@ type Config struct {
 	// "kill"), or "terminated" for SyncTerminatedPod. It is called on the
 	// pod's worker goroutine and must not block.
 	ObserveSync func(operation string, d time.Duration)
+	// ObserveStart, if set, is called as the worker begins the SyncPod of
+	// a create update with a StartTime (berth first saw the pod then):
+	// upstream's pod worker start latency. It is called on the pod's
+	// worker goroutine, with the time now, and must not block.
+	ObserveStart func(uid types.UID, firstSeen, now time.Time)
 	// Transient, if set, says whether a failed call's error is expected to
 	// clear on its own (package transient: a runtime call that timed out,
 	// a runtime restarting). Such a call is retried after a short

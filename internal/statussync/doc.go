@@ -37,6 +37,11 @@
 // own (the latest status wins). The Run goroutine alone reads and
 // updates the records, before and after the operations.
 //
+// Every write that reaches the API server is reported (Config.ObserveWrite)
+// with the time since the store first held a change not yet written
+// (latency.go; the store stamps its changes): upstream's pod status sync
+// latency, the cache → PATCH stage of a pod's start.
+//
 // A failed write leaves the pod's record as it was, so the next pass (at
 // the latest the periodic one) retries: losing the API server loses no
 // status. The syncer never writes to the store.

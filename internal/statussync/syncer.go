@@ -42,6 +42,22 @@ type Config struct {
 	Clock        clock.WithTicker
 	// SyncPeriod is the period of the full pass; DefaultSyncPeriod when 0.
 	SyncPeriod time.Duration
+	// ObserveWrite, if set, is called on the Run goroutine after a pod's
+	// generated status reached the API server (patched, or found there
+	// already). It must not block.
+	ObserveWrite func(ctx context.Context, w Written)
+}
+
+// Written is one status that reached the API server.
+type Written struct {
+	UID types.UID
+	// Pod is the API object after the write.
+	Pod    *corev1.Pod
+	Status corev1.PodStatus
+	// Since is when the store first held a change of the pod's status that
+	// had not been written yet (upstream's status sync latency starts
+	// there, whatever changes followed); At is when the write returned.
+	Since, At time.Time
 }
 
 // Syncer writes pod statuses to the API server.
@@ -51,8 +67,9 @@ type Config struct {
 type Syncer struct {
 	cfg  Config
 	wake chan struct{}
-	// records is owned by the Run goroutine.
+	// records and pending are owned by the Run goroutine.
 	records map[types.UID]Record
+	pending map[types.UID]pendingChange
 	// afterPass, when set (tests), is called by Run after every pass.
 	afterPass func(periodic bool)
 }
@@ -65,7 +82,8 @@ func New(cfg Config) (*Syncer, error) {
 	if cfg.SyncPeriod <= 0 {
 		cfg.SyncPeriod = DefaultSyncPeriod
 	}
-	return &Syncer{cfg: cfg, wake: make(chan struct{}, 1), records: map[types.UID]Record{}}, nil
+	return &Syncer{cfg: cfg, wake: make(chan struct{}, 1), records: map[types.UID]Record{},
+		pending: map[types.UID]pendingChange{}}, nil
 }
 
 // Wake asks for a pass soon without a status change: when the pod workers
@@ -110,16 +128,17 @@ func (s *Syncer) Run(ctx context.Context) error {
 // status waits behind another's. The records are updated once every
 // operation returned, on the Run goroutine.
 func (s *Syncer) pass(ctx context.Context, periodic bool) {
-	statuses := s.cfg.Store.Snapshot()
+	entries := s.cfg.Store.Entries()
 	for uid := range s.records {
-		if _, ok := statuses[uid]; !ok {
+		if _, ok := entries[uid]; !ok {
 			delete(s.records, uid)
 		}
 	}
-	pods := make([]Pod, 0, len(statuses))
-	byUID := make(map[types.UID]*Pod, len(statuses))
-	for uid, st := range statuses {
-		pods = append(pods, s.gather(uid, st))
+	s.notePending(entries)
+	pods := make([]Pod, 0, len(entries))
+	byUID := make(map[types.UID]*Pod, len(entries))
+	for uid, e := range entries {
+		pods = append(pods, s.gather(uid, e.Status))
 	}
 	for i := range pods {
 		byUID[pods[i].UID] = &pods[i]
@@ -148,7 +167,11 @@ func (s *Syncer) pass(ctx context.Context, periodic bool) {
 		case r.set != nil:
 			s.records[ops[i].UID] = *r.set
 		}
+		if r.written != nil {
+			s.observeWrite(ctx, ops[i].UID, r.written, entries)
+		}
 	}
+	s.settlePending(entries)
 }
 
 // parallelWrites bounds the status requests in flight in one pass.
@@ -165,6 +188,15 @@ type recordState struct {
 type outcome struct {
 	set  *Record
 	drop bool
+	// written: the generated status reached this API object (set with a
+	// successful write only).
+	written *writtenAt
+}
+
+// writtenAt is the API object a write left and when the write returned.
+type writtenAt struct {
+	pod *corev1.Pod
+	at  time.Time
 }
 
 // gather looks up what the planner needs of one stored pod.
@@ -211,7 +243,7 @@ func (s *Syncer) apply(ctx context.Context, p *Pod, op Op, now time.Time, st rec
 			rec = *out.set
 		}
 		rec.Deleted = true
-		out = outcome{set: &rec}
+		out = outcome{set: &rec, written: out.written}
 	}
 	return out
 }
@@ -262,7 +294,8 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 	} else {
 		logger.V(4).Info("Pod status is up to date")
 	}
-	return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Deleted: st.rec.Deleted}}, true
+	return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Deleted: st.rec.Deleted},
+		written: &writtenAt{pod: cur, at: s.cfg.Clock.Now()}}, true
 }
 
 // delete deletes the API pod at once, only if it is still that object,

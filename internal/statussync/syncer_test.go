@@ -40,9 +40,10 @@ type env struct {
 }
 
 func newEnv(t *testing.T, objs ...runtime.Object) *env {
+	clk := testclock.NewFakeClock(now)
 	e := &env{
-		t: t, cs: fake.NewClientset(objs...), store: podstatus.NewStore(),
-		clock: testclock.NewFakeClock(now), passes: make(chan bool, 100),
+		t: t, cs: fake.NewClientset(objs...), store: podstatus.NewStoreWithClock(clk),
+		clock: clk, passes: make(chan bool, 100),
 		static: map[types.UID]*corev1.Pod{}, finished: map[types.UID]bool{},
 	}
 	s, err := New(Config{

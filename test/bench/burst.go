@@ -42,8 +42,9 @@ func podWatch(ctx context.Context, c kubernetes.Interface, run string, listed ch
 
 // Burst creates n pods bound to nodeName at once, one goroutine each, and
 // measures, per pod, the time from its create request to the watch showing
-// it Running; and from the first request to the last Running pod.
-func Burst(ctx context.Context, c kubernetes.Interface, nodeName, run string, n int) (perPod []float64, all float64, err error) {
+// it Running; and from the first request to the last Running pod. spans
+// gives each pod's two moments, by "namespace/name".
+func Burst(ctx context.Context, c kubernetes.Interface, nodeName, run string, n int) (perPod []float64, all float64, spans map[string]Span, err error) {
 	ctx, cancel := context.WithTimeout(ctx, burstTimeout)
 	defer cancel()
 	times := newPodTimes()
@@ -56,18 +57,18 @@ func Burst(ctx context.Context, c kubernetes.Interface, nodeName, run string, n 
 		})
 	}()
 	if err := waitListed(ctx, listed, watchErr); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if err := createAll(ctx, c, nodeName, run, n, times); err != nil {
 		cancel()
 		<-watchErr
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if err := <-watchErr; err != nil {
-		return nil, 0, fmt.Errorf("burst %s: wait for Running: %w", run, err)
+		return nil, 0, nil, fmt.Errorf("burst %s: wait for Running: %w", run, err)
 	}
 	perPod, all = times.result()
-	return perPod, all, nil
+	return perPod, all, times.spans(benchNamespace), nil
 }
 
 // createAll creates the n pods of run in parallel.

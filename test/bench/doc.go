@@ -8,13 +8,19 @@
 //
 //	stats.go     distributions: median, p50, p99, max (pure)
 //	table.go     the result table (pure)
-//	procstat.go  RSS and CPU time of a process from /proc (parsing is pure)
+//	measures.go  the figures of the table, and the kubelet-added latency (pure)
+//	procstat.go  RSS and CPU time of a process and its children from /proc (parsing is pure)
+//	idle.go      the idle-machine check: others' share of the CPU before and during the run
+//	stages.go    the per-pod split of create to Running, from the kubelets' log lines (pure)
+//	scrape.go    the kubelets' stage metrics from /metrics, means over a burst
 //	audit.go     API requests per minute by user, from the audit log (pure)
-//	kubelet.go   starting and stopping berth or the upstream kubelet
+//	kubelet.go   the shared configuration (node guards alike); starting and stopping a kubelet
 //	clean.go     returning containerd to a clean state between runs
-//	scenario.go  start to Ready, pod bursts, deletions, steady state
+//	scenario.go  start to Ready, watches, per-pod times
+//	burst.go     pod bursts and deletions
+//	burstrun.go  one burst measured: times, stages, peaks, steady state
 //	floor.go     the same pods made directly through the CRI
-//	run.go       the whole run: every scenario for every kubelet, results
+//	run.go       the whole run: idle check, every scenario for every kubelet, results
 //
 // cmd/bench is the command `make bench` runs.
 package bench

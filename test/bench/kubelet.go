@@ -21,9 +21,14 @@ type Kubelet struct {
 }
 
 // sharedConfig is the configuration both kubelets run with: every field
-// they share is set the same way.
+// they share is set the same way, and the node guards are set explicitly
+// (not left to each kubelet's defaults) so that both do the same work:
+// QoS cgroups and node allocatable, the eviction manager with upstream's
+// default hard thresholds, image GC (its thresholds at 100/99 % so that it
+// never removes the locally built test images, which no registry can give
+// back) and container GC, log rotation, volume stats.
 func sharedConfig(criEndpoint string) []string {
-	return []string{
+	return append([]string{
 		"apiVersion: kubelet.config.k8s.io/v1beta1",
 		"kind: KubeletConfiguration",
 		"containerRuntimeEndpoint: " + criEndpoint,
@@ -34,13 +39,39 @@ func sharedConfig(criEndpoint string) []string {
 		"nodeStatusUpdateFrequency: 10s",
 		"nodeStatusReportFrequency: 5m",
 		// cgroup v1 allowed (hosts that still run it; both refuse it by
-		// default), no iptables chains (a shared host), and an image GC
-		// that never removes the locally built test images (no registry
-		// can give them back).
+		// default) and no iptables chains (a shared host).
 		"failCgroupV1: false",
 		"makeIPTablesUtilChains: false",
+		// The harness reads /metrics on the secure port without
+		// credentials (the stage metrics).
+		"authentication:",
+		"  anonymous: {enabled: true}",
+		"  webhook: {enabled: false}",
+		"authorization: {mode: AlwaysAllow}",
+	}, guardConfig()...)
+}
+
+// guardConfig is the node guards' part of sharedConfig.
+func guardConfig() []string {
+	return []string{
+		"cgroupsPerQOS: true",
+		"cgroupRoot: /",
+		"enforceNodeAllocatable: [pods]",
+		"evictionHard:",
+		"  memory.available: 100Mi",
+		"  nodefs.available: 10%",
+		"  nodefs.inodesFree: 5%",
+		"  imagefs.available: 15%",
+		"  imagefs.inodesFree: 5%",
+		"evictionPressureTransitionPeriod: 5m",
 		"imageGCHighThresholdPercent: 100",
 		"imageGCLowThresholdPercent: 99",
+		"imageMinimumGCAge: 2m",
+		"containerLogMaxSize: 10Mi",
+		"containerLogMaxFiles: 5",
+		"containerLogMonitorInterval: 10s",
+		"containerLogMaxWorkers: 1",
+		"volumeStatsAggPeriod: 1m",
 	}
 }
 

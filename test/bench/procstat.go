@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,28 +23,47 @@ type procSample struct {
 	RSSBytes uint64
 }
 
-// parseStatCPU returns utime+stime from the content of /proc/<pid>/stat.
-// The command name (field 2) may hold spaces and parentheses, so fields
-// are counted after its last ')'.
-func parseStatCPU(stat []byte) (uint64, error) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("parse /proc stat: no command name")
+// procStat is what the harness reads of a process from /proc/<pid>/stat.
+type procStat struct {
+	PID, PPID int
+	Comm      string
+	// Ticks is utime + stime + cutime + cstime: the process's CPU time and
+	// that of the children it has waited for, so the CPU of a short-lived
+	// child (a mount, a CNI plugin) is counted once it is reaped.
+	Ticks uint64
+}
+
+// parseStat parses the content of /proc/<pid>/stat. The command name
+// (field 2) may hold spaces and parentheses, so fields are counted after
+// its last ')'.
+func parseStat(stat []byte) (procStat, error) {
+	open, i := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || i < open {
+		return procStat{}, fmt.Errorf("parse /proc stat: no command name")
 	}
-	// After ')': state (field 3) ... utime is field 14, stime field 15.
+	pid, err := strconv.Atoi(strings.TrimSpace(string(stat[:open])))
+	if err != nil {
+		return procStat{}, fmt.Errorf("parse /proc stat pid: %w", err)
+	}
+	// After ')': state (field 3), ppid (4) ... utime 14, stime 15, cutime
+	// 16, cstime 17.
 	fields := strings.Fields(string(stat[i+1:]))
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("parse /proc stat: %d fields after the command name", len(fields))
+	if len(fields) < 15 {
+		return procStat{}, fmt.Errorf("parse /proc stat: %d fields after the command name", len(fields))
 	}
-	utime, err := strconv.ParseUint(fields[11], 10, 64)
+	ppid, err := strconv.Atoi(fields[1])
 	if err != nil {
-		return 0, fmt.Errorf("parse /proc stat utime: %w", err)
+		return procStat{}, fmt.Errorf("parse /proc stat ppid: %w", err)
 	}
-	stime, err := strconv.ParseUint(fields[12], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parse /proc stat stime: %w", err)
+	st := procStat{PID: pid, PPID: ppid, Comm: string(stat[open+1 : i])}
+	for _, f := range fields[11:15] {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return procStat{}, fmt.Errorf("parse /proc stat times: %w", err)
+		}
+		st.Ticks += uint64(max(v, 0))
 	}
-	return utime + stime, nil
+	return st, nil
 }
 
 // parseStatusRSS returns VmRSS in bytes from the content of
@@ -67,26 +87,81 @@ func parseStatusRSS(status []byte) (uint64, error) {
 	return 0, fmt.Errorf("parse /proc status: no VmRSS")
 }
 
-// readProc samples process pid now.
-func readProc(pid int, now time.Time) (procSample, error) {
-	dir := filepath.Join("/proc", strconv.Itoa(pid))
-	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+// readTable reads every process's stat. A process that exits while the
+// table is read is left out.
+func readTable() (map[int]procStat, error) {
+	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return procSample{}, err
+		return nil, err
 	}
-	status, err := os.ReadFile(filepath.Join(dir, "status"))
-	if err != nil {
-		return procSample{}, err
+	out := make(map[int]procStat, len(entries))
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if st, err := parseStat(b); err == nil {
+			out[st.PID] = st
+		}
 	}
-	cpu, err := parseStatCPU(stat)
-	if err != nil {
-		return procSample{}, err
+	return out, nil
+}
+
+// tree returns roots and all their live descendants in table. It is pure.
+func tree(table map[int]procStat, roots ...int) map[int]bool {
+	children := map[int][]int{}
+	for pid, st := range table {
+		children[st.PPID] = append(children[st.PPID], pid)
 	}
-	rss, err := parseStatusRSS(status)
-	if err != nil {
-		return procSample{}, err
+	in := map[int]bool{}
+	queue := slices.Clone(roots)
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if _, ok := table[pid]; !ok || in[pid] {
+			continue
+		}
+		in[pid] = true
+		queue = append(queue, children[pid]...)
 	}
-	return procSample{At: now, CPUTicks: cpu, RSSBytes: rss}, nil
+	return in
+}
+
+// ticks sums the CPU ticks of the processes in set. It is pure.
+func ticks(table map[int]procStat, set map[int]bool) uint64 {
+	var sum uint64
+	for pid := range set {
+		sum += table[pid].Ticks
+	}
+	return sum
+}
+
+// readTree samples process pid and its descendants now: their CPU time
+// (with their reaped children's) and their RSS summed. The root must be
+// readable; a descendant gone since the table was read is left out.
+func readTree(table map[int]procStat, pid int, now time.Time) (procSample, error) {
+	if _, ok := table[pid]; !ok {
+		return procSample{}, fmt.Errorf("process %d is gone", pid)
+	}
+	set := tree(table, pid)
+	s := procSample{At: now, CPUTicks: ticks(table, set)}
+	for p := range set {
+		status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "status"))
+		if err != nil {
+			if p == pid {
+				return procSample{}, err
+			}
+			continue
+		}
+		// Kernel threads have no VmRSS; they are never a kubelet's child.
+		if rss, err := parseStatusRSS(status); err == nil {
+			s.RSSBytes += rss
+		}
+	}
+	return s, nil
 }
 
 // cpuWindow is the number of one-second samples each CPU figure spans:
@@ -111,31 +186,101 @@ func usage(samples []procSample) (cpuPercent, rssMiB []float64) {
 	return cpuPercent, rssMiB
 }
 
-// sampleProcs reads every pid once a second for d and returns each one's
-// samples, by pid. A process that cannot be read is an error.
+// sampleProcs reads every pid (with its descendants) once a second for d
+// and returns each one's samples, by pid. A process that cannot be read is
+// an error.
 func sampleProcs(ctx context.Context, d time.Duration, pids ...int) (map[int][]procSample, error) {
+	return sampleLoop(ctx, time.Now().Add(d), pids...)
+}
+
+// sampleUntilDone is sampleProcs until ctx ends: it returns what it read.
+func sampleUntilDone(ctx context.Context, pids ...int) (map[int][]procSample, error) {
+	return sampleLoop(ctx, time.Time{}, pids...)
+}
+
+// sampleLoop samples once a second until end, or until ctx ends when end
+// is zero.
+func sampleLoop(ctx context.Context, end time.Time, pids ...int) (map[int][]procSample, error) {
 	out := map[int][]procSample{}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	end := time.Now().Add(d)
-	for {
+	read := func() error {
 		now := time.Now()
+		table, err := readTable()
+		if err != nil {
+			return err
+		}
 		for _, pid := range pids {
-			s, err := readProc(pid, now)
+			s, err := readTree(table, pid, now)
 			if err != nil {
-				return nil, fmt.Errorf("sample process %d: %w", pid, err)
+				return fmt.Errorf("sample process %d: %w", pid, err)
 			}
 			out[pid] = append(out[pid], s)
 		}
-		if !now.Before(end) {
+		return nil
+	}
+	for {
+		if err := read(); err != nil {
+			return nil, err
+		}
+		if !end.IsZero() && !time.Now().Before(end) {
 			return out, nil
 		}
 		select {
 		case <-ctx.Done():
+			if end.IsZero() {
+				// The last reading closes the window at its end.
+				return out, read()
+			}
 			return nil, ctx.Err()
 		case <-tick.C:
 		}
 	}
+}
+
+// peakCPU is the busiest window of up to cpuWindow seconds in the
+// samples, in percent of one core; false with fewer than two samples. It
+// is pure.
+func peakCPU(samples []procSample) (float64, bool) {
+	w := min(cpuWindow, len(samples)-1)
+	if w < 1 {
+		return 0, false
+	}
+	peak, ok := 0.0, false
+	for i := w; i < len(samples); i++ {
+		a, b := samples[i-w], samples[i]
+		dt := b.At.Sub(a.At).Seconds()
+		if dt <= 0 || b.CPUTicks < a.CPUTicks {
+			continue
+		}
+		peak, ok = max(peak, float64(b.CPUTicks-a.CPUTicks)/clockTicks/dt*100), true
+	}
+	return peak, ok
+}
+
+// cpuSeconds is the CPU time the samples span, in seconds. It is pure.
+func cpuSeconds(samples []procSample) float64 {
+	if len(samples) < 2 {
+		return 0
+	}
+	first, last := samples[0], samples[len(samples)-1]
+	if last.CPUTicks < first.CPUTicks {
+		return 0
+	}
+	return float64(last.CPUTicks-first.CPUTicks) / clockTicks
+}
+
+// cpuSecondsPerMinute is the CPU time the samples span per minute of
+// wall time. It is pure.
+func cpuSecondsPerMinute(samples []procSample) float64 {
+	if len(samples) < 2 {
+		return 0
+	}
+	wall := samples[len(samples)-1].At.Sub(samples[0].At).Minutes()
+	if wall <= 0 {
+		return 0
+	}
+	return cpuSeconds(samples) / wall
 }
 
 // findProcess returns the pid of the only process whose command name is

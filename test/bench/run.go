@@ -27,7 +27,18 @@ type Config struct {
 	Settle      time.Duration // wait before steady-state sampling
 	WorkDir     string        // cluster, kubelet root dirs and logs
 	BinDir      string        // control plane binaries ("" = default)
-	Logf        func(format string, args ...any)
+	// IdleThreshold is the share of the machine's CPU others may use (see
+	// idle.go); AllowBusy runs even when the machine is busy before the
+	// run (the figures then carry a warning).
+	IdleThreshold float64
+	AllowBusy     bool
+	Logf          func(format string, args ...any)
+}
+
+// Result is a run's samples and what the idle-machine check saw.
+type Result struct {
+	Samples Samples
+	Idle    IdleReport
 }
 
 // runner carries one run's clients.
@@ -40,9 +51,40 @@ type runner struct {
 	samples    Samples
 }
 
-// Run measures every kubelet, then the floor, and returns the samples.
-// The control plane is started for the run and stopped at its end.
-func Run(ctx context.Context, cfg Config) (Samples, error) {
+// Run checks that the machine is idle, measures every kubelet, then the
+// floor, and returns the samples. The control plane is started for the run
+// and stopped at its end. Others' use of the CPU is sampled all along.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	containerd, err := findProcess("containerd")
+	if err != nil {
+		return Result{}, err
+	}
+	before, err := CheckIdle(ctx, 10*time.Second, containerd)
+	if err != nil {
+		return Result{}, fmt.Errorf("check that the machine is idle: %w", err)
+	}
+	cfg.Logf("before the run, other processes use %.0f%% of the machine's CPU (threshold %.0f%%)", before*100, cfg.IdleThreshold*100)
+	if before > cfg.IdleThreshold && !cfg.AllowBusy {
+		return Result{Idle: summarizeIdle(cfg.IdleThreshold, before, nil)}, fmt.Errorf(
+			"the machine is busy: other processes use %.0f%% of its CPU, more than %.0f%% (-allow-busy runs anyway, with a warning)",
+			before*100, cfg.IdleThreshold*100)
+	}
+	mon := &idleMonitor{containerd: containerd}
+	monCtx, stopMon := context.WithCancel(ctx)
+	monDone := make(chan struct{})
+	go func() { mon.run(monCtx); close(monDone) }()
+	samples, err := run(ctx, cfg)
+	stopMon()
+	<-monDone
+	res := Result{Samples: samples, Idle: mon.report(cfg.IdleThreshold, before)}
+	for _, w := range res.Idle.Warnings {
+		cfg.Logf("WARNING: %s", w)
+	}
+	return res, err
+}
+
+// run measures every kubelet, then the floor.
+func run(ctx context.Context, cfg Config) (Samples, error) {
 	cl, err := cluster.Start(ctx, cluster.Options{BinDir: cfg.BinDir, TempDir: cfg.WorkDir, AuditLog: true})
 	if err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
@@ -74,6 +116,7 @@ func Run(ctx context.Context, cfg Config) (Samples, error) {
 			return r.samples, fmt.Errorf("floor, repeat %d: %w", rep, err)
 		}
 	}
+	AddKubeletAdded(r.samples, cfg.Bursts)
 	return r.samples, nil
 }
 
@@ -148,35 +191,9 @@ func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
 	return nil
 }
 
-// burst creates b pods, measures, samples the steady state after the
-// largest burst of the first repeat, then deletes them.
-func (r *runner) burst(ctx context.Context, col string, n *node, rep, b int) error {
-	run := fmt.Sprintf("%s-%d-b%d", col, rep, b)
-	perPod, all, err := Burst(ctx, r.client, n.name, run, b)
-	if err != nil {
-		return fmt.Errorf("%w (%v)", err, n.running())
-	}
-	r.samples.Add(fmt.Sprintf("burst%d_pod", b), col, perPod...)
-	r.samples.Add(fmt.Sprintf("burst%d_all", b), col, all)
-	r.cfg.Logf("%s: %d pods Running in %.2fs", run, b, all)
-	if rep == 1 && b == maxBurst(r.cfg.Bursts) {
-		if err := r.steady(ctx, "busy", col, n, "system:node:"+n.name); err != nil {
-			return err
-		}
-	}
-	perPod, all, err = DeleteAll(ctx, r.client, run, b)
-	if err != nil {
-		return fmt.Errorf("%w (%v)", err, n.running())
-	}
-	r.samples.Add(fmt.Sprintf("delete%d_pod", b), col, perPod...)
-	r.samples.Add(fmt.Sprintf("delete%d_all", b), col, all)
-	r.cfg.Logf("%s: %d pods gone in %.2fs", run, b, all)
-	return nil
-}
-
-// steady samples the kubelet and containerd for cfg.Steady after
-// cfg.Settle; with user set, it also counts that user's API requests in
-// the window.
+// steady samples the kubelet and containerd (each with its children) for
+// cfg.Steady after cfg.Settle; with user set, it also counts that user's
+// API requests in the window.
 func (r *runner) steady(ctx context.Context, load, col string, n *node, user string) error {
 	time.Sleep(r.cfg.Settle)
 	from := time.Now()
@@ -185,12 +202,15 @@ func (r *runner) steady(ctx context.Context, load, col string, n *node, user str
 		return err
 	}
 	to := time.Now()
-	cpu, rss := usage(got[n.pid()])
-	r.samples.Add(load+"_cpu", col, cpu...)
-	r.samples.Add(load+"_rss", col, rss...)
-	cpu, rss = usage(got[r.containerd])
-	r.samples.Add(load+"_containerd_cpu", col, cpu...)
-	r.samples.Add(load+"_containerd_rss", col, rss...)
+	for _, p := range []struct {
+		prefix string
+		pid    int
+	}{{load, n.pid()}, {load + "_containerd", r.containerd}} {
+		cpu, rss := usage(got[p.pid])
+		r.samples.Add(p.prefix+"_cpu", col, cpu...)
+		r.samples.Add(p.prefix+"_rss", col, rss...)
+		r.samples.Add(p.prefix+"_cpu_spm", col, cpuSecondsPerMinute(got[p.pid]))
+	}
 	if user == "" {
 		return nil
 	}

@@ -176,3 +176,19 @@ func (p *podTimes) result() (perPod []float64, all float64) {
 	}
 	return perPod, last.Sub(first).Seconds()
 }
+
+// Span is one pod's request and observation.
+type Span struct{ Requested, Observed time.Time }
+
+// spans returns the pods observed, by "namespace/name".
+func (p *podTimes) spans(namespace string) map[string]Span {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]Span{}
+	for name, req := range p.requested {
+		if obs, ok := p.observed[name]; ok {
+			out[namespace+"/"+name] = Span{Requested: req, Observed: obs}
+		}
+	}
+	return out
+}

@@ -22,13 +22,14 @@ import (
 
 // report is the JSON written beside the table.
 type report struct {
-	Date     time.Time       `json:"date"`
-	Machine  string          `json:"machine"`
-	Repeats  int             `json:"repeats"`
-	Bursts   []int           `json:"bursts"`
-	Steady   string          `json:"steady"`
-	Measures []bench.Measure `json:"measures"`
-	Samples  bench.Samples   `json:"samples"`
+	Date     time.Time        `json:"date"`
+	Machine  string           `json:"machine"`
+	Repeats  int              `json:"repeats"`
+	Bursts   []int            `json:"bursts"`
+	Steady   string           `json:"steady"`
+	Measures []bench.Measure  `json:"measures"`
+	Samples  bench.Samples    `json:"samples"`
+	Idle     bench.IdleReport `json:"idle"`
 }
 
 func main() {
@@ -47,6 +48,8 @@ func run() error {
 	burstList := flag.String("bursts", "30,100", "burst sizes, comma-separated")
 	steady := flag.Duration("steady", time.Minute, "steady-state sampling window")
 	settle := flag.Duration("settle", 10*time.Second, "wait before steady-state sampling")
+	idle := flag.Float64("idle-threshold", bench.DefaultIdleThreshold, "share of the machine's CPU other processes may use (0 to 1)")
+	allowBusy := flag.Bool("allow-busy", false, "run even when other processes use more than -idle-threshold before the run")
 	flag.Parse()
 
 	bursts, err := parseBursts(*burstList)
@@ -68,21 +71,25 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	samples, runErr := bench.Run(ctx, bench.Config{
+	res, runErr := bench.Run(ctx, bench.Config{
 		Kubelets: []bench.Kubelet{
 			{Name: bench.ColBerth, Binary: *berth},
 			{Name: bench.ColUpstream, Binary: *kubelet, Config: bench.UpstreamConfig()},
 		},
 		CRIEndpoint: *cri, NodeIP: nodeIPs[0], PodLogsDir: "/var/log/pods",
 		Repeats: *repeats, Bursts: bursts, Steady: *steady, Settle: *settle, WorkDir: work,
+		IdleThreshold: *idle, AllowBusy: *allowBusy,
 		Logf: func(format string, args ...any) {
 			fmt.Printf("[bench %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 		},
 	})
 	measures := bench.Measures(bursts)
 	rep := report{Date: start.UTC(), Machine: describeMachine(), Repeats: *repeats, Bursts: bursts, Steady: steady.String(),
-		Measures: measures, Samples: samples}
-	table := bench.Table(measures, samples)
+		Measures: measures, Samples: res.Samples, Idle: res.Idle}
+	table := idleLines(res.Idle)
+	if len(res.Samples) > 0 {
+		table += bench.Table(measures, res.Samples)
+	}
 	fmt.Printf("\n%s, %s, %d repeats, run took %s\n\n%s", rep.Date.Format(time.RFC3339), rep.Machine, *repeats,
 		time.Since(start).Round(time.Second), table)
 	data, err := json.MarshalIndent(rep, "", "  ")
@@ -98,6 +105,17 @@ func run() error {
 	}
 	fmt.Println("raw samples:", jsonPath)
 	return runErr
+}
+
+// idleLines states what the idle-machine check saw, warnings first.
+func idleLines(r bench.IdleReport) string {
+	var b strings.Builder
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "WARNING: %s\n", w)
+	}
+	fmt.Fprintf(&b, "other processes' CPU share: %.1f%% before the run, %.1f%% mean and %.1f%% max during it (threshold %.0f%%)\n\n",
+		r.Before*100, r.Mean*100, r.Max*100, r.Threshold*100)
+	return b.String()
 }
 
 func parseBursts(s string) ([]int, error) {
