@@ -39,7 +39,10 @@ type Config struct {
 	// CanBeDeleted reports that the pod workers have terminated the pod and
 	// released its resources.
 	CanBeDeleted func(uid types.UID) bool
-	Clock        clock.WithTicker
+	// CouldHaveRunningContainers reports that the pod may still have
+	// running containers (the pod workers' word); nil: never.
+	CouldHaveRunningContainers func(uid types.UID) bool
+	Clock                      clock.WithTicker
 	// SyncPeriod is the period of the full pass; DefaultSyncPeriod when 0.
 	SyncPeriod time.Duration
 }
@@ -183,6 +186,9 @@ func (s *Syncer) gather(uid types.UID, st corev1.PodStatus) Pod {
 	if config.DeletionTimestamp != nil {
 		p.CanBeDeleted = s.cfg.CanBeDeleted(uid)
 	}
+	if s.cfg.CouldHaveRunningContainers != nil {
+		p.CouldRun = s.cfg.CouldHaveRunningContainers(uid)
+	}
 	return p
 }
 
@@ -240,7 +246,7 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 		logger.Error(nil, "Not writing the pod status", "reason", holdReason(cur.Status.Phase, p.Status.Phase))
 		return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Held: true, Deleted: st.rec.Deleted}}, true
 	}
-	merged := merge(cur.Status, p.Status, now)
+	merged := merge(cur.Status, p.Status, now, p.CouldRun)
 	patch, unchanged, err := statusPatch(cur.UID, cur.Status, merged)
 	if err != nil {
 		logger.Error(err, "Failed to build the status patch")
@@ -262,7 +268,8 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 	} else {
 		logger.V(4).Info("Pod status is up to date")
 	}
-	return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Deleted: st.rec.Deleted}}, true
+	return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Deleted: st.rec.Deleted,
+		Delayed: delayed(cur.Status.Phase, p.Status.Phase, p.CouldRun)}}, true
 }
 
 // delete deletes the API pod at once, only if it is still that object,
