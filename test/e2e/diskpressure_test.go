@@ -139,15 +139,17 @@ func waitDiskPressure(t *testing.T, e *clusterEnv, want bool) {
 	})
 }
 
-// guardSharedImages skips the test when containerd holds images other
-// than the shared test images (someone else's: the node-level reclaim
-// would remove them), and restores the shared ones with hack/images.sh at
+// guardSharedImages skips the test when containerd holds tagged images
+// other than the shared test images (someone else's: the node-level
+// reclaim would remove them), and restores the shared ones with hack/images.sh at
 // the end should any be gone.
 func guardSharedImages(t *testing.T, c *cri.Client) {
 	resp, err := c.Image.ListImages(context.Background(), &runtimeapi.ListImagesRequest{})
 	must(t, err)
 	for _, img := range resp.Images {
-		if !slices.ContainsFunc(img.RepoTags, func(tag string) bool { return slices.Contains(sharedImages, tag) }) {
+		// An untagged image is dangling (its tag moved on): no name refers
+		// to it, and removing it loses nothing.
+		if len(img.RepoTags) > 0 && !slices.ContainsFunc(img.RepoTags, func(tag string) bool { return slices.Contains(sharedImages, tag) }) {
 			t.Skipf("containerd holds image %s %v, which image GC could remove: not running the disk pressure test", img.Id, img.RepoTags)
 		}
 	}
