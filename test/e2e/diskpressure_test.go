@@ -113,8 +113,10 @@ func (e *clusterEnv) testDiskPressureAdmission(t *testing.T) {
 		got = p
 		return err == nil && p.Status.Phase == corev1.PodFailed, err
 	})
-	if got.Status.Reason != "Evicted" || got.Status.Message != "The node had condition: [DiskPressure]. " {
-		t.Errorf("refused pod: reason %q, message %q; want Evicted, %q", got.Status.Reason, got.Status.Message, "The node had condition: [DiskPressure]. ")
+	// upstream's rejectPod prefixes the admit handler's message.
+	const want = "Pod was rejected: The node had condition: [DiskPressure]. "
+	if got.Status.Reason != "Evicted" || got.Status.Message != want {
+		t.Errorf("refused pod: reason %q, message %q; want Evicted, %q", got.Status.Reason, got.Status.Message, want)
 	}
 }
 
