@@ -165,8 +165,11 @@ func (c *cluster) startStatusSync(store *podstatus.Store, loop *syncloop.Loop, w
 		// As upstream (PodCouldBeDeleted): only once the pod's resources
 		// are reclaimed, its volumes torn down included.
 		CanBeDeleted: workers.ShouldPodBeFinished,
-		Clock:        c.clock,
-		ObserveWrite: observe,
+		// As upstream (PodCouldHaveRunningContainers): no terminal phase
+		// while a pod's kill, an eviction's say, has not completed.
+		CouldHaveRunningContainers: workers.CouldHaveRunningContainers,
+		Clock:                      c.clock,
+		ObserveWrite:               observe,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod status writer: %w", err)

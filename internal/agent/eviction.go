@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/opencontainers/cgroups"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/berthk8s/berth/internal/eviction"
@@ -25,7 +26,7 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse eviction thresholds: %w", err)
 	}
-	m, err := eviction.New(eviction.Config{
+	cfg := eviction.Config{
 		Thresholds: thresholds, TransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
 		LocalStorageCapacityIsolation: kc.LocalStorageCapacityIsolation == nil || *kc.LocalStorageCapacityIsolation,
 		MaxPodGracePeriod:             int64(kc.EvictionMaxPodGracePeriod),
@@ -37,11 +38,39 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 		Metrics:                       n.metrics,
 		OnConditions:                  n.cluster.kickNode,
 		Clock:                         n.clock,
-	})
+	}
+	if kc.KernelMemcgNotification {
+		cfg.Notifier, cfg.MemoryCgroups = n.memcgNotifier()
+	}
+	m, err := eviction.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("create eviction manager: %w", err)
 	}
 	return m, nil
+}
+
+// memcgNotifier is kernelMemcgNotification's notifier and the cgroups it
+// watches: cgroup v1 memory threshold notifications on the root memory
+// cgroup and on kubepods. As upstream, none on cgroup v2 (nil: the
+// manager polls every monitoring period).
+func (n *node) memcgNotifier() (eviction.Notifier, eviction.MemoryCgroups) {
+	if n.cgroups != nil {
+		root, pods, ok := n.cgroups.MemoryCgroups()
+		if !ok {
+			return nil, eviction.MemoryCgroups{}
+		}
+		return eviction.MemcgNotifier{}, eviction.MemoryCgroups{Node: root, Pods: pods}
+	}
+	// Without cgroupsPerQOS there is no kubepods (and no allocatable
+	// threshold, which needs it).
+	if cgroups.IsCgroup2UnifiedMode() {
+		return nil, eviction.MemoryCgroups{}
+	}
+	root, err := cgroups.FindCgroupMountpoint("", "memory")
+	if err != nil {
+		return nil, eviction.MemoryCgroups{}
+	}
+	return eviction.MemcgNotifier{}, eviction.MemoryCgroups{Node: root}
 }
 
 // evictablePods are the admitted pods still active whose termination was

@@ -219,3 +219,19 @@ func (m *Manager) Cleanup(ctx context.Context, active []*corev1.Pod, gone func(t
 	}
 	return errors.Join(errs...)
 }
+
+// MemoryCgroups are the v1 memory controller's directories of the root
+// cgroup and of kubepods (node allocatable), which the eviction manager's
+// kernel memcg notifications watch; ok is false on cgroup v2, which has
+// no such notifications, or without a memory controller.
+func (m *Manager) MemoryCgroups() (root, pods string, ok bool) {
+	mount, found := m.fs.mounts["memory"]
+	if m.fs.unified() || !found {
+		return "", "", false
+	}
+	paths, err := m.fs.paths(m.cfg.kubepods())
+	if err != nil {
+		return "", "", false
+	}
+	return mount, paths["memory"], true
+}

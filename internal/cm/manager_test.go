@@ -305,3 +305,33 @@ func TestAllocatableRetried(t *testing.T) {
 		t.Errorf("kubepods memory.limit_in_bytes = %s after Cleanup, want 6979321856", got)
 	}
 }
+
+func TestMemoryCgroups(t *testing.T) {
+	type result struct {
+		Root, Pods string
+		OK         bool
+	}
+	v1 := newFakeTree(t, false)
+	systemd := testConfig(v1)
+	systemd.Driver = DriverSystemd
+	v2 := newFakeTree(t, true)
+	mem := filepath.Join(v1.root, "memory")
+	tests := []struct {
+		name string
+		m    *Manager
+		want result
+	}{
+		{"v1 cgroupfs", v1.newManager(testConfig(v1)), result{mem, filepath.Join(mem, "kubepods"), true}},
+		{"v1 systemd", v1.newManager(systemd), result{mem, filepath.Join(mem, "kubepods.slice"), true}},
+		{"v2: no memcg notifications", v2.newManager(testConfig(v2)), result{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got result
+			got.Root, got.Pods, got.OK = tt.m.MemoryCgroups()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("MemoryCgroups (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

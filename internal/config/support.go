@@ -164,7 +164,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"defaultPodSysctls", Honoured, "with the DefaultPodSysctls gate, every pod sandbox gets them (by namespace, as upstream) unless the pod sets the same name"},
 		{"volumePluginDir", Accepted, noFlex},
 		{"providerID", Honoured, "the Node's spec.providerID at registration"},
-		{"kernelMemcgNotification", DefaultMatches, "false: berth does not watch memcg notifications"},
+		{"kernelMemcgNotification", Honoured, "true: on cgroup v1 a crossing of a memory.available or allocatableMemory.available threshold, registered on the root and kubepods memory cgroups through cgroup.event_control, triggers an eviction pass at once; as upstream, no notification on cgroup v2 (polling every 10 s only)"},
 		{"logging", Honoured, "format (text or json), flushFrequency, verbosity, vmodule and options, validated and applied by component-base's logs API, as upstream"},
 		{"enableSystemLogHandler", Honoured, "/logs/ serves /var/log (with enableDebuggingHandlers)"},
 		{"enableSystemLogQuery", Honoured, "with enableSystemLogHandler (required, as upstream; NodeLogQuery is GA), /logs/?query= answers node log queries as upstream on Linux: journalctl for journald units, /var/log/<service>[.log] otherwise, a file query through the file server; parameters validated as upstream, journalctl run without a shell under a 30s deadline, output capped at 64 MiB (internal/logquery)"},

@@ -14,10 +14,18 @@
 //	choose.go     Choose, LocalStorageEvictions: the pod(s) a pass evicts
 //	message.go    upstream's messages and the Evicted reason
 //	admit.go      Admit, IsCritical
+//	memcg.go      kernelMemcgNotification: MemcgThreshold (the memory.usage_in_bytes
+//	              at which a memory threshold is crossed, upstream's arithmetic),
+//	              Notifier, and the manager's re-arming every 10 s
+//	memcg_linux.go MemcgNotifier: cgroup v1 threshold notifications (an eventfd
+//	              registered through cgroup.event_control); none on cgroup v2,
+//	              as upstream
 //	manager.go    Manager: the one goroutine (Run) that performs a pass every
-//	              monitoring period: node-level reclaim, the kill, the event
+//	              monitoring period, and at once when a memory notification
+//	              fires: node-level reclaim, the kill, the event
 //
-// Everything but manager.go is pure and takes the time as an input. The
-// kill goes through the pod workers (Killer); node-level disk reclaim
-// through NodeReclaimer, which the image and container GC implement.
+// Everything but manager.go, the re-arming in memcg.go and memcg_linux.go
+// is pure and takes the time as an input. The kill goes through the pod
+// workers (Killer); node-level disk reclaim through NodeReclaimer, which
+// the image and container GC implement.
 package eviction

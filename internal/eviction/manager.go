@@ -3,6 +3,7 @@ package eviction
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -79,6 +80,12 @@ type Config struct {
 	// the node status at once); may be nil.
 	OnConditions func()
 	Clock        clock.WithTicker
+	// Notifier, when set (kernelMemcgNotification on cgroup v1), arms a
+	// kernel notification for every memory threshold on its cgroup in
+	// MemoryCgroups, re-armed from the summary every 10 s; a crossing
+	// makes Run pass at once instead of at the next monitoring period.
+	Notifier      Notifier
+	MemoryCgroups MemoryCgroups
 }
 
 // Manager is the eviction manager. Run is its only goroutine and owns the
@@ -93,6 +100,12 @@ type Manager struct {
 	thresholds []Threshold
 	// conditions is the latest set of true node conditions.
 	conditions atomic.Pointer[[]corev1.NodeConditionType]
+	// wake has Run pass now (a memory notification); capacity 1.
+	wake chan struct{}
+	// armed are the memory notifications by threshold key, and armedAt
+	// when they were last armed; owned by Run.
+	armed   map[string]io.Closer
+	armedAt time.Time
 }
 
 // New validates cfg and returns a Manager; it starts nothing.
@@ -103,7 +116,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.MonitoringPeriod <= 0 {
 		cfg.MonitoringPeriod = DefaultMonitoringPeriod
 	}
-	m := &Manager{cfg: cfg}
+	m := &Manager{cfg: cfg, wake: make(chan struct{}, 1), armed: map[string]io.Closer{}}
 	m.conditions.Store(&[]corev1.NodeConditionType{})
 	return m, nil
 }
@@ -117,16 +130,19 @@ func (m *Manager) Pressure() Pressure { return PressureOf(m.Conditions()) }
 // AdmitPod is Admit under the current conditions.
 func (m *Manager) AdmitPod(pod *corev1.Pod) (bool, string) { return Admit(pod, m.Conditions()) }
 
-// Run looks at the node every monitoring period until ctx ends.
+// Run looks at the node every monitoring period, and at once when a
+// memory notification fires, until ctx ends.
 func (m *Manager) Run(ctx context.Context) error {
 	t := m.cfg.Clock.NewTicker(m.cfg.MonitoringPeriod)
 	defer t.Stop()
+	defer m.disarm()
 	for {
 		m.Pass(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
+		case <-m.wake:
 		}
 	}
 }
@@ -154,6 +170,7 @@ func (m *Manager) Pass(ctx context.Context) {
 	if m.thresholds == nil {
 		m.thresholds = WithContainerFs(m.cfg.Thresholds, DedicatedImageFs(sum))
 	}
+	m.rearm(ctx, sum)
 	obs := Observe(sum)
 	d := Decide(Input{Thresholds: m.thresholds, Observations: obs, Previous: m.state,
 		TransitionPeriod: m.cfg.TransitionPeriod, Now: m.cfg.Clock.Now()})

@@ -121,6 +121,22 @@ func memoryV2(meminfo, stat map[string]uint64) memory {
 	}
 }
 
+// maxMemoryLimit is upstream's bound above which a memory limit counts as
+// unlimited (isMemoryUnlimited: the kernel rounds the v1 "no limit" down
+// from MaxInt64).
+const maxMemoryLimit = uint64(1 << 62)
+
+// parseMemoryLimit parses memory.limit_in_bytes (v1) or memory.max (v2)
+// and reports whether it is a limit: "max" and values above
+// maxMemoryLimit are none. It is pure.
+func parseMemoryLimit(data string) (uint64, bool) {
+	v, err := strconv.ParseUint(strings.TrimSpace(data), 10, 64)
+	if err != nil || v > maxMemoryLimit {
+		return 0, false
+	}
+	return v, true
+}
+
 func workingSet(usage, inactiveFile uint64) uint64 {
 	if inactiveFile >= usage {
 		return 0

@@ -100,3 +100,27 @@ func TestCPUV2(t *testing.T) {
 		t.Error("cpuV2 without usage_usec succeeded")
 	}
 }
+
+func TestParseMemoryLimit(t *testing.T) {
+	type result struct {
+		Limit uint64
+		OK    bool
+	}
+	tests := []struct {
+		data string
+		want result
+	}{
+		{"10000\n", result{10000, true}},
+		{"4611686018427387904\n", result{1 << 62, true}},
+		{"9223372036854771712\n", result{}}, // v1 "no limit"
+		{"max\n", result{}},                 // v2 "no limit"
+		{"", result{}},
+	}
+	for _, tt := range tests {
+		var got result
+		got.Limit, got.OK = parseMemoryLimit(tt.data)
+		if got != tt.want {
+			t.Errorf("parseMemoryLimit(%q) = %+v, want %+v", tt.data, got, tt.want)
+		}
+	}
+}

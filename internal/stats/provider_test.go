@@ -90,6 +90,7 @@ func TestProviderSummary(t *testing.T) {
 			name: "cgroup v1",
 			cgroup: map[string]string{"memory/memory.usage_in_bytes": "6000\n", "memory/memory.stat": "total_inactive_file 1000\ntotal_rss 300\n",
 				"memory/kubepods/memory.usage_in_bytes": "4000\n", "memory/kubepods/memory.stat": "total_inactive_file 1000\ntotal_rss 200\n",
+				"memory/kubepods/memory.limit_in_bytes": "10000\n", "memory/system.slice/berth.service/memory.limit_in_bytes": "9223372036854771712\n",
 				"cpuacct/kubepods/cpuacct.usage":                          "5000\n",
 				"memory/system.slice/berth.service/memory.usage_in_bytes": "900\n", "memory/system.slice/berth.service/memory.stat": "total_inactive_file 100\n",
 				"cpuacct/system.slice/berth.service/cpuacct.usage": "7000\n"},
@@ -101,6 +102,7 @@ func TestProviderSummary(t *testing.T) {
 			name: "cgroup v2",
 			cgroup: map[string]string{"cgroup.controllers": "cpu memory\n", "memory.stat": "anon 300\ninactive_file 1073741824\n",
 				"kubepods.slice/memory.current": "4000\n", "kubepods.slice/memory.stat": "inactive_file 1000\nanon 200\n",
+				"kubepods.slice/memory.max": "10000\n", "system.slice/berth.service/memory.max": "max\n",
 				"kubepods.slice/cpu.stat":                   "usage_usec 5\n",
 				"system.slice/berth.service/memory.current": "900\n", "system.slice/berth.service/memory.stat": "inactive_file 100\n",
 				"system.slice/berth.service/cpu.stat": "usage_usec 7\n"},
@@ -162,9 +164,13 @@ func TestProviderSummary(t *testing.T) {
 			}
 			var sys []string
 			for _, sc := range n.SystemContainers {
-				sys = append(sys, fmt.Sprintf("%s cpu=%d ws=%d", sc.Name, *sc.CPU.UsageCoreNanoSeconds, *sc.Memory.WorkingSetBytes))
+				avail := "unlimited"
+				if a := sc.Memory.AvailableBytes; a != nil {
+					avail = fmt.Sprint(*a)
+				}
+				sys = append(sys, fmt.Sprintf("%s cpu=%d ws=%d available=%s", sc.Name, *sc.CPU.UsageCoreNanoSeconds, *sc.Memory.WorkingSetBytes, avail))
 			}
-			if diff := cmp.Diff([]string{"kubelet cpu=7000 ws=800", "pods cpu=5000 ws=3000"}, sys); diff != "" {
+			if diff := cmp.Diff([]string{"kubelet cpu=7000 ws=800 available=unlimited", "pods cpu=5000 ws=3000 available=7000"}, sys); diff != "" {
 				t.Errorf("system containers (-want +got):\n%s", diff)
 			}
 			if n.Runtime == nil || *n.Runtime.ImageFs.UsedBytes != 77 || n.Runtime.ImageFs.CapacityBytes == nil {

@@ -180,9 +180,20 @@ func (r nodeReader) cgroupStats(path cgroupPaths, now time.Time) (*statsapi.Cont
 		rss = stat["anon"]
 	}
 	t := metav1.NewTime(now)
-	return &statsapi.ContainerStats{
-		CPU: &statsapi.CPUStats{Time: t, UsageCoreNanoSeconds: ptr(cpu)},
-		Memory: &statsapi.MemoryStats{Time: t, UsageBytes: ptr(usage), WorkingSetBytes: ptr(workingSet(usage, stat[prefix+"inactive_file"])),
-			RSSBytes: ptr(rss), PageFaults: ptr(stat[prefix+"pgfault"]), MajorPageFaults: ptr(stat[prefix+"pgmajfault"])},
-	}, nil
+	ws := workingSet(usage, stat[prefix+"inactive_file"])
+	mem := &statsapi.MemoryStats{Time: t, UsageBytes: ptr(usage), WorkingSetBytes: ptr(ws),
+		RSSBytes: ptr(rss), PageFaults: ptr(stat[prefix+"pgfault"]), MajorPageFaults: ptr(stat[prefix+"pgmajfault"])}
+	// As upstream (cAdvisor's spec limit): a limited cgroup's available
+	// memory is its limit less its working set, which is what
+	// allocatableMemory.available reads of "pods".
+	limitFile := "memory.limit_in_bytes"
+	if r.unified() {
+		limitFile = "memory.max"
+	}
+	if data, err := r.read(dir, limitFile); err == nil {
+		if limit, ok := parseMemoryLimit(data); ok {
+			mem.AvailableBytes = ptr(available(limit, ws))
+		}
+	}
+	return &statsapi.ContainerStats{CPU: &statsapi.CPUStats{Time: t, UsageCoreNanoSeconds: ptr(cpu)}, Memory: mem}, nil
 }

@@ -21,7 +21,12 @@
 //     else (other controllers' conditions, nominatedNodeName, resource
 //     claim statuses, resize status) is kept from the API object. A
 //     terminal phase in the API is never moved back: such a write is held
-//     and logged.
+//     and logged. A pod is not moved to a terminal phase while the pod
+//     workers say it could still have running containers (an eviction
+//     reports Failed before its kill completes): the API's phase, reason
+//     and message stay, and the record is marked Delayed so the terminal
+//     status is written once the containers are stopped (upstream's
+//     mergePodStatus with PodCouldHaveRunningContainers).
 //   - patches (patch.go, pure bytes): a strategic merge patch of
 //     pods/status from the current API status to the merged one, carrying
 //     metadata.uid as a precondition, as upstream's PatchPodStatus.

@@ -25,8 +25,11 @@ const maxTerminationMessages = 12 * 1024
 // lastTransitionTime, so a restarted berth does not move it. The API's
 // start time and QoS class, once set, are kept. DisruptionTarget is only
 // sent with the move to a terminal phase. In a terminal phase, Ready and
-// ContainersReady are False (upstream issue 108594).
-func merge(api, ours corev1.PodStatus, now time.Time) corev1.PodStatus {
+// ContainersReady are False (upstream issue 108594). As upstream, a pod
+// that could still have running containers (couldRun: its kill has not
+// completed) is not moved to a terminal phase: the API's phase, reason and
+// message are kept, and DisruptionTarget waits with them.
+func merge(api, ours corev1.PodStatus, now time.Time, couldRun bool) corev1.PodStatus {
 	out := *api.DeepCopy()
 	o := ours.DeepCopy()
 	out.ObservedGeneration = o.ObservedGeneration
@@ -46,6 +49,10 @@ func merge(api, ours corev1.PodStatus, now time.Time) corev1.PodStatus {
 	truncateMessages(&out)
 
 	toTerminal := !podutil.IsTerminal(api.Phase) && podutil.IsTerminal(o.Phase)
+	if delayed(api.Phase, o.Phase, couldRun) {
+		out.Phase, out.Reason, out.Message = api.Phase, api.Reason, api.Message
+		toTerminal = false
+	}
 	out.Conditions = mergeConditions(api.Conditions, o.Conditions, toTerminal)
 	if podutil.IsTerminal(out.Phase) {
 		reason := podstatus.ReasonPodFailed

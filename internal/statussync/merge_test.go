@@ -22,6 +22,8 @@ func TestMerge(t *testing.T) {
 		api  corev1.PodStatus
 		ours corev1.PodStatus
 		want func() corev1.PodStatus
+		// couldRun: the pod could still have running containers.
+		couldRun bool
 	}{
 		{
 			name: "empty API status takes ours",
@@ -86,6 +88,17 @@ func TestMerge(t *testing.T) {
 			want: func() corev1.PodStatus { st := failed(); st.Conditions = append(st.Conditions, byKubelet); return st },
 		},
 		{
+			name:     "no terminal phase nor DisruptionTarget while containers could run",
+			api:      corev1.PodStatus{Phase: corev1.PodRunning, Reason: "api", Message: "api message"},
+			ours:     func() corev1.PodStatus { st := failed(); st.Conditions = append(st.Conditions, byKubelet); return st }(),
+			couldRun: true,
+			want: func() corev1.PodStatus {
+				st := failed()
+				st.Phase, st.Reason, st.Message = corev1.PodRunning, "api", "api message"
+				return st
+			},
+		},
+		{
 			name: "an API DisruptionTarget stays once terminal",
 			api:  corev1.PodStatus{Phase: corev1.PodFailed, Conditions: []corev1.PodCondition{evicted}},
 			ours: func() corev1.PodStatus { st := failed(); st.Conditions = append(st.Conditions, byKubelet); return st }(),
@@ -125,7 +138,7 @@ func TestMerge(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			api, ours := *tc.api.DeepCopy(), *tc.ours.DeepCopy()
-			got := merge(tc.api, tc.ours, now)
+			got := merge(tc.api, tc.ours, now, tc.couldRun)
 			if diff := cmp.Diff(tc.want(), got); diff != "" {
 				t.Errorf("merge mismatch (-want +got):\n%s", diff)
 			}
@@ -145,7 +158,7 @@ func TestMergeTruncatesTerminationMessages(t *testing.T) {
 	ours.ContainerStatuses[1].Name = "side"
 	ours.ContainerStatuses[0].State.Terminated.Message = strings.Repeat("x", 10000)
 	ours.ContainerStatuses[1].State.Terminated.Message = "short"
-	got := merge(corev1.PodStatus{}, ours, now)
+	got := merge(corev1.PodStatus{}, ours, now, false)
 	if n := len(got.ContainerStatuses[0].State.Terminated.Message); n != 6*1024 {
 		t.Errorf("message length %d, want %d", n, 6*1024)
 	}

@@ -27,6 +27,10 @@ type Pod struct {
 	// CanBeDeleted: the pod workers report the pod terminated and its
 	// resources released.
 	CanBeDeleted bool
+	// CouldRun: the pod workers report that the pod may still have running
+	// containers (its kill has not completed). A terminal phase is not
+	// written then (see merge).
+	CouldRun bool
 }
 
 // Record is what the syncer keeps of one pod between passes.
@@ -40,6 +44,10 @@ type Record struct {
 	Held bool
 	// Deleted: the API pod was deleted (or was gone).
 	Deleted bool
+	// Delayed: Status has a terminal phase that was not written because
+	// the pod could still have running containers; it is written once it
+	// cannot.
+	Delayed bool
 }
 
 // Inputs is one pass's snapshot.
@@ -70,7 +78,9 @@ type Op struct {
 // last written), and on the periodic pass when writing it would change the
 // API object's status (needsReconcile). A status whose phase differs from
 // the API object's terminal phase is held instead: berth never moves a pod
-// out of a terminal phase (upstream forces the API's phase back). An API pod is
+// out of a terminal phase (upstream forces the API's phase back). A move to
+// a terminal phase is written without it while the pod could still have
+// running containers, and in full once it cannot. An API pod is
 // deleted after a deletion timestamp, once terminal and CanBeDeleted.
 func Plan(in Inputs) []Op {
 	var ops []Op
@@ -80,7 +90,7 @@ func Plan(in Inputs) []Op {
 			continue
 		}
 		rec, seen := in.Records[p.UID]
-		fresh := seen && rec.Target == p.API.UID && kubeletEqual(rec.Status, p.Status)
+		fresh := seen && rec.Target == p.API.UID && kubeletEqual(rec.Status, p.Status) && (!rec.Delayed || p.CouldRun)
 		op := Op{UID: p.UID}
 		phaseAfter := p.API.Status.Phase
 		if apiPhase := p.API.Status.Phase; podutil.IsTerminal(apiPhase) && p.Status.Phase != apiPhase {
@@ -89,8 +99,8 @@ func Plan(in Inputs) []Op {
 			}
 		} else {
 			op.Write = !fresh || rec.Held ||
-				(in.Periodic && !equal(p.API.Status, merge(p.API.Status, p.Status, in.Now)))
-			if op.Write {
+				(in.Periodic && !equal(p.API.Status, merge(p.API.Status, p.Status, in.Now, p.CouldRun)))
+			if op.Write && !delayed(p.API.Status.Phase, p.Status.Phase, p.CouldRun) {
 				phaseAfter = p.Status.Phase
 			}
 		}
@@ -101,6 +111,13 @@ func Plan(in Inputs) []Op {
 	}
 	sort.Slice(ops, func(i, j int) bool { return ops[i].UID < ops[j].UID })
 	return ops
+}
+
+// delayed reports whether the move from the API's phase to ours is held
+// back: a move to a terminal phase while the pod could still have running
+// containers (upstream's mergePodStatus).
+func delayed(api, ours corev1.PodPhase, couldRun bool) bool {
+	return couldRun && !podutil.IsTerminal(api) && podutil.IsTerminal(ours)
 }
 
 // deletable reports whether berth may delete api, the API object of

@@ -70,6 +70,14 @@ func TestPlan(t *testing.T) {
 			p.Status = failed()
 			r["u1"] = Record{Target: "u1", Status: failed(), Held: true}
 		}, []Op{{UID: "u1", Write: true}}},
+		{"terminal status delayed while containers could run", false, func(p *Pod, r map[types.UID]Record) {
+			p.Status, p.CouldRun = failed(), true
+			r["u1"] = Record{Target: "u1", Status: failed(), Delayed: true}
+		}, nil},
+		{"delayed terminal status, containers now stopped", false, func(p *Pod, r map[types.UID]Record) {
+			p.Status = failed()
+			r["u1"] = Record{Target: "u1", Status: failed(), Delayed: true}
+		}, []Op{{UID: "u1", Write: true}}},
 		{"pod gone", true, func(p *Pod, r map[types.UID]Record) { p.Config, p.API = nil, nil; delete(r, "u1") }, nil},
 		{"static pod without a mirror pod", true, func(p *Pod, r map[types.UID]Record) {
 			p.UID, p.Config, p.API = "hash1", static, nil

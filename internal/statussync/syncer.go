@@ -39,7 +39,10 @@ type Config struct {
 	// CanBeDeleted reports that the pod workers have terminated the pod and
 	// released its resources.
 	CanBeDeleted func(uid types.UID) bool
-	Clock        clock.WithTicker
+	// CouldHaveRunningContainers reports that the pod may still have
+	// running containers (the pod workers' word); nil: never.
+	CouldHaveRunningContainers func(uid types.UID) bool
+	Clock                      clock.WithTicker
 	// SyncPeriod is the period of the full pass; DefaultSyncPeriod when 0.
 	SyncPeriod time.Duration
 	// ObserveWrite, if set, is called on the Run goroutine after a pod's
@@ -215,6 +218,9 @@ func (s *Syncer) gather(uid types.UID, st corev1.PodStatus) Pod {
 	if config.DeletionTimestamp != nil {
 		p.CanBeDeleted = s.cfg.CanBeDeleted(uid)
 	}
+	if s.cfg.CouldHaveRunningContainers != nil {
+		p.CouldRun = s.cfg.CouldHaveRunningContainers(uid)
+	}
 	return p
 }
 
@@ -272,7 +278,7 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 		logger.Error(nil, "Not writing the pod status", "reason", holdReason(cur.Status.Phase, p.Status.Phase))
 		return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Held: true, Deleted: st.rec.Deleted}}, true
 	}
-	merged := merge(cur.Status, p.Status, now)
+	merged := merge(cur.Status, p.Status, now, p.CouldRun)
 	patch, unchanged, err := statusPatch(cur.UID, cur.Status, merged)
 	if err != nil {
 		logger.Error(err, "Failed to build the status patch")
@@ -294,7 +300,8 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 	} else {
 		logger.V(4).Info("Pod status is up to date")
 	}
-	return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Deleted: st.rec.Deleted},
+	return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Deleted: st.rec.Deleted,
+		Delayed: delayed(cur.Status.Phase, p.Status.Phase, p.CouldRun)},
 		written: &writtenAt{pod: cur, at: s.cfg.Clock.Now()}}, true
 }
 
