@@ -45,12 +45,8 @@ func TestClusterDiskPressure(t *testing.T) {
 	if threshold < 1<<30 {
 		t.Skipf("%s has too little free space for the test", fsDir)
 	}
-	f, err := os.OpenFile(e.node.config, os.O_APPEND|os.O_WRONLY, 0)
-	must(t, err)
 	q := strconv.FormatInt(threshold, 10)
-	_, err = fmt.Fprintf(f, "\nevictionHard:\n  nodefs.available: %q\n  imagefs.available: %q\nevictionPressureTransitionPeriod: 15s\nimageMinimumGCAge: 1s\n", q, q)
-	must(t, err)
-	must(t, f.Close())
+	e.node.setEviction(fmt.Sprintf("evictionHard:\n  nodefs.available: %q\n  imagefs.available: %q\nevictionPressureTransitionPeriod: 15s\nimageMinimumGCAge: 1s\n", q, q))
 	e.node.start()
 	e.node.waitPod(fullName("keeper"), "running", running)
 	if !hasImage(t, c, throwaway) {

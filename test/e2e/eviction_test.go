@@ -35,14 +35,10 @@ func TestClusterEviction(t *testing.T) {
 	waitNoReadySandboxes(t)
 	threshold := memoryAvailable(t) - 1536<<20
 	e.node.stop()
-	f, err := os.OpenFile(e.node.config, os.O_APPEND|os.O_WRONLY, 0)
-	must(t, err)
 	// Only this threshold: the shared machine's disks must not evict.
 	// Volumes are measured every 5 s so the emptyDir check is prompt.
-	_, err = fmt.Fprintf(f, "\nevictionHard:\n  memory.available: %q\nevictionPressureTransitionPeriod: 20s\nvolumeStatsAggPeriod: 5s\nkernelMemcgNotification: true\n",
-		strconv.FormatInt(threshold, 10))
-	must(t, err)
-	must(t, f.Close())
+	e.node.setEviction(fmt.Sprintf("evictionHard:\n  memory.available: %q\nevictionPressureTransitionPeriod: 20s\nvolumeStatsAggPeriod: 5s\nkernelMemcgNotification: true\n",
+		strconv.FormatInt(threshold, 10)))
 	e.node.start()
 	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
 		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})

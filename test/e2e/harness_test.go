@@ -54,6 +54,31 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// defaultEviction is the test nodes' evictionHard: upstream's memory
+// threshold, and disk thresholds far below upstream's. The tests share the
+// machine's disk, whose fill is not theirs to judge: with upstream's 10 and
+// 15 %, a build machine's full disk would put every test node under
+// DiskPressure and keep its pods off it. The eviction tests replace it
+// (setEviction).
+const defaultEviction = `evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%
+  nodefs.inodesFree: 1%
+  imagefs.available: 1%
+  imagefs.inodesFree: 1%
+`
+
+// setEviction replaces defaultEviction in the node's configuration with
+// block (an evictionHard map, and any other fields); before start.
+func (n *node) setEviction(block string) {
+	raw, err := os.ReadFile(n.config)
+	must(n.t, err)
+	if !strings.Contains(string(raw), defaultEviction) {
+		n.t.Fatalf("%s lacks the default eviction block", n.config)
+	}
+	must(n.t, os.WriteFile(n.config, []byte(strings.Replace(string(raw), defaultEviction, block, 1)), 0o644))
+}
+
 // node is one berth process with its own manifest and root directories.
 type node struct {
 	t         *testing.T
@@ -114,7 +139,7 @@ authorization:
 # Every e2e run shares containerd and its imported test images: no image
 # GC, whatever the disk usage (it is tested against the fake CRI).
 imageGCHighThresholdPercent: 100
-`, n.manifests, n.port, criEndpoint) + strings.Join(extraConfig, "\n")
+%s`, n.manifests, n.port, criEndpoint, defaultEviction) + strings.Join(extraConfig, "\n")
 	must(t, os.WriteFile(n.config, []byte(cfg), 0o644))
 	t.Cleanup(func() {
 		if t.Failed() {

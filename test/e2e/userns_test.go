@@ -27,13 +27,6 @@ const usernsRefusal = "Failed to create pod sandbox: can't set `spec.hostUsers: 
 // ever runs in the host's user namespace. A pod that does not ask runs.
 func TestClusterHostUsersFalseRefusedWithoutRuntimeSupport(t *testing.T) {
 	e := startClusterEnv(t)
-	f, err := os.OpenFile(e.node.config, os.O_APPEND|os.O_WRONLY, 0)
-	must(t, err)
-	// Only a memory threshold: the shared machine's disks must not put
-	// the node under DiskPressure, which would keep the pods off it.
-	_, err = f.WriteString("\nevictionHard:\n  memory.available: 100Mi\n")
-	must(t, err)
-	must(t, f.Close())
 	e.node.start()
 	rc := runtimeClient(t)
 	st, err := rc.Runtime.Status(context.Background(), &runtimeapi.StatusRequest{})
