@@ -3,6 +3,7 @@ package cm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -119,7 +120,8 @@ func (c *cgroupfs) manager(n Name, r *cgroups.Resources) (cgroups.Manager, error
 }
 
 // libResources converts r for the library, as upstream's toResources:
-// devices and the freezer untouched, cpu shares as cpu.weight on v2.
+// devices and the freezer untouched, cpu shares as cpu.weight on v2, the
+// unified files only on v2.
 func (c *cgroupfs) libResources(r Resources) *cgroups.Resources {
 	out := &cgroups.Resources{SkipDevices: true, SkipFreezeOnSet: true}
 	if r.Memory != nil {
@@ -141,6 +143,9 @@ func (c *cgroupfs) libResources(r Resources) *cgroups.Resources {
 	if r.PidsLimit != nil {
 		v := *r.PidsLimit
 		out.PidsLimit = &v
+	}
+	if len(r.Unified) > 0 && c.unified() {
+		out.Unified = maps.Clone(r.Unified)
 	}
 	return out
 }
