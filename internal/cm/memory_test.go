@@ -196,3 +196,21 @@ func (f *fakeTree) write(dir, file, content string) {
 		f.t.Fatal(err)
 	}
 }
+
+// TestReservedMemoryMinV2: with the MemoryQoS gate, a reserved cgroup on
+// cgroup v2 gets memory.min = its reserved memory.
+func TestReservedMemoryMinV2(t *testing.T) {
+	f := newFakeTree(t, true)
+	cfg := testConfig(f)
+	cfg.EnforceNodeAllocatable = []string{EnforcePods, EnforceKubeReserved}
+	cfg.KubeReservedCgroup = "/kube.slice"
+	cfg.Pod.Memory = qosOn
+	f.mkdir(filepath.Join(f.root, "kube.slice"))
+	_, ctx := ktesting.NewTestContext(t)
+	if err := f.newManager(cfg).Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if got := f.read("", "kube.slice", "memory.min"); got != "536870912" {
+		t.Errorf("kube.slice memory.min = %s, want 536870912", got)
+	}
+}
