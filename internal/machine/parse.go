@@ -139,3 +139,14 @@ func CheckSwap(failSwapOn bool, info Info) error {
 	}
 	return nil
 }
+
+// ParseUnifiedCgroup returns the cgroup v2 path of a /proc/<pid>/cgroup
+// file: the path of its "0::" line.
+func ParseUnifiedCgroup(data string) (string, bool) {
+	for _, line := range strings.Split(data, "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p, true
+		}
+	}
+	return "", false
+}
