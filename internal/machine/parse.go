@@ -131,6 +131,16 @@ func CheckCgroupV1(failCgroupV1 bool, info Info) error {
 	return nil
 }
 
+// CheckLimitedSwap is upstream's start check on memorySwap: LimitedSwap
+// is refused on a cgroup v1 host, where swap cannot be limited per
+// container.
+func CheckLimitedSwap(swapBehavior string, info Info) error {
+	if !info.CgroupV2 && swapBehavior == "LimitedSwap" {
+		return errors.New("swap feature is enabled and LimitedSwap but it is only supported with cgroupv2")
+	}
+	return nil
+}
+
 // CheckSwap is the failSwapOn decision, as upstream's container manager
 // makes it at start: with failSwapOn, a node with swap on is refused.
 func CheckSwap(failSwapOn bool, info Info) error {

@@ -123,3 +123,31 @@ func TestParseUnifiedCgroup(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLimitedSwap is upstream's LimitedSwap refusal on cgroup v1; the
+// message is upstream's (its kubelet's run).
+func TestCheckLimitedSwap(t *testing.T) {
+	src := upstreamsrc.New(t)
+	var upstreamMsg string
+	for _, call := range src.Func("k8s.io/kubernetes/cmd/kubelet/app", "run").Calls("fmt", "Errorf") {
+		if m := call.Arg(0).AsString(); strings.Contains(m, "LimitedSwap") {
+			upstreamMsg = m
+		}
+	}
+	if upstreamMsg == "" {
+		t.Fatal("upstream's kubelet run has no LimitedSwap refusal message any more")
+	}
+	for _, tc := range []struct {
+		behavior string
+		v2       bool
+		wantErr  bool
+	}{{"LimitedSwap", false, true}, {"LimitedSwap", true, false}, {"NoSwap", false, false}, {"", false, false}} {
+		err := CheckLimitedSwap(tc.behavior, Info{CgroupV2: tc.v2})
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%q v2=%v: err = %v, want error %v", tc.behavior, tc.v2, err, tc.wantErr)
+		}
+		if err != nil && err.Error() != upstreamMsg {
+			t.Errorf("message = %q, upstream's = %q", err, upstreamMsg)
+		}
+	}
+}
