@@ -3,6 +3,7 @@ package cm
 import (
 	"errors"
 	"fmt"
+	"math"
 	"maps"
 	"os"
 	"path"
@@ -12,6 +13,7 @@ import (
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/fs2"
+	"github.com/opencontainers/cgroups/fscommon"
 	"github.com/opencontainers/cgroups/systemd"
 )
 
@@ -271,4 +273,22 @@ func (c *cgroupfs) children(n Name) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// memoryUsage reads n's memory usage in bytes: memory.usage_in_bytes on
+// cgroup v1, memory.current on v2 (as the library's stats read them).
+func (c *cgroupfs) memoryUsage(n Name) (int64, error) {
+	paths, err := c.paths(n)
+	if err != nil {
+		return 0, err
+	}
+	dir, file := paths["memory"], "memory.usage_in_bytes"
+	if c.unified() {
+		dir, file = paths[unifiedKey], "memory.current"
+	}
+	v, err := fscommon.GetCgroupParamUint(dir, file)
+	if err != nil {
+		return 0, fmt.Errorf("read memory usage of cgroup %q: %w", n.Cgroupfs(), err)
+	}
+	return int64(min(v, uint64(math.MaxInt64))), nil
 }

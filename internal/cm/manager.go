@@ -220,7 +220,11 @@ func (m *Manager) updateQOS(ctx context.Context, active []*corev1.Pod) error {
 			continue
 		}
 		if err := m.fs.update(c.name, *c.want); err != nil {
-			return fmt.Errorf("update QoS cgroups: %w", err)
+			if !m.capQOSToUsage(ctx, c.name, *c.want) {
+				return fmt.Errorf("update QoS cgroups: %w", err)
+			}
+			// Capped, not yet as wanted: the next round tries again.
+			continue
 		}
 		*c.got = *c.want
 		changed = true
@@ -229,6 +233,25 @@ func (m *Manager) updateQOS(ctx context.Context, active []*corev1.Pod) error {
 		klog.FromContext(ctx).V(4).Info("Updated QoS cgroups", "burstableShares", *want.Burstable.CPUShares)
 	}
 	return nil
+}
+
+// capQOSToUsage retries a QoS class whose qosReserved memory limit could
+// not be set with the limit capped to its usage (capToUsage), as upstream;
+// it reports whether that succeeded (mu held).
+func (m *Manager) capQOSToUsage(ctx context.Context, name Name, want Resources) bool {
+	if m.cfg.QOSReservedMemory == nil || want.Memory == nil {
+		return false
+	}
+	usage, err := m.fs.memoryUsage(name)
+	if err != nil {
+		return false
+	}
+	capped := capToUsage(want, usage)
+	if capped.Memory == want.Memory || m.fs.update(name, capped) != nil {
+		return false
+	}
+	klog.FromContext(ctx).V(2).Info("QoS cgroup uses more memory than qosReserved leaves it; limited to its usage", "cgroup", name.Cgroupfs(), "usage", usage, "limit", *want.Memory)
+	return true
 }
 
 // Cleanup retries node allocatable until it is enforced, brings the QoS

@@ -133,3 +133,14 @@ func reservedMemoryMin(r Resources, s containerconfig.MemorySettings) Resources 
 	}
 	return r
 }
+
+// capToUsage is upstream's retrySetMemoryReserve for one QoS class: when
+// its qosReserved memory limit could not be set because the class already
+// uses more (the kernel refuses a limit below usage), the limit becomes
+// the usage, so the class cannot grow further.
+func capToUsage(r Resources, usage int64) Resources {
+	if r.Memory != nil && usage > *r.Memory {
+		r.Memory = &usage
+	}
+	return r
+}

@@ -214,3 +214,42 @@ func TestReservedMemoryMinV2(t *testing.T) {
 		t.Errorf("kube.slice memory.min = %s, want 536870912", got)
 	}
 }
+
+func TestCapToUsage(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		r     Resources
+		usage int64
+		want  Resources
+	}{
+		{"usage above the limit: the usage", Resources{Memory: ptr.To[int64](100)}, 150, Resources{Memory: ptr.To[int64](150)}},
+		{"usage below: unchanged", Resources{Memory: ptr.To[int64](100)}, 50, Resources{Memory: ptr.To[int64](100)}},
+		{"no limit: unchanged", Resources{CPUShares: ptr.To[uint64](2)}, 50, Resources{CPUShares: ptr.To[uint64](2)}},
+	} {
+		if diff := cmp.Diff(tt.want, capToUsage(tt.r, tt.usage)); diff != "" {
+			t.Errorf("%s: capToUsage (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestMemoryUsage reads a QoS cgroup's usage from the file each cgroup
+// version keeps it in.
+func TestMemoryUsage(t *testing.T) {
+	for _, unified := range []bool{false, true} {
+		f := newFakeTree(t, unified)
+		m := f.newManager(testConfig(f))
+		name := m.cfg.qosName(corev1.PodQOSBurstable)
+		dir, file := filepath.Join(f.mounts["memory"], "kubepods", "burstable"), "memory.usage_in_bytes"
+		if unified {
+			dir, file = filepath.Join(f.root, "kubepods", "burstable"), "memory.current"
+		}
+		if _, err := m.fs.memoryUsage(name); err == nil {
+			t.Errorf("unified=%t: memoryUsage of a missing cgroup: no error", unified)
+		}
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, file), []byte("12345\n"), 0o644))
+		if got, err := m.fs.memoryUsage(name); err != nil || got != 12345 {
+			t.Errorf("unified=%t: memoryUsage = %d, %v; want 12345", unified, got, err)
+		}
+	}
+}
