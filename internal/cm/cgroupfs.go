@@ -3,8 +3,8 @@ package cm
 import (
 	"errors"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
