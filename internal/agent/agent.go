@@ -171,7 +171,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
-	if err := machine.CheckSwap(ptr.Deref(cfg.Kubelet.FailSwapOn, true), inputs.Machine()); err != nil {
+	if err := checkSwap(ctx, &cfg.Kubelet, inputs.Machine()); err != nil {
 		return err
 	}
 	if err := machine.CheckCgroupV1(ptr.Deref(cfg.Kubelet.FailCgroupV1, true), inputs.Machine()); err != nil {
@@ -325,6 +325,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 	if err != nil {
 		return nil, fmt.Errorf("check kubelet configuration: %w", err)
 	}
+	resources.Memory = memorySettings(cfg, host, int64(os.Getpagesize()))
 	usernsMetrics, err := n.metrics.NewUserNamespaces()
 	if err != nil {
 		return nil, err

@@ -73,7 +73,9 @@ func startCgroups(ctx context.Context, cfg *config.Config, driver string, host m
 		Pod: cm.PodOptions{
 			CFS:       cfsSettings(kc),
 			PidsLimit: ptr.Deref(kc.PodPidsLimit, -1),
+			Memory:    memorySettings(cfg, host, int64(os.Getpagesize())),
 		},
+		QOSReservedMemory: cfg.QOSReservedMemory(),
 	})
 	if err != nil {
 		return nil, err
@@ -122,4 +124,19 @@ func (p podCgroups) PodCgroupParent(pod *corev1.Pod) (string, error) {
 
 func (p podCgroups) EnsurePod(ctx context.Context, pod *corev1.Pod) error {
 	return p.m.EnsurePod(ctx, pod, p.active())
+}
+
+// checkSwap makes upstream's start checks on swap, in its order:
+// LimitedSwap is refused on cgroup v1, then failSwapOn refuses a node with
+// swap on; without failSwapOn and with memorySwap unset, upstream's notice
+// that containers get no swap is logged.
+func checkSwap(ctx context.Context, kc *kubeletconfigv1beta1.KubeletConfiguration, host machine.Info) error {
+	if err := machine.CheckLimitedSwap(kc.MemorySwap.SwapBehavior, host); err != nil {
+		return err
+	}
+	failSwapOn := ptr.Deref(kc.FailSwapOn, true)
+	if !failSwapOn && kc.MemorySwap.SwapBehavior == "" {
+		klog.FromContext(ctx).Info("NoSwap is set due to memorySwapBehavior not specified", "memorySwapBehavior", kc.MemorySwap.SwapBehavior, "FailSwapOn", failSwapOn)
+	}
+	return machine.CheckSwap(failSwapOn, host)
 }

@@ -3,10 +3,14 @@ package agent
 import (
 	"errors"
 
+	corev1 "k8s.io/api/core/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"github.com/berthk8s/berth/internal/cm"
+	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/containerconfig"
+	"github.com/berthk8s/berth/internal/machine"
 )
 
 // cfsSettings is cpuCFSQuota and cpuCFSQuotaPeriod as containers,
@@ -30,4 +34,29 @@ func resourceSettings(kc *kubeletconfigv1beta1.KubeletConfiguration, cgroupV2 bo
 		CFS:      cfsSettings(kc),
 		OOMGroup: containerconfig.OOMGroup(cgroupV2, kc.SingleProcessOOMKill),
 	}, nil
+}
+
+// memorySettings are the node facts and settings containers' and pods'
+// memory QoS and swap are decided from: the MemoryQoS gate, cgroup
+// version, memoryThrottlingFactor, memoryReservationPolicy, the node's
+// allocatable memory (capacity less systemReserved and kubeReserved, as
+// upstream's GetNodeAllocatableAbsolute), its page size, and memorySwap
+// with the swap facts of host.
+func memorySettings(cfg *config.Config, host machine.Info, pageSize int64) containerconfig.MemorySettings {
+	kc := &cfg.Kubelet
+	alloc := cm.EnforcedAllocatable(cgroupCapacity(host), resourceList(kc.SystemReserved), resourceList(kc.KubeReserved))[corev1.ResourceMemory]
+	return containerconfig.MemorySettings{
+		CgroupV2:          host.CgroupV2,
+		QoS:               cfg.MemoryQoS(),
+		ThrottlingFactor:  kc.MemoryThrottlingFactor,
+		TieredReservation: kc.MemoryReservationPolicy == kubeletconfigv1beta1.TieredReservationMemoryReservationPolicy,
+		AllocatableMemory: alloc.Value(),
+		PageSize:          pageSize,
+		Swap: containerconfig.SwapSettings{
+			ControllerAvailable: host.SwapController,
+			Behavior:            kc.MemorySwap.SwapBehavior,
+			Capacity:            host.SwapBytes,
+			MemoryCapacity:      host.MemoryBytes,
+		},
+	}
 }

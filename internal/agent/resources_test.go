@@ -6,10 +6,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2/ktesting"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/containerconfig"
+	"github.com/berthk8s/berth/internal/machine"
 )
 
 func TestCFSSettings(t *testing.T) {
@@ -60,6 +63,58 @@ func TestResourceSettings(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("resourceSettings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMemorySettings(t *testing.T) {
+	host := machine.Info{NumCPU: 2, MemoryBytes: 8 << 30, SwapBytes: 2 << 30, SwapController: true, CgroupV2: true}
+	cfg := &config.Config{Kubelet: kubeletconfigv1beta1.KubeletConfiguration{
+		MemoryThrottlingFactor:  ptr.To(0.8),
+		MemoryReservationPolicy: kubeletconfigv1beta1.TieredReservationMemoryReservationPolicy,
+		MemorySwap:              kubeletconfigv1beta1.MemorySwapConfiguration{SwapBehavior: "LimitedSwap"},
+		SystemReserved:          map[string]string{"memory": "1Gi"},
+		KubeReserved:            map[string]string{"memory": "512Mi", "cpu": "100m"},
+	}}
+	want := containerconfig.MemorySettings{
+		CgroupV2: true, QoS: true, ThrottlingFactor: ptr.To(0.8), TieredReservation: true,
+		AllocatableMemory: 8<<30 - 1<<30 - 512<<20, PageSize: 4096,
+		Swap: containerconfig.SwapSettings{ControllerAvailable: true, Behavior: "LimitedSwap", Capacity: 2 << 30, MemoryCapacity: 8 << 30},
+	}
+	if diff := cmp.Diff(want, memorySettings(cfg, host, 4096)); diff != "" {
+		t.Errorf("memorySettings (-want +got):\n%s", diff)
+	}
+	cfg.Kubelet.FeatureGates = map[string]bool{"MemoryQoS": false}
+	if memorySettings(cfg, host, 4096).QoS {
+		t.Error("memorySettings with MemoryQoS off: QoS = true")
+	}
+}
+
+func TestCheckSwap(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		failSwapOn *bool
+		behavior   string
+		host       machine.Info
+		wantErr    string
+	}{
+		{name: "no swap", host: machine.Info{}},
+		{name: "swap on, failSwapOn default", host: machine.Info{SwapOn: true}, wantErr: "running with swap on is not supported, please disable swap or set --fail-swap-on flag to false"},
+		{name: "swap on, failSwapOn false, NoSwap", failSwapOn: ptr.To(false), behavior: "NoSwap", host: machine.Info{SwapOn: true}},
+		{name: "swap on, failSwapOn false, unset", failSwapOn: ptr.To(false), host: machine.Info{SwapOn: true}},
+		{name: "LimitedSwap on v1", failSwapOn: ptr.To(false), behavior: "LimitedSwap", host: machine.Info{SwapOn: true}, wantErr: "swap feature is enabled and LimitedSwap but it is only supported with cgroupv2"},
+		{name: "LimitedSwap on v2", failSwapOn: ptr.To(false), behavior: "LimitedSwap", host: machine.Info{SwapOn: true, CgroupV2: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			kc := &kubeletconfigv1beta1.KubeletConfiguration{FailSwapOn: tc.failSwapOn, MemorySwap: kubeletconfigv1beta1.MemorySwapConfiguration{SwapBehavior: tc.behavior}}
+			var got string
+			if err := checkSwap(ctx, kc, tc.host); err != nil {
+				got = err.Error()
+			}
+			if got != tc.wantErr {
+				t.Errorf("checkSwap = %q, want %q", got, tc.wantErr)
 			}
 		})
 	}

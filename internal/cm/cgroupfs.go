@@ -3,6 +3,8 @@ package cm
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/fs2"
+	"github.com/opencontainers/cgroups/fscommon"
 	"github.com/opencontainers/cgroups/systemd"
 )
 
@@ -119,7 +122,8 @@ func (c *cgroupfs) manager(n Name, r *cgroups.Resources) (cgroups.Manager, error
 }
 
 // libResources converts r for the library, as upstream's toResources:
-// devices and the freezer untouched, cpu shares as cpu.weight on v2.
+// devices and the freezer untouched, cpu shares as cpu.weight on v2, the
+// unified files only on v2.
 func (c *cgroupfs) libResources(r Resources) *cgroups.Resources {
 	out := &cgroups.Resources{SkipDevices: true, SkipFreezeOnSet: true}
 	if r.Memory != nil {
@@ -141,6 +145,9 @@ func (c *cgroupfs) libResources(r Resources) *cgroups.Resources {
 	if r.PidsLimit != nil {
 		v := *r.PidsLimit
 		out.PidsLimit = &v
+	}
+	if len(r.Unified) > 0 && c.unified() {
+		out.Unified = maps.Clone(r.Unified)
 	}
 	return out
 }
@@ -266,4 +273,22 @@ func (c *cgroupfs) children(n Name) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// memoryUsage reads n's memory usage in bytes: memory.usage_in_bytes on
+// cgroup v1, memory.current on v2 (as the library's stats read them).
+func (c *cgroupfs) memoryUsage(n Name) (int64, error) {
+	paths, err := c.paths(n)
+	if err != nil {
+		return 0, err
+	}
+	dir, file := paths["memory"], "memory.usage_in_bytes"
+	if c.unified() {
+		dir, file = paths[unifiedKey], "memory.current"
+	}
+	v, err := fscommon.GetCgroupParamUint(dir, file)
+	if err != nil {
+		return 0, fmt.Errorf("read memory usage of cgroup %q: %w", n.Cgroupfs(), err)
+	}
+	return int64(min(v, uint64(math.MaxInt64))), nil
 }

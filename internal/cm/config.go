@@ -42,8 +42,13 @@ type Config struct {
 	// SystemReservedCgroup and KubeReservedCgroup are cgroupfs names
 	// ("/system.slice"), required when their keys are enforced.
 	SystemReservedCgroup, KubeReservedCgroup string
-	// Pod holds cpuCFSQuota, cpuCFSQuotaPeriod and podPidsLimit.
+	// Pod holds cpuCFSQuota, cpuCFSQuotaPeriod, podPidsLimit and the
+	// memory QoS settings (its AllocatableMemory is ignored: the Manager
+	// computes it from Capacity and the reserved resources).
 	Pod PodOptions
+	// QOSReservedMemory is qosReserved's memory percentage (0 to 100) when
+	// the QOSReserved gate is on; nil otherwise.
+	QOSReservedMemory *int64
 	// Mounts maps each cgroup v1 subsystem to its mount point, or "" to the
 	// cgroup v2 mount point (then the only key); nil reads the host's.
 	Mounts map[string]string
@@ -55,6 +60,9 @@ func (c *Config) validate() error {
 	}
 	if c.Root != "" && !strings.HasPrefix(c.Root, "/") {
 		return fmt.Errorf("invalid cgroup root %q: must be an absolute path", c.Root)
+	}
+	if p := c.QOSReservedMemory; p != nil && (*p < 0 || *p > 100) {
+		return fmt.Errorf("invalid qosReserved memory percentage %d: must be between 0 and 100", *p)
 	}
 	if c.enforced(EnforceSystemReserved) || c.enforced(EnforceSystemReservedCompressed) {
 		if c.SystemReservedCgroup == "" {
@@ -122,4 +130,19 @@ func (c *Config) kubepodsResources() Resources {
 		limit = EnforcedAllocatable(c.Capacity, c.SystemReserved, c.KubeReserved)
 	}
 	return ForReserved(limit, false)
+}
+
+// allocatableMemory is the node's memory less systemReserved and
+// kubeReserved (upstream's GetNodeAllocatableAbsolute), whatever is
+// enforced: what qosReserved and memory.high reserve from.
+func (c *Config) allocatableMemory() int64 {
+	q := EnforcedAllocatable(c.Capacity, c.SystemReserved, c.KubeReserved)[corev1.ResourceMemory]
+	return q.Value()
+}
+
+// qosOptions are the QoS level cgroups' settings.
+func (c *Config) qosOptions() QOSOptions {
+	mem := c.Pod.Memory
+	mem.AllocatableMemory = c.allocatableMemory()
+	return QOSOptions{Memory: mem, ReservedMemoryPercent: c.QOSReservedMemory}
 }

@@ -15,14 +15,20 @@
 // Files:
 //
 //	name.go       cgroup names and their cgroupfs and systemd forms (pure)
-//	resources.go  what each cgroup is set to: pods, QoS classes, node
-//	              allocatable, reserved cgroups; upstream's conversions (pure)
+//	resources.go  what each cgroup is set to: pods, node allocatable,
+//	              reserved cgroups; upstream's conversions (pure)
+//	memory.go     memory QoS of pod, QoS class and reserved cgroups
+//	              (memory.min, memory.low, pod-level memory.high on cgroup
+//	              v2) and what the QoS classes are set to (ForQOS: cpu
+//	              shares, TieredReservation, qosReserved memory limits)
+//	              (pure)
 //	config.go     the manager's configuration and its checks (pure)
 //	cgroupfs.go   the edge: creating, setting, listing and removing cgroups
 //	              through github.com/opencontainers/cgroups (v1, v2, cgroupfs
 //	              and systemd drivers)
-//	manager.go    Manager: the hierarchy at start, a pod's cgroup before its
-//	              sandbox, QoS shares as pods come and go, orphan removal,
+//	manager.go    Manager: the hierarchy at start (resetting stale memory
+//	              protection on v2), a pod's cgroup before its sandbox, the
+//	              QoS classes as pods come and go, orphan removal,
 //	              node allocatable retried until it is enforced
 //	process.go    EnsureProcess: berth itself into kubeletCgroups
 //	system.go     SystemCgroup: the root cgroup's processes (but init and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,9 +27,9 @@ type Manager struct {
 	fs  *cgroupfs
 
 	mu sync.Mutex
-	// lastQOS is the burstable shares last written (guarded by mu); 0
-	// before the first write.
-	lastQOS uint64
+	// lastQOS is what the QoS level cgroups were last set to (guarded
+	// by mu).
+	lastQOS QOSResources
 	// allocatablePending: kubepods' limits could not be set yet (guarded
 	// by mu); Cleanup retries until they are.
 	allocatablePending bool
@@ -72,15 +73,40 @@ func (m *Manager) Start(ctx context.Context) error {
 	if err := m.enforceReserved(ctx); err != nil {
 		return err
 	}
-	burstable, besteffort := QOSShares(nil)
-	for class, shares := range map[corev1.PodQOSClass]uint64{corev1.PodQOSBurstable: burstable, corev1.PodQOSBestEffort: besteffort} {
-		if err := m.fs.create(m.cfg.qosName(class), Resources{CPUShares: &shares}); err != nil {
+	if err := m.startQOS(ctx); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Created the pod cgroup hierarchy", "kubepods", m.cfg.kubepods().Cgroupfs(),
+		"driver", m.cfg.Driver, "enforceNodeAllocatable", m.cfg.EnforceNodeAllocatable)
+	return nil
+}
+
+// startQOS creates (or updates) burstable and besteffort with ForQOS's
+// resources for no pods, and on cgroup v2 resets the memory protection an
+// earlier configuration may have left (staleProtection); a failed reset of
+// kubepods is logged, as upstream. mu held.
+func (m *Manager) startQOS(ctx context.Context) error {
+	q := ForQOS(nil, m.cfg.qosOptions())
+	staleKubepods, staleBurstable := staleProtection(m.cfg.Pod.Memory)
+	burstable := q.Burstable
+	if staleBurstable != nil {
+		burstable.Unified = staleBurstable
+	}
+	for class, r := range map[corev1.PodQOSClass]Resources{corev1.PodQOSBurstable: burstable, corev1.PodQOSBestEffort: q.BestEffort} {
+		if err := m.fs.create(m.cfg.qosName(class), r); err != nil {
 			return fmt.Errorf("create %s QoS cgroup: %w", class, err)
 		}
 	}
-	m.lastQOS = burstable
-	klog.FromContext(ctx).Info("Created the pod cgroup hierarchy", "kubepods", m.cfg.kubepods().Cgroupfs(),
-		"driver", m.cfg.Driver, "enforceNodeAllocatable", m.cfg.EnforceNodeAllocatable)
+	kubepods := q.Kubepods
+	if staleKubepods != nil {
+		kubepods.Unified = staleKubepods
+	}
+	if !reflect.DeepEqual(kubepods, Resources{}) {
+		if err := m.fs.update(m.cfg.kubepods(), kubepods); err != nil {
+			klog.FromContext(ctx).Error(err, "Failed to reset memory protection on the node allocatable cgroup")
+		}
+	}
+	m.lastQOS = q
 	return nil
 }
 
@@ -120,7 +146,7 @@ func (m *Manager) enforceReserved(ctx context.Context) error {
 		} else if !ok {
 			return fmt.Errorf("enforce %s on cgroup %q: it does not exist", r.full, r.cgroup)
 		}
-		if err := m.fs.update(name, ForReserved(r.reserved, compressible)); err != nil {
+		if err := m.fs.update(name, reservedMemoryMin(ForReserved(r.reserved, compressible), m.cfg.Pod.Memory)); err != nil {
 			return fmt.Errorf("enforce %s on cgroup %q: %w", r.full, r.cgroup, err)
 		}
 		klog.FromContext(ctx).Info("Enforced reserved resources", "cgroup", r.cgroup, "limits", r.reserved, "compressibleOnly", compressible)
@@ -153,15 +179,24 @@ func (m *Manager) EnsurePod(ctx context.Context, pod *corev1.Pod, active []*core
 	if err := m.updateQOS(ctx, append(append([]*corev1.Pod{}, active...), pod)); err != nil {
 		return err
 	}
-	if err := m.fs.create(name, ForPod(pod, m.cfg.Pod)); err != nil {
+	if err := m.fs.create(name, ForPod(pod, m.podOptions())); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Created pod cgroup", "pod", klog.KObj(pod), "cgroup", name.Cgroupfs())
 	return nil
 }
 
-// updateQOS writes the burstable shares when they changed (mu held).
-// active may hold a pod twice; each UID counts once.
+// podOptions are the pod cgroups' settings, with the node's allocatable
+// memory.
+func (m *Manager) podOptions() PodOptions {
+	opts := m.cfg.Pod
+	opts.Memory.AllocatableMemory = m.cfg.allocatableMemory()
+	return opts
+}
+
+// updateQOS sets the QoS level cgroups to ForQOS's resources for the
+// active pods, each one only when it changed (mu held). active may hold a
+// pod twice; each UID counts once.
 func (m *Manager) updateQOS(ctx context.Context, active []*corev1.Pod) error {
 	seen := make(map[types.UID]bool, len(active))
 	pods := make([]*corev1.Pod, 0, len(active))
@@ -171,16 +206,52 @@ func (m *Manager) updateQOS(ctx context.Context, active []*corev1.Pod) error {
 			pods = append(pods, p)
 		}
 	}
-	burstable, _ := QOSShares(pods)
-	if burstable == m.lastQOS {
-		return nil
+	want := ForQOS(pods, m.cfg.qosOptions())
+	changed := false
+	for _, c := range []struct {
+		name      Name
+		want, got *Resources
+	}{
+		{m.cfg.kubepods(), &want.Kubepods, &m.lastQOS.Kubepods},
+		{m.cfg.qosName(corev1.PodQOSBurstable), &want.Burstable, &m.lastQOS.Burstable},
+		{m.cfg.qosName(corev1.PodQOSBestEffort), &want.BestEffort, &m.lastQOS.BestEffort},
+	} {
+		if reflect.DeepEqual(*c.want, *c.got) {
+			continue
+		}
+		if err := m.fs.update(c.name, *c.want); err != nil {
+			if !m.capQOSToUsage(ctx, c.name, *c.want) {
+				return fmt.Errorf("update QoS cgroups: %w", err)
+			}
+			// Capped, not yet as wanted: the next round tries again.
+			continue
+		}
+		*c.got = *c.want
+		changed = true
 	}
-	if err := m.fs.update(m.cfg.qosName(corev1.PodQOSBurstable), Resources{CPUShares: &burstable}); err != nil {
-		return fmt.Errorf("update QoS cgroups: %w", err)
+	if changed {
+		klog.FromContext(ctx).V(4).Info("Updated QoS cgroups", "burstableShares", *want.Burstable.CPUShares)
 	}
-	m.lastQOS = burstable
-	klog.FromContext(ctx).V(4).Info("Updated QoS cgroups", "burstableShares", burstable)
 	return nil
+}
+
+// capQOSToUsage retries a QoS class whose qosReserved memory limit could
+// not be set with the limit capped to its usage (capToUsage), as upstream;
+// it reports whether that succeeded (mu held).
+func (m *Manager) capQOSToUsage(ctx context.Context, name Name, want Resources) bool {
+	if m.cfg.QOSReservedMemory == nil || want.Memory == nil {
+		return false
+	}
+	usage, err := m.fs.memoryUsage(name)
+	if err != nil {
+		return false
+	}
+	capped := capToUsage(want, usage)
+	if capped.Memory == want.Memory || m.fs.update(name, capped) != nil {
+		return false
+	}
+	klog.FromContext(ctx).V(2).Info("QoS cgroup uses more memory than qosReserved leaves it; limited to its usage", "cgroup", name.Cgroupfs(), "usage", usage, "limit", *want.Memory)
+	return true
 }
 
 // Cleanup retries node allocatable until it is enforced, brings the QoS

@@ -256,6 +256,9 @@ func TestReservedCgroupsEnforced(t *testing.T) {
 	cfg := testConfig(f)
 	cfg.EnforceNodeAllocatable = []string{EnforcePods, EnforceSystemReservedCompressed, EnforceKubeReserved}
 	cfg.SystemReservedCgroup, cfg.KubeReservedCgroup = "/system.slice", "/kube.slice"
+	// The MemoryQoS gate asks memory.min of reserved cgroups, which a
+	// cgroup v1 host does not write.
+	cfg.Pod.Memory.QoS = true
 	_, ctx := ktesting.NewTestContext(t)
 	m := f.newManager(cfg)
 	if err := m.Start(ctx); err == nil || !strings.Contains(err.Error(), "/system.slice") {
@@ -275,8 +278,9 @@ func TestReservedCgroupsEnforced(t *testing.T) {
 		"kube cpu":      f.read("cpu", "kube.slice", "cpu.shares"),
 		"kube memory":   f.read("memory", "kube.slice", "memory.limit_in_bytes"),
 		"kube pids":     f.read("pids", "kube.slice", "pids.max"),
+		"kube min":      f.read("memory", "kube.slice", "memory.min"),
 	}
-	want := map[string]string{"system cpu": "512", "system memory": "-", "kube cpu": "-", "kube memory": "536870912", "kube pids": "1000"}
+	want := map[string]string{"system cpu": "512", "system memory": "-", "kube cpu": "-", "kube memory": "536870912", "kube pids": "1000", "kube min": "-"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reserved cgroups (-want +got):\n%s", diff)
 	}

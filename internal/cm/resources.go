@@ -25,6 +25,9 @@ type Resources struct {
 	CPUPeriod *uint64
 	Memory    *int64
 	PidsLimit *int64
+	// Unified are cgroup v2 files (memory QoS); a cgroup v1 host leaves
+	// them alone, as upstream's cgroup manager does.
+	Unified map[string]string
 }
 
 // shares is containerconfig.MilliCPUToShares (upstream's MilliCPUToShares,
@@ -52,6 +55,9 @@ type PodOptions struct {
 	CFS containerconfig.CFS
 	// PidsLimit is podPidsLimit; 0 or less sets none.
 	PidsLimit int64
+	// Memory is the memory QoS of containers, which pod cgroups share
+	// (podMemoryQoS).
+	Memory containerconfig.MemorySettings
 }
 
 // ForPod returns what a pod's cgroup is set to, as upstream's
@@ -65,14 +71,18 @@ type PodOptions struct {
 //     every container (or the pod) has a memory limit;
 //   - BestEffort: MinShares and nothing else;
 //
-// and the pids limit (podPidsLimit) when it is positive, whatever the class.
+// the pids limit (podPidsLimit) when it is positive, whatever the class,
+// and the memory QoS files of podMemoryQoS.
 func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	limits := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
 	cpuDeclared, memDeclared := limitsDeclared(pod)
-	var cpuRequest, cpuLimit, memLimit int64
+	var cpuRequest, cpuLimit, memRequest, memLimit int64
 	if q, ok := reqs[corev1.ResourceCPU]; ok {
 		cpuRequest = q.MilliValue()
+	}
+	if q, ok := reqs[corev1.ResourceMemory]; ok {
+		memRequest = q.Value()
 	}
 	if q, ok := limits[corev1.ResourceCPU]; ok {
 		cpuLimit = q.MilliValue()
@@ -106,6 +116,7 @@ func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
 		pids := opts.PidsLimit
 		r.PidsLimit = &pids
 	}
+	r.Unified = podMemoryQoS(pod, memRequest, memLimit, memDeclared, opts.Memory)
 	return r
 }
 
@@ -134,24 +145,6 @@ func limitsDeclared(pod *corev1.Pod) (cpu, memory bool) {
 		}
 	}
 	return cpu, memory
-}
-
-// QOSShares returns the cpu shares of the burstable and besteffort QoS
-// cgroups, as upstream's setCPUCgroupConfig: burstable gets the shares of
-// the summed cpu requests of the active Burstable pods, besteffort always
-// MinShares.
-func QOSShares(active []*corev1.Pod) (burstable, besteffort uint64) {
-	var milli int64
-	for _, pod := range active {
-		if podstatus.QOSClass(pod) != corev1.PodQOSBurstable {
-			continue
-		}
-		reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-		if q, ok := reqs[corev1.ResourceCPU]; ok {
-			milli += q.MilliValue()
-		}
-	}
-	return shares(milli), containerconfig.MinShares
 }
 
 // ForReserved returns the resources of a node-level cgroup (kubepods, or a

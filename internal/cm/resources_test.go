@@ -111,27 +111,6 @@ func TestForPod(t *testing.T) {
 	}
 }
 
-func TestQOSShares(t *testing.T) {
-	burst1 := podWith("1", ctr("a", rl("cpu", "250m"), nil))
-	burst2 := podWith("2", ctr("a", rl("cpu", "1", "memory", "1Mi"), nil))
-	guaranteedPod := podWith("3", guaranteed("a", rl("cpu", "4", "memory", "1Gi")))
-	besteffort := podWith("4", ctr("a", nil, nil))
-	for _, tt := range []struct {
-		name string
-		pods []*corev1.Pod
-		want uint64
-	}{
-		{"none: MinShares", nil, 2},
-		{"guaranteed and besteffort do not count", []*corev1.Pod{guaranteedPod, besteffort}, 2},
-		{"burstable requests summed", []*corev1.Pod{burst1, guaranteedPod, burst2}, 1280},
-	} {
-		b, be := QOSShares(tt.pods)
-		if b != tt.want || be != 2 {
-			t.Errorf("%s: QOSShares = %d, %d; want %d, 2", tt.name, b, be, tt.want)
-		}
-	}
-}
-
 // TestCPUWeight pins the v2 conversion to upstream's formula,
 // 1 + ((shares-2)*9999)/262142, with its bounds.
 func TestCPUWeight(t *testing.T) {

@@ -132,6 +132,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))
 	problems.addAll(src.name(validateSettings(kc)))
 	problems.addAll(src.name(validatePullRecords(kc)))
+	problems.addAll(src.name(validateMemory(kc)))
 	problems.addAll(src.name(validateLimits(kc)))
 	problems.addAll(src.name(unsupportedFields(kc)))
 	problems.addAll(src.name(validateShutdown(kc)))

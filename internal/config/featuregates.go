@@ -41,8 +41,10 @@ func builtInGates() map[string]string {
 // honouredGates are the gates berth honours either way, with how: the
 // logging gates, which component-base's logs API reads from the gate set
 // berth hands it (validateLogging, and cmd/berth's applyLogging), and
-// DefaultPodSysctls, which defaultPodSysctls requires (validateSettings),
-// and KubeletEnsureSecretPulledImages (validatePullRecords, the agent).
+// DefaultPodSysctls, which defaultPodSysctls requires (validateSettings);
+// KubeletEnsureSecretPulledImages (validatePullRecords, the agent); and
+// MemoryQoS and QOSReserved, which reach the container manager and the
+// container configs (validateMemory).
 func honouredGates() map[string]string {
 	return map[string]string{
 		string(logsapi.ContextualLogging):   "contextual logging, on or off, by component-base's logs API",
@@ -50,6 +52,8 @@ func honouredGates() map[string]string {
 		string(logsapi.LoggingBetaOptions):  "the beta logging options, by component-base's logs API",
 		"DefaultPodSysctls":                 "defaultPodSysctls may be set only with it on",
 		GateEnsureSecretPulledImages:        "the image pull records, on or off (internal/pullrecords)",
+		gateMemoryQoS:                       "on cgroup v2, containers' and pods' memory.min, memory.low and memory.high as upstream (off: memory.high reset to max)",
+		gateQOSReserved:                     "qosReserved limits the burstable and besteffort QoS cgroups' memory only with it on, as upstream",
 	}
 }
 

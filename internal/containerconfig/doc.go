@@ -20,6 +20,10 @@
 //	resources.go        Linux resources: cpu shares and quota, memory,
 //	                    OOM score by QoS class, huge pages, pod overhead
 //	                    and the pod's totals
+//	memory.go           memory QoS and swap of a container as upstream
+//	                    (ContainerMemoryQoS: memory.min/low/high and
+//	                    memory.swap.max on cgroup v2, the memory+swap limit
+//	                    on v1), and MemoryHighOf, shared with internal/cm
 //	security.go         namespace options (the user namespace: mode NODE,
 //	                    or POD with the pod's UserNamespace mapping, which
 //	                    Container also sets on every mount so the runtime
@@ -40,7 +44,8 @@
 //
 // upstream_test.go pins the tables copied from upstream (masked and
 // read-only paths, CPU and OOM score numbers) to upstream's source
-// (internal/upstreamsrc).
+// (internal/upstreamsrc); memory_test.go the cgroup file names and swap
+// behaviours.
 //
 //	env.go              Env: the container's environment as upstream builds
 //	                    it (service variables, envFrom, env with valueFrom,

@@ -65,6 +65,9 @@ type ResourceSettings struct {
 	// container: upstream does so on cgroup v2 unless singleProcessOOMKill
 	// is true (OOMGroup decides it).
 	OOMGroup bool
+	// Memory decides containers' memory QoS and swap
+	// (ContainerMemoryQoS); sandboxes and overhead do not use it.
+	Memory MemorySettings
 }
 
 // OOMGroup is upstream's one decision on memory.oom.group: only on a
@@ -125,7 +128,8 @@ func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resourc
 
 // containerResources builds the Linux resources of a container (upstream
 // generateLinuxContainerResources): linuxResources, the OOM score
-// adjustment of its QoS class and its huge page limits.
+// adjustment of its QoS class, its huge page limits and its memory QoS
+// and swap (ContainerMemoryQoS).
 //
 // Guaranteed containers get -997. containerd clamps a negative value to
 // its own oom_score_adj when it runs without CAP_SYS_RESOURCE
@@ -138,6 +142,14 @@ func containerResources(pod *corev1.Pod, c *corev1.Container, node Node) *runtim
 	r := linuxResources(cpuRequest, *c.Resources.Limits.Cpu(), *c.Resources.Limits.Memory(), node.Resources)
 	r.OomScoreAdj = oomScoreAdjust(pod, c, node.MemoryCapacity)
 	r.HugepageLimits = hugepageLimits(c.Resources.Limits, node.HugePageSizes)
+	mem := ContainerMemoryQoS(pod, c, r.MemoryLimitInBytes, node.Resources.Memory)
+	r.MemorySwapLimitInBytes = mem.SwapLimit
+	for k, v := range mem.Unified {
+		if r.Unified == nil {
+			r.Unified = map[string]string{}
+		}
+		r.Unified[k] = v
+	}
 	return r
 }
 
@@ -147,8 +159,7 @@ func isNodeCritical(pod *corev1.Pod) bool {
 	if pod.Spec.PriorityClassName != systemNodeCritical {
 		return false
 	}
-	return podutil.IsStatic(pod) || podutil.IsMirror(pod) ||
-		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
+	return isCritical(pod)
 }
 
 // oomScoreAdjust is upstream GetContainerOOMScoreAdjust: -997 for
@@ -160,11 +171,7 @@ func oomScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) 
 	if isNodeCritical(pod) {
 		return guaranteedOOMScoreAdj
 	}
-	qos := pod.Status.QOSClass
-	if qos == "" {
-		qos = podstatus.QOSClass(pod)
-	}
-	switch qos {
+	switch podQOS(pod) {
 	case corev1.PodQOSGuaranteed:
 		return guaranteedOOMScoreAdj
 	case corev1.PodQOSBestEffort:
@@ -189,6 +196,15 @@ func oomScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) 
 		return adj - 1
 	}
 	return adj
+}
+
+// podQOS is upstream's GetPodQOS: the class the pod's status records, or
+// the one its resources give.
+func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
+	}
+	return podstatus.QOSClass(pod)
 }
 
 // minRegularMemoryRequest is the smallest non-zero memory request of the

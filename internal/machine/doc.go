@@ -17,7 +17,10 @@
 // has none) and statfs of the root directory. The thermal_throttle
 // directories are found as upstream's securitycontext finds them: one per
 // CPU of /sys/devices/system/cpu/possible (all CPUs when unreadable), if it
-// exists (pinned by a test that reads upstream).
+// exists (pinned by a test that reads upstream). Whether the kernel
+// accounts swap per cgroup is upstream's swap controller check: the v1
+// memory root's memory.memsw.limit_in_bytes, or memory.swap.max in the v2
+// cgroup /proc/self/cgroup names.
 //
 // HostIPs (hostip.go) picks the node's IP when --node-ip is not given: the
 // first global unicast address of the default route's interface.

@@ -12,6 +12,11 @@ type Info struct {
 	// SwapOn: /proc/swaps lists a swap device or file (upstream's IsSwapOn,
 	// what failSwapOn refuses).
 	SwapOn bool
+	// SwapController: the kernel accounts swap per cgroup, upstream's
+	// checkSwapControllerAvailability (memory.memsw.limit_in_bytes of the
+	// v1 memory root, memory.swap.max of berth's own v2 cgroup). Only
+	// then does berth limit containers' swap.
+	SwapController bool
 	// HugePages maps a page size, written as a Kubernetes quantity ("2Mi",
 	// "1Gi"), to the total bytes of the pages of that size the kernel has
 	// reserved. The resource name is "hugepages-" + the key.

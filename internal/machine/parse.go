@@ -131,6 +131,16 @@ func CheckCgroupV1(failCgroupV1 bool, info Info) error {
 	return nil
 }
 
+// CheckLimitedSwap is upstream's start check on memorySwap: LimitedSwap
+// is refused on a cgroup v1 host, where swap cannot be limited per
+// container.
+func CheckLimitedSwap(swapBehavior string, info Info) error {
+	if !info.CgroupV2 && swapBehavior == "LimitedSwap" {
+		return errors.New("swap feature is enabled and LimitedSwap but it is only supported with cgroupv2")
+	}
+	return nil
+}
+
 // CheckSwap is the failSwapOn decision, as upstream's container manager
 // makes it at start: with failSwapOn, a node with swap on is refused.
 func CheckSwap(failSwapOn bool, info Info) error {
@@ -138,4 +148,15 @@ func CheckSwap(failSwapOn bool, info Info) error {
 		return errors.New("running with swap on is not supported, please disable swap or set --fail-swap-on flag to false")
 	}
 	return nil
+}
+
+// ParseUnifiedCgroup returns the cgroup v2 path of a /proc/<pid>/cgroup
+// file: the path of its "0::" line.
+func ParseUnifiedCgroup(data string) (string, bool) {
+	for _, line := range strings.Split(data, "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p, true
+		}
+	}
+	return "", false
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"runtime"
 	"sort"
 	"strconv"
@@ -29,9 +30,16 @@ type Host struct {
 
 // The files Read opens, named once.
 const (
-	cpuInfoFile     = "/proc/cpuinfo"
-	memInfoFile     = "/proc/meminfo"
-	swapsFile       = "/proc/swaps"
+	cpuInfoFile = "/proc/cpuinfo"
+	memInfoFile = "/proc/meminfo"
+	swapsFile   = "/proc/swaps"
+	// memswFile is the cgroup v1 swap accounting file, selfCgroupFile
+	// where berth's v2 cgroup is read, cgroup2Root the v2 mount and
+	// swapMaxFile the v2 swap limit: upstream's swap controller check.
+	memswFile       = "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"
+	selfCgroupFile  = "/proc/self/cgroup"
+	cgroup2Root     = "/sys/fs/cgroup"
+	swapMaxFile     = "memory.swap.max"
 	pidMaxFile      = "/proc/sys/kernel/pid_max"
 	threadsMaxFile  = "/proc/sys/kernel/threads-max"
 	hugePagesDir    = "/sys/kernel/mm/hugepages"
@@ -86,6 +94,7 @@ func Read(rootDir string, h Host) (Info, error) {
 	info.MaxPID = readMaxPID(h)
 	info.ThermalThrottleDirs = thermalThrottleDirs(h)
 	info.CgroupV2 = h.CgroupV2()
+	info.SwapController = swapController(h, info.CgroupV2)
 	if rel, err := h.KernelRelease(); err == nil {
 		info.KernelVersion = rel
 	} else {
@@ -101,6 +110,28 @@ func Read(rootDir string, h Host) (Info, error) {
 		errs = append(errs, fmt.Errorf("stat filesystem of %q: %w", rootDir, err))
 	}
 	return info, errors.Join(errs...)
+}
+
+// swapController reports whether the kernel accounts swap per cgroup, as
+// upstream's checkSwapControllerAvailability: on cgroup v1 the memory
+// root has memory.memsw.limit_in_bytes; on v2 berth's own cgroup (the
+// root has none) has memory.swap.max. A file that cannot be read counts
+// as absent.
+func swapController(h Host, cgroupV2 bool) bool {
+	p := memswFile
+	if cgroupV2 {
+		b, err := h.ReadFile(selfCgroupFile)
+		if err != nil {
+			return false
+		}
+		self, ok := ParseUnifiedCgroup(string(b))
+		if !ok {
+			return false
+		}
+		p = path.Join(cgroup2Root, self, swapMaxFile)
+	}
+	_, err := h.ReadFile(p)
+	return err == nil
 }
 
 // readMaxPID returns the smaller of pid_max and threads-max, as upstream's
