@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,19 +14,21 @@ import (
 	"github.com/berthk8s/berth/test/cluster"
 )
 
-// The top pod's limits: one CPU-bound container held to topCPULimit by
-// its CFS quota, with topMemoryLimit of memory.
+// The top pod: one container that holds topMemoryHeld in a tmpfs file
+// (shared memory, which counts in its working set) and burns CPU, held to
+// topCPULimit by its CFS quota, with topMemoryLimit of memory.
 var (
 	topCPULimit    = resource.MustParse("100m")
 	topMemoryLimit = resource.MustParse("64Mi")
+	topMemoryHeld  = resource.MustParse("16Mi")
 )
 
 // TestKubectlTop runs metrics-server (built from its Go module in
 // tools/metrics) against berth's /metrics/resource, and checks that
 // `kubectl top node` and `kubectl top pod` answer with plausible figures:
 // the node's CPU and memory used are above zero and within its capacity;
-// the pod's CPU is above zero and near its CFS limit, its memory above
-// zero and under its limit.
+// the pod's CPU is above zero and near its CFS limit, its memory at least
+// what it holds and under its limit.
 func TestKubectlTop(t *testing.T) {
 	e := startClusterEnvWith(t, cluster.Options{MetricsServer: true})
 	t.Cleanup(func() {
@@ -70,12 +73,17 @@ func TestKubectlTop(t *testing.T) {
 			t.Errorf("pod CPU %s: the container burns CPU up to its %s limit", &cpu, &topCPULimit)
 		}
 		checkWithin(t, "pod memory", mem, topMemoryLimit)
+		if mem.Cmp(topMemoryHeld) < 0 {
+			t.Errorf("pod memory %s: the container holds %s in /dev/shm", &mem, &topMemoryHeld)
+		}
 	})
 }
 
-// topPod burns CPU in a shell loop, held to its limits.
+// topPod fills /dev/shm with topMemoryHeld and burns CPU in a shell loop,
+// held to its limits.
 func topPod() *corev1.Pod {
-	p := busyboxPod("top-burner", "while :; do :; done")
+	fill := fmt.Sprintf("dd if=/dev/zero of=/dev/shm/fill bs=1M count=%d", topMemoryHeld.Value()>>20)
+	p := busyboxPod("top-burner", fill+" && while :; do :; done")
 	p.Spec.Containers[0].Name = "burn"
 	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceCPU: topCPULimit, corev1.ResourceMemory: topMemoryLimit},
