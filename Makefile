@@ -8,7 +8,7 @@
 #                FUZZ=regexp picks targets (hack/fuzz.sh)
 #   make cluster set up this machine (root), run a loopback control plane and a
 #                berth node joined to it; prints the kubectl command line
-#   make cluster-tools  build the control plane binaries (cached; 12-20 min cold)
+#   make cluster-tools  build the control plane binaries (cached; 14-22 min cold)
 #   make bench   berth and the upstream kubelet side by side (docs/performance.md);
 #                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
 #   PKGS=...     limit test and unit to some packages (default ./...)

@@ -6,6 +6,8 @@
 #               kubectl                   (k8s.io/kubernetes, k8s.io/kubectl)
 #   tools/registry  registry              (github.com/distribution/distribution/v3),
 #               the OCI registry the image pull tests push to
+#   tools/metrics  metrics-server         (sigs.k8s.io/metrics-server), for the
+#               `kubectl top` tests
 #
 # With --with-kubelet it also builds the upstream kubelet (tools/kube), which
 # only `make bench` runs (hack/bench.sh); it has a stamp of its own.
@@ -20,9 +22,9 @@
 # v0.37.2 require go.etcd.io/etcd/server/v3 v3.7.0 (and its v3.7 api and
 # client modules), so in one build list the etcd server could not be v3.6.
 #
-# A cold build needs about 23 CPU-minutes: some 12 minutes on 2 idle cores,
-# 20 on a busy machine (kube-apiserver is most of it; the registry, under
-# a minute). With the Go build
+# A cold build needs about 27 CPU-minutes: some 14 minutes on 2 idle cores,
+# 22 on a busy machine (kube-apiserver is most of it; metrics-server about
+# 4 CPU-minutes; the registry, under a minute). With the Go build
 # cache warm, a rebuild (new stamp) takes about 30 s; an up-to-date check,
 # a fraction of a second.
 set -euo pipefail
@@ -36,6 +38,7 @@ PARALLEL=${BERTH_TOOLS_BUILD_P:-2}
 ETCD_CMDS=(etcd)
 KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 REGISTRY_CMDS=(registry)
+METRICS_CMDS=(metrics-server)
 
 log() { printf '[cluster-build %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
@@ -51,11 +54,12 @@ stamp() {
 	echo "kubernetes: $(module_version "$ROOT/tools/kube" k8s.io/kubernetes)"
 	echo "kubectl: $(module_version "$ROOT/tools/kube" k8s.io/kubectl)"
 	echo "registry: $(module_version "$ROOT/tools/registry" github.com/distribution/distribution/v3)"
+	echo "metrics-server: $(module_version "$ROOT/tools/metrics" sigs.k8s.io/metrics-server)"
 	local mod
-	for mod in etcd kube registry; do
+	for mod in etcd kube registry metrics; do
 		echo "$mod sources: $(cd "$ROOT/tools/$mod" && find go.mod go.sum cmd -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"
 	done
-	echo "flags: CGO_ENABLED=0 -trimpath ldflags=$(kube_ldflags)"
+	echo "flags: CGO_ENABLED=0 -trimpath ldflags=$(kube_ldflags) metrics-server ldflags=$(metrics_ldflags)"
 }
 
 # kube_ldflags sets the version that kube binaries report (/version, kubectl
@@ -71,9 +75,15 @@ kube_ldflags() {
 	echo "-s -w ${flags% }"
 }
 
+# metrics_ldflags sets the version metrics-server reports (--version, its
+# OpenAPI), as upstream's Makefile does.
+metrics_ldflags() {
+	echo "-s -w -X k8s.io/client-go/pkg/version.gitVersion=$(module_version "$ROOT/tools/metrics" sigs.k8s.io/metrics-server)"
+}
+
 all_built() {
 	local c
-	for c in "${ETCD_CMDS[@]}" "${KUBE_CMDS[@]}" "${REGISTRY_CMDS[@]}"; do
+	for c in "${ETCD_CMDS[@]}" "${KUBE_CMDS[@]}" "${REGISTRY_CMDS[@]}" "${METRICS_CMDS[@]}"; do
 		[[ -x $OUT/$c ]] || return 1
 	done
 }
@@ -123,12 +133,13 @@ build_control_plane() {
 		log "up to date in $OUT"
 		return 0
 	fi
-	log "building the control plane into $OUT (cold: 12-20 minutes on 2 cores; warm Go cache: 30 s)"
+	log "building the control plane into $OUT (cold: 14-22 minutes on 2 cores; warm Go cache: 30 s)"
 	echo "$want" | sed 's/^/    /'
 	rm -f "$STAMP"
 	local start=$SECONDS
 	build "$ROOT/tools/etcd" "-s -w" "${ETCD_CMDS[@]}"
 	build "$ROOT/tools/kube" "$(kube_ldflags)" "${KUBE_CMDS[@]}"
+	build "$ROOT/tools/metrics" "$(metrics_ldflags)" "${METRICS_CMDS[@]}"
 	build "$ROOT/tools/registry" "-s -w" "${REGISTRY_CMDS[@]}"
 	echo "$want" >"$STAMP"
 	log "done in $((SECONDS - start))s"

@@ -223,8 +223,14 @@ func (p *Provider) nodeStats(ctx context.Context, now time.Time, onlyCPUAndMemor
 	if boot, err := p.node.bootTime(); err == nil {
 		ns.StartTime = metav1.NewTime(boot)
 	}
+	// The node's cumulative CPU is stamped with the time it is read, not
+	// the summary's start: the runtime's answers come first and take their
+	// time, and a consumer that divides the CPU used between two
+	// summaries by the time between them (metrics-server, for `kubectl
+	// top node`) would count that delay's variation as usage.
+	read := p.cfg.Clock.Now()
 	if usage, err := p.node.cpuUsage(); err == nil {
-		ns.CPU = &statsapi.CPUStats{Time: metav1.NewTime(now), UsageCoreNanoSeconds: ptr(usage)}
+		ns.CPU = &statsapi.CPUStats{Time: metav1.NewTime(read), UsageCoreNanoSeconds: ptr(usage)}
 		if rate, ok := p.sampler.Rates()[nodeKey]; ok {
 			ns.CPU.UsageNanoCores = ptr(rate)
 		}
@@ -233,11 +239,11 @@ func (p *Provider) nodeStats(ctx context.Context, now time.Time, onlyCPUAndMemor
 	}
 	if m, err := p.node.memory(); err == nil {
 		ns.Memory = &statsapi.MemoryStats{
-			Time: metav1.NewTime(now), AvailableBytes: ptr(m.Available), UsageBytes: ptr(m.Usage),
+			Time: metav1.NewTime(read), AvailableBytes: ptr(m.Available), UsageBytes: ptr(m.Usage),
 			WorkingSetBytes: ptr(m.WorkingSet), RSSBytes: ptr(m.RSS),
 			PageFaults: ptr(m.PageFaults), MajorPageFaults: ptr(m.MajorPageFaults),
 		}
-		ns.Swap = &statsapi.SwapStats{Time: metav1.NewTime(now), SwapUsageBytes: ptr(m.SwapUsage), SwapAvailableBytes: ptr(m.SwapAvailable)}
+		ns.Swap = &statsapi.SwapStats{Time: metav1.NewTime(read), SwapUsageBytes: ptr(m.SwapUsage), SwapAvailableBytes: ptr(m.SwapAvailable)}
 	} else {
 		logger.V(2).Info("Cannot read node memory", "err", err)
 	}

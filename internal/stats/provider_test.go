@@ -21,6 +21,8 @@ type fakeCRI struct {
 	cpu  uint64 // c1's cumulative CPU, changed between samples
 	// statusCalls counts PodSandboxStatus calls.
 	statusCalls int
+	// onStats, if set, runs at each ListContainerStats: a slow runtime.
+	onStats func()
 }
 
 // PodSandboxStatus answers containerd's verbose info: the sandbox's pid 4242.
@@ -39,6 +41,9 @@ func (f *fakeCRI) ListContainers(context.Context, *runtimeapi.ListContainersRequ
 }
 
 func (f *fakeCRI) ListContainerStats(context.Context, *runtimeapi.ListContainerStatsRequest, ...grpc.CallOption) (*runtimeapi.ListContainerStatsResponse, error) {
+	if f.onStats != nil {
+		f.onStats()
+	}
 	if f.snap.ContainerStats != nil {
 		return &runtimeapi.ListContainerStatsResponse{Stats: f.snap.ContainerStats}, nil
 	}
@@ -139,11 +144,17 @@ func TestProviderSummary(t *testing.T) {
 			rt.cpu = 6e9
 			p.sampler.step(ctx)
 
+			// The runtime takes a second to answer: the node's figures
+			// are stamped when they are read, after it.
+			rt.onStats = func() { clk.Step(time.Second) }
 			sum, err := p.Summary(ctx, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			n := sum.Node
+			if read := clk.Now(); n.CPU == nil || !n.CPU.Time.Time.Equal(read) || n.Memory == nil || !n.Memory.Time.Time.Equal(read) {
+				t.Errorf("node cpu and memory stamped %v, %v; want %v, when they are read", n.CPU, n.Memory, read)
+			}
 			if n.CPU == nil || *n.CPU.UsageCoreNanoSeconds != 21e9 || n.CPU.UsageNanoCores == nil || *n.CPU.UsageNanoCores != 2e9 {
 				t.Errorf("node cpu = %+v", n.CPU)
 			}

@@ -39,11 +39,11 @@ func ResolveBinDir(dir string) (string, error) {
 	return filepath.Join(root, "_output", "tools", "bin"), nil
 }
 
-// CheckBinaries reports which binaries are missing from dir, and how to
-// build them.
-func CheckBinaries(dir string) error {
+// CheckBinaries reports which binaries are missing from dir, those of
+// Binaries and the optional ones named in extra, and how to build them.
+func CheckBinaries(dir string, extra ...string) error {
 	var missing []string
-	for _, name := range Binaries() {
+	for _, name := range append(Binaries(), extra...) {
 		if info, err := os.Stat(filepath.Join(dir, name)); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 			missing = append(missing, name)
 		}

@@ -24,6 +24,7 @@ const (
 	ControllerManager = "kube-controller-manager"
 	Scheduler         = "kube-scheduler"
 	Kubectl           = "kubectl"
+	MetricsServer     = "metrics-server"
 )
 
 // BinDirEnv names the variable that says where the binaries are.
@@ -55,6 +56,10 @@ type Options struct {
 	// SigningDuration is kube-controller-manager's --cluster-signing-duration,
 	// the life of the certificates it signs; 0 keeps its default (a year).
 	SigningDuration time.Duration
+	// MetricsServer starts metrics-server (tools/metrics) once the control
+	// plane is up and registers it as the v1beta1.metrics.k8s.io
+	// APIService, for `kubectl top`; see metricsserver.go.
+	MetricsServer bool
 }
 
 // Cluster is a running control plane. Safe for concurrent use.
@@ -84,7 +89,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckBinaries(binDir); err != nil {
+	if err := CheckBinaries(binDir, opts.binaries()...); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp(opts.TempDir, "berth-cluster-")
@@ -114,12 +119,12 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, nodeNames []string) error {
-	ports, err := freePorts(5)
+	ports, err := freePorts(6)
 	if err != nil {
 		return err
 	}
 	c.layout.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
-		ControllerManager: ports[3], Scheduler: ports[4]}
+		ControllerManager: ports[3], Scheduler: ports[4], MetricsServer: ports[5]}
 	ca, err := NewCA(rand.Reader, time.Now(), "berth-dev-ca")
 	if err != nil {
 		return err
@@ -164,6 +169,9 @@ func (c *Cluster) start(ctx context.Context, nodeNames []string) error {
 		if err := c.startComponent(ctx, s.name, s.args, s.client, s.url); err != nil {
 			return err
 		}
+	}
+	if c.opts.MetricsServer {
+		return c.startMetricsServer(ctx, anonymous)
 	}
 	return nil
 }
@@ -220,7 +228,7 @@ func (c *Cluster) Stop() error {
 	if already {
 		return nil
 	}
-	for _, name := range []string{Scheduler, ControllerManager, APIServer, Etcd} {
+	for _, name := range []string{MetricsServer, Scheduler, ControllerManager, APIServer, Etcd} {
 		c.stopComponent(name, false)
 	}
 	if c.keepDir {

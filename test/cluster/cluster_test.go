@@ -50,7 +50,7 @@ func flagValues(t *testing.T, args []string) map[string]string {
 }
 
 func TestArgs(t *testing.T) {
-	l := Layout{Dir: "/c", Ports: Ports{EtcdClient: 1, EtcdPeer: 2, APIServer: 3, ControllerManager: 4, Scheduler: 5}}
+	l := Layout{Dir: "/c", Ports: Ports{EtcdClient: 1, EtcdPeer: 2, APIServer: 3, ControllerManager: 4, Scheduler: 5, MetricsServer: 6}}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -92,6 +92,24 @@ func TestArgs(t *testing.T) {
 			"kubeconfig":   "/c/scheduler.kubeconfig",
 			"bind-address": "127.0.0.1",
 			"secure-port":  "5",
+		}},
+		{"metrics-server", MetricsServerArgs(l, false), map[string]string{
+			"kubeconfig":                      "/c/metrics-server.kubeconfig",
+			"authentication-kubeconfig":       "/c/metrics-server.kubeconfig",
+			"authorization-kubeconfig":        "/c/metrics-server.kubeconfig",
+			"bind-address":                    "127.0.0.1",
+			"secure-port":                     "6",
+			"tls-cert-file":                   "/c/pki/metrics-server-serving.crt",
+			"kubelet-preferred-address-types": "InternalIP",
+			"kubelet-use-node-status-port":    "true",
+			"metric-resolution":               "10s",
+			"kubelet-request-timeout":         "5s",
+			"kubelet-insecure-tls":            "true",
+			"kubelet-certificate-authority":   "",
+		}},
+		{"metrics-server verifying kubelets", MetricsServerArgs(l, true), map[string]string{
+			"kubelet-insecure-tls":          "",
+			"kubelet-certificate-authority": "/c/pki/ca.crt",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,6 +187,10 @@ func TestCheckBinaries(t *testing.T) {
 	}
 	if err := CheckBinaries(dir); err != nil {
 		t.Errorf("CheckBinaries with every binary = %v", err)
+	}
+	err = CheckBinaries(dir, Options{MetricsServer: true}.binaries()...)
+	if err == nil || !strings.Contains(err.Error(), "missing in "+dir+": metrics-server;") {
+		t.Errorf("CheckBinaries for a cluster with metrics-server = %v, want metrics-server missing", err)
 	}
 }
 

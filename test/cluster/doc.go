@@ -17,7 +17,9 @@
 // controller-manager signs CSRs with the cluster CA and approves node client
 // ones); Options.SigningDuration shortens the certificates it signs and
 // Options.VerifyKubelets makes the API server verify kubelets' serving
-// certificates.
+// certificates. Options.MetricsServer also starts metrics-server (built
+// from tools/metrics) behind the API server's aggregation layer, for
+// `kubectl top`.
 //
 // Files:
 //
@@ -28,6 +30,7 @@
 //	flags.go      the command line of each component (pure)
 //	process.go    one child process: process group, log file, stop, log tail
 //	cluster.go    Start, Stop, the accessors and the API server restart
+//	metricsserver.go metrics-server: its command line, RBAC, Service and APIService, its start
 //	health.go     waiting for a component's health endpoint
 //	bindir.go     finding the binaries
 //	testing.go    ForTest, the helper Go tests call

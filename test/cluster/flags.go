@@ -12,6 +12,7 @@ type Ports struct {
 	APIServer         int
 	ControllerManager int
 	Scheduler         int
+	MetricsServer     int
 }
 
 // Layout is where a cluster keeps its files and listens. Every path derives

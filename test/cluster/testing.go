@@ -22,7 +22,7 @@ func ForTest(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Skipf("no control plane binaries: %v", err)
 	}
-	if err := CheckBinaries(binDir); err != nil {
+	if err := CheckBinaries(binDir, opts.binaries()...); err != nil {
 		t.Skipf("%v", err)
 	}
 	opts.BinDir = binDir

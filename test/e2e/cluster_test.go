@@ -27,9 +27,17 @@ type clusterEnv struct {
 
 func startClusterEnv(t *testing.T) *clusterEnv {
 	t.Helper()
+	return startClusterEnvWith(t, cluster.Options{})
+}
+
+// startClusterEnvWith is startClusterEnv with a control plane started
+// with opts (the node's kubeconfig is always issued).
+func startClusterEnvWith(t *testing.T, opts cluster.Options) *clusterEnv {
+	t.Helper()
 	requireE2E(t)
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Options{NodeNames: []string{nodeName}})
+	opts.NodeNames = append(opts.NodeNames, nodeName)
+	cl, err := cluster.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("start control plane (run `make cluster-tools` first): %v", err)
 	}
