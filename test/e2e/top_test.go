@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -37,20 +36,12 @@ func TestKubectlTop(t *testing.T) {
 			t.Logf("metrics-server log: %s", e.cl.LogPath(cluster.MetricsServer))
 		}
 	})
-	// Only a memory eviction threshold, as TestUserNamespaces: the shared
-	// machine's disks must not put the node under DiskPressure, which
-	// would keep the pod off it.
-	f, err := os.OpenFile(e.node.config, os.O_APPEND|os.O_WRONLY, 0)
-	must(t, err)
-	_, err = f.WriteString("\nevictionHard:\n  memory.available: 100Mi\n")
-	must(t, err)
-	must(t, f.Close())
 	e.node.start()
 	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
 		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
-	_, err = e.admin.CoreV1().Pods("default").Create(context.Background(), topPod(), metav1.CreateOptions{})
+	_, err := e.admin.CoreV1().Pods("default").Create(context.Background(), topPod(), metav1.CreateOptions{})
 	must(t, err)
 	e.waitPodRunning(t, "top-burner")
 	node, err := e.admin.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{})
