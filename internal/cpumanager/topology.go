@@ -103,12 +103,14 @@ func in(ids []int, id int) bool {
 	return false
 }
 
-func cpuKey(cpu int, _ CPUInfo) int       { return cpu }
-func coreKey(_ int, i CPUInfo) int        { return i.CoreID }
-func socketKey(_ int, i CPUInfo) int      { return i.SocketID }
-func numaKey(_ int, i CPUInfo) int        { return i.NUMANodeID }
-func uncoreKey(_ int, i CPUInfo) int      { return i.UncoreCacheID }
-func inNUMA(ids []int) func(CPUInfo) bool { return func(i CPUInfo) bool { return in(ids, i.NUMANodeID) } }
+func cpuKey(cpu int, _ CPUInfo) int  { return cpu }
+func coreKey(_ int, i CPUInfo) int   { return i.CoreID }
+func socketKey(_ int, i CPUInfo) int { return i.SocketID }
+func numaKey(_ int, i CPUInfo) int   { return i.NUMANodeID }
+func uncoreKey(_ int, i CPUInfo) int { return i.UncoreCacheID }
+func inNUMA(ids []int) func(CPUInfo) bool {
+	return func(i CPUInfo) bool { return in(ids, i.NUMANodeID) }
+}
 func inSocket(ids []int) func(CPUInfo) bool {
 	return func(i CPUInfo) bool { return in(ids, i.SocketID) }
 }
