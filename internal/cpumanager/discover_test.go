@@ -49,10 +49,12 @@ func TestDiscover(t *testing.T) {
 
 func TestDiscoverErrors(t *testing.T) {
 	for name, mutate := range map[string]func(fstest.MapFS){
-		"no online file":   func(f fstest.MapFS) { delete(f, "cpu/online") },
-		"bad online":       func(f fstest.MapFS) { f["cpu/online"] = &fstest.MapFile{Data: []byte("x")} },
-		"no package id":    func(f fstest.MapFS) { delete(f, "cpu/cpu3/topology/physical_package_id") },
-		"bad siblings":     func(f fstest.MapFS) { f["cpu/cpu3/topology/thread_siblings_list"] = &fstest.MapFile{Data: []byte("3-")} },
+		"no online file": func(f fstest.MapFS) { delete(f, "cpu/online") },
+		"bad online":     func(f fstest.MapFS) { f["cpu/online"] = &fstest.MapFile{Data: []byte("x")} },
+		"no package id":  func(f fstest.MapFS) { delete(f, "cpu/cpu3/topology/physical_package_id") },
+		"bad siblings": func(f fstest.MapFS) {
+			f["cpu/cpu3/topology/thread_siblings_list"] = &fstest.MapFile{Data: []byte("3-")}
+		},
 		"empty online set": func(f fstest.MapFS) { f["cpu/online"] = &fstest.MapFile{Data: []byte("\n")} },
 	} {
 		t.Run(name, func(t *testing.T) {
