@@ -40,6 +40,9 @@ type ContainerParams struct {
 	// UserNamespace is the pod's own user namespace (hostUsers: false),
 	// the sandbox's; nil for the host's.
 	UserNamespace *UserNamespace
+	// CPUSet is the CPU manager's cpuset for the container (its exclusive
+	// CPUs or the shared pool), the resources' cpuset_cpus; "" is none.
+	CPUSet string
 }
 
 // Container builds the ContainerConfig for one container (upstream
@@ -69,7 +72,7 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       containerResources(pod, c, p.Node),
+			Resources:       containerResources(pod, c, p.Node, p.CPUSet),
 			SecurityContext: security,
 		},
 	}

@@ -96,6 +96,15 @@ func TestBuildContainerConfig(t *testing.T) {
 			},
 		},
 		{
+			name: "the CPU manager's cpuset",
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
+				cp.CPUSet = "1,5"
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Linux.Resources.CpusetCpus = "1,5"
+			},
+		},
+		{
 			name: "resources",
 			mutate: func(p *corev1.Pod, _ *ContainerParams) {
 				p.Spec.Containers[0].Resources = corev1.ResourceRequirements{

@@ -128,13 +128,13 @@ func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resourc
 
 // containerResources builds the Linux resources of a container (upstream
 // generateLinuxContainerResources): linuxResources, the OOM score
-// adjustment of its QoS class, its huge page limits and its memory QoS
-// and swap (ContainerMemoryQoS).
+// adjustment of its QoS class, its huge page limits, its memory QoS
+// and swap (ContainerMemoryQoS) and the CPU manager's cpuset.
 //
 // Guaranteed containers get -997. containerd clamps a negative value to
 // its own oom_score_adj when it runs without CAP_SYS_RESOURCE
 // (restrict_oom_score_adj), so the value is safe to send everywhere.
-func containerResources(pod *corev1.Pod, c *corev1.Container, node Node) *runtimeapi.LinuxContainerResources {
+func containerResources(pod *corev1.Pod, c *corev1.Container, node Node, cpuset string) *runtimeapi.LinuxContainerResources {
 	var cpuRequest *resource.Quantity
 	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		cpuRequest = &q
@@ -150,6 +150,7 @@ func containerResources(pod *corev1.Pod, c *corev1.Container, node Node) *runtim
 		}
 		r.Unified[k] = v
 	}
+	r.CpusetCpus = cpuset
 	return r
 }
 

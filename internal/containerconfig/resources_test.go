@@ -163,7 +163,7 @@ func TestContainerResources(t *testing.T) {
 			if tt.lp != nil {
 				p = *tt.lp
 			}
-			got := containerResources(pod, &pod.Spec.Containers[0], p)
+			got := containerResources(pod, &pod.Spec.Containers[0], p, "")
 			if diff := cmp.Diff(tt.want, got, protocmp.Transform()); diff != "" {
 				t.Errorf("containerResources (-want +got):\n%s", diff)
 			}

@@ -150,6 +150,9 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Node: m.node, Env: env.Envs, Vars: env.Vars,
 		UserNamespace: t.UserNamespace,
 	}
+	if m.cfg.CPUs != nil {
+		params.CPUSet = m.cfg.CPUs.CPUSet(string(pod.UID), c.Name)
+	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)
 		if err != nil {

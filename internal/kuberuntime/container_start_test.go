@@ -70,3 +70,28 @@ func TestSyncPodRunAsNonRootRootImage(t *testing.T) {
 	}
 	e.running(pod, "app")
 }
+
+// cpus is a CPU manager that pins every container of pod uid-1 to 1.
+type cpus struct{}
+
+func (cpus) CPUSet(podUID, container string) string {
+	if podUID == "uid-1" {
+		return "1"
+	}
+	return ""
+}
+
+func TestContainersGetTheCPUManagersCPUSet(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CPUs = cpus{} })
+	e.fake.AddImage("busybox:1.36")
+	pod := basePod()
+	if f := e.sync(pod); len(f) != 0 {
+		t.Fatalf("failures %+v", f)
+	}
+	e.running(pod, "app")
+	for _, c := range e.fake.Containers() {
+		if got := c.GetResources().GetLinux().GetCpusetCpus(); got != "1" {
+			t.Errorf("container %s created with cpuset %q, want 1", c.GetMetadata().GetName(), got)
+		}
+	}
+}

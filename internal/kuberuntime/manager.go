@@ -130,6 +130,9 @@ type Config struct {
 	// sandbox of a pod with hostUsers: false, and whether it failed
 	// (upstream's started_user_namespaced_pods metrics).
 	UserNamespacedPodStarted func(failed bool)
+	// CPUs is the CPU manager (internal/cpumanager): the cpuset a
+	// container is created with ("" : not pinned). Nil pins nothing.
+	CPUs CPUAssigner
 }
 
 // UserNamespaces is the user namespace manager (internal/userns) as
@@ -137,6 +140,12 @@ type Config struct {
 // a pod in the host's user namespace, or upstream's refusal.
 type UserNamespaces interface {
 	PodMapping(ctx context.Context, pod *corev1.Pod, handler string) (*userns.Mapping, error)
+}
+
+// CPUAssigner is the CPU manager as kuberuntime uses it: the cpuset of a
+// container about to be created (upstream's PreCreateContainer).
+type CPUAssigner interface {
+	CPUSet(podUID, container string) string
 }
 
 // PodCgroups is the container manager (internal/cm) as kuberuntime uses
