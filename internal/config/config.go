@@ -15,6 +15,8 @@ import (
 	"k8s.io/klog/v2"
 	kubeletconfigv1 "k8s.io/kubelet/config/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/berthk8s/berth/internal/cpumanager"
 )
 
 // KubernetesVersion is the Kubernetes release whose kubelet berth stands in
@@ -90,6 +92,10 @@ type Config struct {
 	// housekeeping period upstream: how often berth's stats provider
 	// samples cumulative CPU time for the usage rates (usageNanoCores).
 	HousekeepingInterval metav1.Duration `json:"housekeepingInterval"`
+
+	// CPUManagerOptions are cpuManagerPolicyOptions, parsed and checked
+	// against their gates; nil unless cpuManagerPolicy is static.
+	CPUManagerOptions *cpumanager.Options `json:"cpuManagerOptions,omitempty"`
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
@@ -127,6 +133,8 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	problems.addAll(src.name(validateKubelet(kc)))
 	problems.addAll(src.name(validateGC(kc)))
 	problems.addAll(src.name(validateCgroups(kc)))
+	cpuOptions, cpuProblems := validateCPUManager(kc)
+	problems.addAll(src.name(cpuProblems))
 	problems.addAll(src.name(validateCluster(kc)))
 	problems.addAll(src.name(validateServer(kc, flags.Kubeconfig != "", env)))
 	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))
@@ -153,6 +161,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 		LockFile:               flags.LockFile,
 		ExitOnLockContention:   flags.ExitOnLockContention,
 		Verbosity:              int(kc.Logging.Verbosity),
+		CPUManagerOptions:      cpuOptions,
 	}
 	problems.addAll(applyNodeFlags(cfg, flags, env))
 	cfg.ImageCredentialProviderConfig = flags.ImageCredentialProviderConfig

@@ -42,9 +42,10 @@ func builtInGates() map[string]string {
 // logging gates, which component-base's logs API reads from the gate set
 // berth hands it (validateLogging, and cmd/berth's applyLogging), and
 // DefaultPodSysctls, which defaultPodSysctls requires (validateSettings);
-// KubeletEnsureSecretPulledImages (validatePullRecords, the agent); and
+// KubeletEnsureSecretPulledImages (validatePullRecords, the agent);
 // MemoryQoS and QOSReserved, which reach the container manager and the
-// container configs (validateMemory).
+// container configs (validateMemory); and the CPU manager options' gates
+// (validateCPUManager).
 func honouredGates() map[string]string {
 	return map[string]string{
 		string(logsapi.ContextualLogging):   "contextual logging, on or off, by component-base's logs API",
@@ -54,6 +55,8 @@ func honouredGates() map[string]string {
 		GateEnsureSecretPulledImages:        "the image pull records, on or off (internal/pullrecords)",
 		gateMemoryQoS:                       "on cgroup v2, containers' and pods' memory.min, memory.low and memory.high as upstream (off: memory.high reset to max)",
 		gateQOSReserved:                     "qosReserved limits the burstable and besteffort QoS cgroups' memory only with it on, as upstream",
+		"CPUManagerPolicyAlphaOptions":      "the CPU manager's alpha options may be set only with it on",
+		"CPUManagerPolicyBetaOptions":       "the CPU manager's beta options may be set only with it on",
 	}
 }
 
