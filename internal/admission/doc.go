@@ -27,7 +27,9 @@
 //	              static pods)
 //
 // Not done here, unlike upstream's other admit handlers: eviction pressure,
-// sysctls, AppArmor, node shutdown, resource managers (CPU, memory,
-// topology, devices) and the preemption of lower-priority pods for a
-// critical pod that does not fit.
+// sysctls, AppArmor, node shutdown, the resource managers (the CPU
+// manager's admission is internal/cpumanager's, which internal/agent runs
+// before these checks, as upstream; memory, topology and devices are not
+// done) and the preemption of lower-priority pods for a critical pod that
+// does not fit.
 package admission

@@ -27,6 +27,9 @@ type admitter struct {
 	// pressure is the eviction manager's admission under node pressure
 	// (upstream runs it before the other checks).
 	pressure func(pod *corev1.Pod) (ok bool, message string)
+	// cpus is the CPU manager's admission (exclusive CPUs), among the
+	// active pods; nil admits.
+	cpus     func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
 	recorder interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 	}
@@ -40,20 +43,29 @@ func (a *admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 			active = append(active, p)
 		}
 	}
-	// Upstream's order of admit handlers: eviction, node shutdown, the
-	// scheduler's predicates.
-	var r admission.Result
-	if ok, msg := a.pressure(pod); !ok {
-		r = admission.Result{Reason: eviction.Reason, Message: msg}
-	} else if a.shuttingDown != nil && a.shuttingDown() {
-		r = admission.Result{Reason: nodeshutdown.NotAdmittedReason, Message: nodeshutdown.NotAdmittedMessage}
-	} else {
-		r = admission.Admit(admission.Inputs{Pod: pod, Node: a.node(), Active: active, MaxPods: a.maxPods})
-	}
+	r := a.decide(ctx, pod, active)
 	if r.Admit {
 		return
 	}
 	klog.FromContext(ctx).Info("Pod rejected", "pod", klog.KObj(pod), "reason", r.Reason, "message", r.Message)
 	a.reject(pod.UID, admission.RejectedStatus(pod, r))
 	a.recorder.Eventf(pod, corev1.EventTypeWarning, r.Reason, "%s", r.Message)
+}
+
+// decide runs the admit handlers in upstream's order: eviction, node
+// shutdown, the resource managers (the CPU manager), the scheduler's
+// predicates; the first failure is the answer.
+func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
+	if ok, msg := a.pressure(pod); !ok {
+		return admission.Result{Reason: eviction.Reason, Message: msg}
+	}
+	if a.shuttingDown != nil && a.shuttingDown() {
+		return admission.Result{Reason: nodeshutdown.NotAdmittedReason, Message: nodeshutdown.NotAdmittedMessage}
+	}
+	if a.cpus != nil {
+		if r := a.cpus(ctx, pod, active); !r.Admit {
+			return r
+		}
+	}
+	return admission.Admit(admission.Inputs{Pod: pod, Node: a.node(), Active: active, MaxPods: a.maxPods})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/cm"
 	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/cpumanager"
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/eviction"
 	"github.com/berthk8s/berth/internal/housekeeping"
@@ -88,6 +89,8 @@ type node struct {
 	guards   guards
 	// evictor is the eviction manager; nodestatus and admission read it.
 	evictor *eviction.Manager
+	// cpus is the CPU manager: admission, containers' cpusets.
+	cpus *cpumanager.Manager
 	// probeMetrics serves the prober's registry on /metrics/probes.
 	probeMetrics http.Handler
 	// pullRecords are the image pull records; nil with
@@ -219,12 +222,16 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	n.env = newEnvSource(cl.apiClient(), n.objects, cl.node)
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
+	cache := pleg.NewCache()
+	var err error
+	if n.cpus, err = n.newCPUManager(cache); err != nil {
+		return err
+	}
 	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
 	if err != nil {
 		return err
 	}
 	n.runtime = runtimeMgr
-	cache := pleg.NewCache()
 	if n.relister, err = pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: clk, Period: plegPeriod, Threshold: plegThreshold,
 		Observe: n.metrics.ObserveRelist}); err != nil {
 		return fmt.Errorf("create PLEG: %w", err)
@@ -291,6 +298,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		pressure: func(pod *corev1.Pod) (bool, string) { return n.evictor.AdmitPod(pod) },
 		active:   func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
 		reject:   func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
+		cpus:     n.admitCPUs,
 	}
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
@@ -344,6 +352,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		Cgroups:                  n.podCgroups(),
 		UserNamespaces:           n.userns,
 		UserNamespacedPodStarted: usernsMetrics.PodStarted,
+		CPUs:                     n.cpus,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
@@ -406,6 +415,7 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("container-gc", n.guards.containers.Run)
 	g.Go("image-gc", n.guards.images.Run)
 	g.Go("eviction", n.evictor.Run)
+	g.Go("cpu-manager", n.cpus.Run)
 	g.Go("sync-loop", n.loop.Run)
 	if n.shutdown != nil {
 		g.Go("node-shutdown", n.shutdown.Run)

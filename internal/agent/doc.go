@@ -7,4 +7,7 @@
 // mappings read back from their directories); the tracer provider
 // (internal/tracing, only when tracing is set) is built first, traces the
 // CRI client and the pod syncs, and is flushed when berth stops.
+// admit.go runs the admit handlers in upstream's order; cpumanager.go
+// builds the CPU manager and gives it the active pods and their running
+// containers.
 package agent
