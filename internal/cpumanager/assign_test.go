@@ -32,6 +32,10 @@ func TestTakeByTopology(t *testing.T) {
 		{name: "one cpu from dual socket: core from socket 0", topo: topoDualSocketHT, available: "1-5,7-11", num: 1, want: "2"},
 		{name: "4 full cores, 3 filling the first NUMA node", topo: topoDualSocketHT, available: "0-11", num: 8, want: "0,6,2,8,4,10,1,7"},
 		{name: "32 full cores, 30 filling the first 3 NUMA nodes", topo: topoDualSocketMultiNumaPerSocketHT, available: "0-79", num: 64, want: "0-29,40-69,30,31,70,71"},
+		// More NUMA nodes than sockets: the socket with the fewest free
+		// CPUs is walked first (socket 0: 30, socket 1: 32), although NUMA
+		// node 3 (socket 1) has the fewest of the NUMA nodes.
+		{name: "sockets first when NUMA nodes are smaller", topo: topoDualSocketMultiNumaPerSocketHT, available: "5-9,15-29,38-79", num: 1, want: "40"},
 		{name: "spread: 3 cpus on single socket", topo: topoSingleSocketHT, spread: true, available: "0-7", num: 3, want: "0,1,2"},
 		{name: "spread: 2 cpus from dual socket", topo: topoDualSocketHT, spread: true, available: "0-11", num: 2, want: "0,2"},
 		{name: "spread: 8 cpus from dual socket", topo: topoDualSocketHT, spread: true, available: "0-11", num: 8, want: "0,2,4,6,8,10,1,3"},
