@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -157,7 +158,7 @@ func (m *Manager) Admit(ctx context.Context, pod *corev1.Pod, snap Snapshot) (ok
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	snap.Active = append(snap.Active, pod)
+	snap.Active = append(slices.Clip(snap.Active), pod)
 	changed := m.removeStaleLocked(ctx, snap)
 	s, err := m.static.AllocatePod(m.state, pod)
 	if err == nil {
