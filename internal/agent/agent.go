@@ -44,9 +44,9 @@ import (
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
-// Fixed periods, as upstream.
+// Fixed periods, as upstream. The PLEG's relist period is upstream's
+// unless --pleg-relist-period lengthens it.
 const (
-	plegPeriod          = time.Second
 	plegThreshold       = 3 * time.Minute
 	runtimeCheckPeriod  = 5 * time.Second
 	workerBackoffPeriod = 10 * time.Second
@@ -225,9 +225,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	}
 	n.runtime = runtimeMgr
 	cache := pleg.NewCache()
-	if n.relister, err = pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: clk, Period: plegPeriod, Threshold: plegThreshold,
-		Observe: n.metrics.ObserveRelist}); err != nil {
-		return fmt.Errorf("create PLEG: %w", err)
+	if n.relister, err = n.newPLEG(runtimeMgr, cache); err != nil {
+		return err
 	}
 	n.statuses = podstatus.NewStore()
 	if n.prober, n.probeMetrics, err = n.newProber(); err != nil {
@@ -352,6 +351,22 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 
 // newHousekeeper builds the housekeeper that removes what pods no longer
 // need: pod and log directories, statuses, volumes and pod cgroups.
+// newPLEG builds the PLEG over the runtime manager, following the
+// runtime's container event stream unless EventedPLEG=false
+// (config.ContainerEvents).
+func (n *node) newPLEG(runtimeMgr *kuberuntime.Manager, cache *pleg.Cache) (*pleg.PLEG, error) {
+	var events pleg.EventSource
+	if n.cfg.ContainerEvents() {
+		events = runtimeMgr
+	}
+	p, err := pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: n.clock, Period: n.cfg.PLEGRelistPeriod, Threshold: plegThreshold,
+		Events: events, Observe: n.metrics.ObserveRelist})
+	if err != nil {
+		return nil, fmt.Errorf("create PLEG: %w", err)
+	}
+	return p, nil
+}
+
 func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager) (*housekeeping.Housekeeper, error) {
 	kc := &n.cfg.Kubelet
 	keeperCfg := housekeeping.Config{

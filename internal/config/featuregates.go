@@ -42,7 +42,8 @@ func builtInGates() map[string]string {
 // logging gates, which component-base's logs API reads from the gate set
 // berth hands it (validateLogging, and cmd/berth's applyLogging), and
 // DefaultPodSysctls, which defaultPodSysctls requires (validateSettings),
-// and KubeletEnsureSecretPulledImages (validatePullRecords, the agent).
+// KubeletEnsureSecretPulledImages (validatePullRecords, the agent) and
+// EventedPLEG (Config.ContainerEvents).
 func honouredGates() map[string]string {
 	return map[string]string{
 		string(logsapi.ContextualLogging):   "contextual logging, on or off, by component-base's logs API",
@@ -50,6 +51,7 @@ func honouredGates() map[string]string {
 		string(logsapi.LoggingBetaOptions):  "the beta logging options, by component-base's logs API",
 		"DefaultPodSysctls":                 "defaultPodSysctls may be set only with it on",
 		GateEnsureSecretPulledImages:        "the image pull records, on or off (internal/pullrecords)",
+		EventedPLEG:                         "the PLEG follows the runtime's container event stream unless it is set to false (Config.ContainerEvents)",
 	}
 }
 
