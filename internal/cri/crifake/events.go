@@ -72,8 +72,8 @@ func (f *Fake) closeEvents(st *eventStream) {
 }
 
 // emit sends an event about containerID (a container or a sandbox) of
-// sandboxID to every open stream, with the sandbox's status (nil once it
-// is removed) and the statuses of its containers, as containerd does.
+// sandboxID to every open stream, with the sandbox's status (nil if it is
+// gone) and the statuses of its containers, as containerd 2 does.
 // A full stream drops the event. Callers hold mu.
 func (f *Fake) emit(sandboxID, containerID string, typ runtimeapi.ContainerEventType) {
 	if len(f.streams.open) == 0 {

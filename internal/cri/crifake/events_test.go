@@ -61,7 +61,7 @@ func TestContainerEvents(t *testing.T) {
 		{"app", "CONTAINER_STOPPED_EVENT", "uid-web", "SANDBOX_READY", 1},
 		{"sandbox", "CONTAINER_STOPPED_EVENT", "uid-web", "SANDBOX_NOTREADY", 1},
 		{"app", "CONTAINER_DELETED_EVENT", "uid-web", "SANDBOX_NOTREADY", 0},
-		{"sandbox", "CONTAINER_DELETED_EVENT", "", "", 0},
+		{"sandbox", "CONTAINER_DELETED_EVENT", "uid-web", "SANDBOX_NOTREADY", 0},
 	}
 	var got []eventSummary
 	for range want {

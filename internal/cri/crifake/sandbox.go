@@ -120,8 +120,9 @@ func (f *Fake) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodSand
 			f.emit(s.id, id, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 		}
 	}
-	delete(f.world.sandboxes, s.id)
+	// containerd 2 sends the sandbox's last status with its DELETED event.
 	f.emit(s.id, s.id, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
+	delete(f.world.sandboxes, s.id)
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }
 
