@@ -16,12 +16,20 @@ import (
 
 var _ pleg.EventSource = (*Manager)(nil)
 
-// eventTypes maps the CRI's container event types to the PLEG's.
-var eventTypes = map[runtimeapi.ContainerEventType]pleg.ContainerEventType{
-	runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT: pleg.ContainerCreatedEvent,
-	runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT: pleg.ContainerStartedEvent,
-	runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT: pleg.ContainerStoppedEvent,
-	runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT: pleg.ContainerDeletedEvent,
+// eventType maps a CRI container event type to the PLEG's; false for one
+// berth does not know.
+func eventType(t runtimeapi.ContainerEventType) (pleg.ContainerEventType, bool) {
+	switch t {
+	case runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT:
+		return pleg.ContainerCreatedEvent, true
+	case runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT:
+		return pleg.ContainerStartedEvent, true
+	case runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT:
+		return pleg.ContainerStoppedEvent, true
+	case runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT:
+		return pleg.ContainerDeletedEvent, true
+	}
+	return 0, false
 }
 
 // WatchContainerEvents opens the CRI container event stream
@@ -55,7 +63,7 @@ func (m *Manager) WatchContainerEvents(ctx context.Context, handle func(pleg.Con
 // containerEvent reduces a CRI event to the PLEG's; false for an unknown
 // type. It is pure.
 func containerEvent(ev *runtimeapi.ContainerEventResponse) (pleg.ContainerEvent, bool) {
-	typ, ok := eventTypes[ev.GetContainerEventType()]
+	typ, ok := eventType(ev.GetContainerEventType())
 	if !ok {
 		return pleg.ContainerEvent{}, false
 	}

@@ -177,3 +177,32 @@ func TestWatchContainerEventsWithoutStream(t *testing.T) {
 		t.Error("an unknown event type was kept")
 	}
 }
+
+func TestContainerEvent(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 5, time.UTC)
+	sandbox := &runtimeapi.PodSandboxStatus{Metadata: &runtimeapi.PodSandboxMetadata{Uid: "uid-1"}}
+	tests := []struct {
+		name string
+		in   *runtimeapi.ContainerEventResponse
+		want pleg.ContainerEvent
+	}{
+		{"created", &runtimeapi.ContainerEventResponse{ContainerId: "c", ContainerEventType: runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, CreatedAt: at.UnixNano(), PodSandboxStatus: sandbox},
+			pleg.ContainerEvent{PodUID: "uid-1", ContainerID: "c", Type: pleg.ContainerCreatedEvent, Created: at}},
+		{"started", &runtimeapi.ContainerEventResponse{ContainerId: "c", ContainerEventType: runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, CreatedAt: at.UnixNano(), PodSandboxStatus: sandbox},
+			pleg.ContainerEvent{PodUID: "uid-1", ContainerID: "c", Type: pleg.ContainerStartedEvent, Created: at}},
+		{"stopped", &runtimeapi.ContainerEventResponse{ContainerId: "c", ContainerEventType: runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, CreatedAt: at.UnixNano(), PodSandboxStatus: sandbox},
+			pleg.ContainerEvent{PodUID: "uid-1", ContainerID: "c", Type: pleg.ContainerStoppedEvent, Created: at}},
+		{"deleted without a sandbox", &runtimeapi.ContainerEventResponse{ContainerId: "c", ContainerEventType: runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, CreatedAt: at.UnixNano()},
+			pleg.ContainerEvent{ContainerID: "c", Type: pleg.ContainerDeletedEvent, Created: at}},
+	}
+	for _, tt := range tests {
+		got, ok := containerEvent(tt.in)
+		if !ok {
+			t.Errorf("%s: dropped", tt.name)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
