@@ -85,6 +85,9 @@ func TestContainerEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for w.f.EventStreams() != 1 { // the server subscribes after the client returns
+		time.Sleep(time.Millisecond)
+	}
 	w.sandbox(t, "db", true)
 	if ev, err := again.Recv(); err != nil || ev.GetPodSandboxStatus().GetMetadata().GetUid() != "uid-db" {
 		t.Errorf("reopened stream: %v, %v; want the new sandbox's event", ev, err)
