@@ -73,16 +73,13 @@ func cachedState(cache *pleg.Cache, uid types.UID, name string) runtimestate.Con
 	return runtimestate.ContainerUnknown
 }
 
-// The event-driven PLEG over the CRI fake's event stream: what a sync does
-// and a container's own exit reach the cache and the events with no
-// periodic relist; a dropped stream falls back to the relist at its
-// period, and the stream is reopened.
-func TestEventedPLEGOverTheCRIFake(t *testing.T) {
-	e := newEnv(t)
-	e.fake.AddImage("busybox:1.36")
-	e.fake.EnableEvents()
+// runEventedPLEG runs a PLEG over e's manager, with its event stream, until
+// the test ends; it returns once the first relist is done and the stream
+// open, with the PLEG, its cache and its count of periodic relists.
+func runEventedPLEG(t *testing.T, e *env) (*pleg.PLEG, *pleg.Cache, *atomic.Int32) {
+	t.Helper()
 	cache := pleg.NewCache()
-	var relists atomic.Int32
+	relists := &atomic.Int32{}
 	p, err := pleg.New(pleg.Config{Runtime: e.m, Cache: cache, Clock: e.clock, Events: e.m,
 		Observe: func(pleg.RelistStats) { relists.Add(1) }})
 	if err != nil {
@@ -91,13 +88,25 @@ func TestEventedPLEGOverTheCRIFake(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run() = %v", err)
 		}
-	}()
+	})
 	eventually(t, "the first relist and the event stream", func() bool { return relists.Load() == 1 && e.fake.EventStreams() == 1 })
+	return p, cache, relists
+}
+
+// The event-driven PLEG over the CRI fake's event stream: what a sync does
+// and a container's own exit reach the cache and the events with no
+// periodic relist; a dropped stream falls back to the relist at its
+// period, and the stream is reopened.
+func TestEventedPLEGOverTheCRIFake(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36")
+	e.fake.EnableEvents()
+	p, cache, relists := runEventedPLEG(t, e)
 
 	pod := twoContainerPod()
 	e.sync(pod)
