@@ -8,7 +8,9 @@
 #                FUZZ=regexp picks targets (hack/fuzz.sh)
 #   make cluster set up this machine (root), run a loopback control plane and a
 #                berth node joined to it; prints the kubectl command line
-#   make cluster-tools  build the control plane binaries (cached; 14-22 min cold)
+#   make cluster-tools  build the control plane binaries, metrics-server and
+#                containerd 2.x (cached; 14-22 min cold, containerd2 2-6 min of it)
+#   make containerd2  build only containerd 2.x and its runc shim (tools/containerd2)
 #   make bench   berth and the upstream kubelet side by side (docs/performance.md);
 #                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
 #   PKGS=...     limit test and unit to some packages (default ./...)
@@ -27,7 +29,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools bench
+.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools containerd2 bench
 
 all: build
 
@@ -56,6 +58,11 @@ test: node vet fmt-check difftest cluster-tools
 # _output/tools/bin once and again only when a pinned version changes.
 cluster-tools:
 	@bash hack/cluster-build.sh
+
+# containerd 2.x (tools/containerd2), which the e2e tests of the CRI event
+# stream start privately; cluster-tools builds it too.
+containerd2:
+	@bash hack/cluster-build.sh --containerd2
 
 # The control plane on 127.0.0.1 and a berth node joined to it (see
 # hack/cluster.sh); Ctrl-C stops both.

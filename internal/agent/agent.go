@@ -45,9 +45,9 @@ import (
 	"github.com/berthk8s/berth/internal/volume/subpath"
 )
 
-// Fixed periods, as upstream.
+// Fixed periods, as upstream. The PLEG's relist period is upstream's
+// unless --pleg-relist-period lengthens it.
 const (
-	plegPeriod          = time.Second
 	plegThreshold       = 3 * time.Minute
 	runtimeCheckPeriod  = 5 * time.Second
 	workerBackoffPeriod = 10 * time.Second
@@ -232,9 +232,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return err
 	}
 	n.runtime = runtimeMgr
-	if n.relister, err = pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: clk, Period: plegPeriod, Threshold: plegThreshold,
-		Observe: n.metrics.ObserveRelist}); err != nil {
-		return fmt.Errorf("create PLEG: %w", err)
+	if n.relister, err = n.newPLEG(runtimeMgr, cache); err != nil {
+		return err
 	}
 	n.statuses = podstatus.NewStoreWithClock(clk)
 	if n.prober, n.probeMetrics, err = n.newProber(); err != nil {
@@ -362,6 +361,22 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 
 // newHousekeeper builds the housekeeper that removes what pods no longer
 // need: pod and log directories, statuses, volumes and pod cgroups.
+// newPLEG builds the PLEG over the runtime manager, following the
+// runtime's container event stream unless EventedPLEG=false
+// (config.ContainerEvents).
+func (n *node) newPLEG(runtimeMgr *kuberuntime.Manager, cache *pleg.Cache) (*pleg.PLEG, error) {
+	var events pleg.EventSource
+	if n.cfg.ContainerEvents() {
+		events = runtimeMgr
+	}
+	p, err := pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: n.clock, Period: n.cfg.PLEGRelistPeriod, Threshold: plegThreshold,
+		Events: events, Observe: n.metrics.ObserveRelist})
+	if err != nil {
+		return nil, fmt.Errorf("create PLEG: %w", err)
+	}
+	return p, nil
+}
+
 func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager) (*housekeeping.Housekeeper, error) {
 	kc := &n.cfg.Kubelet
 	keeperCfg := housekeeping.Config{

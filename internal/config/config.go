@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +61,10 @@ type Config struct {
 	RootDir                string `json:"rootDir"`
 	CertDir                string `json:"certDir"`
 	PodInfraContainerImage string `json:"podInfraContainerImage"`
+	// PLEGRelistPeriod is --pleg-relist-period (berth's own): the PLEG's
+	// full relist period when longer than upstream's; zero for upstream's
+	// DefaultPLEGRelistPeriod.
+	PLEGRelistPeriod time.Duration `json:"plegRelistPeriod,omitempty"`
 
 	// NodeLabels (--node-labels) and RegisterWithTaints (registerWithTaints,
 	// or --register-with-taints when given) are what the Node is registered
@@ -292,6 +297,12 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 		if strings.TrimSpace(v) == "" {
 			flagProblem(name, fmt.Errorf("must not be empty"))
 		}
+	}
+	switch p := flags.PLEGRelistPeriod; {
+	case p > DefaultPLEGRelistPeriod:
+		cfg.PLEGRelistPeriod = p
+	case p != 0 && p < DefaultPLEGRelistPeriod: // zero: Flags built without NewFlags
+		flagProblem("pleg-relist-period", fmt.Errorf("must be at least %v (upstream's period), got %v", DefaultPLEGRelistPeriod, p))
 	}
 	if cfg.NodeName, err = nodeName(flags.HostnameOverride, env.Hostname); err != nil {
 		if flags.HostnameOverride != "" {

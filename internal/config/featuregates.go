@@ -45,7 +45,7 @@ func builtInGates() map[string]string {
 // KubeletEnsureSecretPulledImages (validatePullRecords, the agent);
 // MemoryQoS and QOSReserved, which reach the container manager and the
 // container configs (validateMemory); and the CPU manager options' gates
-// (validateCPUManager).
+// (validateCPUManager); and EventedPLEG (Config.ContainerEvents).
 func honouredGates() map[string]string {
 	return map[string]string{
 		string(logsapi.ContextualLogging):   "contextual logging, on or off, by component-base's logs API",
@@ -57,6 +57,7 @@ func honouredGates() map[string]string {
 		gateQOSReserved:                     "qosReserved limits the burstable and besteffort QoS cgroups' memory only with it on, as upstream",
 		"CPUManagerPolicyAlphaOptions":      "the CPU manager's alpha options may be set only with it on",
 		"CPUManagerPolicyBetaOptions":       "the CPU manager's beta options may be set only with it on",
+		EventedPLEG:                         "the PLEG follows the runtime's container event stream unless it is set to false (Config.ContainerEvents)",
 	}
 }
 

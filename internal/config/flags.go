@@ -23,6 +23,10 @@ const (
 	DefaultRootDir                = "/var/lib/kubelet"
 	DefaultCertDir                = "/var/lib/kubelet/pki"
 	DefaultPodInfraContainerImage = "registry.k8s.io/pause:3.10.1"
+	// DefaultPLEGRelistPeriod is upstream's fixed relist period
+	// (genericPlegRelistPeriod), which --pleg-relist-period (berth's own)
+	// may lengthen.
+	DefaultPLEGRelistPeriod = time.Second
 )
 
 // Flags holds the upstream kubelet command-line flags, as the user typed
@@ -43,6 +47,9 @@ type Flags struct {
 	NodeLabels             map[string]string
 	SeccompDefault         bool
 	PodInfraContainerImage string
+	// PLEGRelistPeriod is berth's --pleg-relist-period: the period of the
+	// PLEG's full relist (upstream's is fixed at one second).
+	PLEGRelistPeriod time.Duration
 	// ImageCredentialProviderConfig and ImageCredentialProviderBinDir are
 	// the credential provider plugins' config (file or directory) and
 	// binaries.
@@ -66,6 +73,7 @@ func NewFlags() *Flags {
 		RootDir:                DefaultRootDir,
 		CertDir:                DefaultCertDir,
 		PodInfraContainerImage: DefaultPodInfraContainerImage,
+		PLEGRelistPeriod:       DefaultPLEGRelistPeriod,
 		NodeLabels:             map[string]string{},
 	}
 	// The help shows the defaults of a command line without --config, as
@@ -101,6 +109,7 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	labels := cliflag.ConfigurationMap(f.NodeLabels)
 	fs.Var(&labels, "node-labels", "")
 	fs.StringVar(&f.PodInfraContainerImage, "pod-infra-container-image", f.PodInfraContainerImage, "")
+	fs.DurationVar(&f.PLEGRelistPeriod, "pleg-relist-period", f.PLEGRelistPeriod, "")
 	fs.StringVar(&f.ImageCredentialProviderConfig, "image-credential-provider-config", f.ImageCredentialProviderConfig, "")
 	fs.StringVar(&f.ImageCredentialProviderBinDir, "image-credential-provider-bin-dir", f.ImageCredentialProviderBinDir, "")
 	fs.StringVar(&f.LockFile, "lock-file", f.LockFile, "")

@@ -145,7 +145,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"makeIPTablesUtilChains", Honoured, "true: as upstream v1.37, berth keeps KUBE-IPTABLES-HINT (mangle) and, for IPv4, KUBE-FIREWALL with its localnet DROP rule (filter, from INPUT and OUTPUT), in iptables and ip6tables when present, and remakes them when a KUBE-KUBELET-CANARY chain shows a flush (internal/iptables); false: no chains"},
 		{"iptablesMasqueradeBit", Honoured, "validated (0 to 31) as upstream; upstream v1.37 uses it nowhere, nor does berth"},
 		{"iptablesDropBit", Honoured, "validated (0 to 31) as upstream; upstream v1.37 uses it nowhere, nor does berth"},
-		{"featureGates", Honoured, "every v1.37 gate name is known; a gate at its default is accepted; ContextualLogging, LoggingAlphaOptions, LoggingBetaOptions, MemoryQoS and QOSReserved are honoured either way; a gate berth always implements is refused when turned off, any other gate away from its default by name"},
+		{"featureGates", Honoured, "every v1.37 gate name is known; a gate at its default is accepted; ContextualLogging, LoggingAlphaOptions, LoggingBetaOptions, MemoryQoS, QOSReserved and EventedPLEG (off: no container event stream; unset, berth uses it where the runtime has one) are honoured either way; a gate berth always implements is refused when turned off, any other gate away from its default by name"},
 		{"failSwapOn", Honoured, "true: berth refuses to start while /proc/swaps lists swap, with upstream's message; false: it runs, and containers get swap as memorySwap says"},
 		{"memorySwap", Honoured, "swapBehavior \"\" or NoSwap: where the kernel accounts swap per cgroup, no swap for containers (memory.swap.max 0 on cgroup v2, a memory+swap limit equal to the memory limit on v1); LimitedSwap (cgroup v2 only, refused at start on v1 as upstream): Burstable containers get their memory request's share of the node's swap"},
 		{"containerLogMaxSize", Honoured, "a running container's log is rotated at this size (negative: never)"},
@@ -236,5 +236,6 @@ func plainFlagSupport() []FieldSupport {
 		{"--image-credential-provider-bin-dir", Honoured, "where the credential provider plugin binaries are; each provider's must exist and be executable"},
 		{"--housekeeping-interval", Honoured, "berth has no cAdvisor: the stats provider samples cumulative CPU time at this period, for the usage rates (usageNanoCores) that cAdvisor's housekeeping computes upstream; must be positive"},
 		{"--pod-infra-container-image", Honoured, "the sandbox (pause) image (berth's own: removed upstream)"},
+		{"--pleg-relist-period", Honoured, "the period of the PLEG's full relist, at least and by default upstream's fixed 1s (berth's own: upstream has no such flag); a longer one shows the container event stream at work in tests"},
 	}
 }

@@ -58,6 +58,10 @@ var berthOnlyFlags = map[string]string{
 	// Removed upstream, where the runtime chooses the sandbox image; berth
 	// still uses it to keep that image from image garbage collection.
 	"pod-infra-container-image": "removed upstream",
+	// Upstream's relist period is a constant; berth's tests lengthen it
+	// to show that the container event stream, not the relist, moves a
+	// pod's status.
+	"pleg-relist-period": "berth's own",
 }
 
 // upstreamFlag is one flag registration in upstream's source.

@@ -56,6 +56,8 @@
 //	list.go, status.go  ListPods and PodStatus (termination messages from
 //	                    the file or, FallbackToLogsOnError, the log tail
 //	                    read by containerlogs.Tail)
+//	container_events.go WatchContainerEvents: the PLEG's event source over
+//	                    the CRI GetContainerEvents stream
 //	convert.go          CRI values to runtimestate values
 //
 // upstream_test.go pins the event and waiting reasons and the hook

@@ -148,6 +148,16 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Ti
 	}
 }
 
+// NewerThan reports whether the cache holds a status of the pod read after
+// t (or the global timestamp is after t): whether GetNewerThan(uid, t)
+// would return at once.
+func (c *Cache) NewerThan(uid types.UID, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.newerThanLocked(uid, t)
+	return ok
+}
+
 // newerThanLocked returns the pod's entry if it satisfies minTime.
 func (c *Cache) newerThanLocked(uid types.UID, minTime time.Time) (cacheEntry, bool) {
 	e, ok := c.pods[uid]

@@ -58,6 +58,13 @@ type Config struct {
 	// Observe, if set, receives the figures of every relist (for metrics).
 	// It is called on the relist goroutine and must not block.
 	Observe func(RelistStats)
+	// Events, if set, is the runtime's container event stream: Run
+	// follows it and relists a pod on each of its events (evented.go).
+	// Nil: relisting only.
+	Events EventSource
+	// EventRetry is the first delay before the event stream is
+	// reconnected after a failure; DefaultEventRetry when zero.
+	EventRetry time.Duration
 }
 
 // RelistStats describes one relist.
@@ -94,6 +101,10 @@ type PLEG struct {
 	threshold time.Duration
 	observe   func(RelistStats)
 	events    chan Event
+	// source is the container event stream (nil: none); eventRetry the
+	// first reconnection delay.
+	source     EventSource
+	eventRetry time.Duration
 
 	// lastRelist is the start time of the last successful relist.
 	lastRelist atomic.Pointer[time.Time]
@@ -116,8 +127,8 @@ func New(cfg Config) (*PLEG, error) {
 	if cfg.Cache == nil {
 		errs = append(errs, errors.New("cache is required"))
 	}
-	if cfg.Period < 0 || cfg.Threshold < 0 || cfg.EventBuffer < 0 {
-		errs = append(errs, errors.New("period, threshold and event buffer must not be negative"))
+	if cfg.Period < 0 || cfg.Threshold < 0 || cfg.EventBuffer < 0 || cfg.EventRetry < 0 {
+		errs = append(errs, errors.New("period, threshold, event buffer and event retry must not be negative"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("create pleg: %w", err)
@@ -134,16 +145,21 @@ func New(cfg Config) (*PLEG, error) {
 	if cfg.EventBuffer == 0 {
 		cfg.EventBuffer = DefaultEventBuffer
 	}
+	if cfg.EventRetry == 0 {
+		cfg.EventRetry = DefaultEventRetry
+	}
 	return &PLEG{
-		runtime:   cfg.Runtime,
-		cache:     cfg.Cache,
-		clock:     cfg.Clock,
-		period:    cfg.Period,
-		threshold: cfg.Threshold,
-		observe:   cfg.Observe,
-		events:    make(chan Event, cfg.EventBuffer),
-		records:   make(map[types.UID]*runtimestate.Pod),
-		reinspect: make(map[types.UID]bool),
+		runtime:    cfg.Runtime,
+		cache:      cfg.Cache,
+		clock:      cfg.Clock,
+		period:     cfg.Period,
+		threshold:  cfg.Threshold,
+		observe:    cfg.Observe,
+		events:     make(chan Event, cfg.EventBuffer),
+		source:     cfg.Events,
+		eventRetry: cfg.EventRetry,
+		records:    make(map[types.UID]*runtimestate.Pod),
+		reinspect:  make(map[types.UID]bool),
 	}, nil
 }
 
@@ -153,9 +169,18 @@ func (p *PLEG) Events() <-chan Event {
 	return p.events
 }
 
-// Run relists immediately, then every Period, until ctx ends. It returns
-// nil when ctx ends.
+// Run relists immediately, then every Period, until ctx ends; with an
+// event source it also follows the container event stream (evented.go).
+// It returns nil when ctx ends, once the event watcher has returned.
 func (p *PLEG) Run(ctx context.Context) error {
+	if p.source != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			p.watchEvents(ctx)
+		}()
+		defer func() { <-done }()
+	}
 	t := p.clock.NewTicker(p.period)
 	defer t.Stop()
 	for {

@@ -80,6 +80,7 @@ func (f *Fake) CreateContainer(_ context.Context, req *runtimeapi.CreateContaine
 	}
 	c.id, c.seq = f.newID("container")
 	f.world.containers[c.id] = c
+	f.emit(c.sandboxID, c.id, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
 }
 
@@ -100,6 +101,7 @@ func (f *Fake) StartContainer(_ context.Context, req *runtimeapi.StartContainerR
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.startedAt = f.now()
 	_ = c.touchLog() // no directory: no log, the fake does not fail for it
+	f.emit(c.sandboxID, c.id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return &runtimeapi.StartContainerResponse{}, nil
 }
 
@@ -153,6 +155,7 @@ func (f *Fake) exit(c *container, code int32, reason, message string) {
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finishedAt = f.now()
 	c.exitCode, c.reason, c.message = code, reason, message
+	f.emit(c.sandboxID, c.id, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 }
 
 // RemoveContainer removes a container, killing it first if it runs.
@@ -168,6 +171,7 @@ func (f *Fake) RemoveContainer(_ context.Context, req *runtimeapi.RemoveContaine
 		return nil, err
 	}
 	delete(f.world.containers, c.id)
+	f.emit(c.sandboxID, c.id, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 	return &runtimeapi.RemoveContainerResponse{}, nil
 }
 

@@ -62,7 +62,38 @@ func (f *Fake) SetSandboxNotReady(id string) error {
 	}
 	s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 	s.ip = ""
+	f.emit(s.id, s.id, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 	return nil
+}
+
+// EnableEvents makes GetContainerEvents serve the container event stream,
+// as containerd >= 1.7 does; until then it answers Unimplemented, as
+// containerd 1.6.
+func (f *Fake) EnableEvents() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.streams.enabled = true
+}
+
+// DropEvents ends every open event stream with Unavailable (the events
+// they held are lost) and returns how many it ended. New streams may be
+// opened at once (InjectError("GetContainerEvents", ...) refuses them).
+func (f *Fake) DropEvents() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.streams.open)
+	for st := range f.streams.open {
+		close(st.ended)
+		delete(f.streams.open, st)
+	}
+	return n
+}
+
+// EventStreams returns how many event streams are open.
+func (f *Fake) EventStreams() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.streams.open)
 }
 
 // AddImage makes ref present, as if it had been pulled, and returns the

@@ -13,6 +13,9 @@
 //
 // Files: fake.go (state), server.go (gRPC plumbing, call log, error
 // injection), sandbox.go, container.go, image.go, runtime.go (Version,
-// Status, RuntimeConfig, UpdateRuntimeConfig), filter.go (list filters), controls.go (test
-// controls and accessors).
+// Status, RuntimeConfig, UpdateRuntimeConfig), filter.go (list filters),
+// events.go (the GetContainerEvents stream: Unimplemented as containerd 1.6
+// until EnableEvents, then every sandbox and container lifecycle step as
+// containerd 2 sends it; DropEvents ends the open streams), controls.go
+// (test controls and accessors).
 package crifake

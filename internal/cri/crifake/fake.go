@@ -29,6 +29,7 @@ type Fake struct {
 	knobs      knobs
 	calls      []string
 	injections map[string][]error
+	streams    eventStreams
 }
 
 // world is the runtime's state.

@@ -67,6 +67,8 @@ func (f *Fake) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxReq
 	}
 	s.id, s.seq = f.newID("sandbox")
 	f.world.sandboxes[s.id] = s
+	f.emit(s.id, s.id, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
+	f.emit(s.id, s.id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: s.id}, nil
 }
 
@@ -91,8 +93,12 @@ func (f *Fake) stopSandbox(s *sandbox) {
 			f.kill(c, 137)
 		}
 	}
+	if s.state == runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+		return
+	}
 	s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 	s.ip = ""
+	f.emit(s.id, s.id, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 }
 
 // RemovePodSandbox force-stops the sandbox, removes its containers and
@@ -111,8 +117,11 @@ func (f *Fake) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodSand
 	for id, c := range f.world.containers {
 		if c.sandboxID == s.id {
 			delete(f.world.containers, id)
+			f.emit(s.id, id, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 		}
 	}
+	// containerd 2 sends the sandbox's last status with its DELETED event.
+	f.emit(s.id, s.id, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 	delete(f.world.sandboxes, s.id)
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }

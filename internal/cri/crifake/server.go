@@ -76,7 +76,7 @@ func (f *Fake) Endpoint(t testing.TB) string {
 
 // serve starts a gRPC server for the fake on lis.
 func (f *Fake) serve(lis net.Listener) *grpc.Server {
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(f.intercept))
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(f.intercept), grpc.ChainStreamInterceptor(f.interceptStream))
 	runtimeapi.RegisterRuntimeServiceServer(srv, f)
 	runtimeapi.RegisterImageServiceServer(srv, f)
 	go func() { _ = srv.Serve(lis) }()
@@ -91,6 +91,16 @@ func (f *Fake) intercept(ctx context.Context, req any, info *grpc.UnaryServerInf
 		return nil, err
 	}
 	return handler(ctx, req)
+}
+
+// interceptStream logs and injects errors for streams as intercept does
+// for unary calls.
+func (f *Fake) interceptStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	method := info.FullMethod[strings.LastIndexByte(info.FullMethod, '/')+1:]
+	if err := f.record(method); err != nil {
+		return err
+	}
+	return handler(srv, ss)
 }
 
 // record appends method to the call log and pops its next injected error.
