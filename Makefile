@@ -13,6 +13,9 @@
 #   make containerd2  build only containerd 2.x and its runc shim (tools/containerd2)
 #   make bench   berth and the upstream kubelet side by side (docs/performance.md);
 #                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
+#   make conformance  the upstream e2e [NodeConformance] specs against a berth
+#                node (KUBELET=upstream: the upstream kubelet); builds e2e.test
+#                (tools/conformance, long cold); docs/conformance.md
 #   PKGS=...     limit test and unit to some packages (default ./...)
 #
 # The node set-up (hack/node-setup.sh) installs and starts containerd with the
@@ -29,7 +32,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools containerd2 bench
+.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools containerd2 bench conformance
 
 all: build
 
@@ -72,6 +75,14 @@ cluster:
 # Side-by-side benchmark against the upstream kubelet (hack/bench.sh).
 bench:
 	@bash hack/bench.sh $(BENCH_ARGS)
+
+# The upstream conformance suite's node specs on berth's development cluster
+# (hack/conformance.sh). Never part of make test: e2e.test alone is a long
+# cold build. KUBELET=upstream runs the upstream kubelet instead of berth;
+# CONFORMANCE_FOCUS, CONFORMANCE_SKIP and CONFORMANCE_PROCS narrow the run.
+KUBELET ?= berth
+conformance:
+	@KUBELET=$(KUBELET) bash hack/conformance.sh
 
 unit:
 	$(GO) test -race $(PKGS)

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Stand-ins for the images the conformance suite pulls, built here and
+# imported into containerd's k8s.io namespace under the names e2e.test asks
+# for (k8s.io/kubernetes/test/utils/image/manifest.go at the release
+# tools/conformance pins); nothing is pulled from a registry:
+#
+#   registry.k8s.io/e2e-test-images/agnhost:2.66.1
+#       the agnhost binary hack/conformance-build.sh builds from
+#       k8s.io/kubernetes/test/images/agnhost, on the busybox root filesystem
+#       hack/images.sh builds (upstream's image is alpine with a few tools),
+#       with what upstream's Dockerfile adds: /agnhost-2, /uploads, porter's
+#       localhost.crt and .key, user-defined-in-image (1000) in
+#       group-defined-in-image (50000); entrypoint /agnhost, cmd pause
+#   registry.k8s.io/e2e-test-images/agnhost:2.55   the same image (AgnhostPrev)
+#   registry.k8s.io/e2e-test-images/busybox:1.37.0-2  docker.io/library/busybox:1.36 re-tagged
+#   registry.k8s.io/pause:3.10.2                   registry.k8s.io/pause:3.10.1 re-tagged
+#
+# Other images (nginx, httpd, volume servers...) are not built: specs that
+# need them fail on the pull, and the summary says so.
+#
+# Needs hack/images.sh (run by hack/node-setup.sh) and
+# hack/conformance-build.sh first. Archives land in _output/conformance/images.
+set -euo pipefail
+# shellcheck source=hack/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+BIN=${BERTH_TOOLS_BIN:-$REPO_ROOT/_output/tools/bin}
+OUT=$REPO_ROOT/_output/conformance/images
+MKIMAGE=$REPO_ROOT/_output/bin/mkimage
+BUSYBOX_ROOTFS=$REPO_ROOT/_output/images/busybox/rootfs
+E2E_REGISTRY=registry.k8s.io/e2e-test-images
+AGNHOST_IMAGE=$E2E_REGISTRY/agnhost:2.66.1
+AGNHOST_PREV_IMAGE=$E2E_REGISTRY/agnhost:2.55
+BUSYBOX_IMAGE=$E2E_REGISTRY/busybox:1.37.0-2
+PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
+
+# kube_src prints the directory of the k8s.io/kubernetes module tools/conformance pins.
+kube_src() {
+	(cd "$REPO_ROOT/tools/conformance" && GOWORK=off "$GO" list -m -f '{{.Dir}}' k8s.io/kubernetes)
+}
+
+# build_agnhost writes the agnhost image archive and prints its manifest digest.
+build_agnhost() {
+	local dir=$OUT/agnhost root=$OUT/agnhost/rootfs src
+	src=$(kube_src)/test/images/agnhost
+	[[ -d $BUSYBOX_ROOTFS ]] || die "$BUSYBOX_ROOTFS is missing: run hack/images.sh (make node)"
+	[[ -x $BIN/agnhost ]] || die "$BIN/agnhost is missing: run hack/conformance-build.sh"
+	rm -rf "$root" && mkdir -p "$dir"
+	cp -a "$BUSYBOX_ROOTFS" "$root"
+	cp "$BIN/agnhost" "$root/agnhost"
+	ln -s agnhost "$root/agnhost-2"
+	mkdir -p "$root/uploads" "$root/home/user-defined-in-image"
+	install -m 0644 "$src/porter/localhost.crt" "$root/localhost.crt"
+	install -m 0600 "$src/porter/localhost.key" "$root/localhost.key"
+	echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$root/etc/passwd"
+	printf '%s\n' 'user-defined-in-image:x:1000:' 'group-defined-in-image:x:50000:user-defined-in-image' >>"$root/etc/group"
+	"$MKIMAGE" -rootfs "$root" -name "$AGNHOST_IMAGE" -o "$dir/image.tar" \
+		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		-entrypoint /agnhost -cmd pause
+}
+
+# digest_of prints the manifest digest containerd has for ref, or nothing.
+digest_of() {
+	ctr_k8s images ls "name==$1" | awk 'NR > 1 { print $3 }'
+}
+
+import_image() {
+	local ref=$1 archive=$2 digest=$3
+	[[ $(digest_of "$ref") == "$digest" ]] && return 0
+	log "importing $ref ($digest)"
+	quiet ctr_k8s images import "$archive"
+	[[ $(digest_of "$ref") == "$digest" ]] || die "import $ref: containerd has digest '$(digest_of "$ref")', want $digest"
+}
+
+# retag gives the image containerd has under src the name dst as well.
+retag() {
+	local src=$1 dst=$2 digest
+	digest=$(digest_of "$src")
+	[[ -n $digest ]] || die "containerd has no $src: run hack/images.sh (make node)"
+	[[ $(digest_of "$dst") == "$digest" ]] && return 0
+	log "tagging $src as $dst"
+	quiet ctr_k8s images tag --force "$src" "$dst"
+}
+
+main() {
+	require_root
+	lock_node
+	mkdir -p "$OUT"
+	local agnhost
+	agnhost=$(build_agnhost)
+	import_image "$AGNHOST_IMAGE" "$OUT/agnhost/image.tar" "$agnhost"
+	retag "$AGNHOST_IMAGE" "$AGNHOST_PREV_IMAGE"
+	retag docker.io/library/busybox:1.36 "$BUSYBOX_IMAGE"
+	retag registry.k8s.io/pause:3.10.1 "$PAUSE_IMAGE"
+	log "conformance images ready: $AGNHOST_IMAGE $AGNHOST_PREV_IMAGE $BUSYBOX_IMAGE $PAUSE_IMAGE"
+}
+
+main "$@"

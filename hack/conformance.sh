@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# make conformance: the upstream Kubernetes e2e suite's [NodeConformance]
+# specs (k8s.io/kubernetes v1.37.2, test/e2e) against a node of berth's
+# development cluster, and a per-spec summary of the result.
+#
+#   1. node set-up (containerd, CNI, test images; hack/node-setup.sh)
+#   2. the control plane (hack/cluster-build.sh; with KUBELET=upstream also
+#      the upstream kubelet), e2e.test, ginkgo and agnhost
+#      (hack/conformance-build.sh; a cold e2e.test build is long, see
+#      docs/conformance.md)
+#   3. the stand-in images the suite pulls (hack/conformance-images.sh)
+#   4. under /tmp/berth-e2e.lock for the rest of the run: berth-cluster
+#      (the control plane on 127.0.0.1 and one node joined through TLS
+#      bootstrap, as make cluster), then ginkgo running e2e.test on it, then
+#      conformance-summary over ginkgo's JSON report
+#
+# Settings (environment; make passes its command-line variables on):
+#   KUBELET=berth|upstream   the node's kubelet (default berth; upstream is the
+#                            kubelet v1.37.2 tools/kube builds, as make bench)
+#   CONFORMANCE_FOCUS        ginkgo --focus (default '\[NodeConformance\]')
+#   CONFORMANCE_SKIP         ginkgo --skip (default '\[Serial\]|\[Disruptive\]|\[Flaky\]')
+#   CONFORMANCE_PROCS        parallel ginkgo processes (default 6)
+#   CONFORMANCE_TIMEOUT      ginkgo --timeout for the whole suite (default 3h)
+#
+# Output in _output/conformance/$KUBELET: summary.txt (one line a spec:
+# PASSED, FAILED with the first line of the failure, SKIPPED with the
+# reason; then "N passed, N failed, N skipped"), report.json and junit.xml
+# (ginkgo), ginkgo.log, and cluster.log (control plane and kubelet output).
+# It exits non-zero when a spec failed.
+set -euo pipefail
+# shellcheck source=hack/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KUBELET=${KUBELET:-berth}
+FOCUS=${CONFORMANCE_FOCUS:-'\[NodeConformance\]'}
+SKIP=${CONFORMANCE_SKIP:-'\[Serial\]|\[Disruptive\]|\[Flaky\]'}
+PROCS=${CONFORMANCE_PROCS:-6}
+TIMEOUT=${CONFORMANCE_TIMEOUT:-3h}
+BIN=${BERTH_TOOLS_BIN:-$REPO_ROOT/_output/tools/bin}
+RUN=$REPO_ROOT/_output/conformance/$KUBELET
+CLUSTER_PID=
+ADMIN_KUBECONFIG=
+
+# kubelet_args prints the node binary, then the flags it needs beyond those
+# berth-cluster gives, one a line.
+kubelet_args() {
+	case $KUBELET in
+	berth) echo "$REPO_ROOT/_output/conformance/berth-bin" ;;
+	# No swap check: berth checks /proc/swaps at its default failSwapOn too.
+	upstream) printf '%s\n' "$BIN/kubelet" --fail-swap-on=false ;;
+	*) die "KUBELET=$KUBELET: want berth or upstream" ;;
+	esac
+}
+
+prepare() {
+	bash "$REPO_ROOT/hack/node-setup.sh"
+	if [[ $KUBELET == upstream ]]; then
+		bash "$REPO_ROOT/hack/cluster-build.sh" --with-kubelet
+	else
+		bash "$REPO_ROOT/hack/cluster-build.sh"
+	fi
+	bash "$REPO_ROOT/hack/conformance-build.sh"
+	bash "$REPO_ROOT/hack/conformance-images.sh"
+	local version
+	version=$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+	mkdir -p "$REPO_ROOT/_output/bin" "$REPO_ROOT/_output/conformance"
+	(cd "$REPO_ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -buildvcs=false \
+		-ldflags "-s -w -X main.version=$version" -o _output/conformance/berth-bin ./cmd/berth)
+	(cd "$REPO_ROOT" && "$GO" build -o _output/bin/berth-cluster ./test/cluster/cmd/berth-cluster)
+}
+
+stop_cluster() {
+	[[ -n $CLUSTER_PID ]] || return 0
+	log "stopping the cluster"
+	kill -TERM "$CLUSTER_PID" 2>/dev/null || true
+	wait "$CLUSTER_PID" 2>/dev/null || true
+	CLUSTER_PID=
+}
+
+# start_cluster starts berth-cluster in the background and returns once the
+# node is Ready, with ADMIN_KUBECONFIG set. (Not in $(...): the cluster must
+# be a child of this shell, for stop_cluster.)
+start_cluster() {
+	local -a node
+	mapfile -t node < <(kubelet_args)
+	rm -rf "$RUN/static-pods" && mkdir -p "$RUN/static-pods"
+	"$REPO_ROOT/_output/bin/berth-cluster" --bin-dir "$BIN" --berth "${node[0]}" \
+		--static-pod-path "$RUN/static-pods" -- "${node[@]:1}" >"$RUN/cluster.log" 2>&1 &
+	CLUSTER_PID=$!
+	local kubeconfig="" i
+	for ((i = 0; i < 120; i++)); do
+		kill -0 "$CLUSTER_PID" 2>/dev/null || die "berth-cluster exited; see $RUN/cluster.log"
+		kubeconfig=$(sed -n 's/^ *export KUBECONFIG=//p' "$RUN/cluster.log" | head -1)
+		[[ -n $kubeconfig ]] && break
+		sleep 1
+	done
+	[[ -n $kubeconfig ]] || die "the control plane did not start in 120 s; see $RUN/cluster.log"
+	for ((i = 0; i < 120; i++)); do
+		[[ -n $("$BIN/kubectl" --kubeconfig "$kubeconfig" get nodes -o name 2>/dev/null) ]] && break
+		sleep 1
+	done
+	"$BIN/kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=180s ||
+		die "no Ready node; see $RUN/cluster.log"
+	ADMIN_KUBECONFIG=$kubeconfig
+}
+
+run_suite() {
+	local kubeconfig=$1
+	log "running e2e.test: focus '$FOCUS', skip '$SKIP', $PROCS processes"
+	"$BIN/ginkgo" --procs="$PROCS" --focus="$FOCUS" --skip="$SKIP" --timeout="$TIMEOUT" --no-color \
+		--output-dir="$RUN" --json-report=report.json --junit-report=junit.xml \
+		"$BIN/e2e.test" -- \
+		--provider=skeleton --kubeconfig="$kubeconfig" --kubectl-path="$BIN/kubectl" \
+		--container-runtime-endpoint="unix://$CONTAINERD_SOCK" --kubelet-root-dir=/var/lib/kubelet \
+		--node-os-distro=debian --disable-log-dump --e2e-output-dir="$RUN" 2>&1 | tee "$RUN/ginkgo.log"
+}
+
+# locked runs under /tmp/berth-e2e.lock: cluster, suite, summary.
+locked() {
+	rm -rf "$RUN" && mkdir -p "$RUN"
+	trap stop_cluster EXIT
+	log "starting the control plane and a $KUBELET node (log: $RUN/cluster.log)"
+	local rc=0
+	start_cluster
+	run_suite "$ADMIN_KUBECONFIG" || rc=$?
+	stop_cluster
+	[[ -f $RUN/report.json ]] || die "ginkgo wrote no report (exit $rc); see $RUN/ginkgo.log"
+	log "summary: $RUN/summary.txt"
+	"$BIN/conformance-summary" -report "$RUN/report.json" -o "$RUN/summary.txt" || rc=$?
+	return "$rc"
+}
+
+main() {
+	require_root
+	if [[ ${1:-} == --locked ]]; then
+		locked
+		return
+	fi
+	kubelet_args >/dev/null
+	prepare
+	# -o: the lock is flock's own; the cluster and the suite do not inherit it.
+	exec flock -o /tmp/berth-e2e.lock bash "$0" --locked
+}
+
+main "$@"
