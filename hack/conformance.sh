@@ -107,7 +107,7 @@ start_cluster() {
 run_suite() {
 	local kubeconfig=$1
 	log "running e2e.test: focus '$FOCUS', skip '$SKIP', $PROCS processes"
-	"$BIN/ginkgo" --procs="$PROCS" --focus="$FOCUS" --skip="$SKIP" --timeout="$TIMEOUT" --no-color \
+	"$BIN/ginkgo" --procs="$PROCS" --focus="$FOCUS" --skip="$SKIP" --timeout="$TIMEOUT" --no-color --silence-skips \
 		--output-dir="$RUN" --json-report=report.json --junit-report=junit.xml \
 		"$BIN/e2e.test" -- \
 		--provider=skeleton --kubeconfig="$kubeconfig" --kubectl-path="$BIN/kubectl" \
