@@ -7,6 +7,8 @@
 #   ginkgo               github.com/onsi/ginkgo/v2/ginkgo, the runner
 #   agnhost              k8s.io/kubernetes/test/images/agnhost, the binary of
 #                        the suite's main test image (hack/conformance-images.sh)
+#   nnp                  k8s.io/kubernetes/test/images/nonewprivs, the binary of
+#                        the nonewprivs test image
 #   conformance-summary  tools/conformance/cmd/conformance-summary, the per-spec
 #                        summary of ginkgo's JSON report
 #
@@ -26,7 +28,7 @@ OUT=${BERTH_TOOLS_BIN:-$ROOT/_output/tools/bin}
 MOD=$ROOT/tools/conformance
 STAMP=$OUT/.stamp.conformance
 PARALLEL=${BERTH_TOOLS_BUILD_P:-2}
-CMDS=(e2e.test ginkgo agnhost conformance-summary)
+CMDS=(e2e.test ginkgo agnhost nnp conformance-summary)
 
 log() { printf '[conformance-build %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
@@ -87,6 +89,7 @@ main() {
 	build e2e.test k8s.io/kubernetes/test/e2e test -c
 	build ginkgo github.com/onsi/ginkgo/v2/ginkgo build
 	build agnhost k8s.io/kubernetes/test/images/agnhost build
+	build nnp k8s.io/kubernetes/test/images/nonewprivs build
 	build conformance-summary ./cmd/conformance-summary build
 	echo "$want" >"$STAMP"
 	log "done in $((SECONDS - start))s"

@@ -12,10 +12,15 @@
 #       localhost.crt and .key, user-defined-in-image (1000) in
 #       group-defined-in-image (50000); entrypoint /agnhost, cmd pause
 #   registry.k8s.io/e2e-test-images/agnhost:2.55   the same image (AgnhostPrev)
+#   registry.k8s.io/e2e-test-images/nonewprivs:1.4
+#       the busybox root filesystem with nnp (k8s.io/kubernetes/test/images/nonewprivs)
+#       setuid root in /usr/local/bin; cmd nnp, as upstream's Dockerfile
+#   registry.k8s.io/e2e-test-images/nonroot:1.5
+#       the busybox root filesystem run as user 1234, as upstream's Dockerfile
 #   registry.k8s.io/e2e-test-images/busybox:1.37.0-2  docker.io/library/busybox:1.36 re-tagged
 #   registry.k8s.io/pause:3.10.2                   registry.k8s.io/pause:3.10.1 re-tagged
 #
-# Other images (nginx, httpd, volume servers...) are not built: specs that
+# Other images (nginx, httpd, glibc-dns-testing, volume servers...) are not built: specs that
 # need them fail on the pull, and the summary says so.
 #
 # Needs hack/images.sh (run by hack/node-setup.sh) and
@@ -33,6 +38,8 @@ AGNHOST_IMAGE=$E2E_REGISTRY/agnhost:2.66.1
 AGNHOST_PREV_IMAGE=$E2E_REGISTRY/agnhost:2.55
 BUSYBOX_IMAGE=$E2E_REGISTRY/busybox:1.37.0-2
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
+NONEWPRIVS_IMAGE=$E2E_REGISTRY/nonewprivs:1.4
+NONROOT_IMAGE=$E2E_REGISTRY/nonroot:1.5
 
 # kube_src prints the directory of the k8s.io/kubernetes module tools/conformance pins.
 kube_src() {
@@ -57,6 +64,26 @@ build_agnhost() {
 	"$MKIMAGE" -rootfs "$root" -name "$AGNHOST_IMAGE" -o "$dir/image.tar" \
 		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		-entrypoint /agnhost -cmd pause
+}
+
+# build_nonewprivs writes the nonewprivs image archive and prints its manifest digest.
+build_nonewprivs() {
+	local dir=$OUT/nonewprivs root=$OUT/nonewprivs/rootfs
+	[[ -x $BIN/nnp ]] || die "$BIN/nnp is missing: run hack/conformance-build.sh"
+	rm -rf "$root" && mkdir -p "$dir"
+	cp -a "$BUSYBOX_ROOTFS" "$root"
+	mkdir -p "$root/usr/local/bin"
+	install -m 4755 "$BIN/nnp" "$root/usr/local/bin/nnp"
+	"$MKIMAGE" -rootfs "$root" -name "$NONEWPRIVS_IMAGE" -o "$dir/image.tar" \
+		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin -cmd nnp
+}
+
+# build_nonroot writes the nonroot image archive and prints its manifest digest.
+build_nonroot() {
+	local dir=$OUT/nonroot
+	mkdir -p "$dir"
+	"$MKIMAGE" -rootfs "$BUSYBOX_ROOTFS" -name "$NONROOT_IMAGE" -o "$dir/image.tar" \
+		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin -user 1234 -cmd sh
 }
 
 # digest_of prints the manifest digest containerd has for ref, or nothing.
@@ -86,13 +113,17 @@ main() {
 	require_root
 	lock_node
 	mkdir -p "$OUT"
-	local agnhost
+	local agnhost nonewprivs nonroot
 	agnhost=$(build_agnhost)
+	nonewprivs=$(build_nonewprivs)
+	nonroot=$(build_nonroot)
 	import_image "$AGNHOST_IMAGE" "$OUT/agnhost/image.tar" "$agnhost"
+	import_image "$NONEWPRIVS_IMAGE" "$OUT/nonewprivs/image.tar" "$nonewprivs"
+	import_image "$NONROOT_IMAGE" "$OUT/nonroot/image.tar" "$nonroot"
 	retag "$AGNHOST_IMAGE" "$AGNHOST_PREV_IMAGE"
 	retag docker.io/library/busybox:1.36 "$BUSYBOX_IMAGE"
 	retag registry.k8s.io/pause:3.10.1 "$PAUSE_IMAGE"
-	log "conformance images ready: $AGNHOST_IMAGE $AGNHOST_PREV_IMAGE $BUSYBOX_IMAGE $PAUSE_IMAGE"
+	log "conformance images ready: $AGNHOST_IMAGE $AGNHOST_PREV_IMAGE $NONEWPRIVS_IMAGE $NONROOT_IMAGE $BUSYBOX_IMAGE $PAUSE_IMAGE"
 }
 
 main "$@"

@@ -8,8 +8,9 @@
 //     tidy` records every module the test binary needs in go.mod and go.sum:
 //     a module's tidy never follows the tests of a dependency on its own.
 //   - ginkgo: the runner, at the version k8s.io/kubernetes requires.
-//   - agnhost: the test image's one binary (k8s.io/kubernetes/test/images/agnhost),
-//     which hack/conformance.sh wraps into the image the suite pulls.
+//   - agnhost and nnp: the binaries of the agnhost and nonewprivs test images
+//     (k8s.io/kubernetes/test/images/agnhost and .../nonewprivs), which
+//     hack/conformance-images.sh wraps into the images the suite pulls.
 //
 // The build tag keeps the file out of every build; only tidy reads it.
 package conformance
@@ -50,5 +51,6 @@ import (
 	_ "k8s.io/kubernetes/test/e2e/windows"
 	_ "k8s.io/kubernetes/test/fixtures"
 	_ "k8s.io/kubernetes/test/images/agnhost"
+	_ "k8s.io/kubernetes/test/images/nonewprivs"
 	_ "k8s.io/kubernetes/test/utils/ktesting/format"
 )
