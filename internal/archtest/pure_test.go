@@ -54,6 +54,8 @@ var rules = []rule{
 	{dir: "userns", files: []string{"allocator.go", "file.go", "subids.go"}, also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 	{dir: "iptables", files: []string{"plan.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/utils/exec"}},
 	{dir: "logquery", files: []string{"query.go", "args.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
+	// The topology manager's hints and policies; manager.go admits with them.
+	{dir: "topology", files: []string{"options.go", "mask.go", "numa.go", "policy.go", "merger.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "logrotate", files: []string{"choose.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 }
 
