@@ -18,6 +18,7 @@ import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/berthk8s/berth/internal/cpumanager"
+	"github.com/berthk8s/berth/internal/topology"
 )
 
 // KubernetesVersion is the Kubernetes release whose kubelet berth stands in
@@ -101,6 +102,9 @@ type Config struct {
 	// CPUManagerOptions are cpuManagerPolicyOptions, parsed and checked
 	// against their gates; nil unless cpuManagerPolicy is static.
 	CPUManagerOptions *cpumanager.Options `json:"cpuManagerOptions,omitempty"`
+	// TopologyManagerOptions are topologyManagerPolicyOptions, parsed and
+	// checked against their gates; nil with topologyManagerPolicy none.
+	TopologyManagerOptions *topology.Options `json:"topologyManagerOptions,omitempty"`
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
@@ -140,6 +144,8 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	problems.addAll(src.name(validateCgroups(kc)))
 	cpuOptions, cpuProblems := validateCPUManager(kc)
 	problems.addAll(src.name(cpuProblems))
+	topologyOptions, topologyProblems := validateTopologyManager(kc)
+	problems.addAll(src.name(topologyProblems))
 	problems.addAll(src.name(validateCluster(kc)))
 	problems.addAll(src.name(validateServer(kc, flags.Kubeconfig != "", env)))
 	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))
@@ -167,6 +173,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 		ExitOnLockContention:   flags.ExitOnLockContention,
 		Verbosity:              int(kc.Logging.Verbosity),
 		CPUManagerOptions:      cpuOptions,
+		TopologyManagerOptions: topologyOptions,
 	}
 	problems.addAll(applyNodeFlags(cfg, flags, env))
 	cfg.ImageCredentialProviderConfig = flags.ImageCredentialProviderConfig
