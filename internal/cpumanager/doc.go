@@ -22,8 +22,14 @@
 //	             containers after them), full-pcpus-only's
 //	             SMTAlignmentError, release; upstream's admission reasons
 //	reconcile.go planUpdates: which running containers need a new cpuset
+//	hints.go     the static policy's NUMA hints for a container or a pod
+//	             (upstream's generateCPUTopologyHints) and its allocation
+//	             with the topology manager's affinity (aligned CPUs first)
 //
 // and the edge:
+//
+//	provider.go  Manager as internal/topology's HintProvider: hints,
+//	             Allocate with the merged affinity, RemoveStale
 //
 //	state/       the checkpoint, <root-dir>/cpu_manager_state, in upstream's
 //	             format and checksums
@@ -38,6 +44,7 @@
 // Not done (refused at load): the distribute-cpus-across-numa,
 // align-by-socket and prefer-align-cpus-by-uncorecache options, pod-level
 // resources (PodLevelResourceManagers) and in-place resize of exclusive
-// CPUs. The topology manager is not here: with its policy none, upstream
-// allocates each container in turn at admission, which Admit does.
+// CPUs. With topologyManagerPolicy none the agent admits through Admit
+// (the whole pod at once); with another, internal/topology asks for hints
+// and allocates container by container through provider.go.
 package cpumanager

@@ -11,6 +11,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/podstatus"
 	"github.com/berthk8s/berth/internal/podutil"
+	"github.com/berthk8s/berth/internal/topology"
 )
 
 // Reasons of an admission failure, as upstream words them.
@@ -137,7 +138,7 @@ func (p *Static) AllocatePod(s State, pod *corev1.Pod) (State, error) {
 	out := s.Clone()
 	reuse := cpuset.New()
 	for _, c := range pod.Spec.InitContainers {
-		cs, err := p.allocate(&out, pod, &c, reuse)
+		cs, err := p.allocate(&out, pod, &c, reuse, 0)
 		if err != nil {
 			return s, err
 		}
@@ -148,7 +149,7 @@ func (p *Static) AllocatePod(s State, pod *corev1.Pod) (State, error) {
 		}
 	}
 	for _, c := range pod.Spec.Containers {
-		cs, err := p.allocate(&out, pod, &c, reuse)
+		cs, err := p.allocate(&out, pod, &c, reuse, 0)
 		if err != nil {
 			return s, err
 		}
@@ -157,9 +158,22 @@ func (p *Static) AllocatePod(s State, pod *corev1.Pod) (State, error) {
 	return out, nil
 }
 
+// AllocateContainer gives one container its exclusive CPUs, from the NUMA
+// nodes of affinity first (the topology manager's merged hint; zero: no
+// preference), as upstream's Allocate with a topology manager. The
+// containers before it in the pod are expected allocated already (their
+// CPUs to reuse come from s). It returns the new state, or s and the error.
+func (p *Static) AllocateContainer(s State, pod *corev1.Pod, c *corev1.Container, affinity topology.Mask) (State, error) {
+	out := s.Clone()
+	if _, err := p.allocate(&out, pod, c, reusable(s, pod, c.Name), affinity); err != nil {
+		return s, err
+	}
+	return out, nil
+}
+
 // allocate is upstream's allocateForAdd for one container: the CPUs it
 // holds (already assigned, or just allocated; empty on the shared pool).
-func (p *Static) allocate(s *State, pod *corev1.Pod, c *corev1.Container, reuse cpuset.CPUSet) (cpuset.CPUSet, error) {
+func (p *Static) allocate(s *State, pod *corev1.Pod, c *corev1.Container, reuse cpuset.CPUSet, affinity topology.Mask) (cpuset.CPUSet, error) {
 	n := GuaranteedCPUs(pod, c)
 	if n == 0 || resourcehelper.IsPodLevelResourcesSet(pod) {
 		// The shared pool; pod-level resources need PodLevelResourceManagers,
@@ -173,7 +187,7 @@ func (p *Static) allocate(s *State, pod *corev1.Pod, c *corev1.Container, reuse 
 		return cpuset.New(), err
 	}
 	available := s.Default.Difference(p.reserved).Union(reuse)
-	cs, err := takeByTopology(p.topo, available, n, p.opts.DistributeCPUsAcrossCores)
+	cs, err := p.alignedFirst(available, n, affinity)
 	if err != nil {
 		return cpuset.New(), err
 	}

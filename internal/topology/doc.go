@@ -19,6 +19,5 @@
 //
 // and the edge:
 //
-//	manager.go  (to come) Manager: the hint providers, the scope, admission and the
-//	            store of each container's merged affinity
+//	manager.go  Manager: the HintProvider interface, the scope and admission
 package topology
