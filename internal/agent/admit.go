@@ -27,8 +27,9 @@ type admitter struct {
 	// pressure is the eviction manager's admission under node pressure
 	// (upstream runs it before the other checks).
 	pressure func(pod *corev1.Pod) (ok bool, message string)
-	// cpus is the CPU manager's admission (exclusive CPUs), among the
-	// active pods; nil admits.
+	// cpus is the resource managers' admission (the topology manager's,
+	// or the CPU manager's alone with its policy none), among the active
+	// pods; nil admits.
 	cpus     func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
 	recorder interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
@@ -53,7 +54,8 @@ func (a *admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 }
 
 // decide runs the admit handlers in upstream's order: eviction, node
-// shutdown, the resource managers (the CPU manager), the scheduler's
+// shutdown, the resource managers (the topology manager over the CPU
+// manager), the scheduler's
 // predicates; the first failure is the answer.
 func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
 	if ok, msg := a.pressure(pod); !ok {

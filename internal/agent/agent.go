@@ -38,6 +38,7 @@ import (
 	"github.com/berthk8s/berth/internal/pullrecords"
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
+	"github.com/berthk8s/berth/internal/topology"
 	"github.com/berthk8s/berth/internal/tracing"
 	"github.com/berthk8s/berth/internal/transient"
 	"github.com/berthk8s/berth/internal/userns"
@@ -91,6 +92,8 @@ type node struct {
 	evictor *eviction.Manager
 	// cpus is the CPU manager: admission, containers' cpusets.
 	cpus *cpumanager.Manager
+	// topology is the topology manager; nil with topologyManagerPolicy none.
+	topology *topology.Manager
 	// probeMetrics serves the prober's registry on /metrics/probes.
 	probeMetrics http.Handler
 	// pullRecords are the image pull records; nil with
@@ -227,6 +230,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.cpus, err = n.newCPUManager(cache); err != nil {
 		return err
 	}
+	if n.topology, err = n.newTopologyManager(n.cpus); err != nil {
+		return err
+	}
 	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
 	if err != nil {
 		return err
@@ -297,7 +303,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		pressure: func(pod *corev1.Pod) (bool, string) { return n.evictor.AdmitPod(pod) },
 		active:   func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
 		reject:   func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
-		cpus:     n.admitCPUs,
+		cpus:     n.admitResources,
 	}
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,

@@ -9,7 +9,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/cpuset"
 
-	"github.com/berthk8s/berth/internal/admission"
 	"github.com/berthk8s/berth/internal/cpumanager"
 	"github.com/berthk8s/berth/internal/pleg"
 	"github.com/berthk8s/berth/internal/runtimestate"
@@ -83,11 +82,4 @@ func (n *node) cpuSnapshot(cache *pleg.Cache) cpumanager.Snapshot {
 		snap.Running[string(p.UID)] = running
 	}
 	return snap
-}
-
-// admitCPUs is the CPU manager's admission of a pod among the active
-// ones, as upstream's resource managers' admit handler.
-func (n *node) admitCPUs(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
-	ok, reason, message := n.cpus.Admit(ctx, pod, cpumanager.Snapshot{SourcesReady: n.sources.Ready(), Active: active})
-	return admission.Result{Admit: ok, Reason: reason, Message: message}
 }

@@ -9,5 +9,6 @@
 // CRI client and the pod syncs, and is flushed when berth stops.
 // admit.go runs the admit handlers in upstream's order; cpumanager.go
 // builds the CPU manager and gives it the active pods and their running
-// containers.
+// containers; topology.go builds the topology manager over it (policy not
+// none) and admits pods through it.
 package agent
