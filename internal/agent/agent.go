@@ -230,7 +230,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.cpus, err = n.newCPUManager(cache); err != nil {
 		return err
 	}
-	if n.topology, err = n.newTopologyManager(n.cpus); err != nil {
+	if n.topology, err = n.newTopologyManager(n.cpus, os.DirFS(cpumanager.SysfsRoot)); err != nil {
 		return err
 	}
 	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
