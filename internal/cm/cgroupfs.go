@@ -238,6 +238,12 @@ func (c *cgroupfs) destroy(n Name) error {
 	if err != nil {
 		return fmt.Errorf("remove cgroup %q: %w", n.Cgroupfs(), err)
 	}
+	// A cgroup with processes cannot be removed: the library's rmdir
+	// would retry for seconds per controller, holding up housekeeping
+	// (and berth's stop). Leave it to a later pass.
+	if pids, err := m.GetAllPids(); err == nil && len(pids) > 0 {
+		return fmt.Errorf("remove cgroup %q: %d processes still in it", n.Cgroupfs(), len(pids))
+	}
 	if err := m.Destroy(); err != nil {
 		return fmt.Errorf("remove cgroup %q: %w", n.Cgroupfs(), err)
 	}

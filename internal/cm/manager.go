@@ -276,6 +276,10 @@ func (m *Manager) Cleanup(ctx context.Context, active []*corev1.Pod, gone func(t
 			continue
 		}
 		for _, c := range children {
+			if ctx.Err() != nil {
+				// Stopping: the next start's first pass finishes the job.
+				return errors.Join(append(errs, context.Cause(ctx))...)
+			}
 			uid, ok := podUIDFromComponent(c, m.cfg.Driver == DriverSystemd)
 			if !ok || podutil.ValidateUID(uid) != nil || !gone(uid) {
 				continue
