@@ -150,6 +150,7 @@ func Load(ctx context.Context, flags *Flags, env Env) (*Config, error) {
 	problems.addAll(src.name(validateServer(kc, flags.Kubeconfig != "", env)))
 	problems.addAll(src.name(validateFeatureGates(logger, kc.FeatureGates)))
 	problems.addAll(src.name(validateSettings(kc)))
+	problems.addAll(src.name(validateMemoryManager(kc)))
 	problems.addAll(src.name(validatePullRecords(kc)))
 	problems.addAll(src.name(validateMemory(kc)))
 	problems.addAll(src.name(validateLimits(kc)))

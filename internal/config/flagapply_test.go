@@ -69,14 +69,14 @@ func TestFlagPrecedence(t *testing.T) {
 func TestFlagRejectionNamesFlag(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
-		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\nreservedMemory: [{numaNode: 0, limits: {memory: 1Gi}}]\n")
-	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--memory-manager-policy=Static"}), testEnv("node-a"))
+		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\ntopologyManagerScope: pod\n")
+	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--topology-manager-policy=restricted"}), testEnv("node-a"))
 	if err == nil {
 		t.Fatal("Load succeeded")
 	}
 	for _, want := range []string{
-		`flag --memory-manager-policy sets kubeletConfiguration field "memoryManagerPolicy": "Static" is not supported by berth yet (only the default "None" is accepted): None: berth does no NUMA memory pinning`,
-		"\n  - kubeletConfiguration field \"reservedMemory\" (set in --config \"" + dir + "/c.yaml\"): [{\"numaNode\":0,\"limits\":{\"memory\":\"1Gi\"}}] is not supported by berth yet (only the default null is accepted): empty: no memory manager",
+		`flag --topology-manager-policy sets kubeletConfiguration field "topologyManagerPolicy": "restricted" is not supported by berth yet (only the default "none" is accepted): none: berth does no topology alignment`,
+		"\n  - kubeletConfiguration field \"topologyManagerScope\" (set in --config \"" + dir + "/c.yaml\"): \"pod\" is not supported by berth yet (only the default \"container\" is accepted): unused with topologyManagerPolicy none",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
