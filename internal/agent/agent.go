@@ -192,6 +192,9 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
+	if err := startMemoryManager(cfg); err != nil {
+		return err
+	}
 	podCIDRs := startPodCIDR(ctx, n.client.Runtime, cfg.Kubelet.PodCIDR)
 	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics, podCIDRs); err != nil {
 		return err
