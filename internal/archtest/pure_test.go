@@ -58,7 +58,7 @@ var rules = []rule{
 	{dir: "topology", files: []string{"options.go", "mask.go", "numa.go", "policy.go", "merger.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	// The memory manager's decisions and checkpoint format; manager.go
 	// and state/file.go do the file.
-	{dir: "memorymanager", files: []string{"policy.go", "reserved.go", "topology.go", "static.go", "hints.go", "allocate.go"},
+	{dir: "memorymanager", files: []string{"policy.go", "reserved.go", "topology.go", "static.go", "hints.go", "allocate.go", "restore.go"},
 		also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 	{dir: "memorymanager/state", files: []string{"types.go", "checkpoint.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "logrotate", files: []string{"choose.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
