@@ -43,6 +43,10 @@ type ContainerParams struct {
 	// CPUSet is the CPU manager's cpuset for the container (its exclusive
 	// CPUs or the shared pool), the resources' cpuset_cpus; "" is none.
 	CPUSet string
+	// CPUSetMems is the memory manager's NUMA nodes for the container
+	// (upstream's PreCreateContainer), the resources' cpuset_mems; "" is
+	// none.
+	CPUSetMems string
 }
 
 // Container builds the ContainerConfig for one container (upstream
@@ -76,6 +80,7 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 			SecurityContext: security,
 		},
 	}
+	cfg.Linux.Resources.CpusetMems = p.CPUSetMems
 	cfg.Mounts = append(cfg.Mounts, p.Mounts...)
 	if p.TerminationMessageHostPath != "" && c.TerminationMessagePath != "" {
 		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{

@@ -117,6 +117,15 @@ func TestBuildContainerConfig(t *testing.T) {
 			},
 		},
 		{
+			name: "the memory manager's NUMA nodes",
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
+				cp.CPUSetMems = "0,1"
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Linux.Resources.CpusetMems = "0,1"
+			},
+		},
+		{
 			name: "ports annotation, init type, no termination message",
 			mutate: func(p *corev1.Pod, cp *ContainerParams) {
 				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}}

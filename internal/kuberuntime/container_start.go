@@ -153,6 +153,9 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	if m.cfg.CPUs != nil {
 		params.CPUSet = m.cfg.CPUs.CPUSet(string(pod.UID), c.Name)
 	}
+	if m.cfg.Memory != nil {
+		params.CPUSetMems = m.cfg.Memory.CPUSetMems(string(pod.UID), c.Name)
+	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)
 		if err != nil {

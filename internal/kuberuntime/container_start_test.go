@@ -95,3 +95,29 @@ func TestContainersGetTheCPUManagersCPUSet(t *testing.T) {
 		}
 	}
 }
+
+// memory is a memory manager that binds every container of pod uid-1 to
+// NUMA nodes 0 and 1.
+type memory struct{}
+
+func (memory) CPUSetMems(podUID, container string) string {
+	if podUID == "uid-1" {
+		return "0,1"
+	}
+	return ""
+}
+
+func TestContainersGetTheMemoryManagersNUMANodes(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Memory = memory{} })
+	e.fake.AddImage("busybox:1.36")
+	pod := basePod()
+	if f := e.sync(pod); len(f) != 0 {
+		t.Fatalf("failures %+v", f)
+	}
+	e.running(pod, "app")
+	for _, c := range e.fake.Containers() {
+		if got := c.GetResources().GetLinux().GetCpusetMems(); got != "0,1" {
+			t.Errorf("container %s created with cpuset.mems %q, want 0,1", c.GetMetadata().GetName(), got)
+		}
+	}
+}

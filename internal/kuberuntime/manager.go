@@ -133,6 +133,16 @@ type Config struct {
 	// CPUs is the CPU manager (internal/cpumanager): the cpuset a
 	// container is created with ("" : not pinned). Nil pins nothing.
 	CPUs CPUAssigner
+	// Memory is the memory manager (internal/memorymanager): the NUMA
+	// nodes a container's memory is bound to. Nil binds nothing.
+	Memory MemoryAssigner
+}
+
+// MemoryAssigner is the memory manager as kuberuntime uses it: the
+// cpuset.mems of a container about to be created (upstream's
+// PreCreateContainer); "" is none.
+type MemoryAssigner interface {
+	CPUSetMems(podUID, container string) string
 }
 
 // UserNamespaces is the user namespace manager (internal/userns) as
