@@ -30,7 +30,10 @@ type admitter struct {
 	// cpus is the resource managers' admission (the topology manager's,
 	// or the CPU manager's alone with its policy none), among the active
 	// pods; nil admits.
-	cpus     func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
+	cpus func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
+	// memory is the memory manager's admission (NUMA memory), among the
+	// active pods; nil admits.
+	memory   func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
 	recorder interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 	}
@@ -55,8 +58,8 @@ func (a *admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 
 // decide runs the admit handlers in upstream's order: eviction, node
 // shutdown, the resource managers (the topology manager over the CPU
-// manager), the scheduler's
-// predicates; the first failure is the answer.
+// manager, then the memory manager), the scheduler's predicates; the
+// first failure is the answer.
 func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
 	if ok, msg := a.pressure(pod); !ok {
 		return admission.Result{Reason: eviction.Reason, Message: msg}
@@ -66,6 +69,11 @@ func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1
 	}
 	if a.cpus != nil {
 		if r := a.cpus(ctx, pod, active); !r.Admit {
+			return r
+		}
+	}
+	if a.memory != nil {
+		if r := a.memory(ctx, pod, active); !r.Admit {
 			return r
 		}
 	}

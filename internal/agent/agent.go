@@ -24,6 +24,7 @@ import (
 	"github.com/berthk8s/berth/internal/housekeeping"
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/machine"
+	"github.com/berthk8s/berth/internal/memorymanager"
 	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/nodeshutdown"
 	"github.com/berthk8s/berth/internal/nodestatus"
@@ -103,6 +104,8 @@ type node struct {
 	userns *userns.Manager
 	// tracer exports spans (kubelet tracing); nil without tracing.
 	tracer cbtracing.TracerProvider
+	// memory is the memory manager: admission, containers' cpuset.mems.
+	memory *memorymanager.Manager
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -192,9 +195,6 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
-	if err := startMemoryManager(cfg); err != nil {
-		return err
-	}
 	podCIDRs := startPodCIDR(ctx, n.client.Runtime, cfg.Kubelet.PodCIDR)
 	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics, podCIDRs); err != nil {
 		return err
@@ -234,6 +234,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return err
 	}
 	if n.topology, err = n.newTopologyManager(n.cpus, os.DirFS(cpumanager.SysfsRoot)); err != nil {
+		return err
+	}
+	if n.memory, err = n.newMemoryManager(host); err != nil {
 		return err
 	}
 	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
@@ -307,6 +310,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		active:   func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
 		reject:   func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
 		cpus:     n.admitResources,
+		memory:   n.admitMemory,
 	}
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
@@ -361,6 +365,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		UserNamespaces:           n.userns,
 		UserNamespacedPodStarted: usernsMetrics.PodStarted,
 		CPUs:                     n.cpus,
+		Memory:                   n.memory,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)

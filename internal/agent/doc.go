@@ -5,7 +5,8 @@
 // (systemd.go) and graceful node shutdown (shutdown.go). userns.go builds
 // the user namespace manager (the kubelet user's ID range, the pods'
 // mappings read back from their directories); memorymanager.go starts the
-// memory manager (its checkpoint restored, another policy's refused); the tracer provider
+// memory manager (its checkpoint restored, another policy's refused) and
+// admits pods through it (Static policy); the tracer provider
 // (internal/tracing, only when tracing is set) is built first, traces the
 // CRI client and the pod syncs, and is flushed when berth stops.
 // admit.go runs the admit handlers in upstream's order; cpumanager.go

@@ -1,21 +1,49 @@
 package agent
 
 import (
+	"context"
 	"fmt"
+	"os"
 
-	"github.com/berthk8s/berth/internal/config"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/admission"
+	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/memorymanager"
+	"github.com/berthk8s/berth/internal/nodestatus"
 )
 
-// startMemoryManager starts the memory manager (internal/memorymanager)
-// as upstream's container manager does: it restores
+// newMemoryManager starts the memory manager (internal/memorymanager) as
+// upstream's container manager does: it restores
 // <root-dir>/memory_manager_state, failing the start on a checkpoint of
-// another policy, and writes one when there is none. Under the None
-// policy, the only one berth runs, nothing reads it afterwards: no
-// container gets a cpuset.mems.
-func startMemoryManager(cfg *config.Config) error {
-	if _, err := memorymanager.New(memorymanager.Config{Policy: cfg.Kubelet.MemoryManagerPolicy, StateDir: cfg.RootDir}); err != nil {
-		return fmt.Errorf("start memory manager: %w", err)
+// another policy, and writes one when there is none. With the Static
+// policy it reads the NUMA nodes from sysfs and checks reservedMemory
+// against the node's reservation (kubeReserved + systemReserved + the
+// hard eviction threshold, as the node's allocatable counts it) and the
+// restored state against the machine.
+func (n *node) newMemoryManager(host machine.Info) (*memorymanager.Manager, error) {
+	kc := &n.cfg.Kubelet
+	cfg := memorymanager.Config{Policy: kc.MemoryManagerPolicy, StateDir: n.cfg.RootDir}
+	if kc.MemoryManagerPolicy == memorymanager.PolicyStatic {
+		nodes, err := memorymanager.Discover(os.DirFS(memorymanager.SysfsNodes))
+		if err != nil {
+			return nil, fmt.Errorf("discover NUMA nodes: %w", err)
+		}
+		in := nodestatus.Inputs{Machine: host, KubeReserved: kc.KubeReserved, SystemReserved: kc.SystemReserved, EvictionHard: n.cfg.AllocatableEvictionHard()}
+		if cfg.Static, err = memorymanager.NewStatic(nodes, nodestatus.Reservation(nodestatus.Capacity(nil, in), in), kc.ReservedMemory); err != nil {
+			return nil, fmt.Errorf("start memory manager: %w", err)
+		}
 	}
-	return nil
+	m, err := memorymanager.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start memory manager: %w", err)
+	}
+	return m, nil
+}
+
+// admitMemory is the memory manager's admission of a pod among the active
+// ones, as upstream's resource managers' admit handler.
+func (n *node) admitMemory(_ context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
+	ok, reason, message := n.memory.Admit(pod, active, n.sources.Ready())
+	return admission.Result{Admit: ok, Reason: reason, Message: message}
 }

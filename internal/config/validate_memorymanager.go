@@ -21,9 +21,7 @@ import (
 func validateMemoryManager(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
 	switch kc.MemoryManagerPolicy {
-	case memorymanager.PolicyNone:
-	case memorymanager.PolicyStatic:
-		ps = append(ps, fieldProblem("memoryManagerPolicy", "policy %q is not implemented by berth yet (only %q is)", memorymanager.PolicyStatic, memorymanager.PolicyNone))
+	case memorymanager.PolicyNone, memorymanager.PolicyStatic:
 	case memorymanager.PolicyBestEffort:
 		ps = append(ps, fieldProblem("memoryManagerPolicy", "policy %q is not available for platform %q", memorymanager.PolicyBestEffort, runtime.GOOS))
 	default:

@@ -45,8 +45,7 @@ func TestValidateMemoryManager(t *testing.T) {
 		{name: "zero", policy: "None", reserved: []kubeletconfigv1beta1.MemoryReservation{
 			reservation(0, "hugepages-1Gi", "0")},
 			want: []string{f + `reserved memory may not be zero for NUMA node 0 and resource "hugepages-1Gi"`}},
-		{name: "Static is not implemented yet", policy: "Static",
-			want: []string{`kubeletConfiguration field "memoryManagerPolicy": policy "Static" is not implemented by berth yet (only "None" is)`}},
+		{name: "Static", policy: "Static", reserved: []kubeletconfigv1beta1.MemoryReservation{reservation(0, "memory", "100Mi")}},
 		{name: "BestEffort is Windows only", policy: "BestEffort",
 			want: []string{`kubeletConfiguration field "memoryManagerPolicy": policy "BestEffort" is not available for platform "linux"`}},
 		{name: "unknown", policy: "none",

@@ -18,20 +18,32 @@
 //	             init containers' memory reused by the containers after
 //	             them; Release gives a container's blocks back; upstream's
 //	             admission reason
+//	restore.go   Restore: a restored state checked against the machine,
+//	             as upstream's validateState
 //
 // and the edge:
 //
 //	manager.go   Manager: restores <root-dir>/memory_manager_state at
 //	             start, refusing a checkpoint of another policy and writing
-//	             a new one when there is none, as upstream's Start
+//	             a new one when there is none, as upstream's Start; with
+//	             Static, checks the restored state against the machine
+//	             (Restore), admits pods (stale containers' memory released
+//	             first, once every pod source is ready, as upstream's
+//	             removeStaleState) and answers a container's cpuset.mems
+//	discover.go  Discover: the NUMA nodes from sysfs (an fs.FS)
 //	state/       the checkpoint in upstream's exact format and checksums
 //
-// berth runs the None policy: nothing is pinned, containers are created
-// without cpuset.mems, and the checkpoint records the policy, as
-// upstream's does. The Static policy's decisions are here and tested on
-// fake multi-NUMA machines, but Static is refused at load until the
-// manager runs them (NUMA discovery from sysfs, admission, cpuset.mems at
-// container creation, release on removal, the restored state's check).
-// BestEffort is upstream's Windows-only policy, refused as upstream
-// refuses it on Linux.
+// With None (the default) nothing is pinned and the checkpoint records
+// the policy, as upstream's does. With Static, internal/agent admits pods
+// through the manager after node shutdown's check and before the
+// scheduler's predicates, and kuberuntime creates containers with its
+// cpuset.mems (LinuxContainerResources.CpusetMems). BestEffort is
+// upstream's Windows-only policy, refused as upstream refuses it on
+// Linux.
+//
+// Not done: there is no topology manager, so each container takes the
+// best of its own hints, which is what upstream does under the topology
+// manager's none policy; pod-level resources (PodLevelResourceManagers,
+// off by default) get nothing, as upstream with the gate off; the memory
+// manager's metrics are not exported.
 package memorymanager
