@@ -78,7 +78,7 @@ spec:
     imagePullPolicy: IfNotPresent
     command: ["sleep", "3600"]
     resources:
-      limits: {cpu: 100m, memory: 1000Ti}
+      limits: {cpu: 100m, memory: 1000Gi}
 `
 
 // TestMemoryManagerStatic: with memoryManagerPolicy Static and the hard
@@ -103,7 +103,7 @@ func TestMemoryManagerStatic(t *testing.T) {
 	pods := waitPods(t, port, "fits running, huge refused", func(p map[string]corev1.Pod) bool {
 		return p["fits-node-a"].Status.Phase == corev1.PodRunning && p["huge-node-a"].Status.Phase == corev1.PodFailed
 	})
-	if got := pods["huge-node-a"].Status.Reason; got != "UnexpectedAdmissionError" {
+	if got := pods["huge-node-a"].Status.Reason; got != "UnexpectedAdmissionError" || !strings.Contains(pods["huge-node-a"].Status.Message, "no NUMA nodes with enough memory is available") {
 		t.Errorf("huge refused with reason %q, want UnexpectedAdmissionError (%s)", got, pods["huge-node-a"].Status.Message)
 	}
 	var mems []string

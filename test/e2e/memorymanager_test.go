@@ -39,7 +39,7 @@ func TestMemoryManagerStatic(t *testing.T) {
 	}
 
 	n.writeManifest("toobig.yaml", qosPod("toobig", `    resources:
-      limits: {cpu: 100m, memory: 1000Ti}
+      limits: {cpu: 100m, memory: 1000Gi}
 `))
 	rejected := n.waitPod(fullName("toobig"), "rejected", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
 	if rejected.Status.Reason != "UnexpectedAdmissionError" || !strings.Contains(rejected.Status.Message, "no NUMA nodes with enough memory is available") {
