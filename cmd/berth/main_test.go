@@ -113,7 +113,7 @@ func TestUnknownFlagsReportedTogether(t *testing.T) {
 
 func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	files := fstest.MapFS{
-		"bad.yaml":  {Data: []byte(header + "topologyManagerPolicy: restricted\niptablesDropBit: 40\n")},
+		"bad.yaml":  {Data: []byte(header + "memoryManagerPolicy: BestEffort\niptablesDropBit: 40\n")},
 		"typo.yaml": {Data: []byte(header + "staticPodDir: /etc/m\n")},
 		"good.yaml": {Data: []byte(header)},
 	}
@@ -124,7 +124,7 @@ func TestErrorsExitOneWithoutStarting(t *testing.T) {
 	}{
 		{"unsupported fields", []string{"--config=/bad.yaml"}, []string{
 			`berth: invalid configuration (2 problems):`,
-			`kubeletConfiguration field "topologyManagerPolicy" (set in --config "/bad.yaml"): "restricted" is not supported by berth yet (only the default "none" is accepted)`,
+			`kubeletConfiguration field "memoryManagerPolicy" (set in --config "/bad.yaml"): policy "BestEffort" is not available for platform "linux"`,
 			`kubeletConfiguration field "iptablesDropBit" (set in --config "/bad.yaml"): invalid value 40: must be between 0 and 31, inclusive`,
 		}},
 		{"unknown field", []string{"--config=/typo.yaml"}, []string{`unknown field "staticPodDir"`}},

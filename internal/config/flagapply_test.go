@@ -62,21 +62,20 @@ func TestFlagPrecedence(t *testing.T) {
 	}
 }
 
-// TestFlagRejectionNamesFlag: a flag that sets a field berth does not
-// honour is refused as the field would be, naming the flag; the same
-// value from the file names the field and the file. Each names the value
-// given and the value accepted.
+// TestFlagRejectionNamesFlag: a flag that sets a field to a value berth
+// refuses is refused as the field would be, naming the flag; a refused
+// value from the file names the field and the file.
 func TestFlagRejectionNamesFlag(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
-		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\ntopologyManagerScope: pod\n")
-	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--topology-manager-policy=restricted"}), testEnv("node-a"))
+		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\nreservedMemory: [{numaNode: 0, limits: {memory: \"0\"}}]\n")
+	_, err := Load(context.Background(), parseFlags(t, []string{"--config=" + dir + "/c.yaml", "--memory-manager-policy=BestEffort"}), testEnv("node-a"))
 	if err == nil {
 		t.Fatal("Load succeeded")
 	}
 	for _, want := range []string{
-		`flag --topology-manager-policy sets kubeletConfiguration field "topologyManagerPolicy": "restricted" is not supported by berth yet (only the default "none" is accepted): none: berth does no topology alignment`,
-		"\n  - kubeletConfiguration field \"topologyManagerScope\" (set in --config \"" + dir + "/c.yaml\"): \"pod\" is not supported by berth yet (only the default \"container\" is accepted): unused with topologyManagerPolicy none",
+		`flag --memory-manager-policy sets kubeletConfiguration field "memoryManagerPolicy": policy "BestEffort" is not available for platform "linux"`,
+		"\n  - kubeletConfiguration field \"reservedMemory\" (set in --config \"" + dir + "/c.yaml\"): invalid configuration: reserved memory may not be zero for NUMA node 0 and resource \"memory\"",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)

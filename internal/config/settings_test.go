@@ -184,8 +184,8 @@ func TestBuiltInGatesAreOnUpstream(t *testing.T) {
 func TestProblemNamesDropIn(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
-		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\ntopologyManagerPolicy: none\n")
-	writeFile(t, filepath.Join(dir, "d", "10-chains.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerPolicy: restricted\n")
+		"authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\nmemoryManagerPolicy: None\n")
+	writeFile(t, filepath.Join(dir, "d", "10-chains.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmemoryManagerPolicy: BestEffort\n")
 	writeFile(t, filepath.Join(dir, "d", "20-other.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 50\n")
 	_, err := Load(context.Background(), parseFlags(t, []string{
 		"--config=" + dir + "/c.yaml", "--config-dir=" + dir + "/d", "--feature-gates=AllBeta=true",
@@ -194,7 +194,7 @@ func TestProblemNamesDropIn(t *testing.T) {
 		t.Fatal("Load succeeded")
 	}
 	for _, want := range []string{
-		`kubeletConfiguration field "topologyManagerPolicy" (set in drop-in "` + dir + `/d/10-chains.conf"): "restricted" is not supported by berth yet (only the default "none" is accepted): none: berth does no topology alignment`,
+		`kubeletConfiguration field "memoryManagerPolicy" (set in drop-in "` + dir + `/d/10-chains.conf"): policy "BestEffort" is not available for platform "linux"`,
 		`flag --feature-gates sets kubeletConfiguration field "featureGates": AllBeta=true is not supported by berth (only the v1.37.2 default AllBeta=false is accepted)`,
 	} {
 		if !strings.Contains(err.Error(), want) {
