@@ -2,23 +2,17 @@ package state
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/fnv"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"k8s.io/utils/dump"
+
+	"github.com/berthk8s/berth/internal/checkpoint"
 )
 
 // FileName is the checkpoint's name in the root directory.
 const FileName = "cpu_manager_state"
-
-// maxSize bounds the file Read accepts.
-const maxSize = 16 << 20
 
 // Checkpoint is the checkpoint's content: the policy that wrote it, the
 // shared pool and the exclusive CPUs of each container (pod UID ->
@@ -59,11 +53,7 @@ type file struct {
 }
 
 // hash is upstream's FNV-32a over dump.ForHash (hashutil.DeepHashObject).
-func hash(rendered string) checksum {
-	h := fnv.New32a()
-	_, _ = fmt.Fprintf(h, "%v", rendered)
-	return checksum(h.Sum32())
-}
+func hash(rendered string) checksum { return checksum(checkpoint.Hash(rendered)) }
 
 // v2Checksum is the checksum of the v2 part: the struct rendered with
 // Checksum 0, under the type name older kubelets had.
@@ -136,25 +126,12 @@ func legacyChecksumMatches(v CPUManagerCheckpointV2) bool {
 
 // Read reads the checkpoint in dir; found is false when there is none.
 func Read(dir string) (c Checkpoint, found bool, err error) {
-	path := filepath.Join(dir, FileName)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Checkpoint{}, false, nil
+	b, found, err := checkpoint.Read(dir, FileName)
+	if err != nil || !found {
+		return Checkpoint{}, false, err
 	}
-	if err != nil {
-		return Checkpoint{}, false, fmt.Errorf("open checkpoint %q: %w", path, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSize+1))
-	if err != nil {
-		return Checkpoint{}, false, fmt.Errorf("read checkpoint %q: %w", path, err)
-	}
-	if len(b) > maxSize {
-		return Checkpoint{}, false, fmt.Errorf("read checkpoint %q: larger than %d bytes", path, maxSize)
-	}
-	c, err = Decode(b)
-	if err != nil {
-		return Checkpoint{}, false, fmt.Errorf("decode checkpoint %q: %w", path, err)
+	if c, err = Decode(b); err != nil {
+		return Checkpoint{}, false, fmt.Errorf("decode checkpoint %q: %w", filepath.Join(dir, FileName), err)
 	}
 	return c, true, nil
 }
@@ -165,24 +142,5 @@ func Write(dir string, c Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+FileName+".*")
-	if err != nil {
-		return fmt.Errorf("create checkpoint in %q: %w", dir, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write checkpoint %q: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync checkpoint %q: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close checkpoint %q: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, FileName)); err != nil {
-		return fmt.Errorf("rename checkpoint into %q: %w", dir, err)
-	}
-	return nil
+	return checkpoint.Write(dir, FileName, b)
 }

@@ -3,10 +3,11 @@ package state
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"strings"
 
 	"k8s.io/utils/dump"
+
+	"github.com/berthk8s/berth/internal/checkpoint"
 )
 
 // Checkpoint is the checkpoint's content: the policy that wrote it, the
@@ -61,11 +62,7 @@ type file struct {
 
 // hash is upstream's FNV-32a over a dump.ForHash rendering
 // (hashutil.DeepHashObject).
-func hash(rendered string) checksum {
-	h := fnv.New32a()
-	_, _ = fmt.Fprintf(h, "%v", rendered)
-	return checksum(h.Sum32())
-}
+func hash(rendered string) checksum { return checksum(checkpoint.Hash(rendered)) }
 
 // render is v's dump.ForHash rendering under upstream's type names: the
 // struct named MemoryManagerCheckpoint (as upstream renames it) and the
