@@ -229,14 +229,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
 	cache := pleg.NewCache()
-	var err error
-	if n.cpus, err = n.newCPUManager(cache); err != nil {
-		return err
-	}
-	if n.topology, err = n.newTopologyManager(n.cpus, os.DirFS(cpumanager.SysfsRoot)); err != nil {
-		return err
-	}
-	if n.memory, err = n.newMemoryManager(host); err != nil {
+	if err := n.newResourceManagers(cache, host); err != nil {
 		return err
 	}
 	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
@@ -251,17 +244,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.prober, n.probeMetrics, err = n.newProber(); err != nil {
 		return err
 	}
-	if n.volumes, err = volume.New(volume.Config{
-		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.objects, Clock: clk, NodeName: cfg.NodeName, Recorder: cl.recorder,
-		SubPaths: subPaths,
-		NodeAllocatable: func() corev1.ResourceList {
-			if node := cl.node(); node != nil {
-				return node.Status.Allocatable
-			}
-			return nil
-		},
-	}); err != nil {
-		return fmt.Errorf("create volume manager: %w", err)
+	if n.volumes, err = n.newVolumes(subPaths); err != nil {
+		return err
 	}
 	// The funcs below read n.loop and n.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
@@ -280,22 +264,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
 	}
-	if n.workers, err = podworker.New(podworker.Config{
-		Syncer: syncer, Cache: cache, Clock: clk,
-		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
-		ObserveSync: n.metrics.ObservePodSync, ObserveStart: n.metrics.ObservePodWorkerStart,
-		// A runtime call that timed out is retried within a second, not
-		// after the 10 s back-off; a forbidden answer reaching the worker
-		// has outlived the volume manager's own retries: not transient.
-		Transient: func(err error) bool { return transient.Is(err, false) },
-		// What a sync did reaches the status cache and the next sync at
-		// once, not at the next relist (upstream's PLEGOnDemandRelist).
-		Relist: n.relister.RelistPod,
-		// The pod's record goes with its worker; the status writer deletes
-		// a deleted API pod once it is Finished.
-		OnFinished: func(uid types.UID) { syncer.Forget(uid); cl.wakeStatus() },
-	}); err != nil {
-		return fmt.Errorf("create pod workers: %w", err)
+	if n.workers, err = n.newWorkers(syncer, cache); err != nil {
+		return err
 	}
 	if n.sources, err = newSources(cfg, clk, cl.api); err != nil {
 		return err
@@ -335,6 +305,64 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return err
 	}
 	return cl.startStatusSync(n.statuses, n.loop, n.workers, observeWritten(n.metrics))
+}
+
+// newResourceManagers builds the CPU, topology and memory managers, which
+// admission and container creation consult.
+func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
+	var err error
+	if n.cpus, err = n.newCPUManager(cache); err != nil {
+		return err
+	}
+	if n.topology, err = n.newTopologyManager(n.cpus, os.DirFS(cpumanager.SysfsRoot)); err != nil {
+		return err
+	}
+	n.memory, err = n.newMemoryManager(host)
+	return err
+}
+
+// newVolumes builds the volume manager; kuberuntime binds subPaths, the
+// volume manager's TearDown unmounts them.
+func (n *node) newVolumes(subPaths *subpath.Binder) (*volume.Manager, error) {
+	cl := n.cluster
+	v, err := volume.New(volume.Config{
+		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
+		SubPaths: subPaths,
+		NodeAllocatable: func() corev1.ResourceList {
+			if node := cl.node(); node != nil {
+				return node.Status.Allocatable
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create volume manager: %w", err)
+	}
+	return v, nil
+}
+
+// newWorkers builds the pod workers over the syncer.
+func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache) (*podworker.Workers, error) {
+	kc := &n.cfg.Kubelet
+	w, err := podworker.New(podworker.Config{
+		Syncer: syncer, Cache: cache, Clock: n.clock,
+		ResyncInterval: kc.SyncFrequency.Duration, BackoffPeriod: workerBackoffPeriod,
+		ObserveSync: n.metrics.ObservePodSync, ObserveStart: n.metrics.ObservePodWorkerStart,
+		// A runtime call that timed out is retried within a second, not
+		// after the 10 s back-off; a forbidden answer reaching the worker
+		// has outlived the volume manager's own retries: not transient.
+		Transient: func(err error) bool { return transient.Is(err, false) },
+		// What a sync did reaches the status cache and the next sync at
+		// once, not at the next relist (upstream's PLEGOnDemandRelist).
+		Relist: n.relister.RelistPod,
+		// The pod's record goes with its worker; the status writer deletes
+		// a deleted API pod once it is Finished.
+		OnFinished: func(uid types.UID) { syncer.Forget(uid); n.cluster.wakeStatus() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create pod workers: %w", err)
+	}
+	return w, nil
 }
 
 // newRuntime builds the runtime manager that applies pod plans through the
