@@ -72,3 +72,25 @@ func Hash(rendered string) uint32 {
 	_, _ = io.WriteString(h, rendered)
 	return h.Sum32()
 }
+
+// Load reads dir/name and decodes it; found is false when there is none.
+// A decoding error names the file.
+func Load[T any](dir, name string, decode func([]byte) (T, error)) (c T, found bool, err error) {
+	b, found, err := Read(dir, name)
+	if err != nil || !found {
+		return c, false, err
+	}
+	if c, err = decode(b); err != nil {
+		return c, false, fmt.Errorf("decode checkpoint %q: %w", filepath.Join(dir, name), err)
+	}
+	return c, true, nil
+}
+
+// Store encodes c and replaces dir/name with it atomically.
+func Store[T any](dir, name string, c T, encode func(T) ([]byte, error)) error {
+	b, err := encode(c)
+	if err != nil {
+		return err
+	}
+	return Write(dir, name, b)
+}

@@ -40,3 +40,29 @@ func TestHash(t *testing.T) {
 		t.Errorf("Hash(a) = %#x, want FNV-32a's 0xe40c292c", got)
 	}
 }
+
+func TestLoadStore(t *testing.T) {
+	dir := t.TempDir()
+	encode := func(s string) ([]byte, error) { return []byte(s), nil }
+	decode := func(b []byte) (string, error) {
+		if string(b) == "bad" {
+			return "", os.ErrInvalid
+		}
+		return string(b), nil
+	}
+	if _, found, err := Load(dir, "state", decode); found || err != nil {
+		t.Fatalf("Load of a missing file = %t, %v", found, err)
+	}
+	if err := Store(dir, "state", "ok", encode); err != nil {
+		t.Fatal(err)
+	}
+	if c, found, err := Load(dir, "state", decode); c != "ok" || !found || err != nil {
+		t.Errorf("Load = %q, %t, %v; want what Store wrote", c, found, err)
+	}
+	if err := Store(dir, "state", "bad", encode); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(dir, "state", decode); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "state")) {
+		t.Errorf("Load of an undecodable file = %v, want an error naming it", err)
+	}
+}

@@ -3,7 +3,6 @@ package state
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"k8s.io/utils/dump"
@@ -125,22 +124,11 @@ func legacyChecksumMatches(v CPUManagerCheckpointV2) bool {
 }
 
 // Read reads the checkpoint in dir; found is false when there is none.
-func Read(dir string) (c Checkpoint, found bool, err error) {
-	b, found, err := checkpoint.Read(dir, FileName)
-	if err != nil || !found {
-		return Checkpoint{}, false, err
-	}
-	if c, err = Decode(b); err != nil {
-		return Checkpoint{}, false, fmt.Errorf("decode checkpoint %q: %w", filepath.Join(dir, FileName), err)
-	}
-	return c, true, nil
+func Read(dir string) (Checkpoint, bool, error) {
+	return checkpoint.Load(dir, FileName, Decode)
 }
 
 // Write replaces the checkpoint in dir atomically.
 func Write(dir string, c Checkpoint) error {
-	b, err := Encode(c)
-	if err != nil {
-		return err
-	}
-	return checkpoint.Write(dir, FileName, b)
+	return checkpoint.Store(dir, FileName, c, Encode)
 }
