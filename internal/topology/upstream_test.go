@@ -1,7 +1,6 @@
 package topology
 
 import (
-	"go/ast"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,18 +13,7 @@ const upstreamTopologyManager = "k8s.io/kubernetes/pkg/kubelet/cm/topologymanage
 // TestOptionMaturityIsUpstreams pins optionMaturity to upstream's
 // alphaOptions, betaOptions and stableOptions (policy_options.go).
 func TestOptionMaturityIsUpstreams(t *testing.T) {
-	src := upstreamsrc.New(t)
-	want := map[string]string{}
-	for name, level := range map[string]string{"alphaOptions": "alpha", "betaOptions": "beta", "stableOptions": "stable"} {
-		call := src.Value(upstreamTopologyManager, name)
-		ce, ok := call.Node.(*ast.CallExpr)
-		if !ok {
-			t.Fatalf("upstream %s is not a sets.New call", name)
-		}
-		for i := range ce.Args {
-			want[call.Arg(i).AsString()] = level
-		}
-	}
+	want := upstreamsrc.New(t).OptionLevels(upstreamTopologyManager)
 	if d := cmp.Diff(want, optionMaturity); d != "" {
 		t.Errorf("optionMaturity differs from upstream (-upstream +berth):\n%s", d)
 	}

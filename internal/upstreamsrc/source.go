@@ -292,3 +292,24 @@ func (s *Source) importPath(f *file, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// OptionLevels returns the policy options of a resource manager's upstream
+// package (importPath), each with its maturity ("alpha", "beta" or
+// "stable"), from the package's alphaOptions, betaOptions and
+// stableOptions variables (sets.New calls of the option names): the
+// convention of upstream's cpumanager and topologymanager policy_options.go.
+func (s *Source) OptionLevels(importPath string) map[string]string {
+	s.t.Helper()
+	out := map[string]string{}
+	for name, level := range map[string]string{"alphaOptions": "alpha", "betaOptions": "beta", "stableOptions": "stable"} {
+		call := s.Value(importPath, name)
+		ce, ok := call.Node.(*ast.CallExpr)
+		if !ok {
+			s.t.Fatalf("upstream %s.%s is not a sets.New call", importPath, name)
+		}
+		for i := range ce.Args {
+			out[call.Arg(i).AsString()] = level
+		}
+	}
+	return out
+}
