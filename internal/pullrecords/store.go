@@ -15,11 +15,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	kubeletconfigv1alpha1 "k8s.io/kubelet/config/v1alpha1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/berthk8s/berth/internal/checkpoint"
 )
 
 const (
 	filePrefix = "sha256-"
-	tmpSuffix  = ".tmp"
+	// tmpSuffix marks the upstream kubelet's temporary record files,
+	// which listings skip.
+	tmpSuffix = ".tmp"
 	// maxRecordBytes bounds what is read of one record file: a record
 	// lists at most a few hundred secrets.
 	maxRecordBytes = 1 << 20
@@ -185,8 +189,9 @@ func remove(path string) error {
 	return nil
 }
 
-// write encodes obj as kubelet.config.k8s.io/v1beta1 JSON into dir/name
-// through a temporary file.
+// write encodes obj as kubelet.config.k8s.io/v1beta1 JSON and replaces
+// dir/name with it atomically (internal/checkpoint's Write; its temporary
+// file does not start with filePrefix, so listings skip it).
 func (s *Store) write(dir, name string, obj runtime.Object) error {
 	info, ok := runtime.SerializerInfoForMediaType(s.codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
 	if !ok {
@@ -197,15 +202,5 @@ func (s *Store) write(dir, name string, obj runtime.Object) error {
 	if err := enc.Encode(obj, &buf); err != nil {
 		return fmt.Errorf("encode image pull record: %w", err)
 	}
-	path := filepath.Join(dir, name)
-	tmp := path + tmpSuffix
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write image pull record %q: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write image pull record %q: %w", path, err)
-	}
-	return nil
+	return checkpoint.Write(dir, name, buf.Bytes())
 }
