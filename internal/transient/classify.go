@@ -46,10 +46,17 @@ func Is(err error, recent bool) bool {
 	case apierrors.IsForbidden(err):
 		return recent
 	case apierrors.IsNotFound(err):
-		// The pod a token is bound to, not found by the API server right
-		// after it was created; any other missing object (a configMap, a
-		// service account) stays missing until someone creates it.
-		return recent && notFoundKind(err) == "pods"
+		// Right after a pod was created: the pod a token is bound to, not
+		// found by the API server yet, and a configMap or secret created
+		// together with the pod (one kubectl apply; kube-root-ca.crt, which
+		// kube-controller-manager publishes into a new namespace moments
+		// after it exists). A missing service account, or anything missing
+		// after the window, stays missing until someone creates it.
+		switch notFoundKind(err) {
+		case "pods", "configmaps", "secrets":
+			return recent
+		}
+		return false
 	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
 		apierrors.IsInternalError(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
 		return true

@@ -25,16 +25,16 @@ func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, s
 	var err error
 	switch {
 	case s.ConfigMap != nil:
-		err = m.fetchConfigMap(ctx, pod, st, s.ConfigMap.Name, in.ConfigMaps)
+		err = m.fetchConfigMap(ctx, pod, st, s.ConfigMap.Name, isTrue(s.ConfigMap.Optional), in.ConfigMaps)
 	case s.Secret != nil:
-		err = m.fetchSecret(ctx, pod, st, s.Secret.SecretName, in.Secrets)
+		err = m.fetchSecret(ctx, pod, st, s.Secret.SecretName, isTrue(s.Secret.Optional), in.Secrets)
 	case s.Projected != nil:
 		for _, src := range s.Projected.Sources {
 			switch {
 			case src.ConfigMap != nil:
-				err = m.fetchConfigMap(ctx, pod, st, src.ConfigMap.Name, in.ConfigMaps)
+				err = m.fetchConfigMap(ctx, pod, st, src.ConfigMap.Name, isTrue(src.ConfigMap.Optional), in.ConfigMaps)
 			case src.Secret != nil:
-				err = m.fetchSecret(ctx, pod, st, src.Secret.Name, in.Secrets)
+				err = m.fetchSecret(ctx, pod, st, src.Secret.Name, isTrue(src.Secret.Optional), in.Secrets)
 			case src.ServiceAccountToken != nil:
 				key := tokenKey(v.Name, src.ServiceAccountToken.Path)
 				in.Tokens[key], err = m.token(ctx, pod, src.ServiceAccountToken, key, st)
@@ -55,14 +55,18 @@ type Objects interface {
 	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 }
 
-func (m *Manager) fetchConfigMap(ctx context.Context, pod *corev1.Pod, st *podState, name string, into map[string]*corev1.ConfigMap) error {
+// fetchConfigMap reads one configMap into into, nil when it does not
+// exist: the payload decides what a missing object means. A required one
+// missing right after the pod was created is retried first (package
+// transient): it may be created together with the pod.
+func (m *Manager) fetchConfigMap(ctx context.Context, pod *corev1.Pod, st *podState, name string, optional bool, into map[string]*corev1.ConfigMap) error {
 	if m.cfg.Objects == nil {
 		return fmt.Errorf("configmap %q needs an API server (berth runs standalone)", name)
 	}
 	var cm *corev1.ConfigMap
 	err := m.retry(ctx, pod, st, "get configmap", func(ctx context.Context) (err error) {
 		cm, err = m.cfg.Objects.ConfigMap(ctx, pod.Namespace, name)
-		return err
+		return missingOptional(err, optional)
 	})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -75,14 +79,25 @@ func (m *Manager) fetchConfigMap(ctx context.Context, pod *corev1.Pod, st *podSt
 	return nil
 }
 
-func (m *Manager) fetchSecret(ctx context.Context, pod *corev1.Pod, st *podState, name string, into map[string]*corev1.Secret) error {
+// missingOptional is nil for an optional object's NotFound, which is an
+// answer, not a failure to retry; err otherwise. The caller's object
+// pointer is nil then, as for any NotFound.
+func missingOptional(err error, optional bool) error {
+	if optional && apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// fetchSecret is fetchConfigMap for a secret.
+func (m *Manager) fetchSecret(ctx context.Context, pod *corev1.Pod, st *podState, name string, optional bool, into map[string]*corev1.Secret) error {
 	if m.cfg.Objects == nil {
 		return fmt.Errorf("secret %q needs an API server (berth runs standalone)", name)
 	}
 	var sec *corev1.Secret
 	err := m.retry(ctx, pod, st, "get secret", func(ctx context.Context) (err error) {
 		sec, err = m.cfg.Objects.Secret(ctx, pod.Namespace, name)
-		return err
+		return missingOptional(err, optional)
 	})
 	switch {
 	case apierrors.IsNotFound(err):

@@ -300,14 +300,33 @@ func TestSetUpErrors(t *testing.T) {
 	}
 }
 
+// A required configMap still missing after the short retries fails the
+// set-up with one FailedMount event; a missing optional one is an answer,
+// read once and not retried.
 func TestSetUpMissingConfigMap(t *testing.T) {
 	e := newEnv(t)
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{kubeAPIAccess()}
-	_, err := e.m.SetUp(context.Background(), pod)
+	waited, err := driven(e, func() error { _, err := e.m.SetUp(context.Background(), pod); return err })
 	want := `volume "kube-api-access-abcde": configmap "kube-root-ca.crt" not found`
 	if err == nil || err.Error() != want {
 		t.Fatalf("SetUp() error = %v, want %s", err, want)
+	}
+	if waited < 4*time.Second || waited > 5100*time.Millisecond {
+		t.Errorf("SetUp retried for %v of the clock, want the default policy's 5 s", waited)
+	}
+	if got := len(e.events.messages); got != 1 {
+		t.Errorf("FailedMount events = %d (%v), want 1", got, e.events.messages)
+	}
+
+	e = newEnv(t)
+	gets := refuse(e, "get", "configmaps", 0, nil)
+	pod = testPod()
+	pod.Spec.Volumes = []corev1.Volume{{Name: "opt", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "gone"}, Optional: ptr.To(true)}}}}
+	waited, err = driven(e, func() error { _, err := e.m.SetUp(context.Background(), pod); return err })
+	if err != nil || waited != 0 || *gets != 1 {
+		t.Errorf("optional missing configMap: SetUp() = %v after %v of the clock and %d reads, want nil at once after 1 read", err, waited, *gets)
 	}
 }
 

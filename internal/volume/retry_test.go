@@ -73,6 +73,8 @@ func TestSetUpRetriesTransientFailures(t *testing.T) {
 			err: apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web"), wantCalls: 2, maxWait: 300 * time.Millisecond},
 		{name: "configMap read throttled once", verb: "get", res: "configmaps", refusals: 1, err: apierrors.NewTooManyRequests("slow down", 1),
 			wantCalls: 2, maxWait: 300 * time.Millisecond},
+		{name: "kube-root-ca.crt published a moment after the pod", verb: "get", res: "configmaps", refusals: 2,
+			err: apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "kube-root-ca.crt"), wantCalls: 3, maxWait: 700 * time.Millisecond},
 		{name: "token forbidden for good", verb: "create", res: "serviceaccounts", refusals: 100, err: forbiddenNode,
 			wantCalls: 6, wantErr: true, wantEvents: 1, maxWait: 5100 * time.Millisecond},
 		{name: "token unauthorized is not retried", verb: "create", res: "serviceaccounts", refusals: 100, err: apierrors.NewUnauthorized("who"),

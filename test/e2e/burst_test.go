@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,15 +77,31 @@ func TestClusterBurstStart(t *testing.T) {
 		}
 	}
 	all := make([]time.Duration, 0, burstPods)
-	for _, d := range took {
+	slowName := ""
+	for name, d := range took {
 		all = append(all, d)
+		if slowName == "" || d > took[slowName] {
+			slowName = name
+		}
 	}
 	slices.Sort(all)
 	median, slowest := all[len(all)/2], all[len(all)-1]
-	t.Logf("create to Running: median %v, slowest %v, fastest %v", median, slowest, all[0])
+	t.Logf("create to Running: median %v, slowest %v (%s), fastest %v", median, slowest, slowName, all[0])
 	if slowest-median > 2*time.Second {
-		t.Errorf("the slowest pod became Running %v after the median (%v): more than 2 s", slowest-median, median)
+		t.Errorf("the slowest pod, %s, became Running %v after the median (%v): more than 2 s", slowName, slowest-median, median)
+		t.Logf("berth log lines of %s:\n%s", slowName, logLinesOf(t, e.node, `"default/`+slowName+`"`))
 	}
+}
+
+// logLinesOf is every line of berth's log that contains needle.
+func logLinesOf(t *testing.T, n *node, needle string) string {
+	var out []string
+	for _, line := range strings.Split(readLog(t, n), "\n") {
+		if strings.Contains(line, needle) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // burstPod is a busybox pod with the default service account's token
