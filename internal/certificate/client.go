@@ -115,18 +115,14 @@ func newRotatingClient(ctx context.Context, o ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("open client certificate store in %q: %w", o.CertDir, err)
 	}
 	mctx := context.WithoutCancel(ctx)
+	// Every client's config; newRotation installs the rotating transport
+	// into it below, before the Manager starts.
+	cfg := rest.AnonymousClientConfig(userCfg)
 	m, err := certificate.NewManager(&certificate.Config{
-		ClientsetFn: func(current *tls.Certificate) (kubernetes.Interface, error) {
-			// With a certificate, renew with it; before the first one, with
-			// the bootstrap credentials.
-			if current != nil {
-				return kubernetes.NewForConfig(userCfg)
-			}
-			return kubernetes.NewForConfig(certCfg)
-		},
-		Template:   ClientTemplate(o.NodeName),
-		SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
-		GetUsages:  certificate.DefaultKubeletClientGetUsages,
+		ClientsetFn: renewalClients(certCfg, cfg),
+		Template:    ClientTemplate(o.NodeName),
+		SignerName:  certificatesv1.KubeAPIServerClientKubeletSignerName,
+		GetUsages:   certificate.DefaultKubeletClientGetUsages,
 		// A kubeconfig with the credentials inline (kubeadm's control plane
 		// nodes) seeds the store and is rotated out at once, as upstream.
 		BootstrapCertificatePEM: userCfg.CertData,
@@ -139,12 +135,26 @@ func newRotatingClient(ctx context.Context, o ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create client certificate manager: %w", err)
 	}
-	cfg := rest.AnonymousClientConfig(userCfg)
 	rot, err := newRotation(cfg, m, o.Clock)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{config: cfg, manager: m, rotation: rot}, nil
+}
+
+// renewalClients is the Manager's ClientsetFn, as upstream's: before the
+// first certificate, requests go with the bootstrap credentials (certCfg);
+// after, through the rotating transport (rotating) like every other
+// client, so a renewal presents the certificate in use. A client of the
+// kubeconfig's file pair instead would keep presenting the pair it read
+// for minutes after a rotation, expired ones included.
+func renewalClients(certCfg, rotating *rest.Config) func(current *tls.Certificate) (kubernetes.Interface, error) {
+	return func(current *tls.Certificate) (kubernetes.Interface, error) {
+		if current != nil {
+			return kubernetes.NewForConfig(rotating)
+		}
+		return kubernetes.NewForConfig(certCfg)
+	}
 }
 
 // rotationConfigs returns the credentials the Manager requests

@@ -3,8 +3,10 @@ package certificate
 import (
 	"context"
 	"crypto/tls"
+	"encoding/pem"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -134,5 +136,60 @@ func TestRotationClosesOldConnections(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run: %v", err)
+	}
+}
+
+// TestRenewalPresentsTheCurrentCertificate: once the node has a client
+// certificate, the Manager's renewal requests go through the rotating
+// transport and present the certificate in use, including one the
+// Manager switched to after the last renewal; before, the bootstrap
+// credentials.
+func TestRenewalPresentsTheCurrentCertificate(t *testing.T) {
+	var seen atomic.Value // the CN of the last client certificate presented
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cn := "<none>"
+		if len(r.TLS.PeerCertificates) > 0 {
+			cn = r.TLS.PeerCertificates[0].Subject.CommonName
+		}
+		if auth := r.Header.Get("Authorization"); auth != "" {
+			cn += " " + auth
+		}
+		seen.Store(cn)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.2"}`))
+	}))
+	srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+
+	m := &fakeManager{}
+	rotating := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+	r, err := newRotation(rotating, m, clocktesting.NewFakeClock(testNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot := &rest.Config{Host: srv.URL, BearerToken: "abcdef.0123456789abcdef", TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+	clients := renewalClients(boot, rotating)
+	ask := func(current *tls.Certificate) string {
+		t.Helper()
+		cs, err := clients(current)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.Discovery().ServerVersion(); err != nil {
+			t.Fatal(err)
+		}
+		return seen.Load().(string)
+	}
+	if got := ask(nil); got != "<none> Bearer abcdef.0123456789abcdef" {
+		t.Errorf("before the first certificate the request presented %q, want the bootstrap token only", got)
+	}
+	for _, cn := range []string{"system:node:first", "system:node:renewed"} {
+		m.cur.Store(tlsPair(t, newPair(t, cn, testNow.Add(-time.Hour), testNow.Add(time.Hour))))
+		r.dialer.CloseAll() // what run does when the certificate changes
+		if got := ask(m.Current()); got != cn {
+			t.Errorf("renewal presented %q, want the current certificate %q", got, cn)
+		}
 	}
 }
