@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -308,18 +309,26 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 }
 
 // newResourceManagers builds the CPU, topology and memory managers, which
-// admission and container creation consult.
+// admission and container creation consult. The host topology they share
+// is read from sysfs once, by the first that needs it.
 func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
+	topo := topologyReader(sync.OnceValues(func() (*machine.Topology, error) {
+		return machine.ReadTopology(os.DirFS(machine.SystemDir), host)
+	}))
 	var err error
-	if n.cpus, err = n.newCPUManager(cache); err != nil {
+	if n.cpus, err = n.newCPUManager(cache, topo); err != nil {
 		return err
 	}
-	if n.topology, err = n.newTopologyManager(n.cpus, os.DirFS(cpumanager.SysfsRoot)); err != nil {
+	if n.topology, err = n.newTopologyManager(n.cpus, topo); err != nil {
 		return err
 	}
-	n.memory, err = n.newMemoryManager(host)
+	n.memory, err = n.newMemoryManager(host, topo)
 	return err
 }
+
+// topologyReader returns the host's NUMA and CPU topology
+// (machine.ReadTopology), the same value at every call.
+type topologyReader func() (*machine.Topology, error)
 
 // newVolumes builds the volume manager; kuberuntime binds subPaths, the
 // volume manager's TearDown unmounts them.

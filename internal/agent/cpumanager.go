@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -18,8 +17,9 @@ import (
 // cpuManagerPolicy: it restores <root-dir>/cpu_manager_state and fails
 // the start on a checkpoint of another policy, as upstream. Its reconcile
 // loop reads the active pods and their running containers (from the PLEG
-// cache) when it runs.
-func (n *node) newCPUManager(cache *pleg.Cache) (*cpumanager.Manager, error) {
+// cache) when it runs. With the static policy it takes the CPUs of the
+// host topology.
+func (n *node) newCPUManager(cache *pleg.Cache, hostTopology topologyReader) (*cpumanager.Manager, error) {
 	kc := &n.cfg.Kubelet
 	cfg := cpumanager.Config{
 		Policy: kc.CPUManagerPolicy, StateDir: n.cfg.RootDir, ReconcilePeriod: kc.CPUManagerReconcilePeriod.Duration,
@@ -28,11 +28,11 @@ func (n *node) newCPUManager(cache *pleg.Cache) (*cpumanager.Manager, error) {
 		Snapshot: func() cpumanager.Snapshot { return n.cpuSnapshot(cache) },
 	}
 	if kc.CPUManagerPolicy == cpumanager.PolicyStatic {
-		topo, err := cpumanager.Discover(os.DirFS(cpumanager.SysfsRoot))
+		host, err := hostTopology()
 		if err != nil {
 			return nil, fmt.Errorf("discover CPU topology: %w", err)
 		}
-		cfg.Topology = topo
+		cfg.Topology = cpumanager.TopologyOf(host)
 		if cfg.ReservedCPUs, err = cpuset.Parse(kc.ReservedSystemCPUs); err != nil {
 			return nil, fmt.Errorf("parse reservedSystemCPUs %q: %w", kc.ReservedSystemCPUs, err)
 		}

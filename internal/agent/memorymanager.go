@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,15 +16,20 @@ import (
 // upstream's container manager does: it restores
 // <root-dir>/memory_manager_state, failing the start on a checkpoint of
 // another policy, and writes one when there is none. With the Static
-// policy it reads the NUMA nodes from sysfs and checks reservedMemory
+// policy it takes the NUMA nodes of the host topology (a host without
+// NUMA is node 0 with all the memory, as upstream) and checks reservedMemory
 // against the node's reservation (kubeReserved + systemReserved + the
 // hard eviction threshold, as the node's allocatable counts it) and the
 // restored state against the machine.
-func (n *node) newMemoryManager(host machine.Info) (*memorymanager.Manager, error) {
+func (n *node) newMemoryManager(host machine.Info, hostTopology topologyReader) (*memorymanager.Manager, error) {
 	kc := &n.cfg.Kubelet
 	cfg := memorymanager.Config{Policy: kc.MemoryManagerPolicy, StateDir: n.cfg.RootDir}
 	if kc.MemoryManagerPolicy == memorymanager.PolicyStatic {
-		nodes, err := memorymanager.Discover(os.DirFS(memorymanager.SysfsNodes))
+		topo, err := hostTopology()
+		if err != nil {
+			return nil, fmt.Errorf("discover NUMA nodes: %w", err)
+		}
+		nodes, err := memorymanager.NodesOf(topo)
 		if err != nil {
 			return nil, fmt.Errorf("discover NUMA nodes: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/cri/crifake"
+	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/memorymanager"
 	"github.com/berthk8s/berth/internal/memorymanager/state"
 )
@@ -82,13 +83,14 @@ spec:
 `
 
 // TestMemoryManagerStatic: with memoryManagerPolicy Static and the hard
-// eviction threshold reserved on NUMA node 0 (this host's sysfs), a
+// eviction threshold reserved on NUMA node 0 (this host's sysfs; a host
+// without NUMA is node 0 with all its memory), a
 // Guaranteed pod's container is created bound to node 0, one that no NUMA
 // node holds is refused with upstream's reason, and the checkpoint holds
 // the first pod's block.
 func TestMemoryManagerStatic(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(memorymanager.SysfsNodes, "node0")); err != nil {
-		t.Skipf("no NUMA node 0 in sysfs: %v", err)
+	if _, err := os.Stat(filepath.Join(machine.SystemDir, "cpu/online")); err != nil {
+		t.Skipf("no CPU topology in sysfs: %v", err)
 	}
 	fake := crifake.New(clock.RealClock{})
 	cfg, manifests, port := standalone(t, fake)

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,14 +16,18 @@ import (
 // its hint provider; nil with policy none, where the CPU manager admits
 // alone as before. Like upstream's NewManager it reads the NUMA nodes (and
 // their distances for prefer-closest-numa-nodes) and refuses a host with
-// more than max-allowable-numa-nodes. sys is /sys/devices/system.
-func (n *node) newTopologyManager(cpus *cpumanager.Manager, sys fs.FS) (*topology.Manager, error) {
+// more than max-allowable-numa-nodes.
+func (n *node) newTopologyManager(cpus *cpumanager.Manager, hostTopology topologyReader) (*topology.Manager, error) {
 	kc := &n.cfg.Kubelet
 	if kc.TopologyManagerPolicy == topology.PolicyNone || n.cfg.TopologyManagerOptions == nil {
 		return nil, nil
 	}
 	opts := *n.cfg.TopologyManagerOptions
-	numa, err := topology.ReadNUMAInfo(sys, opts.PreferClosestNUMA)
+	host, err := hostTopology()
+	if err != nil {
+		return nil, fmt.Errorf("cannot discover NUMA topology: %w", err)
+	}
+	numa, err := topology.NUMAInfoOf(host, opts.PreferClosestNUMA)
 	if err != nil {
 		return nil, fmt.Errorf("cannot discover NUMA topology: %w", err)
 	}

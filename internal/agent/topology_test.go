@@ -1,31 +1,36 @@
 package agent
 
 import (
-	"fmt"
+	"errors"
 	"testing"
-	"testing/fstest"
 
 	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/topology"
 )
 
 func TestNewTopologyManager(t *testing.T) {
-	numaNodes := func(n int) fstest.MapFS {
-		sys := fstest.MapFS{}
-		for i := range n {
-			sys[fmt.Sprintf("node/node%d/distance", i)] = &fstest.MapFile{Data: []byte("10")}
+	numaNodes := func(n int) topologyReader {
+		return func() (*machine.Topology, error) {
+			host := &machine.Topology{}
+			for i := range n {
+				host.Nodes = append(host.Nodes, machine.NUMANode{ID: i, Distances: []uint64{10}})
+			}
+			return host, nil
 		}
-		return sys
 	}
+	unreadable := func() (*machine.Topology, error) { return nil, errors.New("open \"cpu/online\": gone") }
 	for _, tt := range []struct {
 		name, policy string
-		nodes        int
+		nodes        topologyReader
 		wantManager  bool
 		wantErr      string
 	}{
-		{name: "none builds nothing", policy: "none", nodes: 9},
-		{name: "restricted on two nodes", policy: "restricted", nodes: 2, wantManager: true},
-		{name: "more NUMA nodes than allowed refuse the start", policy: "best-effort", nodes: 9,
+		{name: "none builds nothing and reads nothing", policy: "none", nodes: unreadable},
+		{name: "restricted on two nodes", policy: "restricted", nodes: numaNodes(2), wantManager: true},
+		{name: "an unreadable topology refuses the start", policy: "restricted", nodes: unreadable,
+			wantErr: `cannot discover NUMA topology: open "cpu/online": gone`},
+		{name: "more NUMA nodes than allowed refuse the start", policy: "best-effort", nodes: numaNodes(9),
 			wantErr: "start topology manager: unsupported on machines with more than 8 NUMA Nodes"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,7 +39,7 @@ func TestNewTopologyManager(t *testing.T) {
 			if tt.policy != "none" {
 				cfg.TopologyManagerOptions = &topology.Options{MaxAllowableNUMANodes: 8}
 			}
-			m, err := (&node{cfg: cfg}).newTopologyManager(nil, numaNodes(tt.nodes))
+			m, err := (&node{cfg: cfg}).newTopologyManager(nil, tt.nodes)
 			var gotErr string
 			if err != nil {
 				gotErr = err.Error()

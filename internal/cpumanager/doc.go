@@ -10,7 +10,8 @@
 //
 //	topology.go  Topology and CPUDetails: which socket, NUMA node, core and
 //	             uncore cache each CPU is on
-//	discover.go  Discover: that topology read from sysfs (an fs.FS)
+//	discover.go  TopologyOf: that topology from the host's, which
+//	             internal/machine reads from sysfs (ReadTopology)
 //	assign.go    takeByTopology: upstream's packed best-fit allocation
 //	             (whole NUMA nodes or sockets, whole cores, then threads)
 //	             and its spread order (distribute-cpus-across-cores)

@@ -21,7 +21,7 @@ type Config struct {
 	// Policy is cpuManagerPolicy: PolicyNone or PolicyStatic.
 	Policy  string
 	Options Options
-	// Topology is the machine's (Discover).
+	// Topology is the machine's (TopologyOf).
 	Topology *Topology
 	// NumReserved is the CPUs kubeReserved and systemReserved hold, rounded
 	// up; ReservedCPUs is reservedSystemCPUs (empty: picked by topology).

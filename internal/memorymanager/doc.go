@@ -30,7 +30,9 @@
 //	             (Restore), admits pods (stale containers' memory released
 //	             first, once every pod source is ready, as upstream's
 //	             removeStaleState) and answers a container's cpuset.mems
-//	discover.go  Discover: the NUMA nodes from sysfs (an fs.FS)
+//	discover.go  NodesOf: the NUMA nodes' memory from the host topology
+//	             internal/machine reads from sysfs (a host without NUMA
+//	             is node 0 with all the memory)
 //	state/       the checkpoint in upstream's exact format and checksums
 //
 // With None (the default) nothing is pinned and the checkpoint records

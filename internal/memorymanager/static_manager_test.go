@@ -4,13 +4,13 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/berthk8s/berth/internal/machine"
 	"github.com/berthk8s/berth/internal/memorymanager/state"
 )
 
@@ -119,40 +119,60 @@ func TestStaticRestore(t *testing.T) {
 	}
 }
 
-func TestDiscover(t *testing.T) {
-	fsys := fstest.MapFS{
-		"node0/meminfo": {Data: []byte("Node 0 MemTotal:       4194304 kB\nNode 0 MemFree:   1 kB\n")},
-		"node0/hugepages/hugepages-2048kB/nr_hugepages":    {Data: []byte("4\n")},
-		"node0/hugepages/hugepages-1048576kB/nr_hugepages": {Data: []byte("0\n")},
-		"node1/meminfo": {Data: []byte("Node 1 MemTotal:       2097152 kB\n")},
-		"possible":      {Data: []byte("0-1\n")},
-	}
-	got, err := Discover(fsys)
-	if err != nil {
-		t.Fatalf("Discover: %v", err)
-	}
-	want := []NUMANode{
-		{ID: 0, Memory: 4 * gb, HugePages: map[corev1.ResourceName]uint64{"hugepages-2Mi": 8 * mb, "hugepages-1Gi": 0}},
-		{ID: 1, Memory: 2 * gb, HugePages: map[corev1.ResourceName]uint64{}},
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("Discover (-want +got):\n%s", d)
-	}
-	if _, err := Discover(fstest.MapFS{"node0/meminfo": {Data: []byte("nothing\n")}}); err == nil || !strings.Contains(err.Error(), "no MemTotal") {
-		t.Errorf("Discover of a meminfo without MemTotal: %v", err)
+func TestNodesOf(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		host    *machine.Topology
+		want    []NUMANode
+		wantErr string
+	}{
+		{name: "two nodes, huge pages on one", host: &machine.Topology{Nodes: []machine.NUMANode{
+			{ID: 0, MemTotal: 4 * gb, HugePages: map[string]uint64{"2Mi": 8 * mb, "1Gi": 0}},
+			{ID: 1, MemTotal: 2 * gb, HugePages: map[string]uint64{}},
+		}}, want: []NUMANode{
+			{ID: 0, Memory: 4 * gb, HugePages: map[corev1.ResourceName]uint64{"hugepages-2Mi": 8 * mb, "hugepages-1Gi": 0}},
+			{ID: 1, Memory: 2 * gb, HugePages: map[corev1.ResourceName]uint64{}},
+		}},
+		{name: "node 0 of a host without NUMA holds all memory", host: &machine.Topology{Nodes: []machine.NUMANode{
+			{ID: 0, MemTotal: 3 * gb, HugePages: map[string]uint64{"2Mi": 4 * mb}},
+		}}, want: []NUMANode{
+			{ID: 0, Memory: 3 * gb, HugePages: map[corev1.ResourceName]uint64{"hugepages-2Mi": 4 * mb}},
+		}},
+		{name: "node 63 is the last one a mask holds", host: &machine.Topology{Nodes: []machine.NUMANode{{ID: 63, MemTotal: gb}}},
+			want: []NUMANode{{ID: 63, Memory: gb, HugePages: map[corev1.ResourceName]uint64{}}}},
+		{name: "node 64 is refused", host: &machine.Topology{Nodes: []machine.NUMANode{{ID: 64, MemTotal: gb}}},
+			wantErr: "use NUMA node 64: unsupported ID"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := NodesOf(tt.host)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("NodesOf error = %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("NodesOf: %v", err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("NodesOf (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 
-// TestDiscoverThisMachine reads this host's sysfs, where there is one.
-func TestDiscoverThisMachine(t *testing.T) {
-	if _, err := os.Stat(SysfsNodes); err != nil {
-		t.Skipf("no %s: %v", SysfsNodes, err)
-	}
-	nodes, err := Discover(os.DirFS(SysfsNodes))
+// TestNodesOfThisMachine reads this host's sysfs: every node with CPUs
+// has memory.
+func TestNodesOfThisMachine(t *testing.T) {
+	host, err := machine.ReadTopology(os.DirFS(machine.SystemDir), machine.Info{MemoryBytes: 1})
 	if err != nil {
-		t.Fatalf("Discover: %v", err)
+		t.Skipf("no sysfs here: %v", err)
+	}
+	nodes, err := NodesOf(host)
+	if err != nil {
+		t.Fatalf("NodesOf: %v", err)
 	}
 	if len(nodes) == 0 || nodes[0].Memory == 0 {
-		t.Errorf("Discover = %+v, want nodes with memory", nodes)
+		t.Errorf("NodesOf = %+v, want nodes with memory", nodes)
 	}
 }

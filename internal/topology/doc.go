@@ -12,7 +12,8 @@
 //	options.go  policy, scope and option names; ParseOptions (config.Load
 //	            calls it)
 //	mask.go     Mask (upstream's bitmask) and Hint (TopologyHint)
-//	numa.go     NUMAInfo: the NUMA nodes and distances, read from sysfs
+//	numa.go     NUMAInfo: the NUMA nodes and distances (NUMAInfoOf the
+//	            host topology internal/machine reads from sysfs)
 //	policy.go   Policy.Merge: the four policies over every permutation of
 //	merger.go   the providers' hints, upstream's HintMerger rule for rule
 //	            (preferred first, prefer-closest-numa-nodes' distances)

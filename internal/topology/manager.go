@@ -30,7 +30,7 @@ type Config struct {
 	Policy  string // topologyManagerPolicy
 	Scope   string // topologyManagerScope
 	Options Options
-	// NUMA is the host's NUMA nodes (ReadNUMAInfo); unused with none.
+	// NUMA is the host's NUMA nodes (NUMAInfoOf); unused with none.
 	NUMA      *NUMAInfo
 	Providers []HintProvider
 }

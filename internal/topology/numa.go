@@ -1,14 +1,9 @@
 package topology
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"regexp"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/berthk8s/berth/internal/machine"
 )
 
 // NUMAInfo is the host's NUMA nodes and, when prefer-closest-numa-nodes
@@ -70,65 +65,23 @@ func (n *NUMAInfo) averageDistance(m Mask) float64 {
 	return sum / count
 }
 
-var nodeDir = regexp.MustCompile(`^node([0-9]+)$`)
-
-// maxSysfsFile bounds one sysfs file ReadNUMAInfo reads.
-const maxSysfsFile = 64 << 10
-
-// ReadNUMAInfo reads the NUMA nodes from sysfs (an fs.FS rooted at
-// /sys/devices/system, as cpumanager.Discover's): the nodeN directories
-// under node/, and with withDistances each node's distance file (cadvisor's
-// source for upstream). A host without node/ has one node, 0, as
-// cadvisor reports it.
-func ReadNUMAInfo(sys fs.FS, withDistances bool) (*NUMAInfo, error) {
-	entries, err := fs.ReadDir(sys, "node")
-	if err != nil && !isNotExist(err) {
-		return nil, fmt.Errorf("read directory %q: %w", "node", err)
-	}
+// NUMAInfoOf is the NUMA information of the host's topology
+// (machine.ReadTopology), as upstream's NewNUMAInfo builds it from
+// cadvisor's nodes: their IDs and, with withDistances
+// (prefer-closest-numa-nodes), their distances, which every node must
+// have.
+func NUMAInfoOf(host *machine.Topology, withDistances bool) (*NUMAInfo, error) {
 	info := &NUMAInfo{Distances: map[int][]uint64{}}
-	for _, e := range entries {
-		if m := nodeDir.FindStringSubmatch(e.Name()); m != nil {
-			id, _ := strconv.Atoi(m[1])
-			info.Nodes = append(info.Nodes, id)
-		}
-	}
-	if len(info.Nodes) == 0 {
-		info.Nodes = []int{0}
-	}
-	sort.Ints(info.Nodes)
-	for _, id := range info.Nodes {
-		info.Distances[id] = nil
+	for _, n := range host.Nodes {
+		info.Nodes = append(info.Nodes, n.ID)
+		info.Distances[n.ID] = nil
 		if !withDistances {
 			continue
 		}
-		d, err := readDistances(sys, fmt.Sprintf("node/node%d/distance", id))
-		if err != nil {
-			return nil, err
+		if n.Distances == nil {
+			return nil, fmt.Errorf("error getting NUMA distances of node %d: no distance file", n.ID)
 		}
-		info.Distances[id] = d
+		info.Distances[n.ID] = append([]uint64(nil), n.Distances...)
 	}
 	return info, nil
 }
-
-func readDistances(sys fs.FS, name string) ([]uint64, error) {
-	f, err := sys.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("error getting NUMA distances: open %q: %w", name, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSysfsFile))
-	if err != nil {
-		return nil, fmt.Errorf("read %q: %w", name, err)
-	}
-	var out []uint64
-	for _, s := range strings.Fields(string(b)) {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("parse %q: %w", name, err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,38 +1,42 @@
 package topology
 
 import (
+	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/berthk8s/berth/internal/machine"
 )
 
-func TestReadNUMAInfo(t *testing.T) {
-	two := fstest.MapFS{
-		"node/node0/distance": {Data: []byte("10 21\n")},
-		"node/node1/distance": {Data: []byte("21 10\n")},
-		"node/possible":       {Data: []byte("0-1\n")},
-	}
+func TestNUMAInfoOf(t *testing.T) {
+	two := &machine.Topology{Nodes: []machine.NUMANode{{ID: 0, Distances: []uint64{10, 21}}, {ID: 1, Distances: []uint64{21, 10}}}}
 	for _, tt := range []struct {
 		name      string
-		sys       fstest.MapFS
+		host      *machine.Topology
 		distances bool
 		want      *NUMAInfo
-		wantErr   bool
+		wantErr   string
 	}{
-		{name: "two nodes with distances", sys: two, distances: true,
+		{name: "two nodes with distances", host: two, distances: true,
 			want: &NUMAInfo{Nodes: []int{0, 1}, Distances: map[int][]uint64{0: {10, 21}, 1: {21, 10}}}},
-		{name: "two nodes without", sys: two,
+		{name: "two nodes without", host: two,
 			want: &NUMAInfo{Nodes: []int{0, 1}, Distances: map[int][]uint64{0: nil, 1: nil}}},
-		{name: "no node directory is node 0", sys: fstest.MapFS{"cpu/online": {Data: []byte("0")}},
+		{name: "node 0 of a host without NUMA", host: &machine.Topology{Nodes: []machine.NUMANode{{ID: 0}}},
 			want: &NUMAInfo{Nodes: []int{0}, Distances: map[int][]uint64{0: nil}}},
-		{name: "distance missing", sys: fstest.MapFS{"node/node0/cpulist": {Data: []byte("0")}}, distances: true, wantErr: true},
-		{name: "distance not a number", sys: fstest.MapFS{"node/node0/distance": {Data: []byte("ten")}}, distances: true, wantErr: true},
+		{name: "distances missing", host: &machine.Topology{Nodes: []machine.NUMANode{{ID: 0}}}, distances: true,
+			wantErr: "error getting NUMA distances of node 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadNUMAInfo(tt.sys, tt.distances)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("error = %v, want error %t", err, tt.wantErr)
+			got, err := NUMAInfoOf(tt.host, tt.distances)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("NUMAInfo (-want +got):\n%s", d)
