@@ -17,7 +17,7 @@ import (
 // <root-dir>/memory_manager_state, failing the start on a checkpoint of
 // another policy, and writes one when there is none. With the Static
 // policy it takes the NUMA nodes of the host topology (a host without
-// NUMA is node 0 with all the memory, as upstream) and checks reservedMemory
+// NUMA sysfs is node 0 with all the memory: machine.ReadTopology) and checks reservedMemory
 // against the node's reservation (kubeReserved + systemReserved + the
 // hard eviction threshold, as the node's allocatable counts it) and the
 // restored state against the machine.
