@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -398,6 +399,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		MaxParallelImagePulls:    cfg.ImagePullLimit(),
 		PullQPS:                  float32(ptr.Deref(kc.RegistryPullQPS, 0)),
 		PullBurst:                int(kc.RegistryBurst),
+		ParallelPodStarts:        parallelPodStarts(runtime.NumCPU()),
 		Cgroups:                  n.podCgroups(),
 		UserNamespaces:           n.userns,
 		UserNamespacedPodStarted: usernsMetrics.PodStarted,
@@ -409,6 +411,13 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 	}
 	return runtimeMgr, nil
 }
+
+// parallelPodStarts is how many new pods berth starts at once on a host
+// of cpus CPUs (kuberuntime's start pace): 4 a CPU. On the bench machine
+// (2 cores) bursts of 30 pods through the CRI alone started with a median
+// of 1.5 s at 4 or 8 at a time against 2.2-2.4 s all at once, the last pod
+// at the same 2.5 s; more CPUs let the runtime do more at once.
+func parallelPodStarts(cpus int) int { return 4 * max(cpus, 1) }
 
 // newHousekeeper builds the housekeeper that removes what pods no longer
 // need: pod and log directories, statuses, volumes and pod cgroups.

@@ -116,6 +116,10 @@ type Config struct {
 	// bucket of pulls per second; PullQPS 0 is no limit.
 	PullQPS   float32
 	PullBurst int
+	// ParallelPodStarts is how many new pods start at once before the
+	// others wait their turn (start_pace.go); 0 starts every pod at once,
+	// as upstream.
+	ParallelPodStarts int
 	// SubPaths binds subPath mounts in PodsDir/<uid>/volume-subpaths; nil
 	// means a subpath.Binder of its own.
 	SubPaths SubPathBinder
@@ -185,6 +189,8 @@ type Manager struct {
 	// rate (image_limit.go).
 	pullSlots pullSlots
 	pullQPS   flowcontrol.RateLimiter
+	// starts paces the starts of new pods (start_pace.go; nil: no pacing).
+	starts *startPace
 }
 
 // New validates cfg and returns a Manager. It starts nothing.
@@ -225,5 +231,6 @@ func New(cfg Config) (*Manager, error) {
 		node:          node,
 		pullSlots:     newPullSlots(cfg.MaxParallelImagePulls),
 		pullQPS:       newPullQPS(cfg.PullQPS, cfg.PullBurst, cfg.Clock),
+		starts:        newStartPace(cfg.ParallelPodStarts, startHold, cfg.Clock),
 	}, nil
 }

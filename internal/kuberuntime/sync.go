@@ -91,6 +91,16 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	if !actions.CreateSandbox && (sandboxID == "" || (len(actions.InitContainers) == 0 && len(actions.StartContainers) == 0)) {
 		return res, nil
 	}
+	if actions.CreateSandbox {
+		done, waited, err := m.starts.acquire(ctx)
+		if err != nil {
+			return res, err
+		}
+		defer done()
+		if waited > 0 {
+			logger.V(3).Info("Waited for a pod start slot", "wait", waited)
+		}
+	}
 	if err := m.ensurePodCgroup(ctx, pod); err != nil {
 		return res, err
 	}

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
@@ -20,11 +22,13 @@ const burstPods = 30
 
 // TestClusterBurstStart creates 30 pods with service account tokens at
 // once, bound to a berth node (nodeName set, as the bench does), and
-// checks that none becomes Running more than 2 s after the median: the
+// checks that none becomes Running more than 5 s after the median: the
 // first TokenRequest of a pod bound a moment ago may be forbidden (the
 // node authorizer has not seen the binding yet), and such a transient
 // failure must cost a short per-operation retry, not the pod worker's
-// back-off (the fast-path issue's tail of 11-14 s).
+// back-off (the fast-path issue's tail of 11-14 s; the worker's back-off
+// is 10-15 s). berth starts a burst a few pods at a time, so the median
+// pod is Running well before the last: the bound leaves room for that.
 func TestClusterBurstStart(t *testing.T) {
 	e := startClusterEnv(t)
 	e.node.start()
@@ -38,7 +42,14 @@ func TestClusterBurstStart(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	pods := e.admin.CoreV1().Pods("default")
+	// The admin client's default rate limit (5 requests/s after 10) would
+	// spread the creates over 4 s: the burst gets a client of its own.
+	cfg, err := clientcmd.BuildConfigFromFlags("", e.cl.AdminKubeconfig())
+	must(t, err)
+	cfg.QPS = -1
+	burstClient, err := kubernetes.NewForConfig(cfg)
+	must(t, err)
+	pods := burstClient.CoreV1().Pods("default")
 	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: "berth-e2e=burst"})
 	must(t, err)
 	defer w.Stop()
@@ -51,6 +62,10 @@ func TestClusterBurstStart(t *testing.T) {
 		})
 	})
 
+	// The watch is read while the pods are created: a pod is Running when
+	// its event arrives, not when the test gets round to reading it.
+	running := make(chan map[string]time.Time, 1)
+	go func() { running <- watchRunning(ctx, w, burstPods) }()
 	created := make(map[string]time.Time, burstPods)
 	for i := range burstPods {
 		p := burstPod(fmt.Sprintf("burst-%02d", i))
@@ -58,39 +73,51 @@ func TestClusterBurstStart(t *testing.T) {
 		_, err := pods.Create(ctx, p, metav1.CreateOptions{})
 		must(t, err)
 	}
-	took := map[string]time.Duration{}
-	for len(took) < burstPods {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				t.Fatalf("watch ended with %d of %d pods Running", len(took), burstPods)
-			}
-			p, isPod := ev.Object.(*corev1.Pod)
-			if !isPod || ev.Type == watch.Deleted || p.Status.Phase != corev1.PodRunning {
-				continue
-			}
-			if _, seen := took[p.Name]; !seen {
-				took[p.Name] = time.Since(created[p.Name])
-			}
-		case <-ctx.Done():
-			t.Fatalf("%d of %d pods Running after 3 min", len(took), burstPods)
-		}
+	seen := <-running
+	if len(seen) < burstPods {
+		t.Fatalf("%d of %d pods Running after 3 min", len(seen), burstPods)
 	}
 	all := make([]time.Duration, 0, burstPods)
 	slowName := ""
-	for name, d := range took {
-		all = append(all, d)
-		if slowName == "" || d > took[slowName] {
+	took := map[string]time.Duration{}
+	for name, at := range seen {
+		took[name] = at.Sub(created[name])
+		all = append(all, took[name])
+		if slowName == "" || took[name] > took[slowName] {
 			slowName = name
 		}
 	}
 	slices.Sort(all)
 	median, slowest := all[len(all)/2], all[len(all)-1]
 	t.Logf("create to Running: median %v, slowest %v (%s), fastest %v", median, slowest, slowName, all[0])
-	if slowest-median > 2*time.Second {
-		t.Errorf("the slowest pod, %s, became Running %v after the median (%v): more than 2 s", slowName, slowest-median, median)
+	if slowest-median > 5*time.Second {
+		t.Errorf("the slowest pod, %s, became Running %v after the median (%v): more than 5 s", slowName, slowest-median, median)
 		t.Logf("berth log lines of %s:\n%s", slowName, logLinesOf(t, e.node, `"default/`+slowName+`"`))
 	}
+}
+
+// watchRunning reads w until n pods were seen Running or ctx ends, and
+// returns when each was first seen so.
+func watchRunning(ctx context.Context, w watch.Interface, n int) map[string]time.Time {
+	seen := make(map[string]time.Time, n)
+	for len(seen) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return seen
+			}
+			p, isPod := ev.Object.(*corev1.Pod)
+			if !isPod || ev.Type == watch.Deleted || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			if _, ok := seen[p.Name]; !ok {
+				seen[p.Name] = time.Now()
+			}
+		case <-ctx.Done():
+			return seen
+		}
+	}
+	return seen
 }
 
 // logLinesOf is every line of berth's log that contains needle.
