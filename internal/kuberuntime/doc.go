@@ -14,6 +14,8 @@
 //	manager.go          Config, New, Manager, Recorder
 //	events.go           event and waiting reasons, CRI error messages
 //	sync.go             Apply: perform a plan in order
+//	start_pace.go       how many new pods start at once (a few a CPU, in
+//	                    arrival order; a slot is held 3 s at most)
 //	sandbox_create.go   RunPodSandbox (reads resolv.conf, creates the log
 //	                    directory; the config is containerconfig.Sandbox,
 //	                    its cgroup_parent the pod's cgroup from
