@@ -47,13 +47,15 @@ func Is(err error, recent bool) bool {
 		return recent
 	case apierrors.IsNotFound(err):
 		// Right after a pod was created: the pod a token is bound to, not
-		// found by the API server yet, and a configMap or secret created
+		// found by the API server yet (its storage says "pods", the
+		// NodeRestriction admission plugin's informer, which lags it,
+		// "pod"), and a configMap or secret created
 		// together with the pod (one kubectl apply; kube-root-ca.crt, which
 		// kube-controller-manager publishes into a new namespace moments
 		// after it exists). A missing service account, or anything missing
 		// after the window, stays missing until someone creates it.
 		switch notFoundKind(err) {
-		case "pods", "configmaps", "secrets":
+		case "pods", "pod", "configmaps", "secrets":
 			return recent
 		}
 		return false

@@ -9,6 +9,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/berthk8s/berth/internal/cri"
 	"github.com/berthk8s/berth/internal/objectcache"
@@ -33,6 +35,7 @@ func TestIs(t *testing.T) {
 		{name: "secret not found for a recent pod", err: apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, "tls"), recent: true, want: true},
 		{name: "service account not found", err: apierrors.NewNotFound(sa, "default"), recent: true, want: false},
 		{name: "bound pod not found for a recent pod", err: fmt.Errorf("request token: %w", apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web")), recent: true, want: true},
+		{name: "bound pod not yet in NodeRestriction's informer", err: fmt.Errorf("request token: %w", apierrors.NewNotFound(schema.GroupResource{Resource: "pod"}, "web")), recent: true, want: true},
 		{name: "bound pod not found for an older pod", err: apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web"), recent: false, want: false},
 		{name: "too many requests", err: apierrors.NewTooManyRequests("slow down", 1), want: true},
 		{name: "service unavailable", err: apierrors.NewServiceUnavailable("starting"), want: true},
@@ -77,5 +80,20 @@ func TestRecent(t *testing.T) {
 				t.Errorf("Recent(%v, %v) = %v, want %v", tt.seen, tt.now, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestIsNodeRestrictionNotFound: the NodeRestriction admission plugin
+// looks a token's pod up in client-go's pod lister, whose NotFound names
+// the resource "pod"; right after the pod was created that answer is
+// transient like the API server's own "pods" one.
+func TestIsNodeRestrictionNotFound(t *testing.T) {
+	lister := corev1listers.NewPodLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))
+	_, err := lister.Pods("default").Get("web")
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("lister Get of a missing pod = %v, want NotFound", err)
+	}
+	if !Is(fmt.Errorf("request token: %w", err), true) {
+		t.Errorf("Is(%v, recent) = false, want true", err)
 	}
 }

@@ -71,6 +71,8 @@ func TestSetUpRetriesTransientFailures(t *testing.T) {
 			wantCalls: 3, maxWait: 700 * time.Millisecond},
 		{name: "bound pod not yet found by the API server", verb: "create", res: "serviceaccounts", refusals: 1,
 			err: apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web"), wantCalls: 2, maxWait: 300 * time.Millisecond},
+		{name: "bound pod not yet in the admission plugin's informer", verb: "create", res: "serviceaccounts", refusals: 2,
+			err: apierrors.NewNotFound(schema.GroupResource{Resource: "pod"}, "web"), wantCalls: 3, maxWait: 700 * time.Millisecond},
 		{name: "configMap read throttled once", verb: "get", res: "configmaps", refusals: 1, err: apierrors.NewTooManyRequests("slow down", 1),
 			wantCalls: 2, maxWait: 300 * time.Millisecond},
 		{name: "kube-root-ca.crt published a moment after the pod", verb: "get", res: "configmaps", refusals: 2,
