@@ -49,6 +49,10 @@ type refusal struct {
 //   - a known UID whose status alone changed is a reconcile;
 //   - a stored UID the source no longer gives is a remove.
 //
+// A pod of incoming that is the very pod stored in old (the same pointer:
+// applyUpdate passes the pods an incremental change did not touch) is
+// unchanged and costs no comparison.
+//
 // It is pure apart from taking ownership of incoming: those pods become the
 // stored state and may be changed. old is not changed.
 func diffPods(source string, old podSet, incoming []*corev1.Pod, now time.Time) diffResult {
@@ -65,6 +69,10 @@ func diffPods(source string, old podSet, incoming []*corev1.Pod, now time.Time) 
 			continue
 		}
 		names[fullName] = true
+		if existing, found := old[ref.UID]; found && existing == ref {
+			r.next[ref.UID] = existing
+			continue
+		}
 		if ref.Annotations == nil {
 			ref.Annotations = map[string]string{}
 		}
@@ -182,8 +190,10 @@ func keepLocalAnnotations(existing, ref *corev1.Pod) {
 
 // applyUpdate turns an incremental Update into the source's full new pod
 // set: adds, updates, deletes and reconciles replace the pod with the same
-// UID, removes drop it. The result is in full-name order and shares no
-// pods with old or u.
+// UID, removes drop it. The result is in full-name order. The pods u
+// brings are copies; the others are old's own pods, which diffPods
+// recognises as unchanged, so a change of one pod costs one comparison
+// and one copy, not one per pod of the source.
 func applyUpdate(old podSet, u Update) []*corev1.Pod {
 	next := make(podSet, len(old)+len(u.Pods))
 	for uid, pod := range old {
@@ -193,14 +203,22 @@ func applyUpdate(old podSet, u Update) []*corev1.Pod {
 		if u.Op == OpRemove {
 			delete(next, pod.UID)
 		} else {
-			next[pod.UID] = pod
+			next[pod.UID] = pod.DeepCopy()
 		}
 	}
-	pods := make([]*corev1.Pod, 0, len(next))
-	for _, pod := range next {
-		pods = append(pods, pod.DeepCopy())
+	type named struct {
+		name string
+		pod  *corev1.Pod
 	}
-	sort.Slice(pods, func(i, j int) bool { return GetPodFullName(pods[i]) < GetPodFullName(pods[j]) })
+	byName := make([]named, 0, len(next))
+	for _, pod := range next {
+		byName = append(byName, named{GetPodFullName(pod), pod})
+	}
+	sort.Slice(byName, func(i, j int) bool { return byName[i].name < byName[j].name })
+	pods := make([]*corev1.Pod, len(byName))
+	for i, n := range byName {
+		pods[i] = n.pod
+	}
 	return pods
 }
 

@@ -2,6 +2,7 @@ package podsource
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,8 +170,20 @@ func TestDiffPods(t *testing.T) {
 	}
 }
 
+// storedSet is old as the merger stores it: every pod with its source
+// annotation.
+func storedSet(old podSet) podSet {
+	for _, p := range old {
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[podutil.ConfigSourceAnnotation] = podutil.FileSource
+	}
+	return old
+}
+
 func TestApplyUpdate(t *testing.T) {
-	old := podSet{"uid-a": testPod("a"), "uid-b": testPod("b")}
+	old := storedSet(podSet{"uid-a": testPod("a"), "uid-b": testPod("b")})
 	tests := []struct {
 		name string
 		u    Update
@@ -186,13 +199,43 @@ func TestApplyUpdate(t *testing.T) {
 			var names []string
 			for _, p := range got {
 				names = append(names, p.Name)
-				if p == old[p.UID] {
-					t.Errorf("pod %s shared with the stored state", p.Name)
+				brought := slices.ContainsFunc(tt.u.Pods, func(u *corev1.Pod) bool { return u.UID == p.UID })
+				switch {
+				case brought && (p == old[p.UID] || slices.Contains(tt.u.Pods, p)):
+					t.Errorf("pod %s the update brings is not a copy of its own", p.Name)
+				case !brought && p != old[p.UID]:
+					t.Errorf("pod %s the update does not touch is not the stored pod", p.Name)
 				}
 			}
 			if diff := cmp.Diff(tt.want, names); diff != "" {
 				t.Errorf("pods (-want +got):\n%s", diff)
 			}
+			// The untouched pods are the stored ones: diffPods passes them
+			// over, and reports only what the update changed.
+			r := diffPods(podutil.FileSource, storedSet(old), got, time.Unix(0, 0))
+			if n := len(r.adds) + len(r.updates) + len(r.deletes) + len(r.reconciles) + len(r.removes); n != len(tt.u.Pods) {
+				t.Errorf("diff of the applied update has %d changes, want %d", n, len(tt.u.Pods))
+			}
 		})
+	}
+}
+
+// BenchmarkIncrementalChange is what one watch event of the API source
+// costs the merger with 100 pods stored: one pod's status changed.
+func BenchmarkIncrementalChange(b *testing.B) {
+	old := podSet{}
+	for i := range 100 {
+		p := testPod(fmt.Sprintf("p%03d", i))
+		old[p.UID] = p
+	}
+	storedSet(old)
+	changed := testPod("p050", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
+	u := Update{Op: OpReconcile, Pods: []*corev1.Pod{changed}}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := diffPods(podutil.FileSource, old, applyUpdate(old, u), time.Unix(0, 0))
+		if len(r.reconciles) != 1 {
+			b.Fatalf("reconciles = %d, want 1", len(r.reconciles))
+		}
 	}
 }
