@@ -3,10 +3,17 @@ package kuberuntime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/berthk8s/berth/internal/podplan"
 )
 
 // TestStartPace: n starts at a time in arrival order; a slot frees when
@@ -82,4 +89,74 @@ func acquireWithin(p *startPace, d time.Duration) (func(), time.Duration, error)
 		return nil, waited, err
 	}
 	return done, waited, err
+}
+
+// gatedSandboxes passes runtime calls to the fake CRI; RunPodSandbox
+// first reports its entry on entered and then waits for the gate.
+type gatedSandboxes struct {
+	runtimeapi.RuntimeServiceClient
+	entered chan string
+	gate    chan struct{}
+}
+
+func (g *gatedSandboxes) RunPodSandbox(ctx context.Context, in *runtimeapi.RunPodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.RunPodSandboxResponse, error) {
+	g.entered <- in.GetConfig().GetMetadata().GetName()
+	<-g.gate
+	return g.RuntimeServiceClient.RunPodSandbox(ctx, in, opts...)
+}
+
+// TestApplyPacesNewPods: Apply creates at most ParallelPodStarts sandboxes
+// at once; 0 starts every new pod at once, as upstream.
+func TestApplyPacesNewPods(t *testing.T) {
+	const pods = 4
+	for _, tc := range []struct {
+		name  string
+		limit int // Config.ParallelPodStarts
+		want  int // sandbox creations seen at once
+	}{
+		{"two at a time", 2, 2},
+		{"unpaced", 0, pods},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gated := &gatedSandboxes{entered: make(chan string, pods), gate: make(chan struct{})}
+			e := newEnv(t, func(c *Config) {
+				gated.RuntimeServiceClient = c.Runtime
+				c.Runtime = gated
+				c.ParallelPodStarts = tc.limit
+			})
+			var wg sync.WaitGroup
+			errs := make(chan error, pods)
+			for i := range pods {
+				pod := basePod()
+				pod.Name, pod.UID = fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
+				rt := e.status(pod)
+				plan := podplan.Compute(podplan.Inputs{Pod: pod, Runtime: rt, Now: e.clock.Now()})
+				wg.Go(func() {
+					_, err := e.m.Apply(e.ctx, pod, rt, plan, ApplyOptions{})
+					errs <- err
+				})
+			}
+			for range tc.want {
+				<-gated.entered
+			}
+			select {
+			case name := <-gated.entered:
+				t.Errorf("sandbox of %s created while %d were being created, the limit is %d", name, tc.want, tc.limit)
+			case <-time.After(100 * time.Millisecond):
+			}
+			close(gated.gate)
+			go func() {
+				for range gated.entered {
+				}
+			}()
+			wg.Wait()
+			close(gated.entered)
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
 }
