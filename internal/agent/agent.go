@@ -367,7 +367,7 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache) (*podworker
 		Relist: n.relister.RelistPod,
 		// The pod's record goes with its worker; the status writer deletes
 		// a deleted API pod once it is Finished.
-		OnFinished: func(uid types.UID) { syncer.Forget(uid); n.cluster.wakeStatus() },
+		OnFinished: func(uid types.UID) { syncer.Forget(uid); n.cluster.wakeStatus(uid) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create pod workers: %w", err)

@@ -211,9 +211,9 @@ func (c *cluster) waitNodeSynced(ctx context.Context) error {
 }
 
 // wakeStatus asks the pod status writer for a pass now (cluster mode).
-func (c *cluster) wakeStatus() {
+func (c *cluster) wakeStatus(uid types.UID) {
 	if c != nil && c.status != nil {
-		c.status.Wake()
+		c.status.Wake(uid)
 	}
 }
 

@@ -20,16 +20,19 @@ import (
 // what they get.
 //
 // Changed signals every Set or Delete that changed what is stored; the
-// signal coalesces (capacity 1), so a reader that wakes on it must read the
-// whole store, not one entry. Each entry carries the time of its last
-// change, so a writer can tell how long a status waited (the status sync
-// latency).
+// signal coalesces (capacity 1), so a reader that wakes on it reads every
+// change since its last read: the whole store (Entries), or only the
+// entries changed since a sequence number it kept (EntriesSince). Each
+// entry carries the time of its last change, so a writer can tell how long
+// a status waited (the status sync latency).
 type Store struct {
 	clock clock.PassiveClock
-	// mu guards statuses.
+	// mu guards statuses and seq.
 	mu       sync.Mutex
 	statuses map[types.UID]Entry
-	changed  chan struct{}
+	// seq counts the changes: the Seq of the latest changed entry.
+	seq     uint64
+	changed chan struct{}
 }
 
 // Entry is one pod's stored status and when it last changed.
@@ -37,6 +40,9 @@ type Entry struct {
 	Status corev1.PodStatus
 	// Changed is when a Set last changed the status.
 	Changed time.Time
+	// Seq is the store's change count at that change: an entry changed
+	// after another has a greater Seq.
+	Seq uint64
 }
 
 // NewStore returns an empty store that stamps changes with the real clock.
@@ -71,12 +77,13 @@ func (s *Store) Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus {
 	if ok && podutil.IsTerminal(prev.Status.Phase) && !podutil.IsTerminal(st.Phase) {
 		st.Phase, st.Reason, st.Message = prev.Status.Phase, prev.Status.Reason, prev.Status.Message
 	}
-	changed := prev.Changed
+	changed, seq := prev.Changed, prev.Seq
 	if !ok || !apiequality.Semantic.DeepEqual(prev.Status, st) {
-		changed = s.clock.Now()
+		s.seq++
+		changed, seq = s.clock.Now(), s.seq
 		s.notify()
 	}
-	s.statuses[uid] = Entry{Status: st, Changed: changed}
+	s.statuses[uid] = Entry{Status: st, Changed: changed, Seq: seq}
 	return *st.DeepCopy()
 }
 
@@ -97,6 +104,7 @@ func (s *Store) Delete(uid types.UID) {
 	defer s.mu.Unlock()
 	if _, ok := s.statuses[uid]; ok {
 		delete(s.statuses, uid)
+		s.seq++
 		s.notify()
 	}
 }
@@ -112,13 +120,35 @@ func (s *Store) Snapshot() map[types.UID]corev1.PodStatus {
 	return out
 }
 
-// Entries returns a copy of every stored status with its change time.
-func (s *Store) Entries() map[types.UID]Entry {
+// Entries returns a copy of every stored status with its change time, and
+// the store's change count (the since of a later EntriesSince).
+func (s *Store) Entries() (map[types.UID]Entry, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[types.UID]Entry, len(s.statuses))
 	for uid, e := range s.statuses {
-		out[uid] = Entry{Status: *e.Status.DeepCopy(), Changed: e.Changed}
+		out[uid] = copyEntry(e)
 	}
-	return out
+	return out, s.seq
+}
+
+// EntriesSince returns a copy of the entries changed after change count
+// since, and of the stored entries of also (whether changed or not), with
+// the store's change count. It walks the store without copying the
+// entries it leaves out, so a reader that keeps the count pays for what
+// changed, not for every pod. A deleted entry is not reported.
+func (s *Store) EntriesSince(since uint64, also map[types.UID]struct{}) (map[types.UID]Entry, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[types.UID]Entry)
+	for uid, e := range s.statuses {
+		if _, ok := also[uid]; ok || e.Seq > since {
+			out[uid] = copyEntry(e)
+		}
+	}
+	return out, s.seq
+}
+
+func copyEntry(e Entry) Entry {
+	return Entry{Status: *e.Status.DeepCopy(), Changed: e.Changed, Seq: e.Seq}
 }

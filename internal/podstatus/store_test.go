@@ -1,6 +1,7 @@
 package podstatus
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -133,17 +134,63 @@ func TestStoreEntriesChangeTime(t *testing.T) {
 		name        string
 		set         corev1.PodStatus
 		wantChanged time.Time
+		wantSeq     uint64
 	}{
-		{"first set", corev1.PodStatus{Phase: corev1.PodPending}, t0.Add(time.Second)},
-		{"same status again", corev1.PodStatus{Phase: corev1.PodPending}, t0.Add(time.Second)},
-		{"new status", running, t0.Add(3 * time.Second)},
+		{"first set", corev1.PodStatus{Phase: corev1.PodPending}, t0.Add(time.Second), 1},
+		{"same status again", corev1.PodStatus{Phase: corev1.PodPending}, t0.Add(time.Second), 1},
+		{"new status", running, t0.Add(3 * time.Second), 2},
 	}
 	for _, st := range steps {
 		clk.SetTime(clk.Now().Add(time.Second))
 		s.Set("u", st.set)
-		want := map[types.UID]Entry{"u": {Status: st.set, Changed: st.wantChanged}}
-		if diff := cmp.Diff(want, s.Entries()); diff != "" {
+		want := map[types.UID]Entry{"u": {Status: st.set, Changed: st.wantChanged, Seq: st.wantSeq}}
+		got, seq := s.Entries()
+		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: Entries() (-want +got):\n%s", st.name, diff)
 		}
+		if seq != st.wantSeq {
+			t.Errorf("%s: Entries() count = %d, want %d", st.name, seq, st.wantSeq)
+		}
+	}
+}
+
+// TestStoreEntriesSince: a reader that keeps the change count gets the
+// entries changed since, plus the ones it asks for, and nothing else.
+func TestStoreEntriesSince(t *testing.T) {
+	s := NewStore()
+	pending, running := corev1.PodStatus{Phase: corev1.PodPending}, corev1.PodStatus{Phase: corev1.PodRunning}
+	s.Set("a", pending)
+	s.Set("b", pending)
+	_, since := s.Entries()
+	steps := []struct {
+		name string
+		do   func()
+		also []types.UID
+		want []types.UID
+	}{
+		{"nothing changed", func() {}, nil, nil},
+		{"one changed", func() { s.Set("a", running) }, nil, []types.UID{"a"}},
+		{"the same status again is no change", func() { s.Set("a", running) }, nil, nil},
+		{"asked for, unchanged", func() {}, []types.UID{"b"}, []types.UID{"b"}},
+		{"asked for and gone", func() {}, []types.UID{"zzz"}, nil},
+		{"a new pod and a deletion", func() { s.Set("c", pending); s.Delete("b") }, nil, []types.UID{"c"}},
+		{"changed and asked for", func() { s.Set("c", running) }, []types.UID{"c", "a"}, []types.UID{"a", "c"}},
+	}
+	for _, st := range steps {
+		st.do()
+		also := map[types.UID]struct{}{}
+		for _, uid := range st.also {
+			also[uid] = struct{}{}
+		}
+		got, seq := s.EntriesSince(since, also)
+		var uids []types.UID
+		for uid := range got {
+			uids = append(uids, uid)
+		}
+		slices.Sort(uids)
+		if diff := cmp.Diff(st.want, uids); diff != "" {
+			t.Errorf("%s: EntriesSince UIDs (-want +got):\n%s", st.name, diff)
+		}
+		since = seq
 	}
 }

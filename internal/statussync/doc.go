@@ -3,7 +3,14 @@
 //
 // podsync stores each pod's generated v1.PodStatus in a podstatus.Store,
 // keyed by the pod's UID. The Syncer's one goroutine (Run) reads the store
-// when it signals a change and every SyncPeriod (10 s), and:
+// when it signals a change or Wake names a pod, and every SyncPeriod
+// (10 s). The periodic pass looks at every pod; the others look only at
+// the pods changed since the last pass (the store's change count,
+// podstatus.Store.EntriesSince), the pods woken, and the pods the last
+// pass left unsettled (no API object to write to yet, a failed write, a
+// terminal phase held back, a deletion not done): a status change in a
+// burst of a hundred pods costs one pod's planning, not a hundred. Each
+// pass:
 //
 //   - plans (plan.go, pure): which pods need a status write, a held write
 //     or a deletion. A pod needs a write when its status differs from the
@@ -47,7 +54,7 @@
 // (latency.go; the store stamps its changes): upstream's pod status sync
 // latency, the cache → PATCH stage of a pod's start.
 //
-// A failed write leaves the pod's record as it was, so the next pass (at
-// the latest the periodic one) retries: losing the API server loses no
-// status. The syncer never writes to the store.
+// A failed write leaves the pod's record as it was and the pod unsettled,
+// so the next pass (at the latest the periodic one) retries: losing the
+// API server loses no status. The syncer never writes to the store.
 package statussync

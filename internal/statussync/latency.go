@@ -17,14 +17,19 @@ type pendingChange struct {
 	last, since time.Time
 }
 
-// notePending records the changes the store shows since the last pass: a
-// change while none was pending starts the pod's status sync latency.
-func (s *Syncer) notePending(entries map[types.UID]podstatus.Entry) {
+// prunePending forgets the pods no longer stored (entries is the whole
+// store).
+func (s *Syncer) prunePending(entries map[types.UID]podstatus.Entry) {
 	for uid := range s.pending {
 		if _, ok := entries[uid]; !ok {
 			delete(s.pending, uid)
 		}
 	}
+}
+
+// notePending records the changes the store shows since the last pass: a
+// change while none was pending starts the pod's status sync latency.
+func (s *Syncer) notePending(entries map[types.UID]podstatus.Entry) {
 	for uid, e := range entries {
 		p := s.pending[uid]
 		if e.Changed.Equal(p.last) {
@@ -56,11 +61,12 @@ func (s *Syncer) observeWrite(ctx context.Context, uid types.UID, w *writtenAt, 
 // later change starts its own latency.
 func (s *Syncer) settlePending(entries map[types.UID]podstatus.Entry) {
 	for uid, p := range s.pending {
-		if p.since.IsZero() {
+		e, planned := entries[uid]
+		if p.since.IsZero() || !planned {
 			continue
 		}
 		rec, ok := s.records[uid]
-		if ok && !rec.Held && apiequality.Semantic.DeepEqual(rec.Status, entries[uid].Status) {
+		if ok && !rec.Held && apiequality.Semantic.DeepEqual(rec.Status, e.Status) {
 			p.since = time.Time{}
 			s.pending[uid] = p
 		}

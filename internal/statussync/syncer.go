@@ -70,9 +70,18 @@ type Written struct {
 type Syncer struct {
 	cfg  Config
 	wake chan struct{}
-	// records and pending are owned by the Run goroutine.
+	// mu guards woken: the pods Wake named since the last pass.
+	mu    sync.Mutex
+	woken map[types.UID]struct{}
+	// records, pending, seq and carry are owned by the Run goroutine.
 	records map[types.UID]Record
 	pending map[types.UID]pendingChange
+	// seq is the store's change count as of the last pass: a pass that is
+	// not full plans the pods changed since (podstatus.Store.EntriesSince).
+	seq uint64
+	// carry holds the pods the last pass left unsettled (see unsettled):
+	// every pass plans them again, changed or not.
+	carry map[types.UID]struct{}
 	// afterPass, when set (tests), is called by Run after every pass.
 	afterPass func(periodic bool)
 }
@@ -85,23 +94,35 @@ func New(cfg Config) (*Syncer, error) {
 	if cfg.SyncPeriod <= 0 {
 		cfg.SyncPeriod = DefaultSyncPeriod
 	}
-	return &Syncer{cfg: cfg, wake: make(chan struct{}, 1), records: map[types.UID]Record{},
-		pending: map[types.UID]pendingChange{}}, nil
+	return &Syncer{cfg: cfg, wake: make(chan struct{}, 1), woken: map[types.UID]struct{}{},
+		records: map[types.UID]Record{}, pending: map[types.UID]pendingChange{}, carry: map[types.UID]struct{}{}}, nil
 }
 
-// Wake asks for a pass soon without a status change: when the pod workers
-// finish a pod (CanBeDeleted turns true) or a static pod's mirror pod
-// appears. Without it the next periodic pass catches up. It never blocks;
-// wakes coalesce.
-func (s *Syncer) Wake() {
+// Wake asks for a pass over pod uid soon without a status change: when the
+// pod workers finish the pod (CanBeDeleted turns true). Without it the
+// next periodic pass catches up. It never blocks; wakes coalesce.
+func (s *Syncer) Wake(uid types.UID) {
+	s.mu.Lock()
+	s.woken[uid] = struct{}{}
+	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-// Run makes a full pass, then one on every store change or Wake and a full
-// one every SyncPeriod, until ctx ends. It returns nil.
+// takeWoken returns the pods woken since the last call.
+func (s *Syncer) takeWoken() map[types.UID]struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.woken
+	s.woken = map[types.UID]struct{}{}
+	return w
+}
+
+// Run makes a full pass, then one on every store change or Wake, over the
+// pods changed or woken since the last pass and those it left unsettled,
+// and a full one every SyncPeriod, until ctx ends. It returns nil.
 func (s *Syncer) Run(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("statussync"))
 	ticker := s.cfg.Clock.NewTicker(s.cfg.SyncPeriod)
@@ -125,18 +146,38 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 }
 
+// entries returns the stored entries a pass plans: every pod on a
+// periodic pass; else the pods changed since the last pass, the pods Wake
+// named and the pods the last pass left unsettled. A burst of status
+// changes then costs each pass what changed, not every pod of the node.
+func (s *Syncer) entries(periodic bool) map[types.UID]podstatus.Entry {
+	woken := s.takeWoken()
+	if periodic {
+		entries, seq := s.cfg.Store.Entries()
+		s.seq = seq
+		for uid := range s.records {
+			if _, ok := entries[uid]; !ok {
+				delete(s.records, uid)
+			}
+		}
+		s.prunePending(entries)
+		return entries
+	}
+	for uid := range s.carry {
+		woken[uid] = struct{}{}
+	}
+	entries, seq := s.cfg.Store.EntriesSince(s.seq, woken)
+	s.seq = seq
+	return entries
+}
+
 // pass gathers a snapshot, plans and applies the operations: each pod's
 // at once and concurrently with the others' (at most parallelWrites
 // requests in flight, within the client's QPS and burst), so no pod's
 // status waits behind another's. The records are updated once every
 // operation returned, on the Run goroutine.
 func (s *Syncer) pass(ctx context.Context, periodic bool) {
-	entries := s.cfg.Store.Entries()
-	for uid := range s.records {
-		if _, ok := entries[uid]; !ok {
-			delete(s.records, uid)
-		}
-	}
+	entries := s.entries(periodic)
 	s.notePending(entries)
 	pods := make([]Pod, 0, len(entries))
 	byUID := make(map[types.UID]*Pod, len(entries))
@@ -163,18 +204,40 @@ func (s *Syncer) pass(ctx context.Context, periodic bool) {
 		})
 	}
 	wg.Wait()
+	failed := map[types.UID]bool{}
 	for i, r := range results {
 		switch {
 		case r.drop:
 			delete(s.records, ops[i].UID)
 		case r.set != nil:
 			s.records[ops[i].UID] = *r.set
+		case ops[i].Write:
+			failed[ops[i].UID] = true
 		}
 		if r.written != nil {
 			s.observeWrite(ctx, ops[i].UID, r.written, entries)
 		}
 	}
 	s.settlePending(entries)
+	s.carry = map[types.UID]struct{}{}
+	for i := range pods {
+		if s.unsettled(&pods[i], failed[pods[i].UID]) {
+			s.carry[pods[i].UID] = struct{}{}
+		}
+	}
+}
+
+// unsettled reports whether a pod needs another look on the next pass
+// even if its status does not change: it has no API object to write to
+// yet (no source has it, or a static pod has no mirror pod), its write
+// failed, its terminal phase waits for its containers to stop, or it is
+// to be deleted and is not yet. The record is the one the pass left.
+func (s *Syncer) unsettled(p *Pod, failed bool) bool {
+	if p.Config == nil || p.API == nil || failed {
+		return true
+	}
+	rec := s.records[p.UID]
+	return rec.Delayed || (p.Config.DeletionTimestamp != nil && !rec.Deleted)
 }
 
 // parallelWrites bounds the status requests in flight in one pass.

@@ -33,10 +33,13 @@ type env struct {
 	s      *Syncer
 	passes chan bool
 
-	// mu guards static and finished.
+	// mu guards static, finished and lookups.
 	mu       sync.Mutex
 	static   map[types.UID]*corev1.Pod
 	finished map[types.UID]bool
+	// lookups counts the syncer's config pod lookups (Config.Pod) by UID:
+	// the pods a pass planned.
+	lookups map[types.UID]int
 }
 
 func newEnv(t *testing.T, objs ...runtime.Object) *env {
@@ -44,7 +47,7 @@ func newEnv(t *testing.T, objs ...runtime.Object) *env {
 	e := &env{
 		t: t, cs: fake.NewClientset(objs...), store: podstatus.NewStoreWithClock(clk),
 		clock: clk, passes: make(chan bool, 100),
-		static: map[types.UID]*corev1.Pod{}, finished: map[types.UID]bool{},
+		static: map[types.UID]*corev1.Pod{}, finished: map[types.UID]bool{}, lookups: map[types.UID]int{},
 	}
 	s, err := New(Config{
 		Client: e.cs, Store: e.store, Clock: e.clock,
@@ -62,6 +65,7 @@ func newEnv(t *testing.T, objs ...runtime.Object) *env {
 
 func (e *env) pod(uid types.UID) (*corev1.Pod, bool) {
 	e.mu.Lock()
+	e.lookups[uid]++
 	p, ok := e.static[uid]
 	e.mu.Unlock()
 	if ok {
@@ -174,7 +178,7 @@ func TestRunWritesChanges(t *testing.T) {
 	// The same status again: no signal; a wake or a full pass finds
 	// nothing to write either.
 	e.store.Set("u1", running())
-	e.s.Wake()
+	e.s.Wake("u1")
 	e.waitPass(false)
 	e.tick()
 	if got := e.requests(); len(got) != 0 {
@@ -277,10 +281,10 @@ func TestRunDeletesFinishedPodOnce(t *testing.T) {
 	e.mu.Lock()
 	e.finished["u1"] = true
 	e.mu.Unlock()
-	e.s.Wake()
+	e.s.Wake("u1")
 	e.waitPass(false)
 	e.tick()
-	e.s.Wake()
+	e.s.Wake("u1")
 	e.waitPass(false)
 	want := []metav1.DeleteOptions{{GracePeriodSeconds: new(int64), Preconditions: metav1.NewUIDPreconditions("u1")}}
 	if diff := cmp.Diff(want, deletes); diff != "" {
