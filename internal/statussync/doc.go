@@ -36,7 +36,13 @@
 //     mergePodStatus with PodCouldHaveRunningContainers).
 //   - patches (patch.go, pure bytes): a strategic merge patch of
 //     pods/status from the current API status to the merged one, carrying
-//     metadata.uid as a precondition, as upstream's PatchPodStatus.
+//     metadata.uid as a precondition, as upstream's PatchPodStatus. Unlike
+//     upstream, which reads the pod before every patch, the current API
+//     status is the one berth's last write left, or the API source's view
+//     before a first write (patchBase): the kubelet alone writes the fields
+//     it owns, and another writer's fields are not in the patch. The pod is
+//     read first on the periodic pass (which reconciles) and after a failed
+//     patch (which may have been applied).
 //   - deletes an API pod that has a deletion timestamp, a terminal phase in
 //     the API and that the pod workers report finished (CanBeDeleted), once,
 //     with grace period 0 and a UID precondition; mirror pods are never
@@ -54,7 +60,6 @@
 // (latency.go; the store stamps its changes): upstream's pod status sync
 // latency, the cache → PATCH stage of a pod's start.
 //
-// A failed write leaves the pod's record as it was and the pod unsettled,
-// so the next pass (at the latest the periodic one) retries: losing the
-// API server loses no status. The syncer never writes to the store.
+// A failed write leaves the pod unsettled, so the next pass (at the latest
+// the periodic one) retries: losing the API server loses no status. The syncer never writes to the store.
 package statussync

@@ -52,7 +52,8 @@ func TestRunPlansOnlyChangedPods(t *testing.T) {
 	if diff := cmp.Diff(map[types.UID]int{"u2": 1}, e.takeLookups()); diff != "" {
 		t.Errorf("pods planned on u2's change (-want +got):\n%s", diff)
 	}
-	want := []string{"get pods default/web-2", "patch pods/status default/web-2"}
+	// The patch starts from the object the last write left: no GET.
+	want := []string{"patch pods/status default/web-2"}
 	if diff := cmp.Diff(want, e.requests()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
@@ -83,7 +84,8 @@ func TestRunRetriesFailedWriteOnTheNextPass(t *testing.T) {
 
 	e.store.Set("u2", failed())
 	e.waitPass(false)
-	want := []string{"get pods default/web-1", "get pods default/web-2", "patch pods/status default/web-1", "patch pods/status default/web-2"}
+	// web-1's failed patch may have been applied: it is read first.
+	want := []string{"get pods default/web-1", "patch pods/status default/web-1", "patch pods/status default/web-2"}
 	got := e.requests()
 	if diff := cmp.Diff(want, slices.Sorted(slices.Values(got))); diff != "" {
 		t.Errorf("requests of the pass after the failure (-want +got):\n%s", diff)
@@ -116,5 +118,60 @@ func TestRunStaticPodWaitsForItsMirrorOnEveryPass(t *testing.T) {
 	}
 	if got := e.takeLookups(); got["hash1"] != 2 {
 		t.Errorf("static pod planned %d times since the start, want 2 (while it had no mirror pod, and after)", got["hash1"])
+	}
+}
+
+// A write patches from the object berth's last write left, not from the
+// API source's view, which may not have seen that write yet: from the
+// view, the patch would not remove a condition the last write added (a
+// strategic merge patch merges conditions by type).
+func TestRunPatchesFromTheLastWrite(t *testing.T) {
+	e := newEnv(t, namedPod("u1", "web-1"))
+	e.stale["u1"] = namedPod("u1", "web-1")
+	e.start()
+	resizing := running()
+	resizing.Conditions = append(resizing.Conditions, cond(corev1.PodResizeInProgress, corev1.ConditionTrue, t0))
+	e.store.Set("u1", resizing)
+	e.waitPass(false)
+	e.store.Set("u1", running())
+	e.waitPass(false)
+	if diff := cmp.Diff([]string{"patch pods/status default/web-1", "patch pods/status default/web-1"}, e.requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	p, err := e.apiPod("default", "web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodResizeInProgress {
+			t.Errorf("API conditions still have %s after the write that removed it: %v", c.Type, p.Status.Conditions)
+		}
+	}
+}
+
+// After a PATCH that failed (it may have been applied all the same: a
+// timeout), the next write reads the object before patching it.
+func TestRunReadsThePodAfterAFailedPatch(t *testing.T) {
+	e := newEnv(t, namedPod("u1", "web-1"))
+	e.startWritten("u1")
+	failures := 1
+	e.cs.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if failures > 0 {
+			failures--
+			return true, nil, apierrors.NewTimeoutError("request did not complete within the allowed duration", 1)
+		}
+		return false, nil, nil
+	})
+	notReady := running()
+	notReady.ContainerStatuses[0].Ready = false
+	e.store.Set("u1", notReady)
+	e.waitPass(false)
+	e.store.Set("u1", running())
+	e.waitPass(false)
+	// The failed patch; then the status last written is berth's again,
+	// which the pod on the server shows: nothing to patch.
+	want := []string{"patch pods/status default/web-1", "get pods default/web-1"}
+	if diff := cmp.Diff(want, e.requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }

@@ -20,7 +20,7 @@ import (
 )
 
 // One pod's slow API request does not hold back another pod's status: the
-// GET of pod a answers only once pod b's status was patched, which a
+// PATCH of pod a answers only once pod b's status was patched, which a
 // pass that wrote pod after pod (a first) would never see.
 func TestPassWritesPodsConcurrently(t *testing.T) {
 	a, b := apiPod("u1", corev1.PodPending), apiPod("u2", corev1.PodPending)
@@ -38,15 +38,15 @@ func TestPassWritesPodsConcurrently(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		switch {
-		case r.Method == http.MethodGet && name == "web-a":
-			select {
-			case <-bPatched:
-			case <-time.After(5 * time.Second):
-				http.Error(w, "pod b was not patched while pod a's GET was in flight", http.StatusInternalServerError)
-				return
+		if r.Method == http.MethodPatch && sub == "status" {
+			if name == "web-a" {
+				select {
+				case <-bPatched:
+				case <-time.After(5 * time.Second):
+					http.Error(w, "pod b was not patched while pod a's PATCH was in flight", http.StatusInternalServerError)
+					return
+				}
 			}
-		case r.Method == http.MethodPatch && sub == "status":
 			mu.Lock()
 			patched = append(patched, name)
 			mu.Unlock()

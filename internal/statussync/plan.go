@@ -48,6 +48,10 @@ type Record struct {
 	// the pod could still have running containers; it is written once it
 	// cannot.
 	Delayed bool
+	// Object is the API object as the last write left it (the PATCH's
+	// answer, or the GET's when nothing was to be patched), the base of
+	// the next write's patch; nil when none. Read only.
+	Object *corev1.Pod
 }
 
 // Inputs is one pass's snapshot.

@@ -200,7 +200,7 @@ func (s *Syncer) pass(ctx context.Context, periodic bool) {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			results[i] = s.apply(ctx, byUID[op.UID], op, now, recordState{rec: rec, had: had})
+			results[i] = s.apply(ctx, byUID[op.UID], op, now, recordState{rec: rec, had: had, periodic: periodic})
 		})
 	}
 	wg.Wait()
@@ -211,7 +211,8 @@ func (s *Syncer) pass(ctx context.Context, periodic bool) {
 			delete(s.records, ops[i].UID)
 		case r.set != nil:
 			s.records[ops[i].UID] = *r.set
-		case ops[i].Write:
+		}
+		if r.failed {
 			failed[ops[i].UID] = true
 		}
 		if r.written != nil {
@@ -243,10 +244,12 @@ func (s *Syncer) unsettled(p *Pod, failed bool) bool {
 // parallelWrites bounds the status requests in flight in one pass.
 const parallelWrites = 16
 
-// recordState is a pod's record as the pass found it.
+// recordState is a pod's record as the pass found it, and the pass's
+// kind.
 type recordState struct {
-	rec Record
-	had bool
+	rec      Record
+	had      bool
+	periodic bool
 }
 
 // outcome is what one pod's operation does to its record: nothing (both
@@ -254,6 +257,9 @@ type recordState struct {
 type outcome struct {
 	set  *Record
 	drop bool
+	// failed: the write did not happen, or may not have; the pod is
+	// planned again on the next pass.
+	failed bool
 	// written: the generated status reached this API object (set with a
 	// successful write only).
 	written *writtenAt
@@ -325,17 +331,21 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	pods := s.cfg.Client.CoreV1().Pods(p.API.Namespace)
-	cur, err := pods.Get(rctx, p.API.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		logger.V(3).Info("Pod does not exist on the server")
-		return nil, forget(st), false
-	case err != nil:
-		logger.Info("Failed to get status for pod", "err", err)
-		return nil, outcome{}, false
-	case cur.UID != p.API.UID:
-		logger.V(2).Info("Pod was deleted and then recreated, skipping status update", "newUID", cur.UID)
-		return nil, forget(st), false
+	cur := patchBase(p, st)
+	if cur == nil {
+		got, err := pods.Get(rctx, p.API.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			logger.V(3).Info("Pod does not exist on the server")
+			return nil, forget(st), false
+		case err != nil:
+			logger.Info("Failed to get status for pod", "err", err)
+			return nil, outcome{failed: true}, false
+		case got.UID != p.API.UID:
+			logger.V(2).Info("Pod was deleted and then recreated, skipping status update", "newUID", got.UID)
+			return nil, forget(st), false
+		}
+		cur = got
 	}
 	if podutil.IsTerminal(cur.Status.Phase) && p.Status.Phase != cur.Status.Phase {
 		logger.Error(nil, "Not writing the pod status", "reason", holdReason(cur.Status.Phase, p.Status.Phase))
@@ -345,7 +355,7 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 	patch, unchanged, err := statusPatch(cur.UID, cur.Status, merged)
 	if err != nil {
 		logger.Error(err, "Failed to build the status patch")
-		return nil, outcome{}, false
+		return nil, outcome{failed: true}, false
 	}
 	if !unchanged {
 		updated, err := pods.Patch(rctx, cur.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
@@ -356,7 +366,7 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 			return nil, forget(st), false
 		case err != nil:
 			logger.Info("Failed to update status for pod", "err", err)
-			return nil, outcome{}, false
+			return nil, patchFailed(st), false
 		}
 		logger.V(3).Info("Patched pod status", "patch", string(patch))
 		cur = updated
@@ -364,8 +374,31 @@ func (s *Syncer) write(ctx context.Context, p *Pod, now time.Time, st recordStat
 		logger.V(4).Info("Pod status is up to date")
 	}
 	return cur, outcome{set: &Record{Target: cur.UID, Status: p.Status, Deleted: st.rec.Deleted,
-		Delayed: delayed(cur.Status.Phase, p.Status.Phase, p.CouldRun)},
+		Delayed: delayed(cur.Status.Phase, p.Status.Phase, p.CouldRun), Object: cur},
 		written: &writtenAt{pod: cur, at: s.cfg.Clock.Now()}}, true
+}
+
+// patchBase returns the API object a write may patch from without reading
+// it first, or nil when the write must GET it, as upstream's status
+// manager always does. The kubelet is the only writer of the fields it
+// owns, so the object its own last write left is exact for them, and a
+// change another writer made since to a field it owns is kept: the patch
+// carries only what berth changes. Before a first write, the API
+// source's view of the object is exact for them too. A periodic pass,
+// whose writes reconcile the API object with berth's status (someone else
+// may have changed a kubelet field), reads it. This halves the requests
+// of a burst's status writes, which share the client's kubeAPIQPS with
+// the token requests that hold up the pods' volumes.
+func patchBase(p *Pod, st recordState) *corev1.Pod {
+	switch {
+	case st.periodic:
+		return nil
+	case st.had && st.rec.Object != nil && st.rec.Target == p.API.UID:
+		return st.rec.Object
+	case !st.had:
+		return p.API
+	}
+	return nil
 }
 
 // delete deletes the API pod at once, only if it is still that object,
@@ -382,6 +415,15 @@ func (s *Syncer) delete(ctx context.Context, api *corev1.Pod) bool {
 	}
 	logger.V(2).Info("Pod fully terminated and removed from the API server")
 	return true
+}
+
+// patchFailed is the outcome of a PATCH that failed: the server may have
+// applied it all the same (a timeout), so neither the status nor the
+// object the last write left is known to be the server's. The record keeps
+// only that the pod was deleted: the next pass writes the pod's status
+// whatever it is, and reads the object first.
+func patchFailed(st recordState) outcome {
+	return outcome{set: &Record{Deleted: st.rec.Deleted}, failed: true}
 }
 
 // forget drops what was written for a pod whose API object is gone or

@@ -40,6 +40,9 @@ type env struct {
 	// lookups counts the syncer's config pod lookups (Config.Pod) by UID:
 	// the pods a pass planned.
 	lookups map[types.UID]int
+	// stale, when it has the UID, is the API source's view of the pod,
+	// which then never sees the writes.
+	stale map[types.UID]*corev1.Pod
 }
 
 func newEnv(t *testing.T, objs ...runtime.Object) *env {
@@ -48,6 +51,7 @@ func newEnv(t *testing.T, objs ...runtime.Object) *env {
 		t: t, cs: fake.NewClientset(objs...), store: podstatus.NewStoreWithClock(clk),
 		clock: clk, passes: make(chan bool, 100),
 		static: map[types.UID]*corev1.Pod{}, finished: map[types.UID]bool{}, lookups: map[types.UID]int{},
+		stale: map[types.UID]*corev1.Pod{},
 	}
 	s, err := New(Config{
 		Client: e.cs, Store: e.store, Clock: e.clock,
@@ -66,6 +70,10 @@ func newEnv(t *testing.T, objs ...runtime.Object) *env {
 func (e *env) pod(uid types.UID) (*corev1.Pod, bool) {
 	e.mu.Lock()
 	e.lookups[uid]++
+	if p, ok := e.stale[uid]; ok {
+		e.mu.Unlock()
+		return p, true
+	}
 	p, ok := e.static[uid]
 	e.mu.Unlock()
 	if ok {
@@ -161,9 +169,11 @@ func TestRunWritesChanges(t *testing.T) {
 		t.Fatalf("requests with an empty store: %v", got)
 	}
 
+	// A first write patches from the API source's view of the pod,
+	// without reading it.
 	e.store.Set("u1", running())
 	e.waitPass(false)
-	want := []string{"get pods default/web", "patch pods/status default/web"}
+	want := []string{"patch pods/status default/web"}
 	if diff := cmp.Diff(want, e.requests()); diff != "" {
 		t.Fatalf("requests (-want +got):\n%s", diff)
 	}
@@ -185,7 +195,9 @@ func TestRunWritesChanges(t *testing.T) {
 		t.Errorf("requests for an unchanged status: %v", got)
 	}
 
-	// Someone overwrote the status: the full pass puts it back.
+	// Someone overwrote the status: the full pass reads the pod and puts
+	// it back.
+	want = []string{"get pods default/web", "patch pods/status default/web"}
 	e.patchAPIStatus("web", corev1.PodStatus{Phase: corev1.PodPending})
 	e.tick()
 	if diff := cmp.Diff(want, e.requests()); diff != "" {
@@ -345,17 +357,28 @@ func TestRunStaticPodGoesToItsMirror(t *testing.T) {
 
 func TestRunForgetsPodsGoneFromTheServer(t *testing.T) {
 	e := newEnv(t, apiPod("u1", corev1.PodPending))
-	e.cs.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+	notFound := func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewNotFound(corev1.Resource("pods"), "web")
-	})
+	}
+	e.cs.PrependReactor("get", "pods", notFound)
+	e.cs.PrependReactor("patch", "pods", notFound)
 	e.start()
 	e.store.Set("u1", running())
 	e.waitPass(false)
-	if diff := cmp.Diff([]string{"get pods default/web"}, e.requests()); diff != "" {
+	if diff := cmp.Diff([]string{"patch pods/status default/web"}, e.requests()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if len(e.s.records) != 0 {
+		t.Errorf("records left after the pod was gone: %v", e.s.records)
+	}
+	// The full pass reads the pod, finds it gone, and writes nothing.
+	e.tick()
+	if diff := cmp.Diff([]string{"get pods default/web"}, e.requests()); diff != "" {
+		t.Errorf("requests of the full pass (-want +got):\n%s", diff)
 	}
 	e.store.Delete("u1")
 	e.waitPass(false)
+	e.tick()
 	if len(e.s.records) != 0 {
 		t.Errorf("records left: %v", e.s.records)
 	}
