@@ -17,6 +17,9 @@
 #                node (KUBELET=upstream: the upstream kubelet); builds e2e.test
 #                (tools/conformance, long cold); docs/conformance.md
 #   PKGS=...     limit test and unit to some packages (default ./...)
+#   BERTH_CONTAINERD=2  run, test, cluster, bench and conformance on containerd
+#                2.x built from tools/containerd2 instead of the host's
+#                containerd (Debian's 1.6), on /run/berth-containerd2
 #
 # The node set-up (hack/node-setup.sh) installs and starts containerd with the
 # berth CNI network and imports the locally built test images; it is
@@ -26,7 +29,15 @@ SHELL := /bin/bash
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 GOFMT := $(shell $(GO) env GOROOT)/bin/gofmt
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# BERTH_CONTAINERD=2: containerd 2.x (tools/containerd2) instead of the
+# host's containerd, for every target that runs pods (hack/node-setup.sh).
+BERTH_CONTAINERD ?= 1
+export BERTH_CONTAINERD
+ifeq ($(BERTH_CONTAINERD),2)
+CRI_ENDPOINT ?= unix:///run/berth-containerd2/containerd.sock
+else
 CRI_ENDPOINT ?= unix:///run/containerd/containerd.sock
+endif
 BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 # Packages to test, e.g. make unit PKGS=./internal/podplan/...
 PKGS ?= ./...
@@ -44,7 +55,7 @@ node:
 
 run: node build
 	@bash hack/run-hints.sh
-	exec bin/berth --config $(BERTH_CONFIG)
+	exec bin/berth --config $(BERTH_CONFIG) --container-runtime-endpoint=$(CRI_ENDPOINT)
 
 # -p 1: one test binary at a time. End-to-end tests share one containerd, and
 # a berth agent removes every CRI pod it was not asked to run, so two packages

@@ -16,6 +16,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GO=${GO:-$(command -v go 2>/dev/null || echo /usr/local/go/bin/go)}
 cd "$ROOT"
+# shellcheck source=hack/lib.sh
+source "$ROOT/hack/lib.sh" # CONTAINERD_SOCK, from BERTH_CONTAINERD
 
 bash hack/node-setup.sh
 bash hack/cluster-build.sh --with-kubelet
@@ -24,4 +26,4 @@ mkdir -p _output/bench
 CGO_ENABLED=0 "$GO" build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$VERSION" -o _output/bench/berth ./cmd/berth
 "$GO" build -o _output/bench/bench ./test/bench/cmd/bench
 exec flock -o /tmp/berth-e2e.lock _output/bench/bench -berth _output/bench/berth \
-	-kubelet "${BERTH_TOOLS_BIN:-_output/tools/bin}/kubelet" -out _output/bench "$@"
+	-kubelet "${BERTH_TOOLS_BIN:-_output/tools/bin}/kubelet" -cri "unix://$CONTAINERD_SOCK" -out _output/bench "$@"

@@ -25,9 +25,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GO=${GO:-$(command -v go 2>/dev/null || echo /usr/local/go/bin/go)}
 cd "$ROOT"
 
+# shellcheck source=hack/lib.sh
+source "$ROOT/hack/lib.sh" # CONTAINERD_SOCK, from BERTH_CONTAINERD
 log() { printf '[cluster] %s\n' "$*"; }
 
-BERTH_FLAG=(--berth "$ROOT/bin/berth")
+BERTH_FLAG=(--berth "$ROOT/bin/berth" --cri-endpoint "unix://$CONTAINERD_SOCK")
 if [[ ${BERTH_CLUSTER_CONTROL_PLANE_ONLY:-} == 1 ]]; then
 	BERTH_FLAG=(--berth "")
 	log "control plane only: no node set-up, no berth"

@@ -21,6 +21,7 @@
 #   CONFORMANCE_SKIP         ginkgo --skip (default '\[Serial\]|\[Disruptive\]|\[Flaky\]')
 #   CONFORMANCE_PROCS        parallel ginkgo processes (default 6)
 #   CONFORMANCE_TIMEOUT      ginkgo --timeout for the whole suite (default 3h)
+#   BERTH_CONTAINERD=2       the node runs on containerd 2.x (see hack/node-setup.sh)
 #
 # Output in _output/conformance/$KUBELET: summary.txt (one line a spec:
 # PASSED, FAILED with the first line of the failure, SKIPPED with the
@@ -84,7 +85,7 @@ start_cluster() {
 	local -a node
 	mapfile -t node < <(kubelet_args)
 	rm -rf "$RUN/static-pods" && mkdir -p "$RUN/static-pods"
-	"$REPO_ROOT/_output/bin/berth-cluster" --bin-dir "$BIN" --berth "${node[0]}" \
+	"$REPO_ROOT/_output/bin/berth-cluster" --bin-dir "$BIN" --berth "${node[0]}" --cri-endpoint "unix://$CONTAINERD_SOCK" \
 		--static-pod-path "$RUN/static-pods" -- "${node[@]:1}" >"$RUN/cluster.log" 2>&1 &
 	CLUSTER_PID=$!
 	local kubeconfig="" i

@@ -3,7 +3,11 @@
 #
 # Settings (environment overrides):
 #   BERTH_NODE_STATE  state dir for the containerd we start: pid, log, config (default /var/lib/berth-node)
-#   CONTAINERD_SOCK   containerd's socket (default /run/containerd/containerd.sock)
+#   BERTH_CONTAINERD  1 (default): the host's containerd (Debian's 1.6);
+#                     2: containerd 2.x built from tools/containerd2, run by
+#                     hack/node-setup.sh next to the host's, on a socket of its own
+#   CONTAINERD_SOCK   containerd's socket (default /run/containerd/containerd.sock;
+#                     /run/berth-containerd2/containerd.sock with BERTH_CONTAINERD=2)
 #   GO                the go command (default: go on PATH, else /usr/local/go/bin/go)
 
 # shellcheck disable=SC2034 # the settings below are used by the scripts sourcing this file
@@ -12,7 +16,16 @@ shopt -s inherit_errexit
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE_DIR=${BERTH_NODE_STATE:-/var/lib/berth-node}
-CONTAINERD_SOCK=${CONTAINERD_SOCK:-/run/containerd/containerd.sock}
+BERTH_CONTAINERD=${BERTH_CONTAINERD:-1}
+case $BERTH_CONTAINERD in
+1) CONTAINERD_SOCK=${CONTAINERD_SOCK:-/run/containerd/containerd.sock} ;;
+2) CONTAINERD_SOCK=${CONTAINERD_SOCK:-/run/berth-containerd2/containerd.sock} ;;
+*)
+	echo "berth: error: BERTH_CONTAINERD=$BERTH_CONTAINERD: want 1 (the host's containerd) or 2 (containerd 2.x from tools/containerd2)" >&2
+	exit 1
+	;;
+esac
+export BERTH_CONTAINERD
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 # root's sbin directories hold iptables and containerd's helpers; some
 # environments leave them off PATH, and containerd inherits ours.

@@ -9,6 +9,9 @@
 #   4. makes sure containerd runs and its CRI plugin answers;
 #   5. builds and imports the test images (hack/images.sh).
 #
+# With BERTH_CONTAINERD=2, steps 3 and 4 run containerd 2.x instead (see
+# "containerd 2"); the host's containerd is left as it is.
+#
 # It is idempotent: a second run changes nothing and takes a few seconds.
 #
 # containerd configuration
@@ -25,6 +28,19 @@
 #   the background with its pid and log in $STATE_DIR, restarts it when its
 #   config changed, and never starts a second one next to a containerd that
 #   already answers on $CONTAINERD_SOCK.
+#
+# containerd 2
+#   BERTH_CONTAINERD=2 runs containerd 2.x, built from tools/containerd2
+#   (hack/cluster-build.sh --containerd2), next to the host's containerd and
+#   independent of it: its binaries are copied to $STATE_DIR/containerd2/bin
+#   (so it never runs from a checkout that may go away), its config, pid and
+#   log are in $STATE_DIR/containerd2, its root is /var/lib/berth-containerd2,
+#   and its state, socket, shim sockets and runc root are under
+#   /run/berth-containerd2. It shares the CNI network. This script always
+#   starts it itself (no systemd unit), and restarts it when its config or
+#   binaries changed. Point berth at it with
+#   containerRuntimeEndpoint: unix:///run/berth-containerd2/containerd.sock
+#   (make does so when BERTH_CONTAINERD=2 is set).
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -39,6 +55,13 @@ MARKER="# Written by berth hack/node-setup.sh; delete this line to keep your own
 PID_FILE=$STATE_DIR/containerd.pid
 LOG_FILE=$STATE_DIR/containerd.log
 HASH_FILE=$STATE_DIR/containerd.config.sha256
+# The containerd binary start_ourselves runs, and what goes before PATH for
+# it (the directory of its shim).
+CONTAINERD_BIN=containerd
+CONTAINERD_PATH_PREFIX=
+C2_HOME=$STATE_DIR/containerd2
+C2_ROOT=/var/lib/berth-containerd2
+C2_RUN=$(dirname "$CONTAINERD_SOCK")
 CHANGED=0 # set by put_file
 
 install_packages() {
@@ -286,7 +309,8 @@ start_ourselves() {
 			fd=${fd##*/}
 			((fd > 2)) && eval "exec $fd>&-"
 		done
-		exec setsid containerd --config "$CONFIG_PATH" </dev/null >"$LOG_FILE" 2>&1
+		export PATH=$CONTAINERD_PATH_PREFIX$PATH
+		exec setsid "$CONTAINERD_BIN" --config "$CONFIG_PATH" </dev/null >"$LOG_FILE" 2>&1
 	) &
 	pid=$!
 	echo "$pid" >"$PID_FILE"
@@ -295,18 +319,91 @@ start_ourselves() {
 	wait_ready "$pid"
 }
 
+# containerd2_config prints the configuration of containerd 2 (version 3
+# of the format): what containerd_config sets, in containerd 2's plugin
+# names, with every path of its own. NRI is off: it would listen on the
+# host containerd's /var/run/nri/nri.sock.
+containerd2_config() {
+	local capeff restrict=false
+	capeff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+	(((0x$capeff >> 24) & 1)) || restrict=true
+	cat <<-EOF
+		$MARKER
+		version = 3
+		root = "$C2_ROOT"
+		state = "$C2_RUN/state"
+		disabled_plugins = ["io.containerd.nri.v1.nri"]
+
+		[grpc]
+		  address = "$CONTAINERD_SOCK"
+
+		[ttrpc]
+		  address = "$CONTAINERD_SOCK.ttrpc"
+
+		[plugins]
+		  [plugins.'io.containerd.shim.v1.manager']
+		    socket_dir = "$C2_RUN/s"
+		  [plugins.'io.containerd.internal.v1.opt']
+		    path = "$C2_ROOT/opt"
+		  [plugins.'io.containerd.cri.v1.images']
+		    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+		      sandbox = "registry.k8s.io/pause:3.10.1"
+		  [plugins.'io.containerd.cri.v1.runtime']
+		    restrict_oom_score_adj = $restrict
+		    netns_mounts_under_state_dir = true
+		    [plugins.'io.containerd.cri.v1.runtime'.cni]
+		      bin_dirs = ["$CNI_BIN_DIR"]
+		      conf_dir = "$(dirname "$CNI_CONF")"
+		    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+		      default_runtime_name = "runc"
+		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+		        runtime_type = "io.containerd.runc.v2"
+		        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+		          SystemdCgroup = false
+		          Root = "$C2_RUN/runc"
+	EOF
+}
+
+# install_containerd2 builds containerd 2 when needed, copies its binaries
+# to $C2_HOME/bin (as containerd and containerd-shim-runc-v2), writes its
+# config and sets the globals start_ourselves uses.
+install_containerd2() {
+	local bin=${BERTH_TOOLS_BIN:-$REPO_ROOT/_output/tools/bin} name
+	bash "$REPO_ROOT/hack/cluster-build.sh" --containerd2
+	mkdir -p "$C2_HOME/bin"
+	for name in containerd2:containerd containerd-shim-runc-v2:containerd-shim-runc-v2; do
+		if ! cmp -s "$bin/${name%%:*}" "$C2_HOME/bin/${name##*:}"; then
+			install -m 0755 "$bin/${name%%:*}" "$C2_HOME/bin/.${name##*:}.new"
+			mv -f "$C2_HOME/bin/.${name##*:}.new" "$C2_HOME/bin/${name##*:}"
+		fi
+	done
+	CONFIG_PATH=$C2_HOME/config.toml
+	put_file "$CONFIG_PATH" < <(containerd2_config)
+	PID_FILE=$C2_HOME/containerd.pid
+	LOG_FILE=$C2_HOME/containerd.log
+	HASH_FILE=$C2_HOME/config.sha256
+	CONTAINERD_BIN=$C2_HOME/bin/containerd
+	CONTAINERD_PATH_PREFIX=$C2_HOME/bin:
+}
+
 main() {
 	require_root
 	lock_node
 	install_packages
 	setup_network
-	write_containerd_config
 	local hash
-	hash=$(sha256sum <"$CONFIG_PATH" | cut -d' ' -f1)
-	if [[ -d /run/systemd/system ]]; then
-		start_with_systemd "$hash"
-	else
+	if ((BERTH_CONTAINERD == 2)); then
+		install_containerd2
+		hash=$(cat "$CONFIG_PATH" "$C2_HOME/bin/containerd" "$C2_HOME/bin/containerd-shim-runc-v2" | sha256sum | cut -d' ' -f1)
 		start_ourselves "$hash"
+	else
+		write_containerd_config
+		hash=$(sha256sum <"$CONFIG_PATH" | cut -d' ' -f1)
+		if [[ -d /run/systemd/system ]]; then
+			start_with_systemd "$hash"
+		else
+			start_ourselves "$hash"
+		fi
 	fi
 	bash "$REPO_ROOT/hack/images.sh"
 	log "node ready: containerd on $CONTAINERD_SOCK, CNI $CNI_CONF"
