@@ -10,7 +10,10 @@
 #       hack/images.sh builds (upstream's image is alpine with a few tools),
 #       with what upstream's Dockerfile adds: /agnhost-2, /uploads, porter's
 #       localhost.crt and .key, user-defined-in-image (1000) in
-#       group-defined-in-image (50000); entrypoint /agnhost, cmd pause
+#       group-defined-in-image (50000), and the host's bash and curl (Debian's,
+#       with the shared libraries they load), which upstream's alpine image
+#       has and specs run (the lifecycle hook specs curl from their pods);
+#       entrypoint /agnhost, cmd pause
 #   registry.k8s.io/e2e-test-images/agnhost:2.55   the same image (AgnhostPrev)
 #   registry.k8s.io/e2e-test-images/nonewprivs:1.4
 #       the busybox root filesystem with nnp (k8s.io/kubernetes/test/images/nonewprivs)
@@ -46,6 +49,23 @@ kube_src() {
 	(cd "$REPO_ROOT/tools/conformance" && GOWORK=off "$GO" list -m -f '{{.Dir}}' k8s.io/kubernetes)
 }
 
+# add_host_binaries copies host programs into the root filesystem root, at
+# the paths given, with every shared library they load (ldd) at its own path.
+add_host_binaries() {
+	local root=$1 bin lib
+	shift
+	for bin in "$@"; do
+		[[ -x $bin ]] || die "$bin is missing (Debian package $(basename "$bin")): run hack/node-setup.sh"
+		mkdir -p "$root$(dirname "$bin")"
+		cp -L "$bin" "$root$bin"
+		for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+			[[ -e $root$lib ]] && continue
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	done
+}
+
 # build_agnhost writes the agnhost image archive and prints its manifest digest.
 build_agnhost() {
 	local dir=$OUT/agnhost root=$OUT/agnhost/rootfs src
@@ -61,6 +81,8 @@ build_agnhost() {
 	install -m 0600 "$src/porter/localhost.key" "$root/localhost.key"
 	echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$root/etc/passwd"
 	printf '%s\n' 'user-defined-in-image:x:1000:' 'group-defined-in-image:x:50000:user-defined-in-image' >>"$root/etc/group"
+	rm -f "$root/bin/bash" # a busybox applet, if it has one
+	add_host_binaries "$root" /bin/bash /usr/bin/curl
 	"$MKIMAGE" -rootfs "$root" -name "$AGNHOST_IMAGE" -o "$dir/image.tar" \
 		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		-entrypoint /agnhost -cmd pause
