@@ -24,14 +24,6 @@ type EphemeralStart struct {
 	TargetID string
 }
 
-// EphemeralContainer returns the ephemeral container's spec as a
-// Container (the same fields: API validation leaves the ones an ephemeral
-// container may not have empty), as upstream converts it for the runtime
-// and the status. The result shares memory with ec.
-func EphemeralContainer(ec *corev1.EphemeralContainer) *corev1.Container {
-	return (*corev1.Container)(&ec.EphemeralContainerCommon)
-}
-
 // EphemeralPending reports whether an ephemeral container is still to be
 // started: it never ran (latest, its newest runtime instance, is nil) and
 // the pod is not being deleted. Ephemeral containers are never restarted:
