@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,13 @@ func TestClusterEphemeralContainers(t *testing.T) {
 	must(t, err)
 	e.waitPodRunning(t, "debuggee")
 
+	t.Run("ExecAndLogs", e.testEphemeralExecAndLogs)
+	t.Run("TargetProcesses", e.testEphemeralTarget)
+	t.Run("AttachStdin", e.testEphemeralAttach)
+	t.Run("ExitedStaysExited", e.testEphemeralExited)
+}
+
+func (e *clusterEnv) testEphemeralExecAndLogs(t *testing.T) {
 	e.addEphemeral(t, "debuggee", debugContainer("debugger", "", "echo debugger up; exec sleep 3600"))
 	dbg := e.waitEphemeral(t, "debuggee", "debugger", func(s corev1.ContainerStatus) bool { return s.State.Running != nil })
 	if dbg.RestartCount != 0 || !strings.HasPrefix(dbg.ContainerID, "containerd://") || dbg.ImageID == "" || dbg.Image != busybox {
@@ -44,13 +53,41 @@ func TestClusterEphemeralContainers(t *testing.T) {
 	if ps := e.kubectl(t, "exec", "debuggee", "-c", "debugger", "--", "ps"); strings.Contains(ps, "sleep 3601") {
 		t.Errorf("an untargeted debugger sees the target's processes:\n%s", ps)
 	}
+}
 
+func (e *clusterEnv) testEphemeralTarget(t *testing.T) {
 	e.addEphemeral(t, "debuggee", debugContainer("targeted", "main", "exec sleep 3600"))
 	e.waitEphemeral(t, "debuggee", "targeted", func(s corev1.ContainerStatus) bool { return s.State.Running != nil })
 	if ps := e.kubectl(t, "exec", "debuggee", "-c", "targeted", "--", "ps"); !strings.Contains(ps, "sleep 3601") {
 		t.Errorf("the targeted debugger does not see its target's processes:\n%s", ps)
 	}
+}
 
+// testEphemeralAttach: kubectl debug -i attaches to the ephemeral
+// container's stdin once it runs.
+func (e *clusterEnv) testEphemeralAttach(t *testing.T) {
+	reader := debugContainer("reader", "", "while read line; do echo got $line; done; sleep 3600")
+	reader.TTY = false
+	e.addEphemeral(t, "debuggee", reader)
+	e.waitEphemeral(t, "debuggee", "reader", func(s corev1.ContainerStatus) bool { return s.State.Running != nil })
+	// A kernel pipe buffers the writes, so a write never waits on kubectl.
+	stdinR, stdinW, err := os.Pipe()
+	must(t, err)
+	defer stdinR.Close()
+	defer stdinW.Close()
+	_, out, done := background(t, stdinR, e.cl.KubectlPath(), e.kubectlArgs("attach", "-i", "debuggee", "-c", "reader")...)
+	e.node.waitFor("attached ephemeral reader to answer", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("kubectl attach ended: %v: %s", err, out.String())
+		default:
+		}
+		_, _ = io.WriteString(stdinW, "ping\n")
+		return strings.Contains(out.String(), "got ping")
+	})
+}
+
+func (e *clusterEnv) testEphemeralExited(t *testing.T) {
 	e.addEphemeral(t, "debuggee", debugContainer("oneshot", "", "echo done; exit 3"))
 	done := e.waitEphemeral(t, "debuggee", "oneshot", func(s corev1.ContainerStatus) bool { return s.State.Terminated != nil })
 	if done.State.Terminated.ExitCode != 3 || done.State.Terminated.Reason != "Error" {
