@@ -14,7 +14,7 @@ import (
 type ContainerParams struct {
 	Pod       *corev1.Pod
 	Container *corev1.Container
-	// Type is TypeInit or TypeRegular.
+	// Type is TypeInit, TypeRegular or TypeEphemeral.
 	Type string
 	// Hash is podplan.HashContainer of the container spec.
 	Hash         uint64
@@ -47,6 +47,11 @@ type ContainerParams struct {
 	// (upstream's PreCreateContainer), the resources' cpuset_mems; "" is
 	// none.
 	CPUSetMems string
+	// TargetID is, for an ephemeral container with a targetContainerName,
+	// the runtime ID of the target's running instance (the plan's
+	// podplan.EphemeralStart.TargetID): the container joins its PID
+	// namespace. "" for none.
+	TargetID string
 }
 
 // Container builds the ContainerConfig for one container (upstream
@@ -81,6 +86,7 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 		},
 	}
 	cfg.Linux.Resources.CpusetMems = p.CPUSetMems
+	targetPIDNamespace(security.NamespaceOptions, p.TargetID)
 	cfg.Mounts = append(cfg.Mounts, p.Mounts...)
 	if p.TerminationMessageHostPath != "" && c.TerminationMessagePath != "" {
 		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{
@@ -108,6 +114,18 @@ func idmapMounts(mounts []*runtimeapi.Mount, u *runtimeapi.UserNamespace) {
 	for _, m := range mounts {
 		m.UidMappings, m.GidMappings = u.GetUids(), u.GetGids()
 	}
+}
+
+// targetPIDNamespace puts a container with a target into the target's
+// PID namespace (upstream generateLinuxContainerConfig with nsTarget):
+// only when it would otherwise have its own (a pod sharing the host's or
+// the pod's PID namespace already sees the target's processes).
+func targetPIDNamespace(ns *runtimeapi.NamespaceOption, targetID string) {
+	if targetID == "" || ns.GetPid() != runtimeapi.NamespaceMode_CONTAINER {
+		return
+	}
+	ns.Pid = runtimeapi.NamespaceMode_TARGET
+	ns.TargetId = targetID
 }
 
 // expandCommand expands $(VAR) references in the container's command and

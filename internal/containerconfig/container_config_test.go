@@ -126,6 +126,40 @@ func TestBuildContainerConfig(t *testing.T) {
 			},
 		},
 		{
+			name: "ephemeral container with a target: the target's PID namespace",
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
+				cp.Type, cp.TargetID = TypeEphemeral, "web-1"
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Annotations["io.kubernetes.container.type"] = "ephemeral"
+				c.Linux.SecurityContext.NamespaceOptions.Pid = runtimeapi.NamespaceMode_TARGET
+				c.Linux.SecurityContext.NamespaceOptions.TargetId = "web-1"
+			},
+		},
+		{
+			name: "ephemeral container with a target in a pod sharing its PID namespace: the pod's",
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
+				share := true
+				p.Spec.ShareProcessNamespace = &share
+				cp.Type, cp.TargetID = TypeEphemeral, "web-1"
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Annotations["io.kubernetes.container.type"] = "ephemeral"
+				c.Linux.SecurityContext.NamespaceOptions.Pid = runtimeapi.NamespaceMode_POD
+			},
+		},
+		{
+			name: "ephemeral container with a target in a hostPID pod: the host's",
+			mutate: func(p *corev1.Pod, cp *ContainerParams) {
+				p.Spec.HostPID = true
+				cp.Type, cp.TargetID = TypeEphemeral, "web-1"
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Annotations["io.kubernetes.container.type"] = "ephemeral"
+				c.Linux.SecurityContext.NamespaceOptions.Pid = runtimeapi.NamespaceMode_NODE
+			},
+		},
+		{
 			name: "ports annotation, init type, no termination message",
 			mutate: func(p *corev1.Pod, cp *ContainerParams) {
 				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}}

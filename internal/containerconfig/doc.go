@@ -11,7 +11,9 @@
 //
 //	container_config.go Container: the ContainerConfig of one container
 //	                    (labels, annotations, log path, $(VAR) in command
-//	                    and args, mounts, Linux resources and security)
+//	                    and args, mounts, Linux resources and security;
+//	                    an ephemeral container with a target joins the
+//	                    target's PID namespace, NamespaceMode_TARGET)
 //	sandbox_config.go   Sandbox: the PodSandboxConfig (hostname and FQDN,
 //	                    port mappings, log directory, DNS, Linux config);
 //	                    HostnameAndDomain, also for the /etc/hosts file

@@ -26,8 +26,9 @@ const (
 // Container types, the values of the io.kubernetes.container.type
 // annotation (ContainerParams.Type).
 const (
-	TypeInit    = "init"      // an init container, sidecars included
-	TypeRegular = "container" // a regular container
+	TypeInit      = "init"      // an init container, sidecars included
+	TypeRegular   = "container" // a regular container
+	TypeEphemeral = "ephemeral" // an ephemeral container (kubectl debug)
 )
 
 // podLabels are the sandbox labels: the pod's own labels plus the pod's

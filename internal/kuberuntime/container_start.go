@@ -36,6 +36,9 @@ type startTarget struct {
 	PodIPs []string
 	// Pulls is the pod's image pull back-off, owned by the running Apply.
 	Pulls PullBackoffs
+	// TargetID is, for an ephemeral container, the runtime ID of the
+	// container whose PID namespace it joins (the plan's); "" for none.
+	TargetID string
 }
 
 // startContainer pulls the image, creates and starts one container
@@ -148,7 +151,7 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	params := containerconfig.ContainerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
 		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Node: m.node, Env: env.Envs, Vars: env.Vars,
-		UserNamespace: t.UserNamespace,
+		UserNamespace: t.UserNamespace, TargetID: t.TargetID,
 	}
 	if m.cfg.CPUs != nil {
 		params.CPUSet = m.cfg.CPUs.CPUSet(string(pod.UID), c.Name)

@@ -13,7 +13,9 @@
 //
 //	manager.go          Config, New, Manager, Recorder
 //	events.go           event and waiting reasons, CRI error messages
-//	sync.go             Apply: perform a plan in order
+//	sync.go             Apply: perform a plan in order (ephemeral
+//	                    containers first, in the PID namespace of the
+//	                    target the plan resolved; then init, then regular)
 //	start_pace.go       how many new pods start at once (a few a CPU, in
 //	                    arrival order; a slot is held 3 s at most)
 //	sandbox_create.go   RunPodSandbox (reads resolv.conf, creates the log

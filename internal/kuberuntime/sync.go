@@ -46,7 +46,8 @@ type ApplyOptions struct {
 // over the same runtime state rt, in order: a RestartAllContainers reset
 // (kill and remove the containers the plan's Reset names, and nothing
 // else); else kill the pod (containers then
-// sandboxes) or the containers the plan names, create the sandbox, start the init containers the plan names
+// sandboxes) or the containers the plan names, create the sandbox, start the
+// ephemeral containers the plan names, the init containers it names
 // (the next ordinary one and sidecars), then the regular containers. It
 // decides nothing: what to start, kill or hold back is the plan's.
 //
@@ -69,10 +70,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
 	ctx = klog.NewContext(ctx, logger)
 	res := Result{Failures: map[string]runtimestate.StartFailure{}, Pulls: opts.Pulls.clone()}
-	for name := range actions.Waiting {
-		m.cfg.Recorder.ContainerEventf(pod, name, corev1.EventTypeWarning, eventBackOff,
-			"Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
-	}
+	m.waitingEvents(pod, actions.Waiting)
 	if len(actions.Reset) > 0 {
 		return res, m.resetContainers(ctx, pod, rt, actions.Reset)
 	}
@@ -88,7 +86,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	}
 
 	sandboxID, attempt := actions.SandboxID, sandboxAttempt(rt, actions)
-	if !actions.CreateSandbox && (sandboxID == "" || (len(actions.InitContainers) == 0 && len(actions.StartContainers) == 0)) {
+	if !actions.CreateSandbox && (sandboxID == "" || (len(actions.InitContainers) == 0 && len(actions.StartContainers) == 0 && len(actions.EphemeralContainers) == 0)) {
 		return res, nil
 	}
 	if actions.CreateSandbox {
@@ -115,11 +113,12 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	}
 	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, UserNamespace: ns, Runtime: rt, Volumes: opts.Volumes, Pulls: res.Pulls,
 		PodIPs: m.sandboxIPs(ctx, pod, rt, sandboxID, actions.CreateSandbox)}
+	m.startEphemeral(ctx, target, actions.EphemeralContainers, res.Failures)
 	for _, i := range actions.InitContainers {
 		if i < 0 || i >= len(pod.Spec.InitContainers) {
 			continue
 		}
-		target.Container, target.Type = &pod.Spec.InitContainers[i], containerconfig.TypeInit
+		target.Container, target.Type, target.TargetID = &pod.Spec.InitContainers[i], containerconfig.TypeInit, ""
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
 			if podutil.IsSidecarIn(&pod.Spec, target.Container) {
@@ -133,12 +132,45 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		if i < 0 || i >= len(pod.Spec.Containers) {
 			continue
 		}
-		target.Container, target.Type = &pod.Spec.Containers[i], containerconfig.TypeRegular
+		target.Container, target.Type, target.TargetID = &pod.Spec.Containers[i], containerconfig.TypeRegular, ""
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
 		}
 	}
 	return res, nil
+}
+
+// startEphemeral starts the ephemeral containers the plan names, each in
+// the PID namespace of the target the plan resolved, and records in
+// failures those that did not start. They go first, as upstream's SyncPod
+// step 7, so that an init container that cannot start does not hold them
+// back.
+func (m *Manager) startEphemeral(ctx context.Context, t startTarget, starts []podplan.EphemeralStart, failures map[string]runtimestate.StartFailure) {
+	for _, e := range starts {
+		if e.Index < 0 || e.Index >= len(t.Pod.Spec.EphemeralContainers) {
+			continue
+		}
+		t.Container = podutil.EphemeralAsContainer(&t.Pod.Spec.EphemeralContainers[e.Index])
+		t.Type, t.TargetID = containerconfig.TypeEphemeral, e.TargetID
+		if f := m.startContainer(ctx, t); f != nil {
+			failures[t.Container.Name] = *f
+		}
+	}
+}
+
+// waitingEvents records an event for each container the plan holds back:
+// BackOff for a CrashLoopBackOff, else (an ephemeral container whose
+// target does not run) Failed with the reason's message, as upstream's
+// startContainer records its FailedToCreateContainer.
+func (m *Manager) waitingEvents(pod *corev1.Pod, waiting map[string]podplan.Waiting) {
+	for name, w := range waiting {
+		if w.Reason == podplan.WaitingReasonCrashLoopBackOff {
+			m.cfg.Recorder.ContainerEventf(pod, name, corev1.EventTypeWarning, eventBackOff,
+				"Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
+			continue
+		}
+		m.cfg.Recorder.ContainerEventf(pod, name, corev1.EventTypeWarning, eventFailed, "Error: %s", w.Message)
+	}
 }
 
 // sandboxAttempt is the attempt of the sandbox containers are started in:

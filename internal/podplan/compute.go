@@ -46,6 +46,9 @@ const (
 //  4. Backoff (backoff.go): every start of a container whose previous
 //     instance exited passes the CrashLoopBackOff gate; held-back
 //     containers land in Waiting.
+//  5. Ephemeral containers (ephemeral.go), in a kept sandbox whose pod is
+//     not torn down: each one that never ran starts once (whether or not
+//     the pod is initialized), after its target, if it names one, runs.
 func Compute(in Inputs) Actions {
 	p := newPlanner(in)
 	var a Actions
@@ -76,7 +79,10 @@ func Compute(in Inputs) Actions {
 			a.StartContainers = append(a.StartContainers, idx)
 		}
 	}
-	if sb.current != nil && !a.KillPod && (len(a.InitContainers) > 0 || len(a.StartContainers) > 0) {
+	if !sb.create && !a.KillPod {
+		p.planEphemeral(&a, sb.current.ID)
+	}
+	if sb.current != nil && !a.KillPod && (len(a.InitContainers) > 0 || len(a.StartContainers) > 0 || len(a.EphemeralContainers) > 0) {
 		a.SandboxID = sb.current.ID
 	}
 	if len(p.waiting) > 0 {

@@ -13,6 +13,8 @@
 //	backoff.go     the CrashLoopBackOff gate and its entries
 //	restartall.go  RestartAllContainers: whether a restart is under way,
 //	               the containers to reset
+//	ephemeral.go   ephemeral containers: started once, never restarted,
+//	               after their target (targetContainerName) runs
 //	hash.go        HashContainer, the spec hash recorded on containers
 //
 // The rules follow upstream's computePodActions (kuberuntime_manager.go),
@@ -40,6 +42,11 @@
 //     runtime state itself; only "a restart was under way" comes from the
 //     previous status (Inputs.RestartingAll). The previous status's
 //     terminated containers are not looked at.
+//   - An ephemeral container with a targetContainerName waits
+//     (CreateContainerConfigError) until the target's newest instance
+//     runs in the kept sandbox, and the plan carries that instance's ID;
+//     upstream resolves the target when it starts the container and
+//     fails the start when there is none.
 //   - Pod deletion is not looked at: terminating a pod is the pod worker's
 //     business, not the planner's.
 //

@@ -148,7 +148,10 @@ type ResetContainer struct {
 // Actions is what the executor must do, in this order: Reset (when
 // RestartAll is RestartAllResetting, the only thing planned), else KillPod
 // (all containers then all sandboxes), else kill KillContainers; then create the
-// sandbox when CreateSandbox; then start InitContainers in order (an
+// sandbox when CreateSandbox; then start EphemeralContainers in order
+// (upstream starts them before the init containers, so that an init
+// container that fails to start does not hold them back), then
+// InitContainers in order (an
 // ordinary init container that fails to start stops the sync there; a
 // sidecar that fails to start does not), then StartContainers in order. Compute returns fresh maps and slices that the
 // caller owns; empty ones are nil.
@@ -172,10 +175,16 @@ type Actions struct {
 	InitContainers []int
 	// StartContainers are indices into Spec.Containers, ascending.
 	StartContainers []int
+	// EphemeralContainers are the ephemeral containers to start, by
+	// ascending index into Spec.EphemeralContainers: those that never ran,
+	// only in a kept ready sandbox (never with CreateSandbox or KillPod).
+	// They are never restarted nor killed alone; KillPod stops them.
+	EphemeralContainers []EphemeralStart
 	// KillContainers are running containers to stop, with the reason.
 	KillContainers map[ContainerRef]KillReason
-	// Waiting are containers that should run but are held back (backoff),
-	// keyed by container name.
+	// Waiting are containers that should run but are held back (backoff;
+	// an ephemeral container's target that does not run), keyed by
+	// container name.
 	Waiting map[string]Waiting
 	// Backoff is the full, updated backoff map for the pod: the caller
 	// replaces its stored map with this one.

@@ -8,7 +8,7 @@ import (
 )
 
 // TestReasonsMatchUpstream pins the kill reasons, the CrashLoopBackOff
-// waiting reason and the Killing message of a RestartAllContainers reset to
+// and CreateContainerConfigError waiting reasons and the Killing message of a RestartAllContainers reset to
 // upstream's (pkg/kubelet/kuberuntime, pkg/kubelet/container).
 func TestReasonsMatchUpstream(t *testing.T) {
 	const (
@@ -22,6 +22,7 @@ func TestReasonsMatchUpstream(t *testing.T) {
 		{KillReasonUnknown, runtime, "reasonUnknown"},
 		{KillReasonRestartAllContainers, runtime, "reasonRestartAllContainers"},
 		{WaitingReasonCrashLoopBackOff, container, "ErrCrashLoopBackOff"},
+		{WaitingReasonCreateContainerConfigError, runtime, "ErrCreateContainerConfig"},
 	} {
 		if up := src.Value(tt.pkg, tt.name).AsString(); up != tt.berth {
 			t.Errorf("berth %q, upstream %s.%s %q", tt.berth, tt.pkg, tt.name, up)

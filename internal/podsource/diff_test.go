@@ -92,6 +92,15 @@ func TestDiffPods(t *testing.T) {
 			})},
 			want: []string{"UPDATE:a"}, wantSeen: map[string]string{"a": oldSeen},
 		},
+		{
+			// kubectl debug: the ephemeralcontainers subresource changes
+			// nothing else of the pod, not even its generation.
+			name: "ephemeral container added", old: set(testPod("a")),
+			incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) {
+				p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox"}}}
+			})},
+			want: []string{"UPDATE:a"}, wantSeen: map[string]string{"a": oldSeen},
+		},
 		{name: "label change", old: set(testPod("a")), incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.Labels["v"] = "2" })}, want: []string{"UPDATE:a"}},
 		{name: "annotation change", old: set(testPod("a")), incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { p.Annotations["team"] = "b" })}, want: []string{"UPDATE:a"}},
 		{name: "annotation removed", old: set(testPod("a")), incoming: []*corev1.Pod{testPod("a", func(p *corev1.Pod) { delete(p.Annotations, "team") })}, want: []string{"UPDATE:a"}},

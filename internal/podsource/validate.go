@@ -23,7 +23,8 @@ var (
 
 // ValidatePod checks a defaulted pod for what upstream's ValidatePodCreate
 // would reject and what matters on a node: metadata names, the UID (which
-// becomes a path element, see podutil.ValidateUID), containers,
+// becomes a path element, see podutil.ValidateUID), containers (and no
+// ephemeral containers),
 // images, enum values, ports, env names, resources, volumes and mounts
 // (with the paths they name: validate_paths.go). Each
 // error names its field path. It is pure.
@@ -36,6 +37,12 @@ func ValidatePod(pod *corev1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 	if len(spec.Containers) == 0 {
 		allErrs = append(allErrs, field.Required(specPath.Child("containers"), "must have at least one container"))
+	}
+	if len(spec.EphemeralContainers) > 0 {
+		// Upstream's ValidatePodCreate: ephemeral containers only come
+		// through the API's ephemeralcontainers subresource, which a
+		// static pod has none of.
+		allErrs = append(allErrs, field.Forbidden(specPath.Child("ephemeralContainers"), "cannot be set on create"))
 	}
 	if !contains(restartPolicies, spec.RestartPolicy) {
 		allErrs = append(allErrs, field.NotSupported(specPath.Child("restartPolicy"), spec.RestartPolicy, restartPolicies))

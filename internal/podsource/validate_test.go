@@ -54,6 +54,9 @@ func TestValidatePod(t *testing.T) {
 		{name: "missing uid", mutate: func(p *corev1.Pod) { p.UID = "" }, want: []string{"FieldValueInvalid metadata.uid"}},
 		{name: "missing namespace", mutate: func(p *corev1.Pod) { p.Namespace = "" }, want: []string{"FieldValueRequired metadata.namespace"}},
 		{name: "bad namespace", mutate: func(p *corev1.Pod) { p.Namespace = "a.b" }, want: []string{"FieldValueInvalid metadata.namespace"}},
+		{name: "ephemeral containers", mutate: func(p *corev1.Pod) {
+			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox"}}}
+		}, want: []string{"FieldValueForbidden spec.ephemeralContainers"}},
 		{name: "no containers", mutate: func(p *corev1.Pod) { p.Spec.Containers = nil }, want: []string{"FieldValueRequired spec.containers"}},
 		{name: "bad restart policy", mutate: func(p *corev1.Pod) { p.Spec.RestartPolicy = "Sometimes" }, want: []string{"FieldValueNotSupported spec.restartPolicy"}},
 		{name: "bad dns policy", mutate: func(p *corev1.Pod) { p.Spec.DNSPolicy = "Google" }, want: []string{"FieldValueNotSupported spec.dnsPolicy"}},

@@ -5,7 +5,9 @@
 //     (the pod, its runtime state, the previous status, start failures,
 //     probe results, host IPs and the time) to the pod's status. It
 //     follows the upstream kubelet's generateAPIPodStatus: phase, kubelet
-//     conditions with preserved transition times, container statuses,
+//     conditions with preserved transition times, container statuses
+//     (ephemeral ones in ephemeral.go: never started/ready, never
+//     restarted, outside the phase and conditions),
 //     pod and host IPs, start time and QoS class. Where a pod is in a
 //     RestartAllContainers restart comes from the sync's plan
 //     (podplan.RestartAll): it drives the AllContainersRestarting

@@ -76,6 +76,7 @@ func Generate(in Input) corev1.PodStatus {
 	hasInit := len(pod.Spec.InitContainers) > 0
 	s.ContainerStatuses = containerStatuses(&in, old.ContainerStatuses, pod.Spec.Containers, hasInit, false)
 	s.InitContainerStatuses = containerStatuses(&in, old.InitContainerStatuses, pod.Spec.InitContainers, hasInit, true)
+	s.EphemeralContainerStatuses = ephemeralStatuses(&in, old.EphemeralContainerStatuses, hasInit)
 
 	all := make([]corev1.ContainerStatus, 0, len(s.InitContainerStatuses)+len(s.ContainerStatuses))
 	all = append(all, s.InitContainerStatuses...)

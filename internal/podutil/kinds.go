@@ -30,3 +30,11 @@ func IsSidecarIn(spec *corev1.PodSpec, c *corev1.Container) bool {
 	}
 	return false
 }
+
+// EphemeralAsContainer returns an ephemeral container's spec as a
+// Container (the same fields; API validation leaves empty the ones an
+// ephemeral container may not have), as upstream converts it for the
+// runtime and the status. The result shares memory with ec.
+func EphemeralAsContainer(ec *corev1.EphemeralContainer) *corev1.Container {
+	return (*corev1.Container)(&ec.EphemeralContainerCommon)
+}

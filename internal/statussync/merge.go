@@ -115,7 +115,7 @@ func conditionIndex(cs []corev1.PodCondition, t corev1.PodConditionType) int {
 // truncateMessages cuts every container's termination message to its share
 // of maxTerminationMessages, as upstream's normalizeStatus.
 func truncateMessages(st *corev1.PodStatus) {
-	n := len(st.ContainerStatuses) + len(st.InitContainerStatuses)
+	n := len(st.ContainerStatuses) + len(st.InitContainerStatuses) + len(st.EphemeralContainerStatuses)
 	if n == 0 {
 		return
 	}
@@ -125,7 +125,7 @@ func truncateMessages(st *corev1.PodStatus) {
 			s.Terminated.Message = s.Terminated.Message[:limit]
 		}
 	}
-	for _, list := range [][]corev1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+	for _, list := range [][]corev1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses, st.EphemeralContainerStatuses} {
 		for i := range list {
 			cut(&list[i].State)
 			cut(&list[i].LastTerminationState)

@@ -186,3 +186,17 @@ func TestEqualNormalizes(t *testing.T) {
 		t.Error("kubeletEqual must ignore other writers' conditions, equal must not")
 	}
 }
+
+// TestMergeTruncatesEphemeralTerminationMessages: ephemeral containers
+// share the budget and are cut too, as upstream's normalizeStatus.
+func TestMergeTruncatesEphemeralTerminationMessages(t *testing.T) {
+	ours := failed()
+	dbg := *ours.ContainerStatuses[0].DeepCopy()
+	dbg.Name = "debugger"
+	dbg.State.Terminated.Message = strings.Repeat("x", 10000)
+	ours.EphemeralContainerStatuses = []corev1.ContainerStatus{dbg}
+	got := merge(corev1.PodStatus{}, ours, now, false)
+	if n := len(got.EphemeralContainerStatuses[0].State.Terminated.Message); n != 6*1024 {
+		t.Errorf("ephemeral message length %d, want %d", n, 6*1024)
+	}
+}

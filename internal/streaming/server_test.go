@@ -93,7 +93,11 @@ func upgradeBackend(t *testing.T) *httptest.Server {
 func newTestServer(t *testing.T, rt *fakeRuntime) http.Handler {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", TTY: true}, {Name: "stopped"}}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", TTY: true}, {Name: "stopped"}},
+			EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+				Name: "debugger", Stdin: true, TTY: true}}},
+		},
 	}
 	rtPod := &runtimestate.Pod{
 		UID:       "u1",
@@ -102,6 +106,7 @@ func newTestServer(t *testing.T, rt *fakeRuntime) http.Handler {
 			{ID: "c2", Name: "app", State: runtimestate.ContainerRunning},
 			{ID: "c1", Name: "app", State: runtimestate.ContainerExited},
 			{ID: "s1", Name: "stopped", State: runtimestate.ContainerExited},
+			{ID: "d1", Name: "debugger", State: runtimestate.ContainerRunning},
 		},
 	}
 	s, err := New(Config{
@@ -183,6 +188,10 @@ func TestStreamingProxies(t *testing.T) {
 			wantReq: &runtimeapi.ExecRequest{ContainerId: "c2", Cmd: []string{"ls"}, Stdout: true, Stderr: true}},
 		{name: "attach takes the container's tty", path: "/attach/default/web/app?input=1&output=1",
 			wantReq: &runtimeapi.AttachRequest{ContainerId: "c2", Stdin: true, Stdout: true, Tty: true}},
+		{name: "attach to an ephemeral container (kubectl debug -it) takes its tty", path: "/attach/default/web/debugger?input=1&output=1",
+			wantReq: &runtimeapi.AttachRequest{ContainerId: "d1", Stdin: true, Stdout: true, Tty: true}},
+		{name: "exec in an ephemeral container", path: "/exec/default/web/debugger?command=ps&output=1&error=1",
+			wantReq: &runtimeapi.ExecRequest{ContainerId: "d1", Cmd: []string{"ps"}, Stdout: true, Stderr: true}},
 		{name: "port-forward", path: "/portForward/default/web",
 			wantReq: &runtimeapi.PortForwardRequest{PodSandboxId: "sb1"}},
 	}
