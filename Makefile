@@ -1,7 +1,8 @@
 # berth: build, run and test.
 #
 #   make run     set up this machine (root), build, run berth on the examples
-#   make test    set up this machine (root), vet, gofmt check, all tests incl. e2e
+#   make test    set up this machine (root), vet, gofmt check, all tests incl. e2e,
+#                then the conformance smoke set
 #   make unit    unit tests only, no containerd needed
 #   make difftest  berth against upstream Kubernetes (tools/difftest)
 #   make fuzz    every fuzz target for FUZZTIME (default 30s) each;
@@ -13,6 +14,7 @@
 #   make containerd2  build only containerd 2.x and its runc shim (tools/containerd2)
 #   make bench   berth and the upstream kubelet side by side (docs/performance.md);
 #                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
+#   make conformance-smoke  the few conformance specs make test runs
 #   make conformance  the upstream e2e [NodeConformance] specs against a berth
 #                node (KUBELET=upstream: the upstream kubelet); builds e2e.test
 #                (tools/conformance, long cold); docs/conformance.md
@@ -43,7 +45,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools containerd2 bench conformance
+.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools containerd2 bench conformance conformance-smoke
 
 all: build
 
@@ -64,8 +66,16 @@ run: node build
 # the one containerd. -o: flock holds the lock itself and the tests do not
 # inherit its descriptor, so a process a test leaves behind cannot hold the
 # lock after the run.
+#
+# Then the conformance smoke set (hack/conformance-smoke.txt): upstream
+# NodeConformance specs that must pass on berth, a few minutes.
 test: node vet fmt-check difftest cluster-tools
 	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m $(PKGS)
+	@CONFORMANCE_SMOKE=1 KUBELET=berth bash hack/conformance.sh
+
+# The conformance smoke set alone (make test runs it).
+conformance-smoke:
+	@CONFORMANCE_SMOKE=1 KUBELET=berth bash hack/conformance.sh
 
 # The development control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl) from the tools/ modules, built into

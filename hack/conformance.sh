@@ -22,6 +22,9 @@
 #   CONFORMANCE_PROCS        parallel ginkgo processes (default 6)
 #   CONFORMANCE_TIMEOUT      ginkgo --timeout for the whole suite (default 3h)
 #   BERTH_CONTAINERD=2       the node runs on containerd 2.x (see hack/node-setup.sh)
+#   CONFORMANCE_SMOKE=1      only the specs of hack/conformance-smoke.txt (make
+#                            test runs them), into _output/conformance/$KUBELET-smoke;
+#                            it fails unless every one of them ran and passed
 #
 # Output in _output/conformance/$KUBELET: summary.txt (one line a spec:
 # PASSED, FAILED with the first line of the failure, SKIPPED with the
@@ -39,8 +42,38 @@ PROCS=${CONFORMANCE_PROCS:-6}
 TIMEOUT=${CONFORMANCE_TIMEOUT:-3h}
 BIN=${BERTH_TOOLS_BIN:-$REPO_ROOT/_output/tools/bin}
 RUN=$REPO_ROOT/_output/conformance/$KUBELET
+SMOKE_LIST=$REPO_ROOT/hack/conformance-smoke.txt
 CLUSTER_PID=
 ADMIN_KUBECONFIG=
+
+# smoke_specs prints the smoke set's spec texts, one a line.
+smoke_specs() {
+	grep -v -e '^#' -e '^$' "$SMOKE_LIST"
+}
+
+# smoke_focus prints the ginkgo focus that selects exactly the smoke set:
+# each text with its regexp characters escaped, followed by the space
+# before the labels (so that no longer text it is a prefix of matches).
+smoke_focus() {
+	smoke_specs | sed -e 's/[][\\.*^$()+?{}|]/\\&/g' -e 's/$/ \\[/' | paste -sd'|'
+}
+
+# check_smoke fails unless every spec of the smoke set passed.
+check_smoke() {
+	local spec missing=0
+	while IFS= read -r spec; do
+		if ! grep -qF "PASSED   $spec [" "$RUN/summary.txt"; then
+			echo "berth: error: smoke spec did not pass: $spec" >&2
+			missing=1
+		fi
+	done < <(smoke_specs)
+	return "$missing"
+}
+
+if [[ ${CONFORMANCE_SMOKE:-} == 1 ]]; then
+	FOCUS=$(smoke_focus)
+	RUN=$RUN-smoke
+fi
 
 # kubelet_args prints the node binary, then the flags it needs beyond those
 # berth-cluster gives, one a line.
@@ -128,6 +161,9 @@ locked() {
 	[[ -f $RUN/report.json ]] || die "ginkgo wrote no report (exit $rc); see $RUN/ginkgo.log"
 	log "summary: $RUN/summary.txt"
 	"$BIN/conformance-summary" -report "$RUN/report.json" -o "$RUN/summary.txt" || rc=$?
+	if [[ ${CONFORMANCE_SMOKE:-} == 1 ]]; then
+		check_smoke || rc=1
+	fi
 	return "$rc"
 }
 

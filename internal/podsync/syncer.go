@@ -324,7 +324,7 @@ func (s *Syncer) syncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 		// Every container is stopped: none may stay "waiting" and the pod
 		// must end in a terminal phase, or a deleted pod whose containers
 		// never started would never be removed from the API.
-		s.cfg.Statuses.Set(pod.UID, podstatus.Terminated(status, s.cfg.IsStatic != nil && s.cfg.IsStatic(pod)))
+		s.cfg.Statuses.Set(pod.UID, podstatus.Terminated(&pod.Spec, status, s.cfg.IsStatic != nil && s.cfg.IsStatic(pod)))
 		return nil
 	}
 	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {
