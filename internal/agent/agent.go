@@ -262,6 +262,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		UserNamespaces: n.userns,
 		Tracer:         tracing.Tracer(n.tracerProvider()),
 		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
+		Recorder:       cl.recorder,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -122,6 +123,14 @@ type Config struct {
 	// Backoff is the CrashLoopBackOff policy; the zero value means
 	// upstream's.
 	Backoff podplan.BackoffPolicy
+	// Recorder records the events of berth's own decisions about a pod
+	// (DeadlineExceeded); nil records none.
+	Recorder Recorder
+}
+
+// Recorder records events about pods.
+type Recorder interface {
+	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 }
 
 // Syncer implements podworker.Syncer. It is safe for concurrent use; the
@@ -185,23 +194,35 @@ func New(cfg Config) (*Syncer, error) {
 // After a RestartAllContainers reset it asks for another sync at once
 // (podworker.SyncAgain): the next plan starts the pod over, as upstream
 // requeues the pod.
-func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (podworker.SyncOutcome, error) {
+func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (podworker.SyncResult, error) {
 	if s.cfg.Prober != nil {
 		// Before the status: a container of a known pod is not ready until
 		// its readiness probe says so.
 		s.cfg.Prober.AddPod(pod)
 	}
 	rec := s.record(pod.UID)
+	prev, now := s.previous(pod), s.cfg.Clock.Now()
 	plan := podplan.Compute(podplan.Inputs{
 		Pod: pod, Runtime: rt, Backoff: rec.crash, Probes: s.probes(pod, rt).Plan,
-		Now: s.cfg.Clock.Now(), Policy: s.cfg.Backoff,
-		RestartingAll: podutil.RestartingAll(s.previous(pod)),
+		Now: now, Policy: s.cfg.Backoff,
+		RestartingAll: podutil.RestartingAll(prev),
+		StartTime:     startTime(prev, now), PreviousPhase: prev.Phase,
 	})
+	if plan.Deadline.Exceeded {
+		s.deadlineExceeded(pod)
+	}
 	status := s.generate(pod, rt, waiting(plan, rec.failures), plan.RestartAll, false)
 	s.syncMirror(ctx, pod)
 	if podutil.IsTerminal(status.Phase) {
-		return podworker.SyncTerminal, nil
+		return podworker.SyncResult{Outcome: podworker.SyncTerminal}, nil
 	}
+	outcome, err := s.apply(ctx, t, pod, rt, rec, plan)
+	return podworker.SyncResult{Outcome: outcome, WakeAt: plan.Deadline.At}, err
+}
+
+// apply has the runtime apply the plan of a pod that is not finished,
+// after its directory and volumes are ready.
+func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod, rec *record, plan podplan.Actions) (podworker.SyncOutcome, error) {
 	if s.cfg.Objects != nil {
 		// Before volumes, env and pull secrets read them, on every sync so
 		// a changed spec's references are followed (upstream's SyncPod).
@@ -240,6 +261,32 @@ func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 		return podworker.SyncSteady, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), failuresError(all))
 	}
 	return podworker.SyncSteady, nil
+}
+
+// deadlineExceeded ends a pod past its activeDeadlineSeconds, as
+// upstream's active deadline handler: every status from now on says
+// DeadlineExceeded (the pod is Failed and its worker terminates it), and a
+// Normal event says so, once.
+func (s *Syncer) deadlineExceeded(pod *corev1.Pod) {
+	if s.termination(pod.UID) != nil {
+		return
+	}
+	t := podstatus.DeadlineExceeded()
+	s.setTermination(pod.UID, t)
+	if s.cfg.Recorder != nil {
+		s.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, t.Reason, "%s", t.Message)
+	}
+}
+
+// startTime is the startTime of the status this sync generates: the
+// previous status's, else now (podstatus.Generate stamps a pod that has
+// none with the time of its first status), so the first sync already
+// knows the pod's deadline and wakes the worker for it.
+func startTime(prev *corev1.PodStatus, now time.Time) time.Time {
+	if prev.StartTime == nil || prev.StartTime.IsZero() {
+		return now
+	}
+	return prev.StartTime.Time
 }
 
 // waiting is why the plan's containers are not running: the plan's own
