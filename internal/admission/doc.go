@@ -26,8 +26,12 @@
 //	taints.go     TaintToleration: untolerated NoExecute taints (not for
 //	              static pods)
 //
+// sysctls.go holds Sysctls, upstream's sysctl admit handler
+// (SysctlForbidden), which the caller runs apart from Admit, right after
+// the eviction check, as upstream orders them.
+//
 // Not done here, unlike upstream's other admit handlers: eviction pressure,
-// sysctls, AppArmor, node shutdown, the resource managers (the CPU
+// AppArmor, node shutdown, the resource managers (the CPU
 // manager's admission is internal/cpumanager's, which internal/agent runs
 // before these checks, as upstream; memory, topology and devices are not
 // done) and the preemption of lower-priority pods for a critical pod that

@@ -10,6 +10,7 @@ import (
 	"github.com/berthk8s/berth/internal/admission"
 	"github.com/berthk8s/berth/internal/eviction"
 	"github.com/berthk8s/berth/internal/nodeshutdown"
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // admitter runs admission for pods new to berth and records rejections.
@@ -33,7 +34,10 @@ type admitter struct {
 	cpus func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
 	// memory is the memory manager's admission (NUMA memory), among the
 	// active pods; nil admits.
-	memory   func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
+	memory func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
+	// sysctls are the sysctls pods may set on this node
+	// (sysctl.NodeAllowlist).
+	sysctls  sysctl.Allowlist
 	recorder interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 	}
@@ -56,13 +60,16 @@ func (a *admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 	a.recorder.Eventf(pod, corev1.EventTypeWarning, r.Reason, "%s", r.Message)
 }
 
-// decide runs the admit handlers in upstream's order: eviction, node
-// shutdown, the resource managers (the topology manager over the CPU
+// decide runs the admit handlers in upstream's order: eviction, sysctls,
+// node shutdown, the resource managers (the topology manager over the CPU
 // manager, then the memory manager), the scheduler's predicates; the
 // first failure is the answer.
 func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
 	if ok, msg := a.pressure(pod); !ok {
 		return admission.Result{Reason: eviction.Reason, Message: msg}
+	}
+	if r := admission.Sysctls(pod, a.sysctls); !r.Admit {
+		return r
 	}
 	if a.shuttingDown != nil && a.shuttingDown() {
 		return admission.Result{Reason: nodeshutdown.NotAdmittedReason, Message: nodeshutdown.NotAdmittedMessage}

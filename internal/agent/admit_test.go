@@ -9,22 +9,25 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/berthk8s/berth/internal/admission"
+	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 // TestAdmitOrder holds the admit handlers to upstream's order: eviction,
-// node shutdown, the CPU manager, the predicates.
+// sysctls, node shutdown, the CPU manager, the predicates.
 func TestAdmitOrder(t *testing.T) {
 	cpuReject := admission.Result{Reason: "SMTAlignmentError", Message: "SMT Alignment Error"}
 	tests := []struct {
 		name     string
 		pressure bool
 		shutdown bool
+		sysctl   bool // the pod sets an unsafe sysctl not allowed
 		cpus     *admission.Result
 		nodeName string
 		want     string
 	}{
 		{name: "admitted", want: ""},
-		{name: "eviction first", pressure: true, shutdown: true, cpus: &cpuReject, want: "Evicted"},
+		{name: "eviction first", pressure: true, sysctl: true, shutdown: true, cpus: &cpuReject, want: "Evicted"},
+		{name: "sysctls before shutdown", sysctl: true, shutdown: true, cpus: &cpuReject, want: "SysctlForbidden"},
 		{name: "shutdown before CPUs", shutdown: true, cpus: &cpuReject, want: "NodeShutdown"},
 		{name: "CPUs before predicates", cpus: &cpuReject, nodeName: "other", want: "SMTAlignmentError"},
 		{name: "predicates", nodeName: "other", want: "NodeName"},
@@ -41,6 +44,7 @@ func TestAdmitOrder(t *testing.T) {
 				},
 				shuttingDown: func() bool { return tt.shutdown },
 				pressure:     func(*corev1.Pod) (bool, string) { return !tt.pressure, "pressure" },
+				sysctls:      sysctl.SafeAllowlist("6.1.0"),
 			}
 			if tt.cpus != nil {
 				a.cpus = func(_ context.Context, p *corev1.Pod, _ []*corev1.Pod) admission.Result {
@@ -50,6 +54,10 @@ func TestAdmitOrder(t *testing.T) {
 			}
 			pod := &corev1.Pod{}
 			pod.Name, pod.UID, pod.Spec.NodeName = "p", "u", tt.nodeName
+			pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}}}
+			if tt.sysctl {
+				pod.Spec.SecurityContext.Sysctls = append(pod.Spec.SecurityContext.Sysctls, corev1.Sysctl{Name: "kernel.msgmax", Value: "1"})
+			}
 			got := a.decide(context.Background(), pod, nil)
 			if got.Reason != tt.want {
 				t.Errorf("decide = %+v, want reason %q", got, tt.want)

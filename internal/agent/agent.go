@@ -41,6 +41,7 @@ import (
 	"github.com/berthk8s/berth/internal/pullrecords"
 	"github.com/berthk8s/berth/internal/server"
 	"github.com/berthk8s/berth/internal/syncloop"
+	"github.com/berthk8s/berth/internal/sysctl"
 	"github.com/berthk8s/berth/internal/topology"
 	"github.com/berthk8s/berth/internal/tracing"
 	"github.com/berthk8s/berth/internal/transient"
@@ -262,6 +263,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		UserNamespaces: n.userns,
 		Tracer:         tracing.Tracer(n.tracerProvider()),
 		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
+		Recorder:       cl.recorder,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
@@ -276,6 +278,10 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if err != nil {
 		return err
 	}
+	sysctls, err := sysctl.NodeAllowlist(host.KernelVersion, kc.AllowedUnsafeSysctls)
+	if err != nil {
+		return fmt.Errorf("check allowed unsafe sysctls: %w", err)
+	}
 	admit := &admitter{
 		node: cl.node, maxPods: int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)), recorder: cl.recorder, shuttingDown: n.shuttingDown,
 		pressure: func(pod *corev1.Pod) (bool, string) { return n.evictor.AdmitPod(pod) },
@@ -283,6 +289,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		reject:   func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
 		cpus:     n.admitResources,
 		memory:   n.admitMemory,
+		sysctls:  sysctls,
 	}
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
@@ -393,7 +400,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
-		UnsafeSysctls: kc.AllowedUnsafeSysctls, DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
+		DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.pullRecords), Env: n.env, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls:    cfg.ImagePullLimit(),

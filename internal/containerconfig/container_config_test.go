@@ -222,13 +222,6 @@ func TestBuildContainerConfig(t *testing.T) {
 				sc.Privileged = true
 			},
 		},
-		{
-			name: "forbidden sysctl",
-			mutate: func(p *corev1.Pod, _ *ContainerParams) {
-				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "1"}}}
-			},
-			wantErr: `forbidden sysctl: "kernel.msgmax" not allowlisted`,
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,8 +31,9 @@
 //	                    Container also sets on every mount so the runtime
 //	                    idmaps it), the effective security context,
 //	                    seccomp, SELinux, groups, masked and read-only
-//	                    paths; which sysctls a pod may set is
-//	                    internal/sysctl
+//	                    paths; the pod's sysctls go to the sandbox as
+//	                    given: which it may set is admission's decision
+//	                    (admission.Sysctls, over internal/sysctl)
 //	labels.go           the io.kubernetes.* labels and annotations berth
 //	                    writes, and reading them back (Managed,
 //	                    ReadAnnotations)

@@ -24,8 +24,6 @@ type Node struct {
 	// HugePageSizes are the node's huge page sizes in bytes, each limited
 	// to 0 unless the container asks for pages of that size.
 	HugePageSizes []int64
-	// Sysctls are the sysctls pods may set on this node's kernel.
-	Sysctls sysctl.Allowlist
 	// DefaultSysctls are the kubelet's defaultPodSysctls.
 	DefaultSysctls sysctl.Defaults
 	// MaskedPaths are the paths masked with the Default proc mount.
@@ -36,14 +34,13 @@ type Node struct {
 
 // NewNode gathers the node's facts and settings for container configs:
 // the seccomp settings as given, and from host its memory, its huge page
-// sizes, the safe sysctls of its kernel and its masked paths.
+// sizes and its masked paths.
 func NewNode(host machine.Info, seccompProfileRoot string, seccompDefault bool) Node {
 	return Node{
 		SeccompProfileRoot: seccompProfileRoot,
 		SeccompDefault:     seccompDefault,
 		MemoryCapacity:     host.MemoryBytes,
 		HugePageSizes:      hugePageSizes(host),
-		Sysctls:            sysctl.SafeAllowlist(host.KernelVersion),
 		MaskedPaths:        defaultMaskedPaths(host.ThermalThrottleDirs),
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/berthk8s/berth/internal/machine"
-	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 func TestNewNode(t *testing.T) {
@@ -15,7 +14,6 @@ func TestNewNode(t *testing.T) {
 		return Node{
 			SeccompProfileRoot: "/var/lib/berth/seccomp",
 			MemoryCapacity:     8 << 30,
-			Sysctls:            sysctl.SafeAllowlist("6.1.0"),
 			MaskedPaths:        defaultMaskedPaths(nil),
 		}
 	}
@@ -31,11 +29,6 @@ func TestNewNode(t *testing.T) {
 			name: "huge page sizes smallest first, unparsable ones dropped",
 			host: func(h *machine.Info) { h.HugePages = map[string]int64{"1Gi": 0, "2Mi": 512, "bogus": 1} },
 			want: func(n *Node) { n.HugePageSizes = []int64{2 << 20, 1 << 30} },
-		},
-		{
-			name: "an old kernel allows fewer sysctls",
-			host: func(h *machine.Info) { h.KernelVersion = "4.14.0" },
-			want: func(n *Node) { n.Sysctls = sysctl.SafeAllowlist("4.14.0") },
 		},
 		{
 			name: "thermal_throttle directories are masked after the fixed paths",

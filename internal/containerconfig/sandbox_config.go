@@ -108,8 +108,6 @@ type SandboxParams struct {
 	PodLogsDir string
 	// DNS is the node's resolv.conf, clusterDNS and clusterDomain.
 	DNS DNS
-	// Sysctls are the sysctls pods may set on this node.
-	Sysctls sysctl.Allowlist
 	// DefaultSysctls are the kubelet's defaultPodSysctls, which every
 	// sandbox gets unless the pod sets the same name.
 	DefaultSysctls sysctl.Defaults

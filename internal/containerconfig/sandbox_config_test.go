@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/berthk8s/berth/internal/sysctl"
 )
 
 func basePod() *corev1.Pod {
@@ -191,7 +189,7 @@ func TestBuildSandboxConfig(t *testing.T) {
 				tt.mutate(pod)
 			}
 			got, events, err := Sandbox(SandboxParams{Pod: pod, Attempt: tt.attempt, PodLogsDir: "/var/log/pods", DNS: DNS{Host: host},
-				Sysctls: sysctl.SafeAllowlist("6.1.0"), UserNamespace: tt.userns})
+				UserNamespace: tt.userns})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

@@ -179,12 +179,8 @@ func podGroups(psc *corev1.PodSecurityContext) ([]int64, runtimeapi.Supplemental
 // containerSecurity builds the container's Linux security context
 // (upstream determineEffectiveSecurityContext). runAsNonRoot is checked
 // against the image's user by VerifyRunAsNonRoot, not here. AppArmor
-// profiles are refused (CreateContainerConfigError) rather than dropped,
-// and so are pods whose sysctls upstream would not admit.
+// profiles are refused (CreateContainerConfigError) rather than dropped.
 func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node, userns *UserNamespace) (*runtimeapi.LinuxContainerSecurityContext, error) {
-	if err := node.Sysctls.Check(pod); err != nil {
-		return nil, err
-	}
 	e := effectiveSecurity(pod, c)
 	if e.AppArmorProfile != nil {
 		return nil, errors.New("appArmorProfile is not supported yet")
@@ -228,11 +224,10 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node, userns *
 // generatePodSandboxLinuxConfig and applySandboxResources). The sandbox
 // always runs RuntimeDefault seccomp, under cgroupParent (the pod's
 // cgroup, or "" for the runtime's default). Its sysctls are the defaults
-// that apply to the pod (defaultPodSysctls) overridden by the pod's own;
-// the pod's are not applied when allow refuses one: its containers fail
-// instead.
+// that apply to the pod (defaultPodSysctls) overridden by the pod's own,
+// which admission allowed (admission.Sysctls).
 func sandboxLinuxConfig(pod *corev1.Pod, p SandboxParams) *runtimeapi.LinuxPodSandboxConfig {
-	allow, defaults, res := p.Sysctls, p.DefaultSysctls, p.Resources
+	defaults, res := p.DefaultSysctls, p.Resources
 	lc := &runtimeapi.LinuxPodSandboxConfig{
 		CgroupParent: p.CgroupParent,
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
@@ -256,7 +251,7 @@ func sandboxLinuxConfig(pod *corev1.Pod, p SandboxParams) *runtimeapi.LinuxPodSa
 	}
 	lc.SecurityContext.SupplementalGroups, lc.SecurityContext.SupplementalGroupsPolicy = podGroups(sc)
 	lc.SecurityContext.SelinuxOptions = selinuxOptions(sc.SELinuxOptions)
-	if len(sc.Sysctls) > 0 && allow.Check(pod) == nil {
+	if len(sc.Sysctls) > 0 {
 		if lc.Sysctls == nil {
 			lc.Sysctls = make(map[string]string, len(sc.Sysctls))
 		}

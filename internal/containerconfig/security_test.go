@@ -171,22 +171,6 @@ func TestContainerSecurity(t *testing.T) {
 			wantErr: "localhostProfile must be set if seccompProfile type is Localhost.",
 		},
 		{
-			name: "net sysctl with host network",
-			mutate: func(p *corev1.Pod) {
-				p.Spec.HostNetwork = true
-				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}}}
-			},
-			wantErr: `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host Net enabled`,
-		},
-		{
-			name: "a sysctl the node's kernel does not namespace",
-			mutate: func(p *corev1.Pod) {
-				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_rmem", Value: "1"}}}
-			},
-			lp:      &Node{Sysctls: sysctl.SafeAllowlist("4.14.0")},
-			wantErr: `forbidden sysctl: "net.ipv4.tcp_rmem" not allowlisted`,
-		},
-		{
 			name: "the host's thermal_throttle directories are masked after the fixed paths",
 			lp:   &withThermal,
 			want: func(sc *runtimeapi.LinuxContainerSecurityContext) {
@@ -228,16 +212,20 @@ func TestContainerSecurity(t *testing.T) {
 // testNode is the Node of a host with a recent kernel and no
 // thermal_throttle directories.
 func testNode() Node {
-	return Node{Sysctls: sysctl.SafeAllowlist("6.1.0"), MaskedPaths: defaultMaskedPaths(nil)}
+	return Node{MaskedPaths: defaultMaskedPaths(nil)}
 }
 
-func TestSandboxLinuxConfigDropsForbiddenSysctls(t *testing.T) {
+// TestSandboxLinuxConfigPodSysctls: the pod's sysctls, safe or unsafe,
+// reach the sandbox as given: admission (admission.Sysctls) decided that
+// the pod may set them, as upstream's runtime manager takes them.
+func TestSandboxLinuxConfigPodSysctls(t *testing.T) {
 	pod := basePod()
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
 		{Name: "net.ipv4.tcp_syncookies", Value: "1"}, {Name: "kernel.msgmax", Value: "1"},
 	}}
-	if got := sandboxLinuxConfig(pod, SandboxParams{Sysctls: sysctl.SafeAllowlist("6.1.0")}).GetSysctls(); got != nil {
-		t.Errorf("sysctls = %v, want none: the pod's containers fail instead", got)
+	want := map[string]string{"net.ipv4.tcp_syncookies": "1", "kernel.msgmax": "1"}
+	if diff := cmp.Diff(want, sandboxLinuxConfig(pod, SandboxParams{}).GetSysctls()); diff != "" {
+		t.Errorf("sysctls (-want +got):\n%s", diff)
 	}
 }
 
@@ -255,9 +243,9 @@ func TestSandboxLinuxConfigDefaultSysctls(t *testing.T) {
 		{name: "the pod's own win", mutate: func(p *corev1.Pod) {
 			p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "0"}, {Name: "net.ipv4.ping_group_range", Value: "0 1"}}}
 		}, want: map[string]string{"net.ipv4.ip_forward": "1", "kernel.shm_rmid_forced": "0", "net.ipv4.ping_group_range": "0 1"}},
-		{name: "refused pod sysctls: defaults only", mutate: func(p *corev1.Pod) {
+		{name: "unsafe pod sysctls (admitted) too", mutate: func(p *corev1.Pod) {
 			p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "0"}, {Name: "kernel.msgmax", Value: "1"}}}
-		}, want: map[string]string{"net.ipv4.ip_forward": "1", "kernel.shm_rmid_forced": "1"}},
+		}, want: map[string]string{"net.ipv4.ip_forward": "1", "kernel.shm_rmid_forced": "0", "kernel.msgmax": "1"}},
 		{name: "host network: no net.*", mutate: func(p *corev1.Pod) { p.Spec.HostNetwork = true }, want: map[string]string{"kernel.shm_rmid_forced": "1"}},
 	}
 	for _, tt := range tests {
@@ -266,7 +254,7 @@ func TestSandboxLinuxConfigDefaultSysctls(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(pod)
 			}
-			got := sandboxLinuxConfig(pod, SandboxParams{Sysctls: sysctl.SafeAllowlist("6.1.0"), DefaultSysctls: defaults}).GetSysctls()
+			got := sandboxLinuxConfig(pod, SandboxParams{DefaultSysctls: defaults}).GetSysctls()
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("sysctls (-want +got):\n%s", diff)
 			}

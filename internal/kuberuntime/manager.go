@@ -67,10 +67,6 @@ type Config struct {
 	// SeccompDefault makes RuntimeDefault the seccomp profile of
 	// containers that ask for none (kubelet seccompDefault).
 	SeccompDefault bool
-	// UnsafeSysctls are the kubelet's allowedUnsafeSysctls, sysctl names
-	// and prefixes ending in "*" (sysctl.Unsafe): pods may set them besides
-	// the safe ones.
-	UnsafeSysctls []string
 	// DefaultPodSysctls are the kubelet's defaultPodSysctls (config has
 	// checked them and their gate): every sandbox gets those that apply
 	// to its pod, unless the pod sets the same name.
@@ -212,16 +208,11 @@ func New(cfg Config) (*Manager, error) {
 	if hookHTTP == nil {
 		hookHTTP = defaultHookHTTP()
 	}
-	unsafe, err := sysctl.Unsafe(cfg.UnsafeSysctls)
-	if err != nil {
-		return nil, fmt.Errorf("kuberuntime: allowed unsafe sysctls: %w", err)
-	}
 	defaults, errs := sysctl.ParseDefaults(cfg.DefaultPodSysctls)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("kuberuntime: default pod sysctls: %w", err)
 	}
 	node := containerconfig.NewNode(cfg.Machine, cfg.SeccompProfileRoot, cfg.SeccompDefault)
-	node.Sysctls = node.Sysctls.Union(unsafe)
 	node.Resources = cfg.Resources
 	node.DefaultSysctls = defaults
 	return &Manager{

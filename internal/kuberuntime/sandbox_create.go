@@ -38,7 +38,7 @@ func (m *Manager) sandboxConfig(ctx context.Context, pod *corev1.Pod, attempt ui
 	}
 	cfg, events, err := containerconfig.Sandbox(containerconfig.SandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, DNS: containerconfig.DNS{
 		Host: host, ClusterDNS: m.cfg.ClusterDNS, ClusterDomain: m.cfg.ClusterDomain,
-	}, Sysctls: m.node.Sysctls, DefaultSysctls: m.node.DefaultSysctls, CgroupParent: parent, Resources: m.node.Resources, UserNamespace: ns})
+	}, DefaultSysctls: m.node.DefaultSysctls, CgroupParent: parent, Resources: m.node.Resources, UserNamespace: ns})
 	for _, e := range events {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, e.Reason, "%s", e.Message)
 	}

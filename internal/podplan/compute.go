@@ -20,7 +20,8 @@ const (
 // Terminating a pod is not its business. It is pure: it reads only in and
 // does not modify anything in reaches (in.Backoff included).
 //
-// The decision, in order:
+// First activeDeadlineSeconds (deadline.go): past it, the pod fails and
+// nothing else is planned. Then the decision, in order:
 //
 //  0. RestartAllContainers (restartall.go): while a restart is under way
 //     and containers of the pod are left, reset them and plan nothing else;
@@ -53,6 +54,13 @@ func Compute(in Inputs) Actions {
 	p := newPlanner(in)
 	var a Actions
 
+	a.Deadline = decideDeadline(in.Pod, in.StartTime, in.PreviousPhase, in.Now)
+	if a.Deadline.Exceeded {
+		if len(p.backoff) > 0 {
+			a.Backoff = p.backoff
+		}
+		return a
+	}
 	a.RestartAll, a.Reset = p.planRestartAll(in.RestartingAll)
 	if a.RestartAll == RestartAllResetting {
 		if len(p.backoff) > 0 {

@@ -15,6 +15,9 @@
 //	               the containers to reset
 //	ephemeral.go   ephemeral containers: started once, never restarted,
 //	               after their target (targetContainerName) runs
+//	deadline.go    activeDeadlineSeconds: when the pod's deadline passes
+//	               (the worker's wake-up) and whether it has (the pod fails
+//	               with DeadlineExceeded)
 //	hash.go        HashContainer, the spec hash recorded on containers
 //
 // The rules follow upstream's computePodActions (kuberuntime_manager.go),

@@ -29,6 +29,11 @@ type Inputs struct {
 	// containers may not all be removed yet. Whether an exit in Runtime
 	// starts one now is Compute's to see (restartall.go).
 	RestartingAll bool
+	// StartTime is the pod's status.startTime (the last status berth
+	// generated, else the API's), zero while it has none; PreviousPhase is
+	// that status's phase. They decide activeDeadlineSeconds (deadline.go).
+	StartTime     time.Time
+	PreviousPhase corev1.PodPhase
 }
 
 // ProbeSnapshot is what the prober knows about the pod's running
@@ -199,4 +204,8 @@ type Actions struct {
 	// those (regular, then init) whose exit did; each group in spec order,
 	// a container's instances newest first. The sandbox stays.
 	Reset []ResetContainer
+	// Deadline is the pod's activeDeadlineSeconds decision. When it is
+	// Exceeded nothing else is planned (Backoff aside): the pod fails and
+	// is terminated.
+	Deadline Deadline
 }

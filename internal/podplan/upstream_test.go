@@ -8,12 +8,15 @@ import (
 )
 
 // TestReasonsMatchUpstream pins the kill reasons, the CrashLoopBackOff
-// and CreateContainerConfigError waiting reasons and the Killing message of a RestartAllContainers reset to
+// and CreateContainerConfigError waiting reasons, the active deadline's
+// status reason and message and the Killing message of a
+// RestartAllContainers reset to
 // upstream's (pkg/kubelet/kuberuntime, pkg/kubelet/container).
 func TestReasonsMatchUpstream(t *testing.T) {
 	const (
 		runtime   = "k8s.io/kubernetes/pkg/kubelet/kuberuntime"
 		container = "k8s.io/kubernetes/pkg/kubelet/container"
+		kubelet   = "k8s.io/kubernetes/pkg/kubelet" // active_deadline.go
 	)
 	src := upstreamsrc.New(t)
 	for _, tt := range []struct{ berth, pkg, name string }{
@@ -23,6 +26,8 @@ func TestReasonsMatchUpstream(t *testing.T) {
 		{KillReasonRestartAllContainers, runtime, "reasonRestartAllContainers"},
 		{WaitingReasonCrashLoopBackOff, container, "ErrCrashLoopBackOff"},
 		{WaitingReasonCreateContainerConfigError, runtime, "ErrCreateContainerConfig"},
+		{ReasonDeadlineExceeded, kubelet, "reason"},
+		{MessageDeadlineExceeded, kubelet, "message"},
 	} {
 		if up := src.Value(tt.pkg, tt.name).AsString(); up != tt.berth {
 			t.Errorf("berth %q, upstream %s.%s %q", tt.berth, tt.pkg, tt.name, up)

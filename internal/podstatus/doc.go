@@ -15,7 +15,8 @@
 //     (restart counts never go backwards).
 //   - A Termination (termination.go) in the Input is why berth itself ends
 //     the pod (a graceful node shutdown): upstream's phase Failed, reason,
-//     message and DisruptionTarget condition.
+//     message and DisruptionTarget condition. DeadlineExceeded is the one
+//     of a pod past its activeDeadlineSeconds (podplan.Deadline).
 //   - NeedsReadinessReconcile (conditions.go) tells whether an API-side
 //     change to a readiness gate's condition calls for a new sync.
 //   - Store (store.go) holds the latest generated status of every pod on

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/berthk8s/berth/internal/podplan"
 	"github.com/berthk8s/berth/internal/podutil"
 )
 
@@ -18,6 +19,21 @@ type Termination struct {
 	// NoDisruptionTarget leaves the DisruptionTarget condition out, as
 	// upstream's local storage evictions do.
 	NoDisruptionTarget bool
+	// Failed makes the phase Failed even when the pod's containers all
+	// succeeded, as upstream's active deadline does (ShouldEvict in
+	// generateAPIPodStatus); a terminal previous phase is still kept.
+	Failed bool
+}
+
+// DeadlineExceeded is the Termination of a pod past its
+// activeDeadlineSeconds (podplan.Deadline.Exceeded), as upstream's
+// generateAPIPodStatus writes it: phase Failed, reason DeadlineExceeded,
+// upstream's message, no DisruptionTarget condition.
+func DeadlineExceeded() *Termination {
+	return &Termination{
+		Reason: podplan.ReasonDeadlineExceeded, Message: podplan.MessageDeadlineExceeded,
+		NoDisruptionTarget: true, Failed: true,
+	}
 }
 
 // applyTermination sets what upstream's node shutdown and eviction status
@@ -32,7 +48,7 @@ func applyTermination(s *corev1.PodStatus, t *Termination, pod *corev1.Pod, old 
 	switch {
 	case podutil.IsTerminal(old.Phase):
 		s.Phase = old.Phase
-	case s.Phase != corev1.PodSucceeded:
+	case t.Failed || s.Phase != corev1.PodSucceeded:
 		s.Phase = corev1.PodFailed
 	}
 	s.Reason, s.Message = t.Reason, t.Message

@@ -38,6 +38,13 @@ func TestGenerateTermination(t *testing.T) {
 			exitedZero: true, previous: &corev1.PodStatus{Phase: corev1.PodFailed},
 			wantCond: &corev1.PodCondition{LastTransitionTime: mt(now)}},
 		{name: "succeeding on its own without termination", exitedZero: true, wantPhase: corev1.PodSucceeded},
+		{name: "running pod past its deadline", term: DeadlineExceeded(), wantPhase: corev1.PodFailed, wantReason: "DeadlineExceeded"},
+		{name: "past its deadline as its containers succeed: Failed", term: DeadlineExceeded(), wantPhase: corev1.PodFailed, wantReason: "DeadlineExceeded",
+			exitedZero: true},
+		{name: "past its deadline, killed containers exit 0: stays Failed", term: DeadlineExceeded(), wantPhase: corev1.PodFailed, wantReason: "DeadlineExceeded",
+			exitedZero: true, previous: &corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded"}},
+		{name: "deadline over a pod that already succeeded: Succeeded kept", term: DeadlineExceeded(), wantPhase: corev1.PodSucceeded, wantReason: "DeadlineExceeded",
+			exitedZero: true, previous: &corev1.PodStatus{Phase: corev1.PodSucceeded}},
 		{name: "no DisruptionTarget asked (local storage eviction)", term: &Termination{Reason: "Terminated", Message: shutdown.Message, NoDisruptionTarget: true},
 			wantPhase: corev1.PodFailed, wantReason: "Terminated"},
 	}

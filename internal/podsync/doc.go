@@ -23,6 +23,12 @@
 // upstream's SyncPod and SyncTerminatedPod do. SyncTerminatedPod also
 // releases the pod's user namespace IDs (internal/userns), as upstream's.
 //
+// A plan whose Deadline is exceeded (activeDeadlineSeconds) ends the pod:
+// SyncPod records podstatus.DeadlineExceeded as the pod's termination (and
+// a Normal DeadlineExceeded event, as upstream), so the status is Failed
+// and the worker terminates the pod. Otherwise the plan's deadline is the
+// SyncResult's WakeAt: the worker syncs the pod again by then.
+//
 // trace.go wraps the three syncs in spans with upstream's names (syncPod,
 // syncTerminatingPod, syncTerminatedPod) and attributes; the CRI calls a
 // sync makes are their children (internal/tracing).

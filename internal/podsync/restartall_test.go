@@ -44,7 +44,7 @@ func (e *planEnv) syncOutcome(pod *corev1.Pod) (podworker.SyncOutcome, []string)
 	if err != nil {
 		e.t.Fatalf("SyncPod: %v", err)
 	}
-	return out, mutatingCalls(e.fake.Calls())
+	return out.Outcome, mutatingCalls(e.fake.Calls())
 }
 
 func (e *planEnv) runtime(pod *corev1.Pod) *runtimestate.Pod {

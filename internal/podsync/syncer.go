@@ -122,6 +122,14 @@ type Config struct {
 	// Backoff is the CrashLoopBackOff policy; the zero value means
 	// upstream's.
 	Backoff podplan.BackoffPolicy
+	// Recorder records the events of berth's own decisions about a pod
+	// (DeadlineExceeded); nil records none.
+	Recorder Recorder
+}
+
+// Recorder records events about pods.
+type Recorder interface {
+	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 }
 
 // Syncer implements podworker.Syncer. It is safe for concurrent use; the
@@ -185,23 +193,35 @@ func New(cfg Config) (*Syncer, error) {
 // After a RestartAllContainers reset it asks for another sync at once
 // (podworker.SyncAgain): the next plan starts the pod over, as upstream
 // requeues the pod.
-func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (podworker.SyncOutcome, error) {
+func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (podworker.SyncResult, error) {
 	if s.cfg.Prober != nil {
 		// Before the status: a container of a known pod is not ready until
 		// its readiness probe says so.
 		s.cfg.Prober.AddPod(pod)
 	}
 	rec := s.record(pod.UID)
+	prev, now := s.previous(pod), s.cfg.Clock.Now()
 	plan := podplan.Compute(podplan.Inputs{
 		Pod: pod, Runtime: rt, Backoff: rec.crash, Probes: s.probes(pod, rt).Plan,
-		Now: s.cfg.Clock.Now(), Policy: s.cfg.Backoff,
-		RestartingAll: podutil.RestartingAll(s.previous(pod)),
+		Now: now, Policy: s.cfg.Backoff,
+		RestartingAll: podutil.RestartingAll(prev),
+		StartTime:     startTime(prev, now), PreviousPhase: prev.Phase,
 	})
+	if plan.Deadline.Exceeded {
+		s.deadlineExceeded(pod)
+	}
 	status := s.generate(pod, rt, waiting(plan, rec.failures), plan.RestartAll, false)
 	s.syncMirror(ctx, pod)
 	if podutil.IsTerminal(status.Phase) {
-		return podworker.SyncTerminal, nil
+		return podworker.SyncResult{Outcome: podworker.SyncTerminal}, nil
 	}
+	outcome, err := s.apply(ctx, t, pod, rt, rec, plan)
+	return podworker.SyncResult{Outcome: outcome, WakeAt: plan.Deadline.At}, err
+}
+
+// apply has the runtime apply the plan of a pod that is not finished,
+// after its directory and volumes are ready.
+func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod, rec *record, plan podplan.Actions) (podworker.SyncOutcome, error) {
 	if s.cfg.Objects != nil {
 		// Before volumes, env and pull secrets read them, on every sync so
 		// a changed spec's references are followed (upstream's SyncPod).

@@ -108,7 +108,8 @@ func exited(code int32) *runtimestate.Pod {
 func TestSyncPodConvergesAndStoresStatus(t *testing.T) {
 	f := newFixture(t)
 	pod := testPod(corev1.RestartPolicyAlways)
-	outcome, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"})
+	res, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"})
+	outcome := res.Outcome
 	if outcome != podworker.SyncSteady || err != nil {
 		t.Fatalf("SyncPod = %v, %v; want steady, nil", outcome, err)
 	}
@@ -126,7 +127,8 @@ func TestSyncPodConvergesAndStoresStatus(t *testing.T) {
 
 func TestSyncPodTerminalPhaseEndsThePod(t *testing.T) {
 	f := newFixture(t)
-	outcome, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
+	res, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
+	outcome := res.Outcome
 	if outcome != podworker.SyncTerminal || err != nil {
 		t.Fatalf("SyncPod = %v, %v; want terminal, nil", outcome, err)
 	}
@@ -335,7 +337,8 @@ func TestObjectsFollowThePodsLife(t *testing.T) {
 func TestTerminalPodIsNotRegistered(t *testing.T) {
 	f := newFixture(t)
 	f.s.cfg.Objects = objectsLog{calls: &f.rt.calls}
-	outcome, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
+	res, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, testPod(corev1.RestartPolicyNever), exited(0))
+	outcome := res.Outcome
 	if err != nil || outcome != podworker.SyncTerminal {
 		t.Fatalf("SyncPod = %v, %v; want terminal", outcome, err)
 	}

@@ -30,7 +30,7 @@ const (
 
 // SyncPod is syncPod in a "syncPod" span; the CRI calls it makes are the
 // span's children.
-func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (out podworker.SyncOutcome, err error) {
+func (s *Syncer) SyncPod(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (out podworker.SyncResult, err error) {
 	ctx, span := s.startSpan(ctx, spanSyncPod, pod, attrUpdateType.String(t.String()))
 	defer func() { endSpan(span, err) }()
 	return s.syncPod(ctx, t, pod, rt)

@@ -109,7 +109,7 @@ func TestSyncPodSurvivesForbiddenTokenRightAfterBinding(t *testing.T) {
 	start := clk.Now()
 	go func() {
 		outcome, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"})
-		done <- result{outcome, err}
+		done <- result{outcome.Outcome, err}
 	}()
 	var res result
 	for waiting := true; waiting; {

@@ -9,7 +9,8 @@
 //   - workers.go: Config, New, Update (handlers only enqueue; updates coalesce).
 //   - loop.go: the worker goroutine (take the pending update, call the
 //     Syncer, record the result).
-//   - retry.go: the requeue bookkeeping (resync and backoff) and SyncDue;
+//   - retry.go: the requeue bookkeeping (resync and backoff, brought
+//     forward to a SyncResult's WakeAt: loop.go's wakeBy) and SyncDue;
 //     a failure Config.Transient calls transient (a runtime call that timed
 //     out) is retried after 200 ms, doubling per failure in a row up to the
 //     back-off period, instead of the back-off period.

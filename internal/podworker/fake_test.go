@@ -40,6 +40,7 @@ type fakeCall struct {
 
 type fakeResult struct {
 	outcome SyncOutcome
+	wakeAt  time.Time
 	err     error
 }
 
@@ -50,18 +51,18 @@ type fakeSyncer struct {
 
 func newFakeSyncer() *fakeSyncer { return &fakeSyncer{calls: make(chan *fakeCall, 100)} }
 
-func (f *fakeSyncer) do(ctx context.Context, c *fakeCall) (SyncOutcome, error) {
+func (f *fakeSyncer) do(ctx context.Context, c *fakeCall) (SyncResult, error) {
 	c.ctx, c.reply = ctx, make(chan fakeResult, 1)
 	f.calls <- c
 	select {
 	case r := <-c.reply:
-		return r.outcome, r.err
+		return SyncResult{Outcome: r.outcome, WakeAt: r.wakeAt}, r.err
 	case <-ctx.Done():
-		return SyncSteady, ctx.Err()
+		return SyncResult{}, ctx.Err()
 	}
 }
 
-func (f *fakeSyncer) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, _ *runtimestate.Pod) (SyncOutcome, error) {
+func (f *fakeSyncer) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, _ *runtimestate.Pod) (SyncResult, error) {
 	return f.do(ctx, &fakeCall{Method: "SyncPod", UID: pod.UID, Type: t, Version: pod.ResourceVersion})
 }
 
@@ -182,6 +183,7 @@ func (h *harness) next(method string, uid types.UID) *fakeCall {
 func (c *fakeCall) ok()                   { c.reply <- fakeResult{} }
 func (c *fakeCall) terminal()             { c.reply <- fakeResult{outcome: SyncTerminal} }
 func (c *fakeCall) again()                { c.reply <- fakeResult{outcome: SyncAgain} }
+func (c *fakeCall) wakeAt(t time.Time)    { c.reply <- fakeResult{wakeAt: t} }
 func (c *fakeCall) fail(err error)        { c.reply <- fakeResult{err: err} }
 func (c *fakeCall) cancelled() bool       { return c.ctx.Err() != nil }
 func (h *harness) update(o UpdateOptions) { h.w.Update(h.ctx, o) }

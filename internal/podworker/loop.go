@@ -43,14 +43,14 @@ func (w *Workers) run(ctx context.Context, wk *worker) {
 			logger := klog.FromContext(ctx).WithValues("pod", ref, "podUID", wk.uid)
 			callCtx = klog.NewContext(callCtx, logger)
 			w.observeStart(wk.uid, s)
-			outcome, err := w.perform(callCtx, s, lastSync)
+			res, err := w.perform(callCtx, s, lastSync)
 			lastSync = w.cfg.Clock.Now()
 			if ctx.Err() != nil {
 				return
 			}
 			w.relist(callCtx, s)
 			w.observe(s)
-			if finished := w.finish(logger, wk, s, outcome, err); finished {
+			if finished := w.finish(logger, wk, s, res, err); finished {
 				if w.cfg.OnFinished != nil {
 					w.cfg.OnFinished(wk.uid)
 				}
@@ -97,27 +97,27 @@ func (w *Workers) take(ctx context.Context, wk *worker) (context.Context, step, 
 
 // perform makes the Syncer call of s, reading the runtime status it needs
 // first (an orphan's runtime pod is its status).
-func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (SyncOutcome, error) {
+func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (SyncResult, error) {
 	if s.orphan() {
 		if s.action != CallSyncTerminatingPod {
-			return SyncSteady, fmt.Errorf("call %v for runtime pod %q: runtime pods can only be killed", s.action, s.opts.RuntimePod.UID)
+			return SyncResult{}, fmt.Errorf("call %v for runtime pod %q: runtime pods can only be killed", s.action, s.opts.RuntimePod.UID)
 		}
-		return SyncSteady, w.cfg.Syncer.SyncTerminatingRuntimePod(ctx, s.opts.RuntimePod)
+		return SyncResult{}, w.cfg.Syncer.SyncTerminatingRuntimePod(ctx, s.opts.RuntimePod)
 	}
 	pod := s.opts.Pod
 	rt, err := w.cfg.Cache.GetNewerThan(ctx, pod.UID, lastSync)
 	if err != nil {
-		return SyncSteady, fmt.Errorf("get runtime status of pod %q: %w", pod.UID, err)
+		return SyncResult{}, fmt.Errorf("get runtime status of pod %q: %w", pod.UID, err)
 	}
 	switch s.action {
 	case CallSyncPod:
 		return w.cfg.Syncer.SyncPod(ctx, s.opts.Type, pod, rt)
 	case CallSyncTerminatingPod:
-		return SyncSteady, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.kill)
+		return SyncResult{}, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.kill)
 	case CallSyncTerminatedPod:
-		return SyncSteady, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
+		return SyncResult{}, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
 	}
-	return SyncSteady, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
+	return SyncResult{}, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
 }
 
 // relist has the pod relisted on demand after a call that may have acted
@@ -188,14 +188,15 @@ func resultEvent(s step, outcome SyncOutcome, err error) Event {
 }
 
 // finish records the outcome of a call: the next phase, then either an
-// immediate next call (via a replayed update), a requeue, or retirement.
-// It returns true when the pod is Finished and the goroutine must exit.
-func (w *Workers) finish(logger klog.Logger, wk *worker, s step, outcome SyncOutcome, err error) bool {
+// immediate next call (via a replayed update), a requeue (no later than
+// the result's WakeAt), or retirement. It returns true when the pod is
+// Finished and the goroutine must exit.
+func (w *Workers) finish(logger klog.Logger, wk *worker, s step, res SyncResult, err error) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wk.cancel() // release the call's context
 	wk.cancel = nil
-	ev := resultEvent(s, outcome, err)
+	ev := resultEvent(s, res.Outcome, err)
 	before := wk.phase
 	next, act := Transition(wk.phase, ev)
 	wk.phase = next
@@ -219,6 +220,7 @@ func (w *Workers) finish(logger klog.Logger, wk *worker, s step, outcome SyncOut
 	case act == RequeueBackoff:
 		retryAfter = w.jitter(w.cfg.BackoffPeriod)
 	}
+	retryAfter = wakeBy(retryAfter, res.WakeAt, w.cfg.Clock.Now())
 	if transient {
 		wk.transientFailures++
 	} else {
@@ -239,6 +241,16 @@ func (w *Workers) finish(logger klog.Logger, wk *worker, s step, outcome SyncOut
 		return true
 	}
 	return false
+}
+
+// wakeBy shortens a requeue delay (0: none) so that it comes no later than
+// wakeAt (zero: no bound); a wakeAt already past gives the shortest delay,
+// due at the next SyncDue. It is pure.
+func wakeBy(delay time.Duration, wakeAt, now time.Time) time.Duration {
+	if wakeAt.IsZero() || delay == 0 {
+		return delay
+	}
+	return max(min(delay, wakeAt.Sub(now)), time.Nanosecond)
 }
 
 // retire cleans up after a worker reached Finished: it frees a static pod's

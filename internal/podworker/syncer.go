@@ -92,6 +92,17 @@ const (
 	SyncTerminal
 )
 
+// SyncResult is what a SyncPod call that did not fail reports.
+type SyncResult struct {
+	// Outcome says how the worker goes on.
+	Outcome SyncOutcome
+	// WakeAt, when not zero, is a time by which the pod must be synced
+	// again whatever else happens (the pod's active deadline): the
+	// worker's next resync or retry comes no later than it. A time
+	// already past syncs again at the next SyncDue.
+	WakeAt time.Time
+}
+
 func (o SyncOutcome) String() string {
 	switch o {
 	case SyncAgain:
@@ -108,8 +119,8 @@ func (o SyncOutcome) String() string {
 type Syncer interface {
 	// SyncPod brings the pod toward its desired state and says how the
 	// worker goes on (the outcome is ignored when err is not nil: the
-	// worker retries after its back-off).
-	SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (SyncOutcome, error)
+	// worker retries after its back-off, or by WakeAt if sooner).
+	SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, rt *runtimestate.Pod) (SyncResult, error)
 	// SyncTerminatingPod stops every container of the pod within
 	// kill.GracePeriod seconds and returns nil only once nothing of the pod
 	// runs any more.

@@ -6,8 +6,11 @@
 //	          namespaces (pinned to upstream's table by a test)
 //	unsafe.go Unsafe, the allowlist of allowedUnsafeSysctls (names and
 //	          prefixes ending in "*", namespaced ones only), checked as
-//	          upstream's NewAllowlist checks it
-//	check.go  Allowlist.Check, upstream's sysctl admission: a sysctl outside
+//	          upstream's NewAllowlist checks it; NodeAllowlist, the safe
+//	          ones of a kernel and the unsafe ones allowed: what a node's
+//	          pods may set
+//	check.go  Allowlist.Check, upstream's sysctl admission (run by
+//	          admission.Sysctls, the one place that decides): a sysctl outside
 //	          the allowlist, or one whose namespace the pod shares with the
 //	          host, is refused with upstream's message
 //	defaults.go Defaults, the kubelet's defaultPodSysctls checked as

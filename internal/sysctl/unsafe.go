@@ -73,3 +73,15 @@ func (a Allowlist) lookup(name string) (utilsysctl.Namespace, bool) {
 	}
 	return "", false
 }
+
+// NodeAllowlist is the allowlist of a node (upstream's kubelet builds its
+// sysctl admit handler from the same two): the safe sysctls its kernel
+// namespaces (SafeAllowlist of its release) and its allowedUnsafeSysctls
+// (Unsafe, whose error it returns).
+func NodeAllowlist(kernelRelease string, allowedUnsafe []string) (Allowlist, error) {
+	unsafe, err := Unsafe(allowedUnsafe)
+	if err != nil {
+		return nil, err
+	}
+	return SafeAllowlist(kernelRelease).Union(unsafe), nil
+}

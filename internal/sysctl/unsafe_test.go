@@ -94,3 +94,20 @@ func TestPatternMatchesUpstream(t *testing.T) {
 		t.Errorf("upstream's SysctlMaxLength is %d, berth's maxLength %d", got, maxLength)
 	}
 }
+
+// TestNodeAllowlist: the kernel's safe sysctls and the unsafe ones
+// allowed, or Unsafe's error.
+func TestNodeAllowlist(t *testing.T) {
+	got, err := NodeAllowlist("4.14.0", []string{"kernel.msg*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SafeAllowlist("4.14.0")
+	want["kernel.msg*"] = utilsysctl.IPCNamespace
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("NodeAllowlist (-want +got):\n%s", diff)
+	}
+	if _, err := NodeAllowlist("6.1.0", []string{"vm.swappiness"}); err == nil {
+		t.Error("NodeAllowlist with a sysctl the kernel does not namespace: no error")
+	}
+}

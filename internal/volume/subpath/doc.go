@@ -13,8 +13,9 @@
 //  2. opens it relative to the pinned volume root with
 //     github.com/cyphar/filepath-securejoin (openat2 RESOLVE_IN_ROOT, or
 //     its O_NOFOLLOW walk on old kernels), creating missing directories
-//     with MkdirAllHandle and the volume root's mode (fsGroup's setgid
-//     included), and checks the opened descriptor is the resolved path:
+//     with MkdirAllHandle and the volume root's whole mode (fsGroup's
+//     setgid and tmpfs's sticky bit included, as upstream's SafeMakeDir),
+//     and checks the opened descriptor is the resolved path:
 //     a component swapped meanwhile fails the start rather than being
 //     followed;
 //  3. bind-mounts that descriptor (/proc/<pid>/fd/<n>, with mount(8)
