@@ -42,6 +42,19 @@ type Info struct {
 	// not report them (containerd 1.6), which upstream reads as "no
 	// handler supports user namespaces".
 	Handlers []RuntimeHandler
+	// Features are the runtime-wide features of its Status (features),
+	// all false when it reports none.
+	Features RuntimeFeatures
+}
+
+// RuntimeFeatures are the runtime-wide features the runtime declares in
+// its Status, those berth reads (the node's declared features).
+type RuntimeFeatures struct {
+	// UserNamespacesHostNetwork: pods in a user namespace may use the
+	// host's network.
+	UserNamespacesHostNetwork bool
+	// MountOptions: bind mounts take additional mount options.
+	MountOptions bool
 }
 
 // RuntimeHandler is one runtime handler of the runtime's Status and the
@@ -97,6 +110,10 @@ func (c *Client) Status(ctx context.Context) (Info, error) {
 	var info Info
 	info.RuntimeReady, info.RuntimeMessage = condition(resp.GetStatus(), runtimeapi.RuntimeReady)
 	info.NetworkReady, info.NetworkMessage = condition(resp.GetStatus(), runtimeapi.NetworkReady)
+	info.Features = RuntimeFeatures{
+		UserNamespacesHostNetwork: resp.GetFeatures().GetUserNamespacesHostNetwork(),
+		MountOptions:              resp.GetFeatures().GetMountOptions(),
+	}
 	for _, h := range resp.GetRuntimeHandlers() {
 		info.Handlers = append(info.Handlers, RuntimeHandler{
 			Name:                    h.GetName(),

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/cri"
@@ -133,6 +134,32 @@ func TestStatusReportsRuntimeHandlers(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got.Handlers); diff != "" {
 				t.Errorf("handlers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusReportsRuntimeFeatures(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		features *runtimeapi.RuntimeFeatures
+		want     cri.RuntimeFeatures
+	}{
+		{name: "none reported"},
+		{name: "user namespaces with host network", features: &runtimeapi.RuntimeFeatures{UserNamespacesHostNetwork: true},
+			want: cri.RuntimeFeatures{UserNamespacesHostNetwork: true}},
+		{name: "mount options", features: &runtimeapi.RuntimeFeatures{MountOptions: true, SupplementalGroupsPolicy: true},
+			want: cri.RuntimeFeatures{MountOptions: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := crifake.New(clocktesting.NewFakeClock(time.Unix(0, 0)))
+			f.SetRuntimeFeatures(tc.features)
+			got, err := f.Client(t).Status(context.Background())
+			if err != nil {
+				t.Fatalf("Status: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got.Features); diff != "" {
+				t.Errorf("features (-want +got):\n%s", diff)
 			}
 		})
 	}

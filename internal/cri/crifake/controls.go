@@ -174,6 +174,14 @@ func (f *Fake) SetRuntimeHandlers(userns bool, names ...string) {
 	}
 }
 
+// SetRuntimeFeatures makes Status report the runtime-wide features
+// (nil: none, as runtimes that predate them).
+func (f *Fake) SetRuntimeFeatures(features *runtimeapi.RuntimeFeatures) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.knobs.features = features
+}
+
 // SetCgroupDriver makes RuntimeConfig answer with driver ("systemd" or
 // "cgroupfs"); "" makes it Unimplemented again.
 func (f *Fake) SetCgroupDriver(driver string) error {

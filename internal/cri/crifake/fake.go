@@ -52,6 +52,8 @@ type knobs struct {
 	// handlers answer Status's runtime_handlers; nil reports none, as
 	// containerd 1.6.
 	handlers []*runtimeapi.RuntimeHandler
+	// features answer Status's features; nil reports none.
+	features *runtimeapi.RuntimeFeatures
 	// podCIDR is the last pod CIDR UpdateRuntimeConfig set.
 	podCIDR string
 	// stopExitCode is the exit code StopContainer gives a running container.

@@ -39,7 +39,7 @@ func (f *Fake) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeapi.S
 	}
 	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{
 		Conditions: []*runtimeapi.RuntimeCondition{rt, nw},
-	}, RuntimeHandlers: f.knobs.handlers}, nil
+	}, RuntimeHandlers: f.knobs.handlers, Features: f.knobs.features}, nil
 }
 
 // RuntimeConfig reports the cgroup driver set by SetCgroupDriver, or
