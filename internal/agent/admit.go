@@ -37,7 +37,10 @@ type admitter struct {
 	memory func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result
 	// sysctls are the sysctls pods may set on this node
 	// (sysctl.NodeAllowlist).
-	sysctls  sysctl.Allowlist
+	sysctls sysctl.Allowlist
+	// features is the declared features' admission (upstream's
+	// DeclaredFeaturesAdmitHandler, last); nil admits.
+	features func(pod *corev1.Pod) admission.Result
 	recorder interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 	}
@@ -62,8 +65,8 @@ func (a *admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 
 // decide runs the admit handlers in upstream's order: eviction, sysctls,
 // node shutdown, the resource managers (the topology manager over the CPU
-// manager, then the memory manager), the scheduler's predicates; the
-// first failure is the answer.
+// manager, then the memory manager), the scheduler's predicates, the
+// node's declared features; the first failure is the answer.
 func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
 	if ok, msg := a.pressure(pod); !ok {
 		return admission.Result{Reason: eviction.Reason, Message: msg}
@@ -84,5 +87,11 @@ func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1
 			return r
 		}
 	}
-	return admission.Admit(admission.Inputs{Pod: pod, Node: a.node(), Active: active, MaxPods: a.maxPods})
+	if r := admission.Admit(admission.Inputs{Pod: pod, Node: a.node(), Active: active, MaxPods: a.maxPods}); !r.Admit {
+		return r
+	}
+	if a.features != nil {
+		return a.features(pod)
+	}
+	return admission.Result{Admit: true}
 }

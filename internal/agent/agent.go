@@ -22,6 +22,7 @@ import (
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/cpumanager"
 	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/declaredfeatures"
 	"github.com/berthk8s/berth/internal/eviction"
 	"github.com/berthk8s/berth/internal/housekeeping"
 	"github.com/berthk8s/berth/internal/kuberuntime"
@@ -109,6 +110,9 @@ type node struct {
 	tracer cbtracing.TracerProvider
 	// memory is the memory manager: admission, containers' cpuset.mems.
 	memory *memorymanager.Manager
+	// declared are the node's declared features, fixed at start: node
+	// status and admission.
+	declared *declaredfeatures.Declared
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -179,7 +183,10 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	// Node status is kicked when the runtime's health changes.
 	n.health = cri.NewHealth(n.client, n.clock, runtimeCheckPeriod, func() { n.cluster.kickNode() })
 	n.health.Check(ctx) // a first verdict before anything asks for one
-	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.health, n.client.Image, n.clock, n.pressure)
+	if n.declared, err = declareFeatures(ctx, cfg, info); err != nil {
+		return err
+	}
+	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.health, n.client.Image, n.clock, n.pressure, n.declared.Names())
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
@@ -290,6 +297,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		cpus:     n.admitResources,
 		memory:   n.admitMemory,
 		sysctls:  sysctls,
+		features: n.declared.Admit,
 	}
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,

@@ -12,5 +12,7 @@
 // admit.go runs the admit handlers in upstream's order; cpumanager.go
 // builds the CPU manager and gives it the active pods and their running
 // containers; topology.go builds the topology manager over it (policy not
-// none) and admits pods through it.
+// none) and admits pods through it. declaredfeatures.go discovers the
+// node's declared features once at start (internal/declaredfeatures), for
+// the node status and the last admit handler.
 package agent

@@ -13,9 +13,11 @@
 //     --node-ip in the provided-node-ip annotation), machine info
 //     with capacity and allocatable (capacity - kubeReserved -
 //     systemReserved - hard eviction thresholds, floored at 0), versions,
-//     daemon endpoints, images, runtime handlers, and the MemoryPressure,
+//     daemon endpoints, images, runtime handlers, the MemoryPressure,
 //     DiskPressure, PIDPressure and Ready conditions with upstream's
-//     reasons, messages, transition times and events.
+//     reasons, messages, transition times and events, and last the
+//     declared features (status.declaredFeatures, decided once at start
+//     by internal/declaredfeatures).
 //   - initial.go: InitialNode (the Node berth registers, with
 //     spec.providerID and, with an external cloud provider, the
 //     uninitialized taint), the

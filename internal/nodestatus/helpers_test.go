@@ -36,6 +36,8 @@ func baseInputs() Inputs {
 		KubeletPort:    10250,
 		MaxPods:        110,
 
+		DeclaredFeatures: []string{"ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"},
+
 		ControllerAttachDetach:        true,
 		LocalStorageCapacityIsolation: true,
 		EvictionHard: map[string]string{

@@ -58,6 +58,9 @@ type Inputs struct {
 	// it is, as upstream.
 	RuntimeHandlers []corev1.NodeRuntimeHandler
 	Features        *corev1.NodeFeatures
+	// DeclaredFeatures are the node's declared features, sorted
+	// (internal/declaredfeatures, fixed at start).
+	DeclaredFeatures []string
 
 	// KubeletVersion is the Kubernetes version berth stands in for
 	// ("v1.37.2"): a plain semantic version, so kubectl, version-skew

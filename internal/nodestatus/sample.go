@@ -33,19 +33,22 @@ type Sampler struct {
 	// pressure is the eviction manager's verdicts (MemoryPressure,
 	// DiskPressure, PIDPressure); nil reports none.
 	pressure func() (memory, disk, pid bool)
+	// declared are the node's declared features, fixed at start.
+	declared []string
 }
 
 // NewSampler reads the machine facts and returns a Sampler for the node of
 // cfg, whose runtime reported runtime at start and whose IPs are ips;
-// pressure (may be nil) gives the eviction manager's pressure verdicts.
+// pressure (may be nil) gives the eviction manager's pressure verdicts;
+// declared are the node's declared features (sorted).
 func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock,
-	pressure func() (memory, disk, pid bool)) (*Sampler, error) {
+	pressure func() (memory, disk, pid bool), declared []string) (*Sampler, error) {
 	info, err := machine.Read(cfg.RootDir, machine.OSHost())
 	if err != nil {
 		return nil, err
 	}
 	n := &Sampler{
-		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: pressure,
+		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: pressure, declared: declared,
 		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
 	}
 	for _, ip := range ips {
@@ -86,6 +89,7 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 		LocalStorageCapacityIsolation: kc.LocalStorageCapacityIsolation == nil || *kc.LocalStorageCapacityIsolation,
 	}
 	in.RuntimeHandlers = runtimeHandlers(rt.Handlers)
+	in.DeclaredFeatures = n.declared
 	if n.pressure != nil {
 		in.MemoryPressure, in.DiskPressure, in.PIDPressure = n.pressure()
 	}

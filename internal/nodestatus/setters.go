@@ -28,6 +28,7 @@ func Setters() []Setter {
 		DiskPressureCondition,
 		PIDPressureCondition,
 		ReadyCondition,
+		DeclaredFeatures,
 	}
 }
 
@@ -203,5 +204,13 @@ func RuntimeHandlers(node *corev1.Node, in Inputs) []Event {
 	if in.Features != nil {
 		node.Status.Features = in.Features.DeepCopy()
 	}
+	return nil
+}
+
+// DeclaredFeatures sets the node's declared features, as upstream's
+// setNodeStatus does after its setters: the sorted list discovered at
+// start, replacing whatever the Node had.
+func DeclaredFeatures(node *corev1.Node, in Inputs) []Event {
+	node.Status.DeclaredFeatures = append([]string(nil), in.DeclaredFeatures...)
 	return nil
 }

@@ -168,6 +168,41 @@ func TestRuntimeHandlers(t *testing.T) {
 	}
 }
 
+func TestDeclaredFeatures(t *testing.T) {
+	tests := []struct {
+		name     string
+		had      []string
+		declared []string
+		want     []string
+	}{
+		{name: "set on a new node", declared: []string{"ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"},
+			want: []string{"ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"}},
+		{name: "replaces what the node had", had: []string{"InPlacePodLevelResourcesVerticalScaling", "RestartAllContainersOnContainerExits"},
+			declared: []string{"RestartAllContainersOnContainerExits"}, want: []string{"RestartAllContainersOnContainerExits"}},
+		{name: "none declared clears the field", had: []string{"ExtendWebSocketsToKubelet"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := baseInputs()
+			in.DeclaredFeatures = tt.declared
+			node := &corev1.Node{Status: corev1.NodeStatus{DeclaredFeatures: tt.had}}
+			DeclaredFeatures(node, in)
+			if diff := cmp.Diff(tt.want, node.Status.DeclaredFeatures); diff != "" {
+				t.Errorf("declared features (-want +got):\n%s", diff)
+			}
+			if len(tt.declared) > 0 {
+				node.Status.DeclaredFeatures[0] = "changed"
+				if in.DeclaredFeatures[0] == "changed" {
+					t.Error("the node shares the snapshot's slice")
+				}
+			}
+			if !StatusChanged(&corev1.NodeStatus{DeclaredFeatures: tt.had}, &node.Status) && !cmp.Equal(tt.had, tt.want) {
+				t.Error("StatusChanged misses a change of declared features")
+			}
+		})
+	}
+}
+
 // TestAddressesExternalCloudProvider follows upstream's NodeAddress setter
 // with --cloud-provider=external.
 func TestAddressesExternalCloudProvider(t *testing.T) {
