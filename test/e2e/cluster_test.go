@@ -81,6 +81,7 @@ func TestCluster(t *testing.T) {
 	})
 	t.Run("NodeRegistersAndIsReady", env.testNodeReady)
 	t.Run("LeaseRenews", env.testLease)
+	t.Run("DeclaredFeatures", env.testDeclaredFeatures)
 	t.Run("APIPodRunsAndDeletesGracefully", env.testAPIPod)
 	t.Run("DeploymentRunsOnNode", env.testDeployment)
 	t.Run("MirrorPodIsRecreated", env.testMirrorPod)
