@@ -14,6 +14,13 @@ import (
 // feature the node does not declare (lifecycle.PodFeatureUnsupported).
 const ReasonPodFeatureUnsupported = "PodFeatureUnsupported"
 
+// Upstream's messages of a rejection, as format strings (a test pins them).
+const (
+	msgInferFailed = "Failed to infer pod's feature requirements: %v"
+	msgMatchFailed = "Failed to match pod's feature requirements against the node: %v"
+	msgUnavailable = "Pod requires node features that are not available: %s"
+)
+
 // Admit is upstream's DeclaredFeaturesAdmitHandler: the features pod needs
 // to be scheduled (the library's inference, at berth's version) must all
 // be declared, or the pod is rejected with the missing ones named. It
@@ -22,19 +29,19 @@ func (d *Declared) Admit(pod *corev1.Pod) admission.Result {
 	info := &ndf.PodInfo{Spec: &pod.Spec, Status: &pod.Status}
 	reqs, err := d.framework.InferForPodScheduling(info, d.version)
 	if err != nil {
-		return admission.Result{Reason: ReasonPodFeatureUnsupported, Message: fmt.Sprintf("Failed to infer pod's feature requirements: %v", err)}
+		return admission.Result{Reason: ReasonPodFeatureUnsupported, Message: fmt.Sprintf(msgInferFailed, err)}
 	}
 	if reqs.IsEmpty() {
 		return admission.Result{Admit: true}
 	}
 	match, err := d.framework.MatchNodeFeatureSet(reqs, d.set)
 	if err != nil {
-		return admission.Result{Reason: ReasonPodFeatureUnsupported, Message: fmt.Sprintf("Failed to match pod's feature requirements against the node: %v", err)}
+		return admission.Result{Reason: ReasonPodFeatureUnsupported, Message: fmt.Sprintf(msgMatchFailed, err)}
 	}
 	if !match.IsMatch {
 		return admission.Result{
 			Reason:  ReasonPodFeatureUnsupported,
-			Message: fmt.Sprintf("Pod requires node features that are not available: %s", strings.Join(match.UnsatisfiedRequirements, ", ")),
+			Message: fmt.Sprintf(msgUnavailable, strings.Join(match.UnsatisfiedRequirements, ", ")),
 		}
 	}
 	return admission.Result{Admit: true}

@@ -26,11 +26,7 @@ func TestReasonMatchesUpstream(t *testing.T) {
 			}
 		}
 	}
-	for _, berth := range []string{
-		"Failed to infer pod's feature requirements: %v",
-		"Failed to match pod's feature requirements against the node: %v",
-		"Pod requires node features that are not available: %s",
-	} {
+	for _, berth := range []string{msgInferFailed, msgMatchFailed, msgUnavailable} {
 		if !slices.Contains(formats, berth) {
 			t.Errorf("upstream's lifecycle package formats no message %q: update admit.go", berth)
 		}
