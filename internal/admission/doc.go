@@ -34,6 +34,7 @@
 // AppArmor, node shutdown, the resource managers (the CPU
 // manager's admission is internal/cpumanager's, which internal/agent runs
 // before these checks, as upstream; memory, topology and devices are not
-// done) and the preemption of lower-priority pods for a critical pod that
-// does not fit.
+// done), the node's declared features (internal/declaredfeatures, which
+// internal/agent runs last, as upstream) and the preemption of
+// lower-priority pods for a critical pod that does not fit.
 package admission
