@@ -283,26 +283,60 @@ func cpuSecondsPerMinute(samples []procSample) float64 {
 	return cpuSeconds(samples) / wall
 }
 
-// findProcess returns the pid of the only process whose command name is
-// comm (containerd: not its shims).
-func findProcess(comm string) (int, error) {
+// runtimePID returns the pid of the process that listens on the unix
+// socket of the CRI endpoint (unix:///path or /path): the runtime under
+// measure, whatever its name and however many runtimes the machine runs
+// (hack/node-setup.sh may run containerd 2 next to the host's).
+func runtimePID(endpoint string) (int, error) {
+	path := strings.TrimPrefix(endpoint, "unix://")
+	table, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return 0, fmt.Errorf("read /proc/net/unix: %w", err)
+	}
+	inode, err := listeningInode(string(table), path)
+	if err != nil {
+		return 0, err
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
 	}
-	var found []int
+	want := "socket:[" + inode + "]"
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err == nil && strings.TrimSpace(string(b)) == comm {
-			found = append(found, pid)
+		fds, err := os.ReadDir(filepath.Join("/proc", e.Name(), "fd"))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if link, err := os.Readlink(filepath.Join("/proc", e.Name(), "fd", fd.Name())); err == nil && link == want {
+				return pid, nil
+			}
 		}
 	}
-	if len(found) != 1 {
-		return 0, fmt.Errorf("find process %q: %d found", comm, len(found))
+	return 0, fmt.Errorf("find the process listening on %s: none holds socket inode %s", path, inode)
+}
+
+// soAcceptCon is the /proc/net/unix flag of a listening socket
+// (__SO_ACCEPTCON).
+const soAcceptCon = 0x10000
+
+// listeningInode returns the inode of the listening socket bound to path
+// in a /proc/net/unix table ("Num RefCount Protocol Flags Type St Inode
+// Path"). It is pure.
+func listeningInode(table, path string) (string, error) {
+	for _, line := range strings.Split(table, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 8 || f[7] != path {
+			continue
+		}
+		flags, err := strconv.ParseUint(f[3], 16, 32)
+		if err == nil && flags&soAcceptCon != 0 {
+			return f[6], nil
+		}
 	}
-	return found[0], nil
+	return "", fmt.Errorf("no process listens on %s", path)
 }

@@ -55,7 +55,7 @@ type runner struct {
 // floor, and returns the samples. The control plane is started for the run
 // and stopped at its end. Others' use of the CPU is sampled all along.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	containerd, err := findProcess("containerd")
+	containerd, err := runtimePID(cfg.CRIEndpoint)
 	if err != nil {
 		return Result{}, err
 	}
@@ -134,7 +134,7 @@ func (r *runner) connect(ctx context.Context) error {
 	if r.criClient, err = cri.Dial(ctx, cri.Options{RuntimeEndpoint: r.cfg.CRIEndpoint, Timeout: 2 * time.Minute}); err != nil {
 		return fmt.Errorf("connect to the runtime: %w", err)
 	}
-	if r.containerd, err = findProcess("containerd"); err != nil {
+	if r.containerd, err = runtimePID(r.cfg.CRIEndpoint); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(2 * time.Minute)
