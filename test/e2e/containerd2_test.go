@@ -30,43 +30,23 @@ type containerd2 struct {
 	client   *cri.Client
 }
 
-// containerd2Config is the private instance's configuration; %[1]s is its
-// directory. restrict_oom_score_adj: root here lacks CAP_SYS_RESOURCE (as
-// hack/node-setup.sh finds for the shared containerd). NRI is off: it
-// would listen on the host's /var/run/nri/nri.sock.
-const containerd2Config = `version = 3
-root = "%[1]s/root"
-state = "%[1]s/state"
-disabled_plugins = ["io.containerd.nri.v1.nri"]
-
-[grpc]
-  address = "%[1]s/containerd.sock"
-
-[ttrpc]
-  address = "%[1]s/containerd.sock.ttrpc"
-
-[plugins]
-  [plugins.'io.containerd.shim.v1.manager']
-    socket_dir = "%[1]s/s"
-  [plugins.'io.containerd.internal.v1.opt']
-    path = "%[1]s/opt"
-  [plugins.'io.containerd.cri.v1.images']
-    [plugins.'io.containerd.cri.v1.images'.pinned_images]
-      sandbox = "registry.k8s.io/pause:3.10.1"
-  [plugins.'io.containerd.cri.v1.runtime']
-    restrict_oom_score_adj = true
-    netns_mounts_under_state_dir = true
-    [plugins.'io.containerd.cri.v1.runtime'.cni]
-      bin_dirs = ["/usr/lib/cni"]
-      conf_dir = "/etc/cni/net.d"
-    [plugins.'io.containerd.cri.v1.runtime'.containerd]
-      default_runtime_name = "runc"
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-        runtime_type = "io.containerd.runc.v2"
-        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-          SystemdCgroup = false
-          Root = "%[1]s/runc"
-`
+// containerd2Config returns the private instance's configuration: the one
+// hack/node-setup.sh writes for BERTH_CONTAINERD=2 (containerd2_config),
+// with every path under dir (its root under dir/root; state, shim
+// sockets and runc root under dir itself), so the tests run containerd 2
+// as make's node set-up does.
+func containerd2Config(t *testing.T, dir string) []byte {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("..", "..", "hack", "node-setup.sh"))
+	must(t, err)
+	cmd := exec.Command("bash", "-c", `source "$1" && C2_ROOT=$2 && containerd2_config`, "bash", script, filepath.Join(dir, "root"))
+	cmd.Env = append(os.Environ(), "BERTH_CONTAINERD=2", "CONTAINERD_SOCK="+filepath.Join(dir, "containerd.sock"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("containerd2_config of hack/node-setup.sh: %v", err)
+	}
+	return out
+}
 
 // startContainerd2 starts a private containerd 2.x, imports the test
 // images into it and returns it. t.Cleanup removes every pod it holds,
@@ -85,7 +65,7 @@ func startContainerd2(t *testing.T) *containerd2 {
 	dir, err := os.MkdirTemp("", "ctrd2-")
 	must(t, err)
 	c := &containerd2{dir: dir, endpoint: "unix://" + filepath.Join(dir, "containerd.sock")}
-	must(t, os.WriteFile(filepath.Join(dir, "config.toml"), fmt.Appendf(nil, containerd2Config, dir), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "config.toml"), containerd2Config(t, dir), 0o644))
 	logf, err := os.Create(filepath.Join(dir, "containerd.log"))
 	must(t, err)
 	cmd := exec.Command(binary, "--config", filepath.Join(dir, "config.toml"))
