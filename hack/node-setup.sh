@@ -128,14 +128,20 @@ setup_network() {
 	modprobe -q overlay 2>/dev/null || true
 }
 
+# restrict_oom_score_adj prints containerd's restrict_oom_score_adj: true
+# when root lacks CAP_SYS_RESOURCE (bit 24 of CapEff), as in unprivileged
+# containers and some VMs. It keeps containers' oom_score_adj at or above
+# containerd's own, which such a root cannot go below.
+restrict_oom_score_adj() {
+	local capeff
+	capeff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+	if (((0x$capeff >> 24) & 1)); then echo false; else echo true; fi
+}
+
 # containerd_config prints berth's containerd configuration.
 containerd_config() {
-	# restrict_oom_score_adj keeps containers' oom_score_adj at or above
-	# containerd's own; it is required when root lacks CAP_SYS_RESOURCE
-	# (bit 24 of CapEff), as in unprivileged containers and some VMs.
-	local capeff restrict=false
-	capeff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
-	(((0x$capeff >> 24) & 1)) || restrict=true
+	local restrict
+	restrict=$(restrict_oom_score_adj)
 	# The runc runtime uses the cgroupfs driver, matching cgroupDriver in
 	# examples/kubelet-config.yaml, with or without systemd. AppArmor needs no
 	# setting: containerd applies it only where the kernel enables it.
@@ -325,9 +331,8 @@ start_ourselves() {
 # names, with every path of its own. NRI is off: it would listen on the
 # host containerd's /var/run/nri/nri.sock.
 containerd2_config() {
-	local capeff restrict=false
-	capeff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
-	(((0x$capeff >> 24) & 1)) || restrict=true
+	local restrict
+	restrict=$(restrict_oom_score_adj)
 	cat <<-EOF
 		$MARKER
 		version = 3

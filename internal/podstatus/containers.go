@@ -34,10 +34,7 @@ func containerStatuses(in *Input, old []corev1.ContainerStatus, specs []corev1.C
 	if len(specs) == 0 {
 		return nil
 	}
-	defaultReason := ReasonContainerCreating
-	if hasInit {
-		defaultReason = ReasonPodInitializing
-	}
+	defaultReason := defaultWaitingReason(hasInit)
 	out := make([]corev1.ContainerStatus, 0, len(specs))
 	for i := range specs {
 		spec := &specs[i]
@@ -50,6 +47,16 @@ func containerStatuses(in *Input, old []corev1.ContainerStatus, specs []corev1.C
 		out = append(out, s)
 	}
 	return out
+}
+
+// defaultWaitingReason is the waiting reason of a container the runtime
+// has no instance of: PodInitializing in a pod with init containers, else
+// ContainerCreating (upstream's defaultWaitingState).
+func defaultWaitingReason(hasInit bool) string {
+	if hasInit {
+		return ReasonPodInitializing
+	}
+	return ReasonContainerCreating
 }
 
 // baseStatus is the status from the runtime's two newest instances of the

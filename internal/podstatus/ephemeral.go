@@ -21,10 +21,7 @@ func ephemeralStatuses(in *Input, old []corev1.ContainerStatus, hasInit bool) []
 	if len(specs) == 0 {
 		return nil
 	}
-	defaultReason := ReasonContainerCreating
-	if hasInit {
-		defaultReason = ReasonPodInitializing
-	}
+	defaultReason := defaultWaitingReason(hasInit)
 	out := make([]corev1.ContainerStatus, 0, len(specs))
 	for i := range specs {
 		spec := podutil.EphemeralAsContainer(&specs[i])
