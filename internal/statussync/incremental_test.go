@@ -7,9 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clienttesting "k8s.io/client-go/testing"
 )
 
 // namedPod is apiPod with its own name, so several can coexist.
@@ -70,14 +68,7 @@ func TestRunPlansOnlyChangedPods(t *testing.T) {
 func TestRunRetriesFailedWriteOnTheNextPass(t *testing.T) {
 	e := newEnv(t, namedPod("u1", "web-1"), namedPod("u2", "web-2"))
 	e.startWritten("u2")
-	failures := 1
-	e.cs.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if failures > 0 {
-			failures--
-			return true, nil, apierrors.NewServiceUnavailable("apiserver is restarting")
-		}
-		return false, nil, nil
-	})
+	e.failPatches(1, apierrors.NewServiceUnavailable("apiserver is restarting"))
 	e.store.Set("u1", running())
 	e.waitPass(false)
 	e.requests()
@@ -154,14 +145,7 @@ func TestRunPatchesFromTheLastWrite(t *testing.T) {
 func TestRunReadsThePodAfterAFailedPatch(t *testing.T) {
 	e := newEnv(t, namedPod("u1", "web-1"))
 	e.startWritten("u1")
-	failures := 1
-	e.cs.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if failures > 0 {
-			failures--
-			return true, nil, apierrors.NewTimeoutError("request did not complete within the allowed duration", 1)
-		}
-		return false, nil, nil
-	})
+	e.failPatches(1, apierrors.NewTimeoutError("request did not complete within the allowed duration", 1))
 	notReady := running()
 	notReady.ContainerStatuses[0].Ready = false
 	e.store.Set("u1", notReady)

@@ -9,8 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	clienttesting "k8s.io/client-go/testing"
 )
 
 // observedWrites collects what ObserveWrite reports, as (since, at)
@@ -46,14 +44,7 @@ func TestObserveWriteLatency(t *testing.T) {
 	e := newEnv(t, apiPod("u1", corev1.PodPending))
 	obs := &observedWrites{}
 	e.s.cfg.ObserveWrite = obs.observe
-	failures := 1
-	e.cs.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if failures > 0 {
-			failures--
-			return true, nil, apierrors.NewServiceUnavailable("apiserver is restarting")
-		}
-		return false, nil, nil
-	})
+	e.failPatches(1, apierrors.NewServiceUnavailable("apiserver is restarting"))
 	e.start()
 
 	// Stored at now: the first patch fails, the periodic retry 10 s later

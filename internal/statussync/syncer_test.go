@@ -131,6 +131,18 @@ func (e *env) waitPass(wantPeriodic bool) {
 	}
 }
 
+// failPatches makes the next n status patches fail with err; later ones
+// go through. The reactor runs on the syncer's goroutine alone.
+func (e *env) failPatches(n int, err error) {
+	e.cs.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if n > 0 {
+			n--
+			return true, nil, err
+		}
+		return false, nil, nil
+	})
+}
+
 // tick moves the fake clock one sync period and waits for the full pass.
 func (e *env) tick() {
 	e.t.Helper()
@@ -249,14 +261,7 @@ func TestRunPatchShape(t *testing.T) {
 
 func TestRunRetriesAfterAnError(t *testing.T) {
 	e := newEnv(t, apiPod("u1", corev1.PodPending))
-	failures := 1
-	e.cs.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if failures > 0 {
-			failures--
-			return true, nil, apierrors.NewServiceUnavailable("apiserver is restarting")
-		}
-		return false, nil, nil
-	})
+	e.failPatches(1, apierrors.NewServiceUnavailable("apiserver is restarting"))
 	e.start()
 	e.store.Set("u1", running())
 	e.waitPass(false)
