@@ -1,6 +1,7 @@
 package containerconfig
 
 import (
+	"math"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,27 @@ func MilliCPUToQuota(milliCPU, period int64) int64 {
 		return 0
 	}
 	return max(milliCPU*period/milliCPUToCPU, minQuota)
+}
+
+// SharesToMilliCPU is the inverse of MilliCPUToShares (upstream
+// cm.SharesToMilliCPU): the CPU request cgroup cpu.shares stand for,
+// rounded up, so a request survives the round trip from 2m up; shares
+// below MinShares stand for none (0).
+func SharesToMilliCPU(shares int64) int64 {
+	if shares < MinShares {
+		return 0
+	}
+	return int64(math.Ceil(float64(shares*milliCPUToCPU) / float64(sharesPerCPU)))
+}
+
+// QuotaToMilliCPU is the inverse of MilliCPUToQuota (upstream
+// cm.QuotaToMilliCPU): the CPU limit a CFS quota over period stands for;
+// -1 (unlimited) is 0. period must be positive.
+func QuotaToMilliCPU(quota, period int64) int64 {
+	if quota == -1 {
+		return 0
+	}
+	return quota * milliCPUToCPU / period
 }
 
 // ResourceSettings are the node settings every Linux resources value

@@ -35,6 +35,38 @@ func TestMilliCPUToQuota(t *testing.T) {
 	}
 }
 
+// TestSharesToMilliCPU: upstream's table (kuberuntime helpers_linux_test
+// TestSharesToMilliCPU): every request from 2m to 2000m survives the
+// round trip through shares; 0m and 1m come back as 2m.
+func TestSharesToMilliCPU(t *testing.T) {
+	for milli := int64(0); milli <= 2000; milli++ {
+		want := max(milli, 2)
+		if got := SharesToMilliCPU(MilliCPUToShares(milli)); got != want {
+			t.Errorf("SharesToMilliCPU(MilliCPUToShares(%d)) = %d, want %d", milli, got, want)
+		}
+	}
+	for _, tt := range []struct{ shares, want int64 }{
+		{0, 0}, {1, 0}, {2, 2}, {20, 20}, {21, 21}, {102, 100}, {1024, 1000}, {262144, 256000},
+	} {
+		if got := SharesToMilliCPU(tt.shares); got != tt.want {
+			t.Errorf("SharesToMilliCPU(%d) = %d, want %d", tt.shares, got, tt.want)
+		}
+	}
+}
+
+// TestQuotaToMilliCPU: upstream's table (kuberuntime helpers_linux_test
+// TestQuotaToMilliCPU), the unlimited quota and another period.
+func TestQuotaToMilliCPU(t *testing.T) {
+	for _, tt := range []struct{ quota, period, want int64 }{
+		{5000, 100000, 50}, {75000, 100000, 750}, {100000, 100000, 1000}, {150000, 100000, 1500},
+		{-1, 100000, 0}, {1000, 100000, 10}, {25000, 50000, 500},
+	} {
+		if got := QuotaToMilliCPU(tt.quota, tt.period); got != tt.want {
+			t.Errorf("QuotaToMilliCPU(%d, %d) = %d, want %d", tt.quota, tt.period, got, tt.want)
+		}
+	}
+}
+
 func TestOOMGroup(t *testing.T) {
 	tests := []struct {
 		v2     bool
