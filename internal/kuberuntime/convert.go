@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	kubelettypes "k8s.io/kubelet/pkg/types"
@@ -102,6 +103,35 @@ func containerFromList(c *runtimeapi.Container) runtimestate.Container {
 	out := containerCommon(c)
 	out.SandboxID = c.GetPodSandboxId()
 	return out
+}
+
+// containerResources converts the resources a container status reports,
+// as upstream's toKubeContainerResources: the CPU limit from a positive
+// period's quota, the CPU request from the shares, the memory limit from
+// its bytes, each only when it comes out positive; nil when none does.
+func containerResources(r *runtimeapi.ContainerResources) *runtimestate.ContainerResources {
+	linux := r.GetLinux()
+	if linux == nil {
+		return nil
+	}
+	var out runtimestate.ContainerResources
+	if linux.GetCpuPeriod() > 0 {
+		if milli := containerconfig.QuotaToMilliCPU(linux.GetCpuQuota(), linux.GetCpuPeriod()); milli > 0 {
+			out.CPULimit = resource.NewMilliQuantity(milli, resource.DecimalSI)
+		}
+	}
+	if linux.GetCpuShares() > 0 {
+		if milli := containerconfig.SharesToMilliCPU(linux.GetCpuShares()); milli > 0 {
+			out.CPURequest = resource.NewMilliQuantity(milli, resource.DecimalSI)
+		}
+	}
+	if linux.GetMemoryLimitInBytes() > 0 {
+		out.MemoryLimit = resource.NewQuantity(linux.GetMemoryLimitInBytes(), resource.BinarySI)
+	}
+	if out.CPULimit == nil && out.CPURequest == nil && out.MemoryLimit == nil {
+		return nil
+	}
+	return &out
 }
 
 // containerName prefers the container name label over the metadata name.

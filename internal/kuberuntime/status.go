@@ -101,11 +101,13 @@ func sandboxFromStatus(st *runtimeapi.PodSandboxStatus) runtimestate.Sandbox {
 }
 
 // containerFromStatus converts a container status (upstream
-// toKubeContainerStatus and convertToKubeContainerStatus).
+// toKubeContainerStatus and convertToKubeContainerStatus), with the
+// resources the runtime reports (containerResources).
 func containerFromStatus(st *runtimeapi.ContainerStatus, sandboxID string) runtimestate.Container {
 	c := containerCommon(st)
 	c.SandboxID = sandboxID
 	c.LogPath = st.GetLogPath()
+	c.Resources = containerResources(st.GetResources())
 	if st.GetState() != runtimeapi.ContainerState_CONTAINER_CREATED {
 		c.StartedAt = unixNanos(st.GetStartedAt())
 	}

@@ -3,6 +3,7 @@ package runtimestate
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -91,6 +92,20 @@ type Container struct {
 	// generated after the pod object is gone.
 	TerminationMessagePath   string
 	TerminationMessagePolicy string
+	// Resources are the resources the runtime reports the container runs
+	// with (CRI ContainerStatus.resources.linux); nil when it reports none,
+	// and always nil in a listing (only a status carries them).
+	Resources *ContainerResources
+}
+
+// ContainerResources are a container's CPU and memory settings as the
+// runtime reports them, converted back to quantities (upstream's
+// kubecontainer.ContainerResources less the memory request, which no
+// runtime reports). A nil field is one the runtime did not report.
+type ContainerResources struct {
+	// CPURequest comes from cpu.shares, CPULimit from the CFS quota and
+	// period, MemoryLimit from the memory limit in bytes.
+	CPURequest, CPULimit, MemoryLimit *resource.Quantity
 }
 
 // Pod is every sandbox and container the runtime holds for one pod UID.
