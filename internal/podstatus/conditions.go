@@ -26,7 +26,8 @@ const (
 )
 
 // conditions returns the pod's conditions: the ones other controllers own
-// (from the pod), DisruptionTarget (from the previous status), then
+// (from the pod), the resize conditions (from the Input),
+// DisruptionTarget (from the previous status), then
 // PodReadyToStartContainers, Initialized, Ready, ContainersReady,
 // PodScheduled and, for a pod that can restart all its containers,
 // AllContainersRestarting. A condition whose status did not change keeps
@@ -41,6 +42,7 @@ func conditions(in *Input, old *corev1.PodStatus, all []corev1.ContainerStatus, 
 			out = append(out, *c.DeepCopy())
 		}
 	}
+	out = append(out, resizeConditions(in)...)
 	if c := findCondition(old.Conditions, corev1.DisruptionTarget); c != nil {
 		out = append(out, *c.DeepCopy())
 	}
@@ -72,6 +74,31 @@ func conditions(in *Input, old *corev1.PodStatus, all []corev1.ContainerStatus, 
 		}
 	}
 	return append(out, generated...)
+}
+
+// resizeConditions are the Input's resize conditions in upstream's
+// order, PodResizePending then PodResizeInProgress (the first of each
+// type), none for a terminal pod (upstream determinePodResizeStatus). Those
+// in the API's or the previous status are not carried over: the kubelet
+// owns them, so one its owner dropped is gone. Their observed generation
+// is their own, cleared for a pod without a generation, as upstream.
+func resizeConditions(in *Input) []corev1.PodCondition {
+	if in.Terminal {
+		return nil
+	}
+	var out []corev1.PodCondition
+	for _, t := range []corev1.PodConditionType{corev1.PodResizePending, corev1.PodResizeInProgress} {
+		c := findCondition(in.Resize, t)
+		if c == nil {
+			continue
+		}
+		cp := *c.DeepCopy()
+		if in.Pod.Generation == 0 {
+			cp.ObservedGeneration = 0
+		}
+		out = append(out, cp)
+	}
+	return out
 }
 
 // allContainersRestarting is upstream's

@@ -29,7 +29,8 @@ const (
 
 // containerStatuses builds the statuses of specs (the regular or the init
 // containers), in spec order, following upstream convertToAPIContainerStatuses
-// and then the prober's started/ready rules.
+// (with the resources of a container the runtime has: resources.go) and
+// then the prober's started/ready rules.
 func containerStatuses(in *Input, old []corev1.ContainerStatus, specs []corev1.Container, hasInit, isInit bool) []corev1.ContainerStatus {
 	if len(specs) == 0 {
 		return nil
@@ -42,6 +43,9 @@ func containerStatuses(in *Input, old []corev1.ContainerStatus, specs []corev1.C
 		instances := in.Runtime.ContainersNamed(spec.Name) // newest first
 		s := baseStatus(in, spec, oldStatus, instances, defaultReason)
 		s.VolumeMounts = volumeMountStatuses(spec.VolumeMounts)
+		if len(instances) > 0 {
+			containerResources(in, &s, spec, instances[0], oldStatus)
+		}
 		applyStartFailure(in, &s, spec, instances, isInit)
 		applyProbes(in, &s, spec, isInit)
 		out = append(out, s)

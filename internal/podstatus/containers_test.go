@@ -117,7 +117,7 @@ func TestContainerStatuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Generate(Input{Pod: tc.pod, Runtime: tc.runtime, Previous: tc.previous, Failures: tc.failures,
 				Readiness: tc.readiness, Startup: tc.startup, Now: now})
-			if diff := cmp.Diff([]corev1.ContainerStatus{tc.want}, got.ContainerStatuses); diff != "" {
+			if diff := cmp.Diff([]corev1.ContainerStatus{tc.want}, got.ContainerStatuses, ignoreResources); diff != "" {
 				t.Errorf("container statuses mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -153,7 +153,7 @@ func TestInitContainerStatuses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Generate(Input{Pod: pod, Runtime: tc.runtime, Failures: tc.failures, Now: now})
-			if diff := cmp.Diff(tc.want, got.InitContainerStatuses); diff != "" {
+			if diff := cmp.Diff(tc.want, got.InitContainerStatuses, ignoreResources); diff != "" {
 				t.Errorf("init container statuses mismatch (-want +got):\n%s", diff)
 			}
 		})

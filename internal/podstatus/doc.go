@@ -1,9 +1,10 @@
 // Package podstatus owns the v1.PodStatus berth reports for its pods.
 //
 //   - Generate (generate.go and its helpers: containers.go, phase.go,
-//     conditions.go, ips.go, qos.go) is a pure function from a snapshot
+//     conditions.go, resources.go, ips.go, qos.go) is a pure function from a snapshot
 //     (the pod, its runtime state, the previous status, start failures,
-//     probe results, host IPs and the time) to the pod's status. It
+//     probe results, actuated resources, resize conditions, host IPs and
+//     the time) to the pod's status. It
 //     follows the upstream kubelet's generateAPIPodStatus: phase, kubelet
 //     conditions with preserved transition times, container statuses
 //     (ephemeral ones in ephemeral.go: never started/ready, never
@@ -13,6 +14,19 @@
 //     (podplan.RestartAll): it drives the AllContainersRestarting
 //     condition and the statuses of the containers the reset removed
 //     (restart counts never go backwards).
+//   - Resources (resources.go), as upstream with InPlacePodVerticalScaling
+//     and InPlacePodLevelResourcesVerticalScaling: the pod Generate gets
+//     is the allocated pod, so a container status's allocatedResources
+//     are its spec's requests and its resources the spec's, overridden
+//     for a running container by what the runtime reports
+//     (runtimestate.Container.Resources), completed from the actuated
+//     resources the Input carries and from the previous status of the
+//     same container. The pod's allocatedResources and resources are its
+//     requests and effective allocated resources; upstream reads a running
+//     pod's resources from its pod cgroup, berth does not. The resize
+//     conditions (PodResizePending, PodResizeInProgress) are owned
+//     elsewhere and come in the Input; Generate only places them, and
+//     drops them once the pod is terminal.
 //   - A Termination (termination.go) in the Input is why berth itself ends
 //     the pod (a graceful node shutdown): upstream's phase Failed, reason,
 //     message and DisruptionTarget condition. DeadlineExceeded is the one

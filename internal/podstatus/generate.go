@@ -16,7 +16,8 @@ const DefaultRuntimeName = "containerd"
 
 // Input is everything Generate may look at.
 type Input struct {
-	// Pod is the config pod; required.
+	// Pod is the config pod with its allocated resources in place of the
+	// spec's (the caller substitutes them); required.
 	Pod *corev1.Pod
 	// Runtime is the pod's full runtime status; nil or empty when nothing
 	// of the pod exists in the runtime.
@@ -48,6 +49,16 @@ type Input struct {
 	// shutdown, eviction): it fixes the phase, reason and message and adds
 	// the DisruptionTarget condition (see applyTermination).
 	Termination *Termination
+	// Actuated are the resources last applied to each container, by name
+	// (allocation's actuated state): what the runtime does not report of
+	// them (the memory request, everything when it reports nothing) is
+	// taken from here, as upstream. A container absent from the map has
+	// no record: its status keeps what the previous one showed.
+	Actuated map[string]corev1.ResourceRequirements
+	// Resize holds the pod's PodResizePending and PodResizeInProgress
+	// conditions, as their owner keeps them; Generate only places them
+	// (resizeConditions). Any other type is ignored.
+	Resize []corev1.PodCondition
 	// HostIPs are the node's IPs, primary first (at most two are used).
 	HostIPs []string
 	// RuntimeName prefixes container IDs; DefaultRuntimeName when empty.
@@ -90,6 +101,8 @@ func Generate(in Input) corev1.PodStatus {
 	}
 	s.HostIP, s.HostIPs = hostIPs(in.HostIPs)
 	s.PodIP, s.PodIPs = podIPs(&in, old)
+
+	podResources(&s, pod)
 
 	s.StartTime = old.StartTime
 	if s.StartTime == nil || s.StartTime.IsZero() {

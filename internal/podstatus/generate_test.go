@@ -38,8 +38,11 @@ func TestGenerateRunningPod(t *testing.T) {
 			ImageID:     "sha256:app",
 			ContainerID: "containerd://c1",
 			Started:     ptr(true),
+			Resources:   &corev1.ResourceRequirements{},
 		}},
-		QOSClass: corev1.PodQOSBestEffort,
+		QOSClass:           corev1.PodQOSBestEffort,
+		AllocatedResources: corev1.ResourceList{},
+		Resources:          &corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}},
 	}
 	if diff := cmp.Diff(want, Generate(in)); diff != "" {
 		t.Errorf("Generate() mismatch (-want +got):\n%s", diff)

@@ -3,6 +3,8 @@ package podstatus
 import (
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -85,3 +87,8 @@ func cond(status []corev1.PodCondition, t corev1.PodConditionType) corev1.PodCon
 	}
 	return corev1.PodCondition{}
 }
+
+// ignoreResources leaves the container statuses' resources out of a
+// comparison, for the tests of other concerns (resources_test.go has
+// theirs).
+var ignoreResources cmp.Option = cmpopts.IgnoreFields(corev1.ContainerStatus{}, "Resources", "AllocatedResources")

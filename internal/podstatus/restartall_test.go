@@ -62,7 +62,7 @@ func TestAllContainersRestartingCondition(t *testing.T) {
 					c = &v
 				}
 			}
-			if diff := cmp.Diff(tc.want, c); diff != "" {
+			if diff := cmp.Diff(tc.want, c, ignoreResources); diff != "" {
 				t.Errorf("AllContainersRestarting (-want +got):\n%s", diff)
 			}
 		})
@@ -169,7 +169,7 @@ func TestContainerStatusesRestartAll(t *testing.T) {
 			pod := restartAllPod()
 			prev := &corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{tc.previous}}
 			got := Generate(Input{Pod: pod, Runtime: tc.runtime, Previous: prev, RestartAll: tc.restart, Now: now})
-			if diff := cmp.Diff(tc.want, got.ContainerStatuses[0]); diff != "" {
+			if diff := cmp.Diff(tc.want, got.ContainerStatuses[0], ignoreResources); diff != "" {
 				t.Errorf("src status (-want +got):\n%s", diff)
 			}
 		})
