@@ -20,7 +20,8 @@
 //     static pod's to its mirror pod (same name, other UID), and nowhere
 //     while it has none.
 //   - merges (merge.go, pure): the kubelet owns phase, reason, message,
-//     host and pod IPs, start time, QoS class, container statuses and the
+//     host and pod IPs, start time, QoS class, container statuses (with
+//     their resources), the pod-level resources and allocatedResources and the
 //     conditions PodScheduled, PodReadyToStartContainers, Initialized,
 //     Ready, ContainersReady, AllContainersRestarting and the resize
 //     conditions; DisruptionTarget is shared and sent only with the move
