@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/admission"
+	"github.com/berthk8s/berth/internal/allocation"
 	"github.com/berthk8s/berth/internal/eviction"
 	"github.com/berthk8s/berth/internal/nodeshutdown"
 	"github.com/berthk8s/berth/internal/sysctl"
@@ -41,7 +42,14 @@ type admitter struct {
 	// features is the declared features' admission (upstream's
 	// DeclaredFeaturesAdmitHandler, last); nil admits.
 	features func(pod *corev1.Pod) admission.Result
-	recorder interface {
+	// alloc holds the pods' allocations: a pod is admitted at its
+	// allocation (after a restart of berth, the one it had) among the
+	// others at theirs, and an admitted pod's allocation is recorded. Nil
+	// admits pods at their spec.
+	alloc *allocation.Manager
+	// resizeNode decides which resizes this node can never make.
+	resizeNode allocation.Node
+	recorder   interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 	}
 }
@@ -54,8 +62,15 @@ func (a *admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 			active = append(active, p)
 		}
 	}
+	if a.alloc != nil {
+		a.alloc.Backfill(pod)
+		pod, active = a.alloc.Allocated(pod), a.alloc.AllocatedPods(active)
+	}
 	r := a.decide(ctx, pod, active)
 	if r.Admit {
+		if a.alloc != nil {
+			a.alloc.Admitted(ctx, pod)
+		}
 		return
 	}
 	klog.FromContext(ctx).Info("Pod rejected", "pod", klog.KObj(pod), "reason", r.Reason, "message", r.Message)
@@ -94,4 +109,20 @@ func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1
 		return a.features(pod)
 	}
 	return admission.Result{Admit: true}
+}
+
+// Resize is the allocation manager's admission of a resize: pod at its
+// new resources among others at their allocations. Upstream's resize
+// handler comes first (what the node can never do is Infeasible), then the
+// admit handlers (decide) except the resource managers', whose exclusive
+// assignments a resize does not change (a static policy's Guaranteed pod
+// was refused as Infeasible already).
+func (a *admitter) Resize(ctx context.Context, pod *corev1.Pod, others []*corev1.Pod) (ok bool, reason, message string) {
+	if msg := allocation.Infeasible(pod, a.alloc.Allocated(pod), a.resizeNode); msg != "" {
+		return false, corev1.PodReasonInfeasible, msg
+	}
+	b := *a
+	b.cpus, b.memory = nil, nil
+	r := b.decide(ctx, pod, others)
+	return r.Admit, r.Reason, r.Message
 }

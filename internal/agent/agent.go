@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/berthk8s/berth/internal/allocation"
 	"github.com/berthk8s/berth/internal/cm"
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/cpumanager"
@@ -113,6 +114,8 @@ type node struct {
 	// declared are the node's declared features, fixed at start: node
 	// status and admission.
 	declared *declaredfeatures.Declared
+	// alloc holds the pods' allocations and actuations (in-place resize).
+	alloc *allocation.Manager
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -257,6 +260,11 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.volumes, err = n.newVolumes(subPaths); err != nil {
 		return err
 	}
+	admit := &admitter{resizeNode: resizeNode(cfg, host)}
+	if n.alloc, err = n.newAllocation(admit); err != nil {
+		return err
+	}
+	admit.alloc = n.alloc
 	// The funcs below read n.loop and n.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
 		Runtime: runtimeMgr, Statuses: observedStatuses{n.statuses, n.metrics}, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
@@ -271,6 +279,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		Tracer:         tracing.Tracer(n.tracerProvider()),
 		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
 		Recorder:       cl.recorder,
+		Allocation:     n.alloc,
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
@@ -289,19 +298,14 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if err != nil {
 		return fmt.Errorf("check allowed unsafe sysctls: %w", err)
 	}
-	admit := &admitter{
-		node: cl.node, maxPods: int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)), recorder: cl.recorder, shuttingDown: n.shuttingDown,
-		pressure: func(pod *corev1.Pod) (bool, string) { return n.evictor.AdmitPod(pod) },
-		active:   func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) },
-		reject:   func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) },
-		cpus:     n.admitResources,
-		memory:   n.admitMemory,
-		sysctls:  sysctls,
-		features: n.declared.Admit,
-	}
+	admit.node, admit.maxPods, admit.recorder, admit.shuttingDown = cl.node, int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)), cl.recorder, n.shuttingDown
+	admit.pressure = func(pod *corev1.Pod) (bool, string) { return n.evictor.AdmitPod(pod) }
+	admit.active = func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) }
+	admit.reject = func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) }
+	admit.cpus, admit.memory, admit.sysctls, admit.features = n.admitResources, n.admitMemory, sysctls, n.declared.Admit
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
-		Admit: admit.Admit, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
+		Admit: admit.Admit, Resize: n.alloc.Resize, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
 	}
@@ -507,6 +511,7 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("eviction", n.evictor.Run)
 	g.Go("cpu-manager", n.cpus.Run)
 	g.Go("sync-loop", n.loop.Run)
+	g.Go("pod-resizes", func(ctx context.Context) error { n.alloc.Run(ctx); return nil })
 	if n.shutdown != nil {
 		g.Go("node-shutdown", n.shutdown.Run)
 	}

@@ -126,6 +126,10 @@ func (p podCgroups) EnsurePod(ctx context.Context, pod *corev1.Pod) error {
 	return p.m.EnsurePod(ctx, pod, p.active())
 }
 
+func (p podCgroups) ResizePod(ctx context.Context, from, to *corev1.Pod, widen bool) error {
+	return p.m.ResizePod(ctx, from, to, widen)
+}
+
 // checkSwap makes upstream's start checks on swap, in its order:
 // LimitedSwap is refused on cgroup v1, then failSwapOn refuses a node with
 // swap on; without failSwapOn and with memorySwap unset, upstream's notice

@@ -20,7 +20,7 @@ func TestDeclareFeaturesAtDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"}
+		want := []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
 		if diff := cmp.Diff(want, d.Names()); diff != "" {
 			t.Errorf("runtime %+v: declared features (-want +got):\n%s", rt, diff)
 		}

@@ -163,8 +163,8 @@ func (m *Manager) PodCgroupParent(pod *corev1.Pod) (string, error) {
 // EnsurePod makes sure the pod's cgroup exists, as upstream's SyncPod:
 // when it does not, the QoS shares are brought up to date with active
 // (which should hold pod) and the pod cgroup is created with ForPod's
-// resources. An existing pod cgroup is left as it is (berth does not
-// resize pods).
+// resources. An existing pod cgroup is left as it is (ResizePod changes
+// it).
 func (m *Manager) EnsurePod(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) error {
 	if err := podutil.ValidateUID(pod.UID); err != nil {
 		return fmt.Errorf("create pod cgroup: %w", err)
@@ -183,6 +183,33 @@ func (m *Manager) EnsurePod(ctx context.Context, pod *corev1.Pod, active []*core
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Created pod cgroup", "pod", klog.KObj(pod), "cgroup", name.Cgroupfs())
+	return nil
+}
+
+// ResizePod sets the cgroup of a pod resized in place from one
+// allocation (from) to another (to), of the same QoS class: with widen,
+// to the larger of ForPod's values for each (Widen), so that containers
+// can be set to either; without, to ForPod(to). A pod without its cgroup
+// yet is left alone: EnsurePod creates it with to's resources.
+func (m *Manager) ResizePod(ctx context.Context, from, to *corev1.Pod, widen bool) error {
+	if err := podutil.ValidateUID(to.UID); err != nil {
+		return fmt.Errorf("resize pod cgroup: %w", err)
+	}
+	name := m.cfg.podName(podstatus.QOSClass(to), to.UID)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ok, err := m.fs.exists(name); err != nil || !ok {
+		return err
+	}
+	opts := m.podOptions()
+	want := ForPod(to, opts)
+	if widen {
+		want = Widen(ForPod(from, opts), want)
+	}
+	if err := m.fs.update(name, want); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).V(2).Info("Resized pod cgroup", "pod", klog.KObj(to), "cgroup", name.Cgroupfs(), "widen", widen)
 	return nil
 }
 

@@ -120,6 +120,38 @@ func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
 	return r
 }
 
+// Widen returns the larger of a and b for each cpu and memory value (an
+// unlimited quota or memory limit is the largest), leaving the rest as b
+// has them except the memory QoS files, which a widening leaves alone. A
+// value one side does not set is left alone.
+func Widen(a, b Resources) Resources {
+	out := b
+	out.Unified = nil
+	if a.CPUShares != nil && b.CPUShares != nil {
+		v := max(*a.CPUShares, *b.CPUShares)
+		out.CPUShares = &v
+	}
+	if a.CPUQuota != nil && b.CPUQuota != nil {
+		v := max(*a.CPUQuota, *b.CPUQuota)
+		if *a.CPUQuota < 0 || *b.CPUQuota < 0 {
+			v = -1
+		}
+		out.CPUQuota = &v
+	} else {
+		out.CPUQuota, out.CPUPeriod = nil, nil
+	}
+	if a.Memory != nil && b.Memory != nil {
+		v := max(*a.Memory, *b.Memory)
+		if *a.Memory <= 0 || *b.Memory <= 0 {
+			v = -1
+		}
+		out.Memory = &v
+	} else {
+		out.Memory = nil
+	}
+	return out
+}
+
 // limitsDeclared reports whether every init and regular container declares
 // a cpu limit and a memory limit; a pod-level limit declares it for all.
 func limitsDeclared(pod *corev1.Pod) (cpu, memory bool) {

@@ -49,16 +49,16 @@ func TestNew(t *testing.T) {
 			// What this machine declares, whatever the runtime: the e2e
 			// test reads the same list from the Node.
 			name: "berth's defaults", gates: berthGates, rt: allRuntime(),
-			want: []string{"ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"},
+			want: []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"},
 		},
 		{
 			name: "berth's defaults, runtime without features", gates: berthGates,
-			want: []string{"ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"},
+			want: []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"},
 		},
 		{
 			name: "every gate and runtime feature: only what berth implements", rt: allRuntime(),
 			gates: func(*testing.T) ndf.FeatureGate { return allGates() },
-			want:  []string{"ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"},
+			want:  []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"},
 		},
 		{
 			name:  "gates off: nothing",

@@ -37,10 +37,15 @@ func decide(name string) (implemented, decided bool) {
 		// (internal/streaming); the gate is one berth refuses to turn off.
 		return true, true
 	case inplacepodresize.IPPRPodLevelResourcesFeatureGate,
-		inplacepodresize.IPPRInitContainersFeatureGate,
-		inplacepodresize.IPPRMemoryBackedVolumesFeatureGate:
-		// No: berth has no in-place pod resize at all (pod-level
-		// resources, init containers, memory-backed emptyDir size).
+		inplacepodresize.IPPRInitContainersFeatureGate:
+		// Yes: in-place resize (internal/allocation, podplan resize.go)
+		// covers pod-level resources (the pod cgroup, the containers
+		// that inherit its limits) and init containers (a sidecar is
+		// updated in place, an ordinary one starts with its allocation).
+		return true, true
+	case inplacepodresize.IPPRMemoryBackedVolumesFeatureGate:
+		// No: a memory-backed emptyDir's sizeLimit is not resized (the
+		// alpha gate is off; such a resize is Infeasible).
 		return false, true
 	case usernamespaceshostnetwork.UserNamespacesHostNetworkSupport:
 		// No: berth refuses the alpha gate on, and does not run a

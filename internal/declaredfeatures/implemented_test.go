@@ -15,8 +15,8 @@ func TestEveryRegisteredFeatureDecided(t *testing.T) {
 	want := map[string]bool{
 		"ExtendWebSocketsToKubelet":                    true,
 		"RestartAllContainersOnContainerExits":         true,
-		"InPlacePodLevelResourcesVerticalScaling":      false,
-		"InPlacePodVerticalScalingInitContainers":      false,
+		"InPlacePodLevelResourcesVerticalScaling":      true,
+		"InPlacePodVerticalScalingInitContainers":      true,
 		"InPlacePodVerticalScalingMemoryBackedVolumes": false,
 		"UserNamespacesHostNetworkSupport":             false,
 		"VolumeBindMountOptions":                       false,
@@ -44,7 +44,7 @@ func TestDeclare(t *testing.T) {
 	}{
 		{"none", nil, nil},
 		{"kept in order", []string{"RestartAllContainersOnContainerExits", "ExtendWebSocketsToKubelet"}, []string{"RestartAllContainersOnContainerExits", "ExtendWebSocketsToKubelet"}},
-		{"in-place resize dropped", []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers"}, []string{"ExtendWebSocketsToKubelet"}},
+		{"in-place resize kept, memory-backed volumes dropped", []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "InPlacePodVerticalScalingMemoryBackedVolumes"}, []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers"}},
 		{"DRA dropped", []string{"DRANodeAllocatableResources", "DRAOptionalNodeOperations"}, nil},
 		{"unknown dropped", []string{"SomeFutureFeature", "RestartAllContainersOnContainerExits"}, []string{"RestartAllContainersOnContainerExits"}},
 	}

@@ -17,6 +17,21 @@ type fakeCgroups struct {
 	ensured []string
 	// callsBefore are the CRI calls made before the first EnsurePod.
 	callsBefore []string
+	// resized records ResizePod calls: "widen" or "set", with the CRI
+	// calls made before each.
+	resized   []string
+	resizeErr error
+	resizedAt [][]string
+}
+
+func (f *fakeCgroups) ResizePod(_ context.Context, _, _ *corev1.Pod, widen bool) error {
+	step := "set"
+	if widen {
+		step = "widen"
+	}
+	f.resized = append(f.resized, step)
+	f.resizedAt = append(f.resizedAt, f.e.fake.Calls())
+	return f.resizeErr
 }
 
 func (f *fakeCgroups) PodCgroupParent(pod *corev1.Pod) (string, error) {

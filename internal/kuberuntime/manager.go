@@ -164,6 +164,10 @@ type CPUAssigner interface {
 type PodCgroups interface {
 	PodCgroupParent(pod *corev1.Pod) (string, error)
 	EnsurePod(ctx context.Context, pod *corev1.Pod) error
+	// ResizePod sets the cgroup of a pod resized from one allocation to
+	// another (same QoS class): with widen, to the larger of the two for
+	// each value; without, to to's.
+	ResizePod(ctx context.Context, from, to *corev1.Pod, widen bool) error
 }
 
 // Manager applies pod plans through the CRI and reads runtime state.

@@ -28,6 +28,16 @@ type Result struct {
 	// Pulls is the pod's image pull back-off after this apply; the caller
 	// keeps it and hands it to the next Apply. Never nil.
 	Pulls PullBackoffs
+	// Actuated are the containers (init and regular) this apply started
+	// or resized in place, with the resources they now run with (their
+	// spec's); PodActuated says the pod cgroup now has the pod's
+	// (internal/allocation records both).
+	Actuated    map[string]corev1.ResourceRequirements
+	PodActuated bool
+	// ResizeErr is why the plan's in-place resize stopped, if it did; the
+	// rest of the plan was performed. The pod's PodResizeInProgress
+	// condition reports it (reason Error).
+	ResizeErr error
 }
 
 // ApplyOptions is what Apply needs besides the pod, its runtime state and
@@ -40,6 +50,10 @@ type ApplyOptions struct {
 	// Pulls is the pod's image pull back-off as the previous Apply
 	// returned it (nil at first). Apply does not modify it.
 	Pulls PullBackoffs
+	// Actuated is the pod as it last ran: with the resources berth last
+	// set on its containers and pod cgroup (internal/allocation), which
+	// an in-place resize starts from. Nil when the plan resizes nothing.
+	Actuated *corev1.Pod
 }
 
 // Apply performs the pod's plan, computed by the caller with podplan.Compute
@@ -85,6 +99,17 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		return res, err
 	}
 
+	if r := actions.Resize; r.PodCgroup || len(r.Containers) > 0 {
+		from := opts.Actuated
+		if from == nil {
+			from = pod
+		}
+		if err := m.resize(ctx, pod, from, r, &res); err != nil {
+			logger.Error(err, "Pod resize failed")
+			res.ResizeErr = err
+		}
+	}
+
 	sandboxID, attempt := actions.SandboxID, sandboxAttempt(rt, actions)
 	if !actions.CreateSandbox && (sandboxID == "" || (len(actions.InitContainers) == 0 && len(actions.StartContainers) == 0 && len(actions.EphemeralContainers) == 0)) {
 		return res, nil
@@ -102,6 +127,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	if err := m.ensurePodCgroup(ctx, pod); err != nil {
 		return res, err
 	}
+
 	sandboxCfg, ns, err := m.sandboxConfig(ctx, pod, attempt)
 	if err == nil && actions.CreateSandbox {
 		logger.V(2).Info("Creating pod sandbox", "attempt", attempt)
@@ -127,6 +153,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 			// Regular containers wait for the init containers.
 			return res, nil
 		}
+		res.actuate(target.Container)
 	}
 	for _, i := range actions.StartContainers {
 		if i < 0 || i >= len(pod.Spec.Containers) {
@@ -135,7 +162,9 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		target.Container, target.Type, target.TargetID = &pod.Spec.Containers[i], containerconfig.TypeRegular, ""
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
+			continue
 		}
+		res.actuate(target.Container)
 	}
 	return res, nil
 }

@@ -90,6 +90,11 @@ func Compute(in Inputs) Actions {
 	if !sb.create && !a.KillPod {
 		p.planEphemeral(&a, sb.current.ID)
 	}
+	if a.KillPod && !a.CreateSandbox {
+		a.Resize = Resize{}
+	} else {
+		p.finishResize(&a)
+	}
 	if sb.current != nil && !a.KillPod && (len(a.InitContainers) > 0 || len(a.StartContainers) > 0 || len(a.EphemeralContainers) > 0) {
 		a.SandboxID = sb.current.ID
 	}
@@ -122,6 +127,9 @@ type planner struct {
 	// advanced by admit; it becomes Actions.Backoff.
 	backoff map[string]BackoffEntry
 	waiting map[string]Waiting
+	// actuatedRes and actuatedPod are in.Actuated and in.ActuatedPod.
+	actuatedRes map[string]corev1.ResourceRequirements
+	actuatedPod *corev1.ResourceRequirements
 }
 
 func newPlanner(in Inputs) *planner {
@@ -136,6 +144,9 @@ func newPlanner(in Inputs) *planner {
 		now:     in.Now,
 		policy:  in.Policy.withDefaults(),
 		waiting: map[string]Waiting{},
+
+		actuatedRes: in.Actuated,
+		actuatedPod: in.ActuatedPod,
 	}
 	spec := &in.Pod.Spec
 	p.hash = make([]uint64, len(spec.Containers))

@@ -39,6 +39,10 @@ func (p *planner) planContainers(a *Actions) wanted {
 
 		reason, restart, kill := p.runningVerdict(spec, latest, p.hash[idx])
 		if !kill {
+			if p.resizeVerdict(a, spec, latest, false, idx) {
+				w.containers = append(w.containers, idx)
+				continue
+			}
 			keep++
 			continue
 		}
@@ -60,9 +64,7 @@ func (p *planner) planContainers(a *Actions) wanted {
 func (p *planner) runningVerdict(spec *corev1.Container, c *runtimestate.Container, hash uint64) (r KillReason, restart, kill bool) {
 	restart = podutil.RestartsAfterKill(spec, &p.pod.Spec)
 	switch {
-	// Hash 0 means the runtime did not report one (no annotation): unknown,
-	// not changed.
-	case c.Hash != 0 && c.Hash != hash:
+	case specChanged(c, spec, hash):
 		// A changed spec restarts the container whatever the restart policy.
 		return KillReason{Reason: KillReasonSpecChanged, Message: fmt.Sprintf("Container %s definition changed", spec.Name)}, true, true
 	case p.probes.LivenessFailed[c.ID]:

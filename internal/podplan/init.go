@@ -147,14 +147,14 @@ func (p *planner) sidecarVerdict(a *Actions, spec *corev1.Container, inst *runti
 		return false, false
 	}
 	switch {
-	case inst.Hash != 0 && inst.Hash != p.initHash[i]:
+	case specChanged(inst, spec, p.initHash[i]):
 		p.kill(a, inst, KillReason{Reason: KillReasonSpecChanged, Message: fmt.Sprintf("Init container %s definition changed", spec.Name)})
 		return true, true
 	case p.probes.LivenessFailed[inst.ID]:
 		p.kill(a, inst, KillReason{Reason: KillReasonLivenessProbe, Message: fmt.Sprintf("Init container %s failed liveness probe", spec.Name)})
 		return true, true
 	}
-	return false, true
+	return p.resizeVerdict(a, spec, inst, true, i), true
 }
 
 // initFailed reports whether an init container instance failed: it exited

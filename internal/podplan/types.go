@@ -34,6 +34,13 @@ type Inputs struct {
 	// that status's phase. They decide activeDeadlineSeconds (deadline.go).
 	StartTime     time.Time
 	PreviousPhase corev1.PodPhase
+	// Actuated is what berth last set on each container, by name
+	// (internal/allocation), and ActuatedPod on the pod cgroup (its
+	// pod-level resources). Pod carries the allocation; where they differ,
+	// a resize is planned (resize.go). Nil Actuated means nothing is
+	// recorded: every container counts as running with its allocation.
+	Actuated    map[string]corev1.ResourceRequirements
+	ActuatedPod *corev1.ResourceRequirements
 }
 
 // ProbeSnapshot is what the prober knows about the pod's running
@@ -86,6 +93,10 @@ const (
 	KillReasonLivenessProbe = "LivenessProbe"
 	KillReasonStartupProbe  = "StartupProbe"
 	KillReasonUnknown       = "Unknown"
+	// KillReasonResize: a resized resource's resizePolicy is
+	// RestartContainer; the container is started again with its new
+	// resources.
+	KillReasonResize = "Resize"
 	// KillReasonRestartAllContainers: the container is reset by a
 	// RestartAllContainers restart (Actions.Reset); killed with no grace
 	// period (at least 2 s, as any kill) and no preStop hook, with
@@ -204,6 +215,9 @@ type Actions struct {
 	// those (regular, then init) whose exit did; each group in spec order,
 	// a container's instances newest first. The sandbox stays.
 	Reset []ResetContainer
+	// Resize is the in-place resize to perform after the kills and before
+	// the starts (resize.go).
+	Resize Resize
 	// Deadline is the pod's activeDeadlineSeconds decision. When it is
 	// Exceeded nothing else is planned (Backoff aside): the pod fails and
 	// is terminated.

@@ -123,8 +123,11 @@ type Config struct {
 	// upstream's.
 	Backoff podplan.BackoffPolicy
 	// Recorder records the events of berth's own decisions about a pod
-	// (DeadlineExceeded); nil records none.
+	// (DeadlineExceeded, the resize events); nil records none.
 	Recorder Recorder
+	// Allocation holds the pods' allocations and actuations (in-place
+	// resize); nil runs every pod with its spec and resizes nothing.
+	Allocation Allocation
 }
 
 // Recorder records events about pods.
@@ -201,15 +204,19 @@ func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 	}
 	rec := s.record(pod.UID)
 	prev, now := s.previous(pod), s.cfg.Clock.Now()
+	pod = s.allocated(pod)
+	actuated, actuatedPod := s.actuated(ctx, pod)
 	plan := podplan.Compute(podplan.Inputs{
 		Pod: pod, Runtime: rt, Backoff: rec.crash, Probes: s.probes(pod, rt).Plan,
 		Now: now, Policy: s.cfg.Backoff,
 		RestartingAll: podutil.RestartingAll(prev),
 		StartTime:     startTime(prev, now), PreviousPhase: prev.Phase,
+		Actuated: actuated, ActuatedPod: actuatedPod,
 	})
 	if plan.Deadline.Exceeded {
 		s.deadlineExceeded(pod)
 	}
+	s.resizeProgress(pod, plan.Resize.InProgress)
 	status := s.generate(pod, rt, waiting(plan, rec.failures), plan.RestartAll, false)
 	s.syncMirror(ctx, pod)
 	if podutil.IsTerminal(status.Phase) {
@@ -242,16 +249,21 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, pod *corev1.
 		volumes = v
 	}
 	rec.crash = plan.Backoff
-	res, err := s.cfg.Runtime.Apply(ctx, pod, rt, plan, kuberuntime.ApplyOptions{Volumes: volumes, Pulls: rec.pulls})
+	opts := kuberuntime.ApplyOptions{Volumes: volumes, Pulls: rec.pulls}
+	if plan.Resize.PodCgroup || len(plan.Resize.Containers) > 0 {
+		opts.Actuated = s.actuatedPod(pod)
+	}
+	res, err := s.cfg.Runtime.Apply(ctx, pod, rt, plan, opts)
 	rec.pulls = res.Pulls
-	if !maps.Equal(rec.failures, res.Failures) {
+	resized := s.recordActuation(ctx, pod, plan, res)
+	if !maps.Equal(rec.failures, res.Failures) || res.ResizeErr != nil {
 		rec.failures = res.Failures
 		s.generate(pod, rt, waiting(plan, rec.failures), plan.RestartAll, false)
 	}
 	if err != nil {
 		return podworker.SyncSteady, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), err)
 	}
-	if plan.RestartAll == podplan.RestartAllResetting {
+	if plan.RestartAll == podplan.RestartAllResetting || resized {
 		return podworker.SyncAgain, nil
 	}
 	if all := waiting(plan, res.Failures); len(all) > 0 {
@@ -314,7 +326,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate
 	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {
 		return fmt.Errorf("remove orphaned pod %q: %w", rt.UID, err)
 	}
-	s.forget(rt.UID)
+	s.forget(ctx, rt.UID)
 	return nil
 }
 
@@ -358,7 +370,7 @@ func (s *Syncer) syncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 	if err := os.RemoveAll(s.PodDir(pod.UID)); err != nil {
 		return fmt.Errorf("remove pod directory: %w", err)
 	}
-	s.forget(pod.UID)
+	s.forget(ctx, pod.UID)
 	return nil
 }
 
@@ -398,8 +410,11 @@ func (s *Syncer) Forget(uid types.UID) {
 }
 
 // forget drops the status and probes of a pod that is gone for good.
-func (s *Syncer) forget(uid types.UID) {
+func (s *Syncer) forget(ctx context.Context, uid types.UID) {
 	s.cfg.Statuses.Delete(uid)
+	if s.cfg.Allocation != nil {
+		s.cfg.Allocation.Release(ctx, uid)
+	}
 	if s.cfg.Prober != nil {
 		s.cfg.Prober.RemovePod(uid)
 	}
@@ -455,6 +470,7 @@ func (s *Syncer) previous(pod *corev1.Pod) *corev1.PodStatus {
 // restartAll is the plan's (none outside SyncPod); terminal says the pod
 // worker has finished the pod.
 func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[string]runtimestate.StartFailure, restartAll podplan.RestartAll, terminal bool) corev1.PodStatus {
+	pod = s.allocated(pod)
 	probes := s.probes(pod, rt)
 	status := podstatus.Generate(podstatus.Input{
 		Pod:         pod,
@@ -469,6 +485,8 @@ func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[st
 		HostIPs:     s.cfg.HostIPs,
 		RuntimeName: s.cfg.RuntimeName,
 		Now:         s.cfg.Clock.Now(),
+		Resize:      s.resizeConditions(pod.UID),
+		Actuated:    s.actuatedResources(pod.UID),
 	})
 	s.cfg.Statuses.Set(pod.UID, status)
 	return status

@@ -31,6 +31,7 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 		pods = byCreation(pods)
 	}
 	var dispatch []podworker.UpdateOptions
+	var resized []*corev1.Pod
 	for _, pod := range pods {
 		if podutil.IsMirror(pod) {
 			dispatch = append(dispatch, l.updateMirror(u.Op, pod, now)...)
@@ -49,6 +50,9 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 						dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: now})
 					}
 					continue
+				}
+				if l.cfg.Resize != nil {
+					resized = append(resized, pod)
 				}
 				dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodUpdate, Pod: pod, StartTime: now})
 				continue
@@ -69,6 +73,11 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 		}
 	}
 	l.publish()
+	// After publishing: a resize is admitted among the pods of this
+	// update too.
+	for _, pod := range resized {
+		l.cfg.Resize(ctx, pod)
+	}
 	for _, opts := range dispatch {
 		l.cfg.Workers.Update(ctx, opts)
 	}

@@ -13,7 +13,7 @@ import (
 // runtime (internal/declaredfeatures TestNew, "berth's defaults"): what it
 // implements of what the library discovers. Upstream's kubelet would also
 // declare the in-place resize features, which berth does not do.
-var berthDeclaredFeatures = []string{"ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"}
+var berthDeclaredFeatures = []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
 
 // testDeclaredFeatures reads the Node's status.declaredFeatures from the
 // API server.

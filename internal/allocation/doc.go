@@ -1,0 +1,25 @@
+// Package allocation owns what berth has allocated to each pod and what it
+// has actuated, the two halves of in-place pod resize
+// (InPlacePodVerticalScaling, GA in v1.37):
+//
+//   - the allocation: the resources a pod was admitted with, or last
+//     resized to, per container (regular and init) and for the pod
+//     (spec.resources). A pod runs with its allocation, never with its spec
+//     directly: Apply overlays it on the pod the source gives. A resize
+//     (the spec's resources differ from the allocation) is admitted or not
+//     by Manager.Resize, which the sync loop calls on every update; an
+//     admitted resize becomes the new allocation, one that does not fit is
+//     pending (PodResizePending, Deferred or Infeasible) and is retried
+//     when pods leave and every three minutes, as upstream;
+//   - the actuation: the resources berth last set on each running
+//     container and on the pod cgroup. The planner (podplan) compares it
+//     with the allocation and plans an in-place update or a restart per
+//     the container's resizePolicy; podsync records what the runtime
+//     applied.
+//
+// Both are kept in upstream's checkpoint files in the root directory,
+// allocated_pods_state and actuated_pods_state (a JSON envelope with
+// upstream's checksum), so a restart of berth keeps what was admitted and
+// what was set. The resize conditions (PodResizePending,
+// PodResizeInProgress) live here too; podstatus places them.
+package allocation

@@ -1,0 +1,425 @@
+package allocation
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/podstatus"
+)
+
+// RetryPeriod is how often pending (Deferred) resizes are retried, as
+// upstream's retryDelay; a pod leaving the node or another resize retries
+// them at once.
+const RetryPeriod = 3 * time.Minute
+
+// Recorder records events about pods.
+type Recorder interface {
+	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
+}
+
+// Config holds a Manager's collaborators.
+type Config struct {
+	// Allocated and Actuated are the two checkpoints (OpenStore).
+	Allocated, Actuated *Store
+	Clock               clock.WithTicker
+	// Pods returns the pods the node runs (admitted, not terminal, not
+	// terminated) as the sources give them: their spec, not their
+	// allocation.
+	Pods func() []*corev1.Pod
+	// Admit runs the admission chain for a resize: pod at its new
+	// resources among others at their allocations. Reason is
+	// corev1.PodReasonInfeasible when no retry can help; any other reason
+	// defers the resize.
+	Admit func(ctx context.Context, pod *corev1.Pod, others []*corev1.Pod) (ok bool, reason, message string)
+	// Sync asks for a sync of the pod: its allocation or its resize
+	// conditions changed.
+	Sync     func(ctx context.Context, pod *corev1.Pod)
+	Recorder Recorder
+}
+
+// Manager owns the pods' allocations, actuations and resize conditions.
+// It is safe for concurrent use: mu serializes the allocation decisions
+// (the sync loop's Resize, the retries) and guards conds and pending; the
+// stores have their own locks.
+type Manager struct {
+	cfg     Config
+	retry   chan struct{}
+	mu      sync.Mutex
+	conds   map[types.UID]conditions
+	pending []types.UID
+}
+
+// conditions are a pod's resize conditions; nil is absent.
+type conditions struct {
+	pending, inProgress *corev1.PodCondition
+}
+
+// NewManager validates cfg and returns a Manager. It starts nothing.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.Allocated == nil || cfg.Actuated == nil || cfg.Clock == nil || cfg.Pods == nil || cfg.Admit == nil || cfg.Sync == nil || cfg.Recorder == nil {
+		return nil, errors.New("allocation: Allocated, Actuated, Clock, Pods, Admit, Sync and Recorder are required")
+	}
+	return &Manager{cfg: cfg, retry: make(chan struct{}, 1), conds: map[types.UID]conditions{}}, nil
+}
+
+// Run retries pending resizes every RetryPeriod and when Release frees
+// resources, until ctx ends.
+func (m *Manager) Run(ctx context.Context) {
+	t := m.cfg.Clock.NewTicker(RetryPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		case <-m.retry:
+		}
+		m.mu.Lock()
+		m.retryPending(ctx)
+		m.mu.Unlock()
+	}
+}
+
+// Allocated returns pod with its allocation (the pod itself when it has
+// none yet, or the allocation equals its spec).
+func (m *Manager) Allocated(pod *corev1.Pod) *corev1.Pod {
+	r, ok := m.cfg.Allocated.Get(pod.UID)
+	if !ok {
+		return pod
+	}
+	out, _ := Apply(pod, r)
+	return out
+}
+
+// AllocatedPods returns the pods that have an allocation, with it
+// (upstream's getAllocatedPods: a pod not admitted yet does not count).
+func (m *Manager) AllocatedPods(pods []*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if r, ok := m.cfg.Allocated.Get(p.UID); ok {
+			a, _ := Apply(p, r)
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Admitted records the allocation of a pod that was just admitted (pod
+// is Allocated's answer: after a restart of berth, the allocation it
+// had).
+func (m *Manager) Admitted(ctx context.Context, pod *corev1.Pod) {
+	if err := m.cfg.Allocated.Set(pod.UID, For(pod)); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to checkpoint pod allocation", "pod", klog.KObj(pod))
+	}
+}
+
+// Resize handles an update of an admitted pod (upstream's
+// HandlePodUpdates): a spec whose resources differ from the allocation is
+// a resize, queued and tried at once with the other pending ones; a spec
+// back at its allocation clears a pending resize.
+func (m *Manager) Resize(ctx context.Context, pod *corev1.Pod) {
+	r, ok := m.cfg.Allocated.Get(pod.UID)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, differs := Apply(pod, r); !differs {
+		m.clearPending(pod.UID)
+		return
+	}
+	if !slices.Contains(m.pending, pod.UID) {
+		m.pending = append(m.pending, pod.UID)
+	}
+	m.retryPending(ctx)
+}
+
+// Release forgets a pod that is gone and retries the pending resizes,
+// which may fit now.
+func (m *Manager) Release(ctx context.Context, uid types.UID) {
+	logger := klog.FromContext(ctx)
+	for _, s := range []*Store{m.cfg.Allocated, m.cfg.Actuated} {
+		if err := s.Retain(func(u types.UID) bool { return u != uid }); err != nil {
+			logger.Error(err, "Failed to remove pod from checkpoint", "podUID", uid)
+		}
+	}
+	m.mu.Lock()
+	delete(m.conds, uid)
+	m.pending = slices.DeleteFunc(m.pending, func(u types.UID) bool { return u == uid })
+	retry := len(m.pending) > 0
+	m.mu.Unlock()
+	if retry {
+		select {
+		case m.retry <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Retain drops the allocations and actuations of pods keep does not want
+// (pods that left while berth was down).
+func (m *Manager) Retain(ctx context.Context, keep func(types.UID) bool) {
+	for _, s := range []*Store{m.cfg.Allocated, m.cfg.Actuated} {
+		if err := s.Retain(keep); err != nil {
+			klog.FromContext(ctx).Error(err, "Failed to prune checkpoint")
+		}
+	}
+}
+
+// retryPending tries every pending resize, most likely to succeed first
+// (upstream's sortPendingResizes); the deferred ones stay pending (mu
+// held).
+func (m *Manager) retryPending(ctx context.Context) {
+	if len(m.pending) == 0 {
+		return
+	}
+	pods := m.cfg.Pods()
+	byUID := make(map[types.UID]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		byUID[p.UID] = p
+	}
+	var queue []*corev1.Pod
+	for _, uid := range m.pending {
+		if p, ok := byUID[uid]; ok {
+			queue = append(queue, p)
+		}
+	}
+	m.sortPending(queue)
+	m.pending = m.pending[:0]
+	for _, pod := range queue {
+		if m.tryResize(ctx, pod, pods) {
+			m.pending = append(m.pending, pod.UID)
+		}
+	}
+}
+
+// tryResize admits the pod's resize or records why not; it reports
+// whether the resize stays pending (Deferred) (mu held).
+func (m *Manager) tryResize(ctx context.Context, pod *corev1.Pod, pods []*corev1.Pod) (deferred bool) {
+	logger := klog.FromContext(ctx)
+	r, ok := m.cfg.Allocated.Get(pod.UID)
+	if !ok {
+		return false
+	}
+	if _, differs := Apply(pod, r); !differs {
+		m.clearPending(pod.UID)
+		return false
+	}
+	others := m.AllocatedPods(slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool { return p.UID == pod.UID }))
+	fit, reason, message := m.cfg.Admit(ctx, pod, others)
+	if fit {
+		if err := m.cfg.Allocated.Set(pod.UID, For(pod)); err != nil {
+			logger.Error(err, "Failed to checkpoint pod allocation", "pod", klog.KObj(pod))
+			return true
+		}
+		m.clearPending(pod.UID)
+		c := m.conds[pod.UID]
+		c.inProgress = m.condition(corev1.PodResizeInProgress, nil, "", "", pod.Generation)
+		m.conds[pod.UID] = c
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, EventResizeStarted, "%s", EventMessage(pod, pod.Generation, "", MessageResizeStarted))
+		m.cfg.Sync(ctx, pod)
+		return false
+	}
+	if reason != corev1.PodReasonInfeasible {
+		reason = corev1.PodReasonDeferred
+	}
+	c := m.conds[pod.UID]
+	old := c.pending
+	c.pending = m.condition(corev1.PodResizePending, old, reason, message, pod.Generation)
+	m.conds[pod.UID] = c
+	if old == nil || old.Reason != reason || old.ObservedGeneration != pod.Generation {
+		event := EventResizeDeferred
+		if reason == corev1.PodReasonInfeasible {
+			event = EventResizeInfeasible
+		}
+		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, event, "%s", EventMessage(pod, pod.Generation, message, "Pod resize "+reason))
+		m.cfg.Sync(ctx, pod)
+	}
+	logger.V(3).Info("Pod resize pending", "pod", klog.KObj(pod), "reason", reason, "message", message)
+	return reason == corev1.PodReasonDeferred
+}
+
+// sortPending orders pending resizes as upstream: those that do not
+// increase requests first, then by priority, then Guaranteed before
+// Burstable, then the longest pending.
+func (m *Manager) sortPending(pods []*corev1.Pod) {
+	increasing := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		increasing[p.UID] = m.increasesRequests(p)
+	}
+	since := func(p *corev1.Pod) time.Time {
+		if c := m.conds[p.UID].pending; c != nil {
+			return c.LastTransitionTime.Time
+		}
+		return time.Time{}
+	}
+	slices.SortStableFunc(pods, func(a, b *corev1.Pod) int {
+		if ia, ib := increasing[a.UID], increasing[b.UID]; ia != ib {
+			if !ia {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(priority(b), priority(a)); c != 0 {
+			return c
+		}
+		if ga, gb := podstatus.QOSClass(a) == corev1.PodQOSGuaranteed, podstatus.QOSClass(b) == corev1.PodQOSGuaranteed; ga != gb {
+			if ga {
+				return -1
+			}
+			return 1
+		}
+		return since(a).Compare(since(b))
+	})
+}
+
+func priority(p *corev1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}
+
+// increasesRequests reports whether the pod's resize raises its cpu or
+// memory requests over its allocation.
+func (m *Manager) increasesRequests(pod *corev1.Pod) bool {
+	allocated := m.Allocated(pod)
+	if allocated == pod {
+		return false
+	}
+	before := resourcehelper.PodRequests(allocated, resourcehelper.PodResourcesOptions{})
+	after := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	return after.Memory().Cmp(*before.Memory()) > 0 || after.Cpu().Cmp(*before.Cpu()) > 0
+}
+
+// clearPending drops the pod's PodResizePending condition (mu held).
+func (m *Manager) clearPending(uid types.UID) {
+	if c, ok := m.conds[uid]; ok && c.pending != nil {
+		c.pending = nil
+		m.conds[uid] = c
+	}
+}
+
+// Conditions returns the pod's resize conditions (PodResizePending, then
+// PodResizeInProgress), as the status shows them.
+func (m *Manager) Conditions(uid types.UID) []corev1.PodCondition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.conds[uid]
+	var out []corev1.PodCondition
+	for _, p := range []*corev1.PodCondition{c.pending, c.inProgress} {
+		if p != nil {
+			out = append(out, *p)
+		}
+	}
+	return out
+}
+
+// SetInProgress sets the pod's PodResizeInProgress condition, as
+// upstream's SetPodResizeInProgressCondition: an existing condition keeps
+// its observedGeneration, and its reason and message when none are given.
+// It returns the condition's generation and whether it changed.
+func (m *Manager) SetInProgress(uid types.UID, reason, message string, generation int64) (int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.conds[uid]
+	old := c.inProgress
+	if old != nil {
+		if reason == "" && message == "" {
+			reason, message = old.Reason, old.Message
+		}
+		generation = old.ObservedGeneration
+	}
+	c.inProgress = m.condition(corev1.PodResizeInProgress, old, reason, message, generation)
+	m.conds[uid] = c
+	changed := old == nil || old.Reason != reason || old.Message != message
+	return generation, changed
+}
+
+// ClearInProgress drops the pod's PodResizeInProgress condition; it
+// returns the generation the condition had and whether there was one.
+func (m *Manager) ClearInProgress(uid types.UID) (int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.conds[uid]
+	if !ok || c.inProgress == nil {
+		return 0, false
+	}
+	g := c.inProgress.ObservedGeneration
+	c.inProgress = nil
+	m.conds[uid] = c
+	return g, true
+}
+
+// Backfill takes the resize conditions of pods from their API status, as
+// upstream's BackfillPodResizeConditions after a restart.
+func (m *Manager) Backfill(pod *corev1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.conds[pod.UID]; ok {
+		return
+	}
+	var c conditions
+	for i := range pod.Status.Conditions {
+		pc := pod.Status.Conditions[i]
+		switch pc.Type {
+		case corev1.PodResizePending:
+			c.pending = m.condition(pc.Type, nil, pc.Reason, pc.Message, pc.ObservedGeneration)
+		case corev1.PodResizeInProgress:
+			c.inProgress = m.condition(pc.Type, nil, pc.Reason, pc.Message, pc.ObservedGeneration)
+		}
+	}
+	if c.pending != nil || c.inProgress != nil {
+		m.conds[pod.UID] = c
+		if c.pending != nil && c.pending.Reason == corev1.PodReasonDeferred {
+			m.pending = append(m.pending, pod.UID)
+		}
+	}
+}
+
+// condition is upstream's updatedPodResizeCondition: True, probed now,
+// transitioned now unless the reason is unchanged.
+func (m *Manager) condition(t corev1.PodConditionType, old *corev1.PodCondition, reason, message string, generation int64) *corev1.PodCondition {
+	now := metav1.NewTime(m.cfg.Clock.Now())
+	transition := now
+	if old != nil && old.Reason == reason {
+		transition = old.LastTransitionTime
+	}
+	return &corev1.PodCondition{
+		Type: t, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: transition,
+		ObservedGeneration: generation, Reason: reason, Message: message,
+	}
+}
+
+// Actuated returns what berth last set on the pod's containers and pod
+// cgroup.
+func (m *Manager) Actuated(uid types.UID) (PodResources, bool) {
+	return m.cfg.Actuated.Get(uid)
+}
+
+// SetActuated records what the runtime applied: the resources of the
+// named containers, and the pod-level resources when pod is set.
+func (m *Manager) SetActuated(uid types.UID, containers map[string]corev1.ResourceRequirements, pod *corev1.ResourceRequirements, setPod bool) error {
+	return m.cfg.Actuated.Update(uid, func(r *PodResources) {
+		if r.ContainerResources == nil {
+			r.ContainerResources = map[string]corev1.ResourceRequirements{}
+		}
+		for name, rr := range containers {
+			r.ContainerResources[name] = *rr.DeepCopy()
+		}
+		if setPod {
+			r.PodLevelResources = pod.DeepCopy()
+		}
+	})
+}

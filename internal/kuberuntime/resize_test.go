@@ -1,0 +1,79 @@
+package kuberuntime
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/podplan"
+)
+
+func cpuMem(cpu, mem string) corev1.ResourceRequirements {
+	l := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	return corev1.ResourceRequirements{Requests: l, Limits: l.DeepCopy()}
+}
+
+// TestApplyResize: an in-place resize widens the pod cgroup, updates the
+// container through the CRI to the resources it would be created with,
+// then sets the pod cgroup; what was applied is reported.
+func TestApplyResize(t *testing.T) {
+	cg := &fakeCgroups{}
+	e := newEnv(t, func(c *Config) { c.Cgroups = cg })
+	cg.e = e
+	e.fake.AddImage("busybox:1.36")
+	pod := basePod()
+	pod.Spec.Containers[0].Resources = cpuMem("100m", "64Mi")
+	res, err := e.apply(pod, e.status(pod), nil, nil)
+	if err != nil || len(res.Failures) != 0 {
+		t.Fatalf("start: %v %v", err, res.Failures)
+	}
+	if diff := cmp.Diff(map[string]corev1.ResourceRequirements{"app": cpuMem("100m", "64Mi")}, res.Actuated); diff != "" {
+		t.Errorf("actuated at start (-want +got):\n%s", diff)
+	}
+	app := e.running(pod, "app")
+	from := pod.DeepCopy()
+	pod.Spec.Containers[0].Resources = cpuMem("200m", "32Mi")
+
+	plan := podplan.Compute(podplan.Inputs{Pod: pod, Runtime: e.status(pod), Now: e.clock.Now(),
+		Actuated: map[string]corev1.ResourceRequirements{"app": cpuMem("100m", "64Mi")}})
+	if !plan.Resize.PodCgroup || len(plan.Resize.Containers) != 1 {
+		t.Fatalf("plan resize = %+v, want the app updated and the pod cgroup", plan.Resize)
+	}
+	res, err = e.m.Apply(e.ctx, pod, e.status(pod), plan, ApplyOptions{Actuated: from})
+	if err != nil || res.ResizeErr != nil {
+		t.Fatalf("Apply: %v, resize: %v", err, res.ResizeErr)
+	}
+	if !slices.Equal(cg.resized, []string{"widen", "set"}) {
+		t.Fatalf("ResizePod calls = %q, want widen then set", cg.resized)
+	}
+	if slices.Contains(cg.resizedAt[0], "UpdateContainerResources") || !slices.Contains(cg.resizedAt[1], "UpdateContainerResources") {
+		t.Errorf("the container was not updated between the widening and the setting: %q, %q", cg.resizedAt[0], cg.resizedAt[1])
+	}
+	st, err := e.fake.ContainerStatus(e.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: app.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := st.GetStatus().GetResources().GetLinux()
+	if lr.GetCpuShares() != 204 || lr.GetCpuQuota() != 20000 || lr.GetMemoryLimitInBytes() != 32<<20 {
+		t.Errorf("container resources = shares %d quota %d memory %d, want 204, 20000, %d", lr.GetCpuShares(), lr.GetCpuQuota(), lr.GetMemoryLimitInBytes(), 32<<20)
+	}
+	if !res.PodActuated || !cmp.Equal(res.Actuated, map[string]corev1.ResourceRequirements{"app": cpuMem("200m", "32Mi")}) {
+		t.Errorf("result = actuated %v pod %v, want app at 200m/32Mi and the pod", res.Actuated, res.PodActuated)
+	}
+
+	// A failed widening stops the resize: the container keeps its
+	// resources, nothing is reported actuated, the error is.
+	cg.resized, cg.resizeErr = nil, errors.New("no")
+	res, err = e.m.Apply(e.ctx, pod, e.status(pod), plan, ApplyOptions{Actuated: from})
+	if err != nil || res.ResizeErr == nil || len(res.Actuated) != 0 || res.PodActuated {
+		t.Errorf("failed resize: err %v resize %v actuated %v pod %v, want only ResizeErr", err, res.ResizeErr, res.Actuated, res.PodActuated)
+	}
+	if !slices.Equal(cg.resized, []string{"widen"}) {
+		t.Errorf("ResizePod calls after a failed widening = %q", cg.resized)
+	}
+}
