@@ -29,12 +29,27 @@ type runtime struct {
 	failures map[string]runtimestate.StartFailure
 	err      error
 	plan     podplan.Actions // of the last Apply
+	// resizeErr fails the plan's resize; else its containers and pod
+	// cgroup are reported actuated.
+	resizeErr error
 }
 
 func (r *runtime) Apply(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, plan podplan.Actions, _ kuberuntime.ApplyOptions) (kuberuntime.Result, error) {
 	r.calls = append(r.calls, "sync "+pod.Name)
 	r.plan = plan
-	return kuberuntime.Result{Failures: r.failures}, r.err
+	res := kuberuntime.Result{Failures: r.failures}
+	if len(plan.Resize.Containers) > 0 || plan.Resize.PodCgroup {
+		if r.resizeErr != nil {
+			res.ResizeErr = r.resizeErr
+			return res, r.err
+		}
+		res.Actuated = map[string]corev1.ResourceRequirements{}
+		for _, c := range plan.Resize.Containers {
+			res.Actuated[c.Name] = pod.Spec.Containers[c.Index].Resources
+		}
+		res.PodActuated = plan.Resize.PodCgroup
+	}
+	return res, r.err
 }
 
 func (r *runtime) KillPod(_ context.Context, pod *corev1.Pod, rt *runtimestate.Pod, grace *int64) error {

@@ -58,6 +58,11 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 				continue
 			}
 			l.admit(ctx, pod)
+			if l.cfg.Resize != nil {
+				// After a restart of berth, an admitted pod's spec may ask
+				// for other resources than its allocation.
+				resized = append(resized, pod)
+			}
 			dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodCreate, Pod: pod, StartTime: now})
 		case podsource.OpDelete:
 			// Graceful deletion: the pod stays desired until it is removed;

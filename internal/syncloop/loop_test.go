@@ -65,6 +65,8 @@ type harness struct {
 	workers *recorder
 	house   chan []*corev1.Pod
 	admit   chan string
+	// resize gets "name in desired-pod-names" for every Resize call.
+	resize chan string
 	// mu guards rtErr.
 	mu    sync.Mutex
 	rtErr error
@@ -80,12 +82,16 @@ func start(t *testing.T) *harness {
 		workers: &recorder{calls: make(chan string, 100)},
 		house:   make(chan []*corev1.Pod, 10),
 		admit:   make(chan string, 10),
+		resize:  make(chan string, 10),
 	}
 	loop, err := New(Config{
 		Updates: h.updates, Events: h.events, ProbeResults: h.probes, Workers: h.workers, Clock: h.clock,
 		Housekeeping: func(_ context.Context, desired []*corev1.Pod) { h.house <- desired },
 		Admit: func(_ context.Context, p *corev1.Pod, others []*corev1.Pod) {
 			h.admit <- p.Name + " after " + strings.Join(names(others), ",")
+		},
+		Resize: func(_ context.Context, p *corev1.Pod) {
+			h.resize <- p.Name + " in " + strings.Join(names(h.loop.Pods()), ",")
 		},
 		RuntimeErr: func() error {
 			h.mu.Lock()
@@ -442,5 +448,32 @@ func TestObserveUpdateSeesUpdatesBeforeDispatch(t *testing.T) {
 		}
 	default:
 		t.Error("the update reached the workers without being observed first")
+	}
+}
+
+// TestResizeAfterPublish: every added and updated pod is handed to Resize,
+// once the desired set that holds it is published and before its worker
+// hears of it; a status-only reconcile is not.
+func TestResizeAfterPublish(t *testing.T) {
+	h := start(t)
+	a := pod("a", "ua")
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{a}})
+	if got := <-h.resize; got != "a in a" {
+		t.Errorf("resize on add: %q", got)
+	}
+	h.workers.next(t)
+	h.send(podsource.Update{Op: podsource.OpReconcile, Pods: []*corev1.Pod{a}})
+	b := pod("b", "ub")
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{b}})
+	if got := <-h.resize; got != "b in a,b" {
+		t.Errorf("resize after a reconcile and an add: %q, want only b's", got)
+	}
+	h.workers.next(t)
+	h.send(podsource.Update{Op: podsource.OpUpdate, Pods: []*corev1.Pod{a.DeepCopy()}})
+	if got := <-h.resize; got != "a in a,b" {
+		t.Errorf("resize on update: %q", got)
+	}
+	if got := h.workers.next(t); got != "update a" {
+		t.Errorf("worker after resize: %q", got)
 	}
 }
