@@ -204,12 +204,33 @@ func (m *Manager) ResizePod(ctx context.Context, from, to *corev1.Pod, widen boo
 	opts := m.podOptions()
 	want := ForPod(to, opts)
 	if widen {
-		want = Widen(ForPod(from, opts), want)
+		have := ForPod(from, opts)
+		if err := m.checkMemoryDecrease(name, have, want); err != nil {
+			return err
+		}
+		want = Widen(have, want)
 	}
 	if err := m.fs.update(name, want); err != nil {
-		return err
+		return fmt.Errorf("resize pod cgroup %q: %w", name.Cgroupfs(), err)
 	}
 	klog.FromContext(ctx).V(2).Info("Resized pod cgroup", "pod", klog.KObj(to), "cgroup", name.Cgroupfs(), "widen", widen)
+	return nil
+}
+
+// checkMemoryDecrease is upstream's validateMemoryResizeAction for the
+// pod: a pod memory limit that is lowered (or set) must stay above the
+// pod cgroup's usage (mu held).
+func (m *Manager) checkMemoryDecrease(name Name, have, want Resources) error {
+	if want.Memory == nil || *want.Memory <= 0 || (have.Memory != nil && *have.Memory > 0 && *want.Memory >= *have.Memory) {
+		return nil
+	}
+	usage, err := m.fs.memoryUsage(name)
+	if err != nil {
+		return fmt.Errorf("cannot decrease memory limits: unable to read pod memory usage: %w", err)
+	}
+	if usage >= *want.Memory {
+		return fmt.Errorf("cannot decrease memory limits: attempting to set pod memory limit (%d) below current usage (%d)", *want.Memory, usage)
+	}
 	return nil
 }
 

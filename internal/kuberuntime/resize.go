@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
@@ -23,9 +24,12 @@ import (
 // error is the first step that failed, after which nothing more is done:
 // the next sync tries again from what is recorded.
 func (m *Manager) resize(ctx context.Context, pod, from *corev1.Pod, r podplan.Resize, res *Result) error {
+	if err := m.checkMemoryDecrease(ctx, pod, from, r.Containers); err != nil {
+		return err
+	}
 	if r.PodCgroup && m.cfg.Cgroups != nil {
 		if err := m.cfg.Cgroups.ResizePod(ctx, from, pod, true); err != nil {
-			return fmt.Errorf("widen pod cgroup for resize: %w", err)
+			return err
 		}
 	}
 	for _, c := range r.Containers {
@@ -42,11 +46,46 @@ func (m *Manager) resize(ctx context.Context, pod, from *corev1.Pod, r podplan.R
 	}
 	if r.PodCgroup && m.cfg.Cgroups != nil {
 		if err := m.cfg.Cgroups.ResizePod(ctx, from, pod, false); err != nil {
-			return fmt.Errorf("set pod cgroup for resize: %w", err)
+			return err
 		}
 	}
 	if r.PodCgroup {
 		res.PodActuated = true
+	}
+	return nil
+}
+
+// checkMemoryDecrease is upstream's validateMemoryResizeAction for
+// containers: a memory limit that is lowered (or set where there was
+// none) must stay above what the container uses now, or the resize is
+// refused before anything changes (the kernel would reclaim, or
+// OOM-kill, to get there). The pod cgroup's own check is the container
+// manager's (ResizePod).
+func (m *Manager) checkMemoryDecrease(ctx context.Context, pod, from *corev1.Pod, cs []podplan.ResizeContainer) error {
+	var errs []error
+	for _, c := range cs {
+		spec, was := containerAt(pod, c.Init, c.Index), containerAt(from, c.Init, c.Index)
+		if spec == nil || was == nil || spec.Name != c.Name {
+			continue
+		}
+		want := containerconfig.ResizedResources(pod, spec, m.node, "", "").GetMemoryLimitInBytes()
+		have := containerconfig.ResizedResources(from, was, m.node, "", "").GetMemoryLimitInBytes()
+		if want <= 0 || (have > 0 && want >= have) {
+			continue
+		}
+		st, err := m.cfg.Runtime.ContainerStats(ctx, &runtimeapi.ContainerStatsRequest{ContainerId: c.ID})
+		if err != nil {
+			return fmt.Errorf("unable to read memory usage for pod %q: %w", klog.KObj(pod), err)
+		}
+		usage := st.GetStats().GetMemory().GetUsageBytes()
+		if usage == nil {
+			errs = append(errs, fmt.Errorf("missing container %q memory usage", c.Name))
+		} else if usage.GetValue() >= uint64(want) {
+			errs = append(errs, fmt.Errorf("attempting to set container %q memory limit (%d) below current usage (%d)", c.Name, want, usage.GetValue()))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cannot decrease memory limits: %w", utilerrors.NewAggregate(errs))
 	}
 	return nil
 }

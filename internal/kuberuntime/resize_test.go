@@ -66,6 +66,23 @@ func TestApplyResize(t *testing.T) {
 		t.Errorf("result = actuated %v pod %v, want app at 200m/32Mi and the pod", res.Actuated, res.PodActuated)
 	}
 
+	// Lowering the memory limit below what the container uses is refused
+	// before anything changes.
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(e.fake.SetMemoryUsage(app.ID, 40<<20))
+	cg.resized = nil
+	res, err = e.m.Apply(e.ctx, pod, e.status(pod), plan, ApplyOptions{Actuated: from})
+	want := `cannot decrease memory limits: attempting to set container "app" memory limit (33554432) below current usage (41943040)`
+	if err != nil || res.ResizeErr == nil || res.ResizeErr.Error() != want || len(cg.resized) != 0 || len(res.Actuated) != 0 {
+		t.Errorf("resize below usage: err %v, resize %v, ResizePod %q, actuated %v; want only %q", err, res.ResizeErr, cg.resized, res.Actuated, want)
+	}
+	must(e.fake.SetMemoryUsage(app.ID, 0))
+
 	// A failed widening stops the resize: the container keeps its
 	// resources, nothing is reported actuated, the error is.
 	cg.resized, cg.resizeErr = nil, errors.New("no")

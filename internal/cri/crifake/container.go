@@ -22,6 +22,8 @@ type container struct {
 	imageID, imageName, imageRef string
 	logPath                      string
 	resources                    *runtimeapi.ContainerResources
+	// memoryUsage is what ContainerStats reports (SetMemoryUsage).
+	memoryUsage uint64
 
 	state                            runtimeapi.ContainerState
 	createdAt, startedAt, finishedAt int64
@@ -249,6 +251,34 @@ func (f *Fake) UpdateContainerResources(_ context.Context, req *runtimeapi.Updat
 		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(req.GetLinux()).(*runtimeapi.LinuxContainerResources)}
 	}
 	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
+}
+
+// ContainerStats reports a container's memory usage (SetMemoryUsage; 0
+// until set) at the fake's clock.
+func (f *Fake) ContainerStats(_ context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ContainerStatsResponse{Stats: &runtimeapi.ContainerStats{
+		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: proto.Clone(c.config.GetMetadata()).(*runtimeapi.ContainerMetadata)},
+		Memory:     &runtimeapi.MemoryUsage{Timestamp: f.now(), UsageBytes: &runtimeapi.UInt64Value{Value: c.memoryUsage}},
+	}}, nil
+}
+
+// SetMemoryUsage sets the memory usage ContainerStats reports for a
+// container.
+func (f *Fake) SetMemoryUsage(id string, bytes uint64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(id)
+	if err != nil {
+		return err
+	}
+	c.memoryUsage = bytes
+	return nil
 }
 
 // findContainer resolves a full ID or a unique ID prefix. Callers hold mu.
