@@ -461,7 +461,7 @@ func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager) (*housekeeping.Ho
 	keeperCfg := housekeeping.Config{
 		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
 		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
-		UserNamespaces: n.userns,
+		UserNamespaces: n.userns, Allocations: n.alloc,
 	}
 	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
 		keeperCfg.Cgroups = n.cgroups

@@ -167,12 +167,21 @@ func (m *Manager) Release(ctx context.Context, uid types.UID) {
 	}
 }
 
-// Retain drops the allocations and actuations of pods keep does not want
-// (pods that left while berth was down).
-func (m *Manager) Retain(ctx context.Context, keep func(types.UID) bool) {
+// Cleanup drops the allocations, actuations and resize conditions of
+// pods gone for good (housekeeping: pods that left while berth was down,
+// or whose worker never reported them finished).
+func (m *Manager) Cleanup(ctx context.Context, gone func(types.UID) bool) {
+	keep := func(uid types.UID) bool { return !gone(uid) }
 	for _, s := range []*Store{m.cfg.Allocated, m.cfg.Actuated} {
 		if err := s.Retain(keep); err != nil {
 			klog.FromContext(ctx).Error(err, "Failed to prune checkpoint")
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid := range m.conds {
+		if gone(uid) {
+			delete(m.conds, uid)
 		}
 	}
 }

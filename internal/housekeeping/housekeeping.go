@@ -47,6 +47,12 @@ type Config struct {
 	UserNamespaces interface {
 		Cleanup(ctx context.Context, gone func(types.UID) bool)
 	}
+	// Allocations (internal/allocation; nil: none) forgets the
+	// allocations and actuations of pods gone for good (upstream's
+	// RemoveOrphanedPods).
+	Allocations interface {
+		Cleanup(ctx context.Context, gone func(types.UID) bool)
+	}
 }
 
 // Housekeeper cleans up after pods no source wants any more. Run is called
@@ -100,6 +106,9 @@ func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 	}
 	if h.cfg.UserNamespaces != nil {
 		h.cfg.UserNamespaces.Cleanup(ctx, gone)
+	}
+	if h.cfg.Allocations != nil {
+		h.cfg.Allocations.Cleanup(ctx, gone)
 	}
 	h.removeOrphanedDirs(ctx, gone)
 	h.removeOrphanedLogDirs(ctx, gone)

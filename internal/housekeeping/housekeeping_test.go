@@ -89,7 +89,7 @@ func TestHousekeeping(t *testing.T) {
 	runtime := keeperRuntime{"running": {UID: "running"}, "orphan": {UID: "orphan"}}
 	var calls forgetter
 	cgroups := &cgroupCleaner{}
-	users := &usernsCleaner{}
+	users, allocs := &usernsCleaner{}, &usernsCleaner{}
 	h := mustNew(t, Config{
 		Workers: workers, Runtime: runtime, SourcesReady: func() bool { return true },
 		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
@@ -99,6 +99,7 @@ func TestHousekeeping(t *testing.T) {
 		},
 		Cgroups:        cgroups,
 		UserNamespaces: users,
+		Allocations:    allocs,
 	})
 	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
 	h.Run(ctx, desired)
@@ -112,9 +113,12 @@ func TestHousekeeping(t *testing.T) {
 		t.Errorf("gone verdicts for cgroups (-want +got):\n%s", diff)
 	}
 
-	// User namespaces: the same verdicts.
+	// User namespaces and allocations: the same verdicts.
 	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "gone": true}, users.gone); diff != "" {
 		t.Errorf("gone verdicts for user namespaces (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(users.gone, allocs.gone); diff != "" {
+		t.Errorf("gone verdicts for allocations (-want +got):\n%s", diff)
 	}
 
 	// A desired pod without a worker gets one; a runtime pod nobody owns
