@@ -94,11 +94,7 @@ func (m *Manager) Run(ctx context.Context) {
 // Allocated returns pod with its allocation (the pod itself when it has
 // none yet, or the allocation equals its spec).
 func (m *Manager) Allocated(pod *corev1.Pod) *corev1.Pod {
-	r, ok := m.cfg.Allocated.Get(pod.UID)
-	if !ok {
-		return pod
-	}
-	out, _ := Apply(pod, r)
+	out, _ := m.cfg.Allocated.apply(pod)
 	return out
 }
 
@@ -107,8 +103,7 @@ func (m *Manager) Allocated(pod *corev1.Pod) *corev1.Pod {
 func (m *Manager) AllocatedPods(pods []*corev1.Pod) []*corev1.Pod {
 	out := make([]*corev1.Pod, 0, len(pods))
 	for _, p := range pods {
-		if r, ok := m.cfg.Allocated.Get(p.UID); ok {
-			a, _ := Apply(p, r)
+		if a, ok := m.cfg.Allocated.apply(p); ok {
 			out = append(out, a)
 		}
 	}

@@ -120,6 +120,19 @@ func (s *Store) Get(uid types.UID) (PodResources, bool) {
 	return r.clone(), true
 }
 
+// apply returns pod with its entry overlaid (Apply), without copying the
+// entry: Apply copies what it writes.
+func (s *Store) apply(pod *corev1.Pod) (out *corev1.Pod, found bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.entries[pod.UID]
+	if !ok {
+		return pod, false
+	}
+	out, _ = Apply(pod, r)
+	return out, true
+}
+
 // Set replaces the pod's entry with a copy of r; an unchanged entry
 // writes nothing.
 func (s *Store) Set(uid types.UID, r PodResources) error {
