@@ -280,6 +280,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
 		Recorder:       cl.recorder,
 		Allocation:     n.alloc,
+		Reinspect:      func(uid types.UID) { n.relister.Reinspect(uid) },
 	})
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)

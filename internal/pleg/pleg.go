@@ -114,7 +114,8 @@ type PLEG struct {
 	// records is the listing each pod had when it was last inspected
 	// successfully (or needed no inspection): the base of the next diff.
 	records map[types.UID]*runtimestate.Pod
-	// reinspect holds the pods whose inspection failed in the last relist.
+	// reinspect holds the pods whose inspection failed in the last relist,
+	// and those Reinspect names.
 	reinspect map[types.UID]bool
 }
 

@@ -52,3 +52,13 @@ func (p *PLEG) RelistPod(ctx context.Context, uid types.UID) {
 	sent, dropped := p.publish(ctx, events)
 	logger.V(4).Info("Relisted pod on demand", "events", sent, "dropped", dropped)
 }
+
+// Reinspect has the pod inspected at its next relist (on demand or
+// periodic) even if its listing did not change, as upstream's
+// RequestPodReinspect: an in-place resize changes a container's resources,
+// which the listing does not show.
+func (p *PLEG) Reinspect(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reinspect[uid] = true
+}

@@ -165,3 +165,28 @@ func TestCacheSetObserved(t *testing.T) {
 		}
 	}
 }
+
+// TestReinspect: a pod whose listing did not change is inspected again
+// after Reinspect (an in-place resize changed its containers' resources),
+// once, with no event.
+func TestReinspect(t *testing.T) {
+	f := newFixture(t, 0)
+	f.rt.set("a", ready, running)
+	f.relist(t)
+	f.rt.takeInspected()
+	f.drain()
+
+	f.pleg.Reinspect("a")
+	f.clock.Step(time.Millisecond)
+	f.pleg.RelistPod(context.Background(), "a")
+	if diff := cmp.Diff([]types.UID{"a"}, f.rt.takeInspected()); diff != "" {
+		t.Errorf("inspected after Reinspect (-want +got):\n%s", diff)
+	}
+	if got := f.drain(); len(got) != 0 {
+		t.Errorf("events %v, want none", got)
+	}
+	f.pleg.RelistPod(context.Background(), "a")
+	if got := f.rt.takeInspected(); len(got) != 0 {
+		t.Errorf("inspected again %v, want once", got)
+	}
+}

@@ -84,6 +84,10 @@ func (s *Syncer) recordActuation(ctx context.Context, pod *corev1.Pod, plan podp
 			klog.FromContext(ctx).Error(err, "Failed to checkpoint actuated resources", "pod", klog.KObj(pod))
 		}
 	}
+	if len(plan.Resize.Containers) > 0 && s.cfg.Reinspect != nil {
+		// The status reports what the runtime says the containers have.
+		s.cfg.Reinspect(pod.UID)
+	}
 	if res.ResizeErr != nil {
 		msg := res.ResizeErr.Error()
 		if gen, changed := s.cfg.Allocation.SetInProgress(pod.UID, corev1.PodReasonError, msg, pod.Generation); changed && s.cfg.Recorder != nil {

@@ -68,7 +68,9 @@ func TestSyncPodResize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var reinspected []types.UID
 	f.s.cfg.Allocation, f.s.cfg.Recorder = alloc, ev
+	f.s.cfg.Reinspect = func(uid types.UID) { reinspected = append(reinspected, uid) }
 	sync := func(pod *corev1.Pod) podworker.SyncOutcome {
 		t.Helper()
 		current = pod
@@ -98,6 +100,9 @@ func TestSyncPodResize(t *testing.T) {
 	}
 	if len(f.rt.plan.Resize.Containers) != 1 || !f.rt.plan.Resize.PodCgroup {
 		t.Errorf("plan resize = %+v, want web in place and the pod cgroup", f.rt.plan.Resize)
+	}
+	if len(reinspected) != 1 {
+		t.Errorf("reinspections after the resize = %v, want the pod once (its status comes from the runtime)", reinspected)
 	}
 	if got := conditionsOf(status()); fmt.Sprint(got) != "[PodResizeInProgress//2]" {
 		t.Errorf("conditions while resizing = %v", got)

@@ -128,6 +128,10 @@ type Config struct {
 	// Allocation holds the pods' allocations and actuations (in-place
 	// resize); nil runs every pod with its spec and resizes nothing.
 	Allocation Allocation
+	// Reinspect has the pod's runtime status read again at its next
+	// relist (pleg.PLEG.Reinspect): after an in-place resize, which the
+	// runtime's listing does not show. Nil: the periodic relist's.
+	Reinspect func(uid types.UID)
 }
 
 // Recorder records events about pods.
