@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/podstatus"
@@ -162,7 +161,7 @@ func containerResources(pod *corev1.Pod, c *corev1.Container, node Node, cpuset 
 	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		cpuRequest = &q
 	}
-	cpuLimit, memoryLimit := effectiveLimits(pod, c)
+	cpuLimit, memoryLimit := podutil.EffectiveLimits(c.Resources, pod.Spec.Resources)
 	r := linuxResources(cpuRequest, cpuLimit, memoryLimit, node.Resources)
 	r.OomScoreAdj = oomScoreAdjust(pod, c, node.MemoryCapacity)
 	r.HugepageLimits = hugepageLimits(c.Resources.Limits, node.HugePageSizes)
@@ -176,24 +175,6 @@ func containerResources(pod *corev1.Pod, c *corev1.Container, node Node, cpuset 
 	}
 	r.CpusetCpus = cpuset
 	return r
-}
-
-// effectiveLimits are the container's cpu and memory limits, each the
-// pod-level limit when the container sets none and the pod sets
-// pod-level resources (upstream's getCPULimit and getMemoryLimit with
-// PodLevelResources, on by default in v1.37).
-func effectiveLimits(pod *corev1.Pod, c *corev1.Container) (cpu, memory resource.Quantity) {
-	cpu, memory = *c.Resources.Limits.Cpu(), *c.Resources.Limits.Memory()
-	if !resourcehelper.IsPodLevelResourcesSet(pod) {
-		return cpu, memory
-	}
-	if cpu.IsZero() {
-		cpu = *pod.Spec.Resources.Limits.Cpu()
-	}
-	if memory.IsZero() {
-		memory = *pod.Spec.Resources.Limits.Memory()
-	}
-	return cpu, memory
 }
 
 // ResizedResources is what an in-place resize sends a running container

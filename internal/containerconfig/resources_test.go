@@ -125,10 +125,11 @@ func TestContainerResources(t *testing.T) {
 	lp := Node{MemoryCapacity: 4 << 30, HugePageSizes: []int64{2 << 20, 1 << 30}}
 	zeroPages := []*runtimeapi.HugepageLimit{{PageSize: "2MB"}, {PageSize: "1GB"}}
 	tests := []struct {
-		name string
-		res  corev1.ResourceRequirements
-		lp   *Node
-		want *runtimeapi.LinuxContainerResources
+		name     string
+		res      corev1.ResourceRequirements
+		podLevel *corev1.ResourceRequirements
+		lp       *Node
+		want     *runtimeapi.LinuxContainerResources
 	}{
 		{
 			name: "nothing set: BestEffort",
@@ -182,6 +183,12 @@ func TestContainerResources(t *testing.T) {
 			want: &runtimeapi.LinuxContainerResources{CpuShares: 102, CpuPeriod: 50000, CpuQuota: 100000, MemoryLimitInBytes: 1 << 30, OomScoreAdj: 999},
 		},
 		{
+			name:     "pod-level limits for what the container lacks; shares from them without a request",
+			res:      corev1.ResourceRequirements{Limits: rl("memory", "64Mi")},
+			podLevel: &corev1.ResourceRequirements{Requests: rl("cpu", "1", "memory", "128Mi"), Limits: rl("cpu", "1", "memory", "128Mi")},
+			want:     &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuPeriod: 100000, CpuQuota: 100000, MemoryLimitInBytes: 64 << 20, OomScoreAdj: -997, HugepageLimits: zeroPages},
+		},
+		{
 			name: "OOMGroup: memory.oom.group set",
 			lp:   &Node{Resources: ResourceSettings{OOMGroup: true}},
 			want: &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000, OomScoreAdj: 1000, Unified: map[string]string{"memory.oom.group": "1"}},
@@ -190,7 +197,7 @@ func TestContainerResources(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := corev1.Container{Name: "app", Resources: tt.res}
-			pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{c}}}
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{c}, Resources: tt.podLevel}}
 			p := lp
 			if tt.lp != nil {
 				p = *tt.lp

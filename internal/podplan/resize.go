@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
 
@@ -50,19 +51,11 @@ type sized struct {
 }
 
 func sizeOf(c corev1.ResourceRequirements, pod *corev1.ResourceRequirements) sized {
-	s := sized{
-		cpuRequest: c.Requests.Cpu().MilliValue(), cpuLimit: c.Limits.Cpu().MilliValue(),
-		memoryRequest: c.Requests.Memory().Value(), memoryLimit: c.Limits.Memory().Value(),
+	cpuLimit, memoryLimit := podutil.EffectiveLimits(c, pod)
+	return sized{
+		cpuRequest: c.Requests.Cpu().MilliValue(), cpuLimit: cpuLimit.MilliValue(),
+		memoryRequest: c.Requests.Memory().Value(), memoryLimit: memoryLimit.Value(),
 	}
-	if pod != nil {
-		if _, ok := c.Limits[corev1.ResourceCPU]; !ok {
-			s.cpuLimit = pod.Limits.Cpu().MilliValue()
-		}
-		if _, ok := c.Limits[corev1.ResourceMemory]; !ok {
-			s.memoryLimit = pod.Limits.Memory().Value()
-		}
-	}
-	return s
 }
 
 // podSized is the pod-level resources' cpu and memory.
