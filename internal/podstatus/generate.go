@@ -55,6 +55,10 @@ type Input struct {
 	// taken from here, as upstream. A container absent from the map has
 	// no record: its status keeps what the previous one showed.
 	Actuated map[string]corev1.ResourceRequirements
+	// ActuatedPod is the pod-level resources last applied to the pod
+	// cgroup (nil: none), meaningful when Actuated is set: a running pod's
+	// status.resources show what its cgroup has.
+	ActuatedPod *corev1.ResourceRequirements
 	// Resize holds the pod's PodResizePending and PodResizeInProgress
 	// conditions, as their owner keeps them; Generate only places them
 	// (resizeConditions). Any other type is ignored.
@@ -102,7 +106,7 @@ func Generate(in Input) corev1.PodStatus {
 	s.HostIP, s.HostIPs = hostIPs(in.HostIPs)
 	s.PodIP, s.PodIPs = podIPs(&in, old)
 
-	podResources(&s, pod)
+	podResources(&s, pod, &in)
 
 	s.StartTime = old.StartTime
 	if s.StartTime == nil || s.StartTime.IsZero() {

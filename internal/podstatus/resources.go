@@ -108,18 +108,47 @@ func statusResources(spec *corev1.Container, s *corev1.ContainerStatus, c *runti
 // status.resources as upstream's convertStatusToAPIStatus does with
 // InPlacePodLevelResourcesVerticalScaling (on by default in v1.37), for
 // every pod: allocatedResources are the pod's requests
-// (resourcehelper.PodRequests: containers, pod-level resources, overhead),
-// resources upstream's getEffectiveAllocatedResources (the pod-level
-// resources with the pod's requests and limits). Upstream reads a running
-// pod's resources back from its pod cgroup; berth does not read the pod
-// cgroup, so a running pod shows its allocated resources too.
-func podResources(s *corev1.PodStatus, pod *corev1.Pod) {
+// (resourcehelper.PodRequests: containers, pod-level resources, overhead);
+// resources are upstream's getEffectiveAllocatedResources (the pod-level
+// resources with the pod's requests and limits) for a pod that is not
+// running. For a running one upstream reads the cpu and the memory limit
+// back from the pod cgroup; berth takes them from what it last set there
+// (in.Actuated, in.ActuatedPod: the same values, as long as nobody else
+// writes the cgroup), and the memory request from the allocation, as
+// upstream. So a resize that failed to reach the pod cgroup does not show
+// as done.
+func podResources(s *corev1.PodStatus, pod *corev1.Pod, in *Input) {
 	s.AllocatedResources = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
+	if pod.Status.Phase != corev1.PodRunning || in.Actuated == nil {
+		s.Resources = effectiveResources(pod)
+		return
+	}
+	actuated := pod.DeepCopy()
+	actuated.Spec.Resources = in.ActuatedPod.DeepCopy()
+	for _, cs := range [][]corev1.Container{actuated.Spec.InitContainers, actuated.Spec.Containers} {
+		for i := range cs {
+			if r, ok := in.Actuated[cs[i].Name]; ok {
+				cs[i].Resources = *r.DeepCopy()
+			}
+		}
+	}
+	r := effectiveResources(actuated)
+	if m, ok := s.AllocatedResources[corev1.ResourceMemory]; ok {
+		r.Requests[corev1.ResourceMemory] = m.DeepCopy()
+	} else {
+		delete(r.Requests, corev1.ResourceMemory)
+	}
+	s.Resources = r
+}
+
+// effectiveResources is upstream's getEffectiveAllocatedResources: the
+// pod-level resources with the pod's requests and limits.
+func effectiveResources(pod *corev1.Pod) *corev1.ResourceRequirements {
 	r := pod.Spec.Resources.DeepCopy()
 	if r == nil {
 		r = &corev1.ResourceRequirements{}
 	}
 	r.Requests = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
 	r.Limits = resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
-	s.Resources = r
+	return r
 }

@@ -216,3 +216,30 @@ func TestPodLevelResources(t *testing.T) {
 		})
 	}
 }
+
+// TestPodLevelResourcesRunning: a running pod's status.resources show what
+// its pod cgroup was last set to (the actuated pod-level and container
+// resources), its memory request the allocation's, as upstream reads the
+// cgroup back; so a pod-level resize that was not applied does not show
+// as done. allocatedResources stay the allocation's.
+func TestPodLevelResourcesRunning(t *testing.T) {
+	pod := staticPod("a", "b")
+	pod.Status.Phase = corev1.PodRunning
+	pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: list("cpu", "20m", "memory", "35Mi")}
+	pod.Spec.Resources = &corev1.ResourceRequirements{Requests: list("cpu", "40m", "memory", "10Ki"), Limits: list("cpu", "40m", "memory", "10Ki")}
+	in := Input{
+		Pod: pod, Now: now,
+		Runtime:     rt(sbs(readySandbox("10.244.0.5")), running("b", "c2", 0), running("a", "c1", 0)),
+		Previous:    &corev1.PodStatus{Phase: corev1.PodRunning},
+		Actuated:    map[string]corev1.ResourceRequirements{"a": pod.Spec.Containers[0].Resources},
+		ActuatedPod: &corev1.ResourceRequirements{Requests: list("cpu", "30m", "memory", "64Mi"), Limits: list("cpu", "30m", "memory", "64Mi")},
+	}
+	got := Generate(in)
+	want := &corev1.ResourceRequirements{Requests: list("cpu", "30m", "memory", "10Ki"), Limits: list("cpu", "30m", "memory", "64Mi")}
+	if diff := cmp.Diff(want, got.Resources); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(list("cpu", "40m", "memory", "10Ki"), got.AllocatedResources); diff != "" {
+		t.Errorf("allocatedResources (-want +got):\n%s", diff)
+	}
+}

@@ -100,13 +100,14 @@ func (s *Syncer) recordActuation(ctx context.Context, pod *corev1.Pod, plan podp
 }
 
 // actuatedResources are what berth last set on each of the pod's
-// containers, for its status (the memory request no runtime reports).
-func (s *Syncer) actuatedResources(uid types.UID) map[string]corev1.ResourceRequirements {
+// containers and on its pod cgroup, for its status (the memory request no
+// runtime reports; the pod-level resources of a running pod).
+func (s *Syncer) actuatedResources(uid types.UID) (map[string]corev1.ResourceRequirements, *corev1.ResourceRequirements) {
 	if s.cfg.Allocation == nil {
-		return nil
+		return nil, nil
 	}
 	a, _ := s.cfg.Allocation.Actuated(uid)
-	return a.ContainerResources
+	return a.ContainerResources, a.PodLevelResources
 }
 
 // resizeConditions are the pod's resize conditions for its status.

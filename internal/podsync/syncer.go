@@ -476,6 +476,7 @@ func (s *Syncer) previous(pod *corev1.Pod) *corev1.PodStatus {
 func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[string]runtimestate.StartFailure, restartAll podplan.RestartAll, terminal bool) corev1.PodStatus {
 	pod = s.allocated(pod)
 	probes := s.probes(pod, rt)
+	actuated, actuatedPod := s.actuatedResources(pod.UID)
 	status := podstatus.Generate(podstatus.Input{
 		Pod:         pod,
 		Runtime:     rt,
@@ -490,7 +491,7 @@ func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[st
 		RuntimeName: s.cfg.RuntimeName,
 		Now:         s.cfg.Clock.Now(),
 		Resize:      s.resizeConditions(pod.UID),
-		Actuated:    s.actuatedResources(pod.UID),
+		Actuated:    actuated, ActuatedPod: actuatedPod,
 	})
 	s.cfg.Statuses.Set(pod.UID, status)
 	return status
