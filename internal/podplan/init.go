@@ -104,6 +104,10 @@ func (p *planner) initVerdict(a *Actions, spec *corev1.Container, inst *runtimes
 	case runtimestate.ContainerCreated:
 		return i, false
 	case runtimestate.ContainerRunning:
+		// Resized in place while it runs (InPlacePodVerticalScalingInitContainers,
+		// GA in v1.37); never restarted for it: validation allows it no
+		// RestartContainer policy.
+		p.resizeInPlace(a, spec, inst, i)
 		return -1, false
 	case runtimestate.ContainerExited:
 		if !initFailed(inst) {

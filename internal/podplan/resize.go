@@ -99,6 +99,19 @@ func (p *planner) resizeVerdict(a *Actions, spec *corev1.Container, c *runtimest
 	return false
 }
 
+// resizeInPlace plans an in-place update of a running ordinary init
+// container whose allocation changed, as upstream's
+// computeInitContainerActions: no restart, and not part of InProgress
+// (upstream's IsPodResizeInProgress counts regular containers and sidecars
+// only).
+func (p *planner) resizeInPlace(a *Actions, spec *corev1.Container, c *runtimestate.Container, idx int) {
+	if sizeOf(spec.Resources, p.pod.Spec.Resources) == p.actuated(spec) {
+		return
+	}
+	a.Resize.PodCgroup = true
+	a.Resize.Containers = append(a.Resize.Containers, ResizeContainer{ContainerRef: ContainerRef{ID: c.ID, Name: c.Name}, Init: true, Index: idx})
+}
+
 // finishResize completes the resize part of a plan once the containers to
 // start are known: a container that starts with other resources than it
 // last ran with, or changed pod-level resources, need the pod cgroup set

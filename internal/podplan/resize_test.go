@@ -179,8 +179,9 @@ func TestComputeResize(t *testing.T) {
 	}
 }
 
-// TestComputeResizeSidecar: a running sidecar is resized in place; an
-// ordinary init container that runs keeps its resources.
+// TestComputeResizeSidecar: a running sidecar and a running ordinary init
+// container are resized in place; only the sidecar counts for
+// InProgress, as upstream.
 func TestComputeResizeSidecar(t *testing.T) {
 	pod := sidecarPod(corev1.RestartPolicyAlways)
 	before, more := resources("20m", "30m", "35Mi", "45Mi"), resources("25m", "35m", "35Mi", "45Mi")
@@ -190,12 +191,23 @@ func TestComputeResizeSidecar(t *testing.T) {
 	pod.Spec.Containers[0].Resources = before
 	actuated := map[string]corev1.ResourceRequirements{"proxy": before, "setup": before, "agent": before, "web": before}
 	rt := rtPod(sandboxes(readySandbox("sb-0", 0)), running(pod, "setup", "setup-1", "sb-0"), running(pod, "proxy", "proxy-1", "sb-0"))
-	got := Compute(Inputs{Pod: pod, Runtime: rt, Now: at(time.Hour), Actuated: actuated})
 	want := Actions{Resize: Resize{
-		Containers: []ResizeContainer{{ContainerRef: ContainerRef{ID: "proxy-1", Name: "proxy"}, Init: true}},
-		PodCgroup:  true, InProgress: true,
+		Containers: []ResizeContainer{
+			{ContainerRef: ContainerRef{ID: "setup-1", Name: "setup"}, Init: true, Index: 1},
+			{ContainerRef: ContainerRef{ID: "proxy-1", Name: "proxy"}, Init: true},
+		},
+		PodCgroup: true, InProgress: true,
 	}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, Compute(Inputs{Pod: pod, Runtime: rt, Now: at(time.Hour), Actuated: actuated})); diff != "" {
+		t.Errorf("Compute (-want +got):\n%s", diff)
+	}
+	// The ordinary init container alone: updated, not in progress.
+	actuated["proxy"] = more
+	want = Actions{Resize: Resize{
+		Containers: []ResizeContainer{{ContainerRef: ContainerRef{ID: "setup-1", Name: "setup"}, Init: true, Index: 1}},
+		PodCgroup:  true,
+	}}
+	if diff := cmp.Diff(want, Compute(Inputs{Pod: pod, Runtime: rt, Now: at(time.Hour), Actuated: actuated})); diff != "" {
 		t.Errorf("Compute (-want +got):\n%s", diff)
 	}
 }

@@ -74,7 +74,8 @@ func (s *Syncer) resizeProgress(pod *corev1.Pod, inProgress bool) {
 // recordActuation keeps what the apply set and reports a failed resize on
 // the PodResizeInProgress condition (reason Error) and in a ResizeError
 // event, as upstream. It reports whether the pod should be synced again at
-// once: a resize was applied, and the next plan clears the condition.
+// once: a resize was applied; the next plan clears the condition and its
+// status shows the runtime's new report.
 func (s *Syncer) recordActuation(ctx context.Context, pod *corev1.Pod, plan podplan.Actions, res kuberuntime.Result) (again bool) {
 	if s.cfg.Allocation == nil {
 		return false
@@ -96,7 +97,9 @@ func (s *Syncer) recordActuation(ctx context.Context, pod *corev1.Pod, plan podp
 		}
 		return false
 	}
-	return plan.Resize.InProgress
+	// Sync again at once: the next plan clears PodResizeInProgress, and
+	// its status shows what the reinspected runtime reports.
+	return plan.Resize.InProgress || len(plan.Resize.Containers) > 0
 }
 
 // actuatedResources are what berth last set on each of the pod's
