@@ -119,12 +119,13 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, nodeNames []string) error {
-	ports, err := freePorts(6)
+	ports, err := freePorts(10)
 	if err != nil {
 		return err
 	}
 	c.layout.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
-		ControllerManager: ports[3], Scheduler: ports[4], MetricsServer: ports[5]}
+		ControllerManager: ports[3], Scheduler: ports[4], MetricsServer: ports[5],
+		KubeProxyHealthz: ports[6], KubeProxyMetrics: ports[7], DNSHealth: ports[8], DNSReady: ports[9]}
 	ca, err := NewCA(rand.Reader, time.Now(), "berth-dev-ca")
 	if err != nil {
 		return err
@@ -218,26 +219,29 @@ func (c *Cluster) stopComponent(name string, kill bool) {
 	}
 }
 
-// Stop stops every component, newest first, and removes the cluster's
-// directory unless Options.KeepDir. It is idempotent.
+// Stop stops every component, newest first; when kube-proxy ran, it then
+// removes its rules from the host (`kube-proxy --cleanup`). It removes the
+// cluster's directory unless Options.KeepDir. It is idempotent.
 func (c *Cluster) Stop() error {
 	c.mu.Lock()
 	already := c.stopped
 	c.stopped = true
+	_, ranKubeProxy := c.procs[KubeProxy]
 	c.mu.Unlock()
 	if already {
 		return nil
 	}
-	for _, name := range []string{MetricsServer, Scheduler, ControllerManager, APIServer, Etcd} {
+	for _, name := range []string{CoreDNS, KubeProxy, MetricsServer, Scheduler, ControllerManager, APIServer, Etcd} {
 		c.stopComponent(name, false)
 	}
+	err := c.cleanupNetwork(ranKubeProxy)
 	if c.keepDir {
-		return nil
+		return err
 	}
-	if err := os.RemoveAll(c.layout.Dir); err != nil {
-		return fmt.Errorf("remove cluster directory %q: %w", c.layout.Dir, err)
+	if rmErr := os.RemoveAll(c.layout.Dir); rmErr != nil {
+		err = errors.Join(err, fmt.Errorf("remove cluster directory %q: %w", c.layout.Dir, rmErr))
 	}
-	return nil
+	return err
 }
 
 // StopAPIServer stops kube-apiserver gracefully (SIGTERM; SIGKILL if it is

@@ -19,7 +19,9 @@
 // Options.VerifyKubelets makes the API server verify kubelets' serving
 // certificates. Options.MetricsServer also starts metrics-server (built
 // from tools/metrics) behind the API server's aggregation layer, for
-// `kubectl top`.
+// `kubectl top`. StartNetwork runs kube-proxy (iptables mode) and CoreDNS
+// as host processes once a node is registered, for Services and cluster
+// DNS (root only; Stop removes kube-proxy's rules); see network.go.
 //
 // Files:
 //
@@ -31,6 +33,7 @@
 //	process.go    one child process: process group, log file, stop, log tail
 //	cluster.go    Start, Stop, the accessors and the API server restart
 //	metricsserver.go metrics-server: its command line, RBAC, Service and APIService, its start
+//	network.go    kube-proxy and CoreDNS: command lines, Corefile, the kube-dns Service, start and clean-up
 //	health.go     waiting for a component's health endpoint
 //	bindir.go     finding the binaries
 //	testing.go    ForTest, the helper Go tests call

@@ -13,6 +13,12 @@ type Ports struct {
 	ControllerManager int
 	Scheduler         int
 	MetricsServer     int
+	// The Service network's (StartNetwork): kube-proxy's health and
+	// metrics, CoreDNS's health and readiness, all on loopback.
+	KubeProxyHealthz int
+	KubeProxyMetrics int
+	DNSHealth        int
+	DNSReady         int
 }
 
 // Layout is where a cluster keeps its files and listens. Every path derives

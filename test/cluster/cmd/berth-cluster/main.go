@@ -30,7 +30,10 @@ type options struct {
 	// tlsBootstrap joins berth with a bootstrap token, as kubeadm join;
 	// false gives it a system:node client certificate instead.
 	tlsBootstrap bool
-	berthArgs    []string
+	// network runs kube-proxy and CoreDNS once the node is registered,
+	// and gives the node cluster.ClusterDNSIP as its clusterDNS.
+	network   bool
+	berthArgs []string
 }
 
 func main() {
@@ -49,6 +52,7 @@ func parseFlags() options {
 	flag.StringVar(&o.criEndpoint, "cri-endpoint", "unix:///run/containerd/containerd.sock", "containerRuntimeEndpoint of the berth node")
 	flag.StringVar(&o.binDir, "bin-dir", "", "directory of the control plane binaries (default $"+cluster.BinDirEnv+", else <repo>/_output/tools/bin)")
 	flag.BoolVar(&o.tlsBootstrap, "tls-bootstrap", true, "join berth through TLS bootstrap (a bootstrap token, rotateCertificates), as kubeadm join; false: a kubeconfig with a system:node client certificate")
+	flag.BoolVar(&o.network, "network", false, "once the node is registered, run kube-proxy (iptables mode; needs root) and CoreDNS for Services and cluster DNS, and give the node clusterDNS "+cluster.ClusterDNSIP)
 	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's directory (certificates, etcd data, logs) after stopping")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: berth-cluster [flags] [-- berth flags...]\n")
@@ -84,12 +88,16 @@ func run(o options) error {
 		return err
 	}
 	kubeletConfig := filepath.Join(c.Dir(), "kubelet-config.yaml")
-	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, o.criEndpoint, c.CAFile(), o.tlsBootstrap), 0o644); err != nil {
+	node := nodeConfig{staticPodPath: staticPods, criEndpoint: o.criEndpoint, clientCAFile: c.CAFile(), rotate: o.tlsBootstrap, clusterDNS: o.network}
+	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(node), 0o644); err != nil {
 		return fmt.Errorf("write kubelet configuration: %w", err)
 	}
 	printHints(c, time.Since(start), o.nodeName, nodeKubeconfig)
 
 	if o.berth == "" {
+		if o.network {
+			return errors.New("--network needs a node: give --berth")
+		}
 		fmt.Println("berth-cluster: no --berth given: the control plane alone; Ctrl-C stops it")
 		<-ctx.Done()
 		return nil
@@ -97,7 +105,37 @@ func run(o options) error {
 	args := append(append(credArgs, "--config="+kubeletConfig,
 		"--hostname-override="+o.nodeName, "--cert-dir="+filepath.Join(c.Dir(), "kubelet-pki")), o.berthArgs...)
 	fmt.Printf("berth-cluster: running %s %s\n\n", o.berth, strings.Join(args, " "))
-	return runBerth(ctx, o.berth, args)
+	b, err := startBerth(o.berth, args)
+	if err != nil {
+		return err
+	}
+	if o.network {
+		if err := startNetwork(ctx, c, b, o.nodeName); err != nil {
+			b.stop()
+			return err
+		}
+	}
+	return b.wait(ctx)
+}
+
+// startNetwork starts kube-proxy and CoreDNS once the node is registered;
+// it gives up when berth exits first.
+func startNetwork(ctx context.Context, c *cluster.Cluster, b *berthProcess, nodeName string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-b.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := c.StartNetwork(ctx, nodeName); err != nil {
+		return fmt.Errorf("start kube-proxy and CoreDNS: %w", err)
+	}
+	// hack/conformance.sh waits for this line.
+	fmt.Printf("berth-cluster: network ready: kube-proxy (iptables) and CoreDNS, Service kube-system/kube-dns at %s\n", cluster.ClusterDNSIP)
+	return nil
 }
 
 // nodeCredentials returns berth's credential flags and the node's
@@ -117,34 +155,59 @@ func nodeCredentials(ctx context.Context, c *cluster.Cluster, o options) (args [
 	return []string{"--bootstrap-kubeconfig=" + boot, "--kubeconfig=" + kubeconfig}, kubeconfig, nil
 }
 
-// runBerth runs berth until it exits or ctx ends; then it sends SIGTERM and
-// waits for berth to exit.
-func runBerth(ctx context.Context, bin string, args []string) error {
+// berthProcess is the running node. done is closed, and err set, when it
+// has exited.
+type berthProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // the result of Wait; read only after done is closed
+}
+
+// startBerth starts berth in a process group of its own.
+func startBerth(bin string, args []string) (*berthProcess, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start berth: %w", err)
+		return nil, fmt.Errorf("start berth: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	b := &berthProcess{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		b.err = cmd.Wait()
+		close(b.done)
+	}()
+	return b, nil
+}
+
+// wait waits until berth exits or ctx ends; then it stops berth.
+func (b *berthProcess) wait(ctx context.Context) error {
 	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("berth exited: %w", err)
+	case <-b.done:
+		if b.err != nil {
+			return fmt.Errorf("berth exited: %w", b.err)
 		}
 		return errors.New("berth exited")
 	case <-ctx.Done():
 	}
-	fmt.Println("\nberth-cluster: stopping berth")
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
+	b.stop()
 	return nil
+}
+
+// stop sends SIGTERM, SIGKILL after 30 s, and waits for berth to exit.
+func (b *berthProcess) stop() {
+	select {
+	case <-b.done:
+		return
+	default:
+	}
+	fmt.Println("\nberth-cluster: stopping berth")
+	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-b.done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		<-b.done
+	}
 }
 
 func printHints(c *cluster.Cluster, took time.Duration, nodeName, nodeKubeconfig string) {
@@ -177,8 +240,13 @@ berth-cluster: control plane ready in %s at %s
 // node's IP for kubectl logs and exec) and accepts the cluster CA's client
 // certificates and, through the API server, tokens and RBAC, as a kubeadm
 // node does; with TLS bootstrap the client certificate is rotated, as
-// kubeadm configures it.
-func kubeletConfigYAML(staticPodPath, criEndpoint, clientCAFile string, rotate bool) []byte {
+// kubeadm configures it. With clusterDNS, pods get the kube-dns Service
+// (cluster.ClusterDNSIP) and cluster.ClusterDomain, as kubeadm's node.
+func kubeletConfigYAML(n nodeConfig) []byte {
+	dns := ""
+	if n.clusterDNS {
+		dns = fmt.Sprintf("clusterDNS: [%s]\nclusterDomain: %s\n", cluster.ClusterDNSIP, cluster.ClusterDomain)
+	}
 	return []byte(fmt.Sprintf(`# Written by berth-cluster: berth as a node of the development cluster.
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -210,5 +278,12 @@ authorization:
   mode: Webhook
 logging:
   verbosity: 2
-`, rotate, staticPodPath, criEndpoint, clientCAFile))
+%s`, n.rotate, n.staticPodPath, n.criEndpoint, n.clientCAFile, dns))
+}
+
+// nodeConfig is what the node's KubeletConfiguration says beyond the fixed
+// part: clusterDNS gives it the cluster's DNS Service (--network).
+type nodeConfig struct {
+	staticPodPath, criEndpoint, clientCAFile string
+	rotate, clusterDNS                       bool
 }

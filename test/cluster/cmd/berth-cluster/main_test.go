@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
 	"github.com/berthk8s/berth/internal/config"
@@ -15,16 +16,19 @@ import (
 
 // TestBerthAcceptsTheNodeConfiguration loads what berth-cluster gives berth
 // (the KubeletConfiguration, --kubeconfig or --bootstrap-kubeconfig,
-// --hostname-override) through berth's own configuration loader.
+// --hostname-override) through berth's own configuration loader, with and
+// without the cluster DNS of --network.
 func TestBerthAcceptsTheNodeConfiguration(t *testing.T) {
 	for _, bootstrap := range []bool{false, true} {
-		t.Run(map[bool]string{false: "node certificate", true: "TLS bootstrap"}[bootstrap], func(t *testing.T) {
-			testNodeConfiguration(t, bootstrap)
-		})
+		for _, dns := range []bool{false, true} {
+			name := map[bool]string{false: "node certificate", true: "TLS bootstrap"}[bootstrap] +
+				map[bool]string{false: "", true: ", cluster DNS"}[dns]
+			t.Run(name, func(t *testing.T) { testNodeConfiguration(t, bootstrap, dns) })
+		}
 	}
 }
 
-func testNodeConfiguration(t *testing.T, bootstrap bool) {
+func testNodeConfiguration(t *testing.T, bootstrap, dns bool) {
 	dir := t.TempDir()
 	staticPods := filepath.Join(dir, "static-pods")
 	if err := os.Mkdir(staticPods, 0o755); err != nil {
@@ -40,7 +44,10 @@ func testNodeConfiguration(t *testing.T, bootstrap bool) {
 	if err := os.WriteFile(caFile, ca.KeyPair().CertPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(staticPods, "unix:///run/containerd/containerd.sock", caFile, bootstrap), 0o644); err != nil {
+	if err := os.WriteFile(kubeletConfig, kubeletConfigYAML(nodeConfig{
+		staticPodPath: staticPods, criEndpoint: "unix:///run/containerd/containerd.sock", clientCAFile: caFile,
+		rotate: bootstrap, clusterDNS: dns,
+	}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"--config=" + kubeletConfig, "--kubeconfig=" + kubeconfig, "--hostname-override=node-a"}
@@ -68,5 +75,13 @@ func testNodeConfiguration(t *testing.T, bootstrap bool) {
 	}
 	if cfg.NodeName != "node-a" || cfg.Kubelet.StaticPodPath != staticPods || cfg.Kubelet.ReadOnlyPort != 10255 || cfg.Kubelet.CgroupDriver != "cgroupfs" {
 		t.Errorf("loaded node %q, staticPodPath %q, readOnlyPort %d, cgroupDriver %q", cfg.NodeName, cfg.Kubelet.StaticPodPath, cfg.Kubelet.ReadOnlyPort, cfg.Kubelet.CgroupDriver)
+	}
+	var wantDNS []string
+	wantDomain := ""
+	if dns {
+		wantDNS, wantDomain = []string{cluster.ClusterDNSIP}, cluster.ClusterDomain
+	}
+	if diff := cmp.Diff(wantDNS, cfg.Kubelet.ClusterDNS); diff != "" || cfg.Kubelet.ClusterDomain != wantDomain {
+		t.Errorf("clusterDNS (-want +got):\n%s; clusterDomain %q, want %q", diff, cfg.Kubelet.ClusterDomain, wantDomain)
 	}
 }
