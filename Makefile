@@ -8,9 +8,12 @@
 #   make fuzz    every fuzz target for FUZZTIME (default 30s) each;
 #                FUZZ=regexp picks targets (hack/fuzz.sh)
 #   make cluster set up this machine (root), run a loopback control plane and a
-#                berth node joined to it; prints the kubectl command line
-#   make cluster-tools  build the control plane binaries, metrics-server and
-#                containerd 2.x (cached; 14-22 min cold, containerd2 2-6 min of it)
+#                berth node joined to it, with kube-proxy and CoreDNS; prints the
+#                kubectl command line
+#   make cluster-tools  build the control plane binaries, metrics-server,
+#                containerd 2.x, kube-proxy and CoreDNS (cached; 14-22 min cold,
+#                containerd2 2-6 min of it)
+#   make network-tools  build only kube-proxy and CoreDNS (tools/kube, tools/coredns)
 #   make containerd2  build only containerd 2.x and its runc shim (tools/containerd2)
 #   make bench   berth and the upstream kubelet side by side (docs/performance.md);
 #                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
@@ -45,7 +48,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools containerd2 bench conformance conformance-smoke
+.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench conformance conformance-smoke
 
 all: build
 
@@ -69,7 +72,9 @@ run: node build
 #
 # Then the conformance smoke set (hack/conformance-smoke.txt): upstream
 # NodeConformance specs that must pass on berth, a few minutes.
-test: node vet fmt-check difftest cluster-tools
+# control-plane-tools, not cluster-tools: make test neither builds nor runs
+# kube-proxy and CoreDNS (the smoke set runs without them).
+test: node vet fmt-check difftest control-plane-tools
 	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m $(PKGS)
 	@CONFORMANCE_SMOKE=1 KUBELET=berth bash hack/conformance.sh
 
@@ -79,9 +84,19 @@ conformance-smoke:
 
 # The development control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl) from the tools/ modules, built into
-# _output/tools/bin once and again only when a pinned version changes.
-cluster-tools:
+# _output/tools/bin once and again only when a pinned version changes; then
+# the Service network (network-tools).
+cluster-tools: control-plane-tools network-tools
+
+# The control plane, metrics-server, the registry and containerd 2.x alone
+# (what make test needs).
+control-plane-tools:
 	@bash hack/cluster-build.sh
+
+# kube-proxy (tools/kube) and CoreDNS (tools/coredns), which make cluster and
+# make conformance run; a stamp of their own.
+network-tools:
+	@bash hack/cluster-build.sh --network
 
 # containerd 2.x (tools/containerd2), which the e2e tests of the CRI event
 # stream start privately; cluster-tools builds it too.

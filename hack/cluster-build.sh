@@ -15,6 +15,17 @@
 # has a stamp of its own, so that moving one pin does not rebuild the other.
 # --containerd2 builds only that.
 #
+# With --network it builds only the Service network of the cluster (a stamp
+# of its own, .stamp.network): kube-proxy (tools/kube) and CoreDNS
+# (tools/coredns: github.com/coredns/coredns with the few plugins the
+# cluster's Corefile uses), which berth-cluster --network runs (make
+# cluster, make conformance; never make test). CoreDNS is a module of its
+# own: it pins its own k8s.io/* (v0.37.1 for v1.15.0), miekg/dns, quic-go
+# and so on, which must not move what the control plane is built from.
+# Measured on 2 busy cores with the control plane's Go build cache warm:
+# kube-proxy 29 s (18 CPU-s), CoreDNS 64 s (103 CPU-s); with an empty Go
+# build cache CoreDNS alone takes 2 min 13 s (165 CPU-s).
+#
 # With --with-kubelet it also builds the upstream kubelet (tools/kube), which
 # only `make bench` runs (hack/bench.sh); it has a stamp of its own.
 #
@@ -50,6 +61,8 @@ KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 REGISTRY_CMDS=(registry)
 METRICS_CMDS=(metrics-server)
 CONTAINERD2_CMDS=(containerd2 containerd-shim-runc-v2)
+NETWORK_KUBE_CMDS=(kube-proxy)
+NETWORK_COREDNS_CMDS=(coredns)
 
 log() { printf '[cluster-build %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
@@ -67,10 +80,21 @@ stamp() {
 	echo "registry: $(module_version "$ROOT/tools/registry" github.com/distribution/distribution/v3)"
 	echo "metrics-server: $(module_version "$ROOT/tools/metrics" sigs.k8s.io/metrics-server)"
 	local mod
-	for mod in etcd kube registry metrics; do
-		echo "$mod sources: $(cd "$ROOT/tools/$mod" && find go.mod go.sum cmd -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"
+	for mod in etcd registry metrics; do
+		echo "$mod sources: $(sources_hash "$mod" cmd)"
 	done
+	# Only the mains of the binaries this stamp covers: adding a main
+	# (kube-proxy, the kubelet) to tools/kube rebuilds nothing here.
+	echo "kube sources: $(sources_hash kube "${KUBE_CMDS[@]/#/cmd/}")"
 	echo "flags: CGO_ENABLED=0 -trimpath ldflags=$(kube_ldflags) metrics-server ldflags=$(metrics_ldflags)"
+}
+
+# sources_hash MOD PATH... hashes tools/MOD's go.mod, go.sum and the files
+# under each PATH.
+sources_hash() {
+	local mod=$1
+	shift
+	(cd "$ROOT/tools/$mod" && find go.mod go.sum "$@" -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)
 }
 
 # kube_ldflags sets the version that kube binaries report (/version, kubectl
@@ -162,12 +186,49 @@ build_containerd2() {
 	log "containerd2 done in $((SECONDS - start))s"
 }
 
-main() {
-	mkdir -p "$OUT"
-	if [[ ${1:-} == --containerd2 ]]; then
-		build_containerd2
+# network_stamp prints what kube-proxy and CoreDNS are built from.
+network_stamp() {
+	echo "go: $("$GO" env GOVERSION)"
+	echo "kubernetes: $(module_version "$ROOT/tools/kube" k8s.io/kubernetes)"
+	echo "coredns: $(module_version "$ROOT/tools/coredns" github.com/coredns/coredns)"
+	echo "kube sources: $(sources_hash kube "${NETWORK_KUBE_CMDS[@]/#/cmd/}")"
+	echo "coredns sources: $(sources_hash coredns cmd)"
+	echo "flags: CGO_ENABLED=0 -trimpath ldflags=$(kube_ldflags) coredns ldflags=-s -w"
+}
+
+# build_network builds kube-proxy and CoreDNS unless their own stamp
+# matches.
+build_network() {
+	local want c ok=1
+	want=$(network_stamp)
+	for c in "${NETWORK_KUBE_CMDS[@]}" "${NETWORK_COREDNS_CMDS[@]}"; do
+		[[ -x $OUT/$c ]] || ok=0
+	done
+	if ((ok)) && [[ -f $STAMP.network ]] && [[ $(cat "$STAMP.network") == "$want" ]]; then
+		log "kube-proxy and CoreDNS up to date in $OUT"
 		return 0
 	fi
+	log "building kube-proxy and CoreDNS into $OUT (warm Go cache: 1-2 minutes; cold CoreDNS: about 2 minutes)"
+	rm -f "$STAMP.network"
+	local start=$SECONDS
+	build "$ROOT/tools/kube" "$(kube_ldflags)" "${NETWORK_KUBE_CMDS[@]}"
+	build "$ROOT/tools/coredns" "-s -w" "${NETWORK_COREDNS_CMDS[@]}"
+	echo "$want" >"$STAMP.network"
+	log "kube-proxy and CoreDNS done in $((SECONDS - start))s"
+}
+
+main() {
+	mkdir -p "$OUT"
+	case ${1:-} in
+	--containerd2)
+		build_containerd2
+		return 0
+		;;
+	--network)
+		build_network
+		return 0
+		;;
+	esac
 	local want
 	want=$(stamp)
 	case ${1:-} in
