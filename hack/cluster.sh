@@ -2,15 +2,20 @@
 # make cluster: berth's development cluster on this machine.
 #
 #   1. node set-up (containerd, CNI, test images; hack/node-setup.sh)
-#   2. the control plane binaries (hack/cluster-build.sh; cached)
+#   2. the control plane binaries, kube-proxy and CoreDNS (hack/cluster-build.sh,
+#      hack/cluster-build.sh --network; cached)
 #   3. berth (bin/berth) and berth-cluster (_output/bin/berth-cluster)
 #   4. berth-cluster: etcd, kube-apiserver, kube-controller-manager and
 #      kube-scheduler on 127.0.0.1 with real TLS, then berth joined to them
 #      as node $(hostname) through TLS bootstrap (a bootstrap token and
 #      rotateCertificates, as kubeadm join; --tls-bootstrap=false gives it a
-#      system:node certificate instead), with examples/static-pods. It prints the kubectl
-#      command line to use. Ctrl-C or SIGTERM stops berth and the control
-#      plane.
+#      system:node certificate instead), with examples/static-pods; once
+#      the node is registered, kube-proxy (iptables mode) and CoreDNS
+#      (the kube-dns Service at 10.0.0.10, the node's clusterDNS), both as
+#      host processes (berth-cluster --network; test/cluster/network.go).
+#      It prints the kubectl command line to use. Ctrl-C or SIGTERM stops
+#      berth, kube-proxy and CoreDNS (removing kube-proxy's iptables rules:
+#      kube-proxy --cleanup) and the control plane.
 #
 # Like `make run`, berth removes every CRI pod on containerd it was not asked
 # to run: do not start it while tests use the same containerd.
@@ -18,7 +23,8 @@
 # Arguments go to berth-cluster; after `--`, to berth. Examples:
 #
 #   bash hack/cluster.sh --node-name=dev1
-#   BERTH_CLUSTER_CONTROL_PLANE_ONLY=1 bash hack/cluster.sh   # no node set-up, no berth
+#   BERTH_CLUSTER_CONTROL_PLANE_ONLY=1 bash hack/cluster.sh   # no node set-up, no berth, no network
+#   BERTH_CLUSTER_NETWORK=0 bash hack/cluster.sh   # no kube-proxy, no CoreDNS
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,8 +36,10 @@ source "$ROOT/hack/lib.sh" # CONTAINERD_SOCK, from BERTH_CONTAINERD
 log() { printf '[cluster] %s\n' "$*"; }
 
 BERTH_FLAG=(--berth "$ROOT/bin/berth" --cri-endpoint "unix://$CONTAINERD_SOCK")
+NETWORK=${BERTH_CLUSTER_NETWORK:-1}
 if [[ ${BERTH_CLUSTER_CONTROL_PLANE_ONLY:-} == 1 ]]; then
 	BERTH_FLAG=(--berth "")
+	NETWORK=0
 	log "control plane only: no node set-up, no berth"
 else
 	log "node set-up"
@@ -39,6 +47,10 @@ else
 fi
 
 bash hack/cluster-build.sh
+if [[ $NETWORK == 1 ]]; then
+	bash hack/cluster-build.sh --network
+	BERTH_FLAG+=(--network)
+fi
 
 if [[ ${BERTH_CLUSTER_CONTROL_PLANE_ONLY:-} != 1 ]]; then
 	log "building berth"
