@@ -11,7 +11,8 @@
 #   3. the stand-in images the suite pulls (hack/conformance-images.sh)
 #   4. under /tmp/berth-e2e.lock for the rest of the run: berth-cluster
 #      (the control plane on 127.0.0.1 and one node joined through TLS
-#      bootstrap, as make cluster), then ginkgo running e2e.test on it, then
+#      bootstrap, as make cluster, with kube-proxy and CoreDNS: see
+#      CONFORMANCE_NETWORK), then ginkgo running e2e.test on it, then
 #      conformance-summary over ginkgo's JSON report
 #
 # Settings (environment; make passes its command-line variables on):
@@ -22,9 +23,16 @@
 #   CONFORMANCE_PROCS        parallel ginkgo processes (default 6)
 #   CONFORMANCE_TIMEOUT      ginkgo --timeout for the whole suite (default 3h)
 #   BERTH_CONTAINERD=2       the node runs on containerd 2.x (see hack/node-setup.sh)
+#   CONFORMANCE_NETWORK      1 (default): build kube-proxy and CoreDNS
+#                            (hack/cluster-build.sh --network) and run them
+#                            (berth-cluster --network), for the specs that
+#                            reach pods through Services and cluster DNS;
+#                            0: neither (the node has no clusterDNS)
 #   CONFORMANCE_SMOKE=1      only the specs of hack/conformance-smoke.txt (make
 #                            test runs them), into _output/conformance/$KUBELET-smoke;
-#                            it fails unless every one of them ran and passed
+#                            it fails unless every one of them ran and passed;
+#                            without kube-proxy and CoreDNS (CONFORMANCE_NETWORK=0),
+#                            so that make test neither builds nor starts them
 #
 # Output in _output/conformance/$KUBELET: summary.txt (one line a spec:
 # PASSED, FAILED with the first line of the failure, SKIPPED with the
@@ -43,6 +51,7 @@ TIMEOUT=${CONFORMANCE_TIMEOUT:-3h}
 BIN=${BERTH_TOOLS_BIN:-$REPO_ROOT/_output/tools/bin}
 RUN=$REPO_ROOT/_output/conformance/$KUBELET
 SMOKE_LIST=$REPO_ROOT/hack/conformance-smoke.txt
+NETWORK=${CONFORMANCE_NETWORK:-1}
 CLUSTER_PID=
 ADMIN_KUBECONFIG=
 
@@ -73,7 +82,11 @@ check_smoke() {
 if [[ ${CONFORMANCE_SMOKE:-} == 1 ]]; then
 	FOCUS=$(smoke_focus)
 	RUN=$RUN-smoke
+	NETWORK=0
 fi
+# berth-cluster's flags for the network.
+NETWORK_FLAG=()
+[[ $NETWORK == 1 ]] && NETWORK_FLAG=(--network)
 
 # kubelet_args prints the node binary, then the flags it needs beyond those
 # berth-cluster gives, one a line.
@@ -93,6 +106,9 @@ prepare() {
 	else
 		bash "$REPO_ROOT/hack/cluster-build.sh"
 	fi
+	if [[ $NETWORK == 1 ]]; then
+		bash "$REPO_ROOT/hack/cluster-build.sh" --network
+	fi
 	bash "$REPO_ROOT/hack/conformance-build.sh"
 	bash "$REPO_ROOT/hack/conformance-images.sh"
 	local version
@@ -109,6 +125,11 @@ stop_cluster() {
 	kill -TERM "$CLUSTER_PID" 2>/dev/null || true
 	wait "$CLUSTER_PID" 2>/dev/null || true
 	CLUSTER_PID=
+	# berth-cluster removes kube-proxy's rules as it stops; this is for
+	# one that was killed first.
+	if [[ $NETWORK == 1 ]]; then
+		"$BIN/kube-proxy" --cleanup >>"$RUN/cluster.log" 2>&1 || warn "kube-proxy --cleanup failed; see $RUN/cluster.log"
+	fi
 }
 
 # start_cluster starts berth-cluster in the background and returns once the
@@ -119,7 +140,7 @@ start_cluster() {
 	mapfile -t node < <(kubelet_args)
 	rm -rf "$RUN/static-pods" && mkdir -p "$RUN/static-pods"
 	"$REPO_ROOT/_output/bin/berth-cluster" --bin-dir "$BIN" --berth "${node[0]}" --cri-endpoint "unix://$CONTAINERD_SOCK" \
-		--static-pod-path "$RUN/static-pods" -- "${node[@]:1}" >"$RUN/cluster.log" 2>&1 &
+		--static-pod-path "$RUN/static-pods" "${NETWORK_FLAG[@]}" -- "${node[@]:1}" >"$RUN/cluster.log" 2>&1 &
 	CLUSTER_PID=$!
 	local kubeconfig="" i
 	for ((i = 0; i < 120; i++)); do
@@ -135,6 +156,15 @@ start_cluster() {
 	done
 	"$BIN/kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=180s ||
 		die "no Ready node; see $RUN/cluster.log"
+	if [[ $NETWORK == 1 ]]; then
+		for ((i = 0; i < 180; i++)); do
+			kill -0 "$CLUSTER_PID" 2>/dev/null || die "berth-cluster exited; see $RUN/cluster.log"
+			grep -q '^berth-cluster: network ready' "$RUN/cluster.log" && break
+			sleep 1
+		done
+		grep -q '^berth-cluster: network ready' "$RUN/cluster.log" ||
+			die "kube-proxy and CoreDNS not ready in 180 s; see $RUN/cluster.log"
+	fi
 	ADMIN_KUBECONFIG=$kubeconfig
 }
 
