@@ -10,11 +10,17 @@
 #       hack/images.sh builds (upstream's image is alpine with a few tools),
 #       with what upstream's Dockerfile adds: /agnhost-2, /uploads, porter's
 #       localhost.crt and .key, user-defined-in-image (1000) in
-#       group-defined-in-image (50000), and the host's bash and curl (Debian's,
-#       with the shared libraries they load), which upstream's alpine image
-#       has and specs run (the lifecycle hook specs curl from their pods);
-#       entrypoint /agnhost, cmd pause
+#       group-defined-in-image (50000), and the host's bash, curl, nc
+#       (netcat-openbsd, in place of busybox's, which has no -u, -v or -t),
+#       dig and getent (Debian's, with the shared libraries they load),
+#       which upstream's alpine image has (bash, curl, netcat-openbsd,
+#       bind-tools) and specs run (the lifecycle hook specs curl from their
+#       pods, the Service specs nc, the DNS specs dig); entrypoint /agnhost,
+#       cmd pause
 #   registry.k8s.io/e2e-test-images/agnhost:2.55   the same image (AgnhostPrev)
+#   registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1
+#       the same image too: upstream's is Debian with dnsutils, and the DNS
+#       specs run only sh, dig and getent (glibc's resolver) in it
 #   registry.k8s.io/e2e-test-images/nonewprivs:1.4
 #       the busybox root filesystem with nnp (k8s.io/kubernetes/test/images/nonewprivs)
 #       setuid root in /usr/local/bin; cmd nnp, as upstream's Dockerfile
@@ -23,7 +29,7 @@
 #   registry.k8s.io/e2e-test-images/busybox:1.37.0-2  docker.io/library/busybox:1.36 re-tagged
 #   registry.k8s.io/pause:3.10.2                   registry.k8s.io/pause:3.10.1 re-tagged
 #
-# Other images (nginx, httpd, glibc-dns-testing, volume servers...) are not built: specs that
+# Other images (nginx, httpd, volume servers...) are not built: specs that
 # need them fail on the pull, and the summary says so.
 #
 # Needs hack/images.sh (run by hack/node-setup.sh) and
@@ -39,6 +45,7 @@ BUSYBOX_ROOTFS=$REPO_ROOT/_output/images/busybox/rootfs
 E2E_REGISTRY=registry.k8s.io/e2e-test-images
 AGNHOST_IMAGE=$E2E_REGISTRY/agnhost:2.66.1
 AGNHOST_PREV_IMAGE=$E2E_REGISTRY/agnhost:2.55
+GLIBC_DNS_IMAGE=$E2E_REGISTRY/glibc-dns-testing:2.1.1
 BUSYBOX_IMAGE=$E2E_REGISTRY/busybox:1.37.0-2
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
 NONEWPRIVS_IMAGE=$E2E_REGISTRY/nonewprivs:1.4
@@ -82,7 +89,8 @@ build_agnhost() {
 	echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$root/etc/passwd"
 	printf '%s\n' 'user-defined-in-image:x:1000:' 'group-defined-in-image:x:50000:user-defined-in-image' >>"$root/etc/group"
 	rm -f "$root/bin/bash" # a busybox applet, if it has one
-	add_host_binaries "$root" /bin/bash /usr/bin/curl
+	add_host_binaries "$root" /bin/bash /usr/bin/curl /bin/nc.openbsd /usr/bin/dig /usr/bin/getent
+	ln -sf nc.openbsd "$root/bin/nc" # busybox's applet otherwise
 	"$MKIMAGE" -rootfs "$root" -name "$AGNHOST_IMAGE" -o "$dir/image.tar" \
 		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		-entrypoint /agnhost -cmd pause
@@ -143,9 +151,10 @@ main() {
 	import_image "$NONEWPRIVS_IMAGE" "$OUT/nonewprivs/image.tar" "$nonewprivs"
 	import_image "$NONROOT_IMAGE" "$OUT/nonroot/image.tar" "$nonroot"
 	retag "$AGNHOST_IMAGE" "$AGNHOST_PREV_IMAGE"
+	retag "$AGNHOST_IMAGE" "$GLIBC_DNS_IMAGE"
 	retag docker.io/library/busybox:1.36 "$BUSYBOX_IMAGE"
 	retag registry.k8s.io/pause:3.10.1 "$PAUSE_IMAGE"
-	log "conformance images ready: $AGNHOST_IMAGE $AGNHOST_PREV_IMAGE $NONEWPRIVS_IMAGE $NONROOT_IMAGE $BUSYBOX_IMAGE $PAUSE_IMAGE"
+	log "conformance images ready: $AGNHOST_IMAGE $AGNHOST_PREV_IMAGE $GLIBC_DNS_IMAGE $NONEWPRIVS_IMAGE $NONROOT_IMAGE $BUSYBOX_IMAGE $PAUSE_IMAGE"
 }
 
 main "$@"

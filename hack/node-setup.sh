@@ -48,7 +48,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PACKAGES=(containerd runc containernetworking-plugins iptables busybox-static
 	gcc libc6-dev # gcc and libc6-dev: go test -race needs cgo
 	dbus-daemon # the private bus of the graceful node shutdown tests
-	curl)       # the conformance stand-in of agnhost (hack/conformance-images.sh)
+	curl netcat-openbsd bind9-dnsutils) # the conformance stand-in of agnhost (hack/conformance-images.sh)
 CNI_BIN_DIR=/usr/lib/cni
 CNI_CONF=/etc/cni/net.d/10-berth-bridge.conflist
 ETC_CONFIG=/etc/containerd/config.toml
