@@ -26,6 +26,12 @@ func podHostname(pod *corev1.Pod) (string, error) {
 		}
 		hostname = pod.Spec.Hostname
 	}
+	return truncateHostname(pod, hostname)
+}
+
+// truncateHostname cuts a pod hostname to 63 characters without a
+// trailing '-' or '.' (upstream truncatePodHostnameIfNeeded).
+func truncateHostname(pod *corev1.Pod, hostname string) (string, error) {
 	if len(hostname) <= hostnameMaxLen {
 		return hostname, nil
 	}
@@ -38,8 +44,18 @@ func podHostname(pod *corev1.Pod) (string, error) {
 
 // HostnameAndDomain is the pod's hostname and, with spec.subdomain, its
 // domain <subdomain>.<namespace>.svc.<clusterDomain> (upstream
-// GeneratePodHostNameAndDomain). The /etc/hosts file names the pod by both.
+// GeneratePodHostNameAndDomain). spec.hostnameOverride (HostnameOverride,
+// beta and on in v1.37) replaces both: the pod's hostname is the override,
+// a DNS subdomain, and it has no domain. The /etc/hosts file names the
+// pod by both.
 func HostnameAndDomain(pod *corev1.Pod, clusterDomain string) (hostname, domain string, err error) {
+	if o := pod.Spec.HostnameOverride; o != nil {
+		if msgs := validation.IsDNS1123Subdomain(*o); len(msgs) > 0 {
+			return "", "", fmt.Errorf("pod HostnameOverride %q is not a valid DNS subdomain: %s", *o, strings.Join(msgs, ";"))
+		}
+		hostname, err = truncateHostname(pod, *o)
+		return hostname, "", err
+	}
 	if hostname, err = podHostname(pod); err != nil {
 		return "", "", err
 	}

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 )
 
 func basePod() *corev1.Pod {
@@ -218,6 +219,7 @@ func TestBuildSandboxConfig(t *testing.T) {
 func TestPodHostnameAndDomain(t *testing.T) {
 	tests := []struct {
 		name, podName, hostname, subdomain, clusterDomain string
+		override                                          *string
 		wantHost, wantDomain, wantErr                     string
 	}{
 		{name: "pod name", podName: "web", wantHost: "web"},
@@ -234,12 +236,21 @@ func TestPodHostnameAndDomain(t *testing.T) {
 			wantHost: "web", wantDomain: "sub.ns.svc.cluster.local",
 		},
 		{name: "subdomain without cluster domain", podName: "web", subdomain: "sub", wantHost: "web", wantDomain: "sub.ns.svc."},
+		{
+			name: "hostnameOverride wins over hostname and subdomain, and has no domain", podName: "web", hostname: "h", subdomain: "sub",
+			clusterDomain: "cluster.local", override: ptr.To("override.example.host"), wantHost: "override.example.host",
+		},
+		{name: "hostnameOverride must be a DNS subdomain", podName: "web", override: ptr.To("Not_Valid"), wantErr: "is not a valid DNS subdomain"},
+		{
+			name: "long hostnameOverride is cut to 63", podName: "web", override: ptr.To(strings.Repeat("a", 62) + ".b" + strings.Repeat("c", 10)),
+			wantHost: strings.Repeat("a", 62),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: tt.podName, Namespace: "ns"},
-				Spec:       corev1.PodSpec{Hostname: tt.hostname, Subdomain: tt.subdomain},
+				Spec:       corev1.PodSpec{Hostname: tt.hostname, Subdomain: tt.subdomain, HostnameOverride: tt.override},
 			}
 			host, domain, err := HostnameAndDomain(pod, tt.clusterDomain)
 			if tt.wantErr != "" {
