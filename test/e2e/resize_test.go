@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 )
 
 func requirements(cpuReq, cpuLim, memReq, memLim string) corev1.ResourceRequirements {
@@ -27,7 +28,12 @@ func requirements(cpuReq, cpuLim, memReq, memLim string) corev1.ResourceRequirem
 // for the pod's resize subresource.
 func resizePatch(rs map[string]corev1.ResourceRequirements) []byte {
 	var cs []string
-	for name, r := range rs {
+	// In the pod's container order: a patch may not reorder them.
+	for _, name := range []string{"web", "side"} {
+		r, ok := rs[name]
+		if !ok {
+			continue
+		}
 		cs = append(cs, fmt.Sprintf(`{"name":%q,"resources":{"requests":{"cpu":%q,"memory":%q},"limits":{"cpu":%q,"memory":%q}}}`,
 			name, r.Requests.Cpu(), r.Requests.Memory(), r.Limits.Cpu(), r.Limits.Memory()))
 	}
@@ -92,6 +98,10 @@ func TestClusterInPlaceResize(t *testing.T) {
 	e := startClusterEnv(t)
 	e.node.start()
 	ctx := context.Background()
+	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
+		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
 	pods := e.admin.CoreV1().Pods("default")
 	pod := apiWebPod("resize")
 	pod.Spec.Containers[0].Resources = requirements("100m", "200m", "32Mi", "64Mi")
@@ -160,9 +170,16 @@ func TestClusterInPlaceResize(t *testing.T) {
 		return seen["ResizeStarted"] && seen["ResizeCompleted"], nil
 	})
 
-	// More cpu than the node has: Deferred, with the admission's message.
-	tooBig := map[string]corev1.ResourceRequirements{"web": requirements("8", "8", "48Mi", "96Mi")}
-	_, err = pods.Patch(ctx, "resize", types.StrategicMergePatchType, resizePatch(tooBig), metav1.PatchOptions{}, "resize")
+	// More cpu than the node has free while another pod holds most of it:
+	// Deferred, with the admission's message; admitted once that pod is
+	// gone.
+	blocker := apiWebPod("blocker")
+	blocker.Spec.Containers[0].Resources = requirements("1500m", "1500m", "16Mi", "16Mi")
+	_, err = pods.Create(ctx, blocker, metav1.CreateOptions{})
+	must(t, err)
+	e.waitPodRunning(t, "blocker")
+	bigger := map[string]corev1.ResourceRequirements{"web": requirements("500m", "500m", "48Mi", "96Mi")}
+	_, err = pods.Patch(ctx, "resize", types.StrategicMergePatchType, resizePatch(bigger), metav1.PatchOptions{}, "resize")
 	must(t, err)
 	e.waitAPI(t, "resize Deferred", func(ctx context.Context) (bool, error) {
 		p, err := pods.Get(ctx, "resize", metav1.GetOptions{})
@@ -179,9 +196,8 @@ func TestClusterInPlaceResize(t *testing.T) {
 		}
 		return false, nil
 	})
-	_, err = pods.Patch(ctx, "resize", types.StrategicMergePatchType, resizePatch(map[string]corev1.ResourceRequirements{"web": want["web"]}), metav1.PatchOptions{}, "resize")
-	must(t, err)
-	e.waitAPI(t, "pending resize cleared", func(ctx context.Context) (bool, error) {
+	must(t, pods.Delete(ctx, "blocker", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+	e.waitAPI(t, "deferred resize admitted once the other pod left", func(ctx context.Context) (bool, error) {
 		p, err := pods.Get(ctx, "resize", metav1.GetOptions{})
 		if err != nil {
 			return false, err
