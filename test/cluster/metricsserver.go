@@ -214,15 +214,23 @@ func (c *Cluster) startMetricsServer(ctx context.Context, anonymous *http.Client
 	if err := c.apply(ctx, metricsAPIServiceFile, MetricsServerAPIServiceManifest(l.Ports.MetricsServer, caPEM)); err != nil {
 		return err
 	}
+	return c.waitServing(ctx, MetricsServer, c.admin, l.APIServerURL()+"/apis/metrics.k8s.io/v1beta1")
+}
+
+// waitServing waits, within the cluster's timeout, until url answers
+// through client while the started component name still runs (a second
+// check after its own health endpoint: metrics-server's API through the
+// aggregator, CoreDNS's readiness).
+func (c *Cluster) waitServing(ctx context.Context, name string, client *http.Client, url string) error {
 	c.mu.Lock()
-	p := c.procs[MetricsServer]
+	p := c.procs[name]
 	c.mu.Unlock()
 	if p == nil {
-		return fmt.Errorf("wait for %s: stopped", MetricsServer)
+		return fmt.Errorf("wait for %s: stopped", name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	return waitHealthy(ctx, p, c.admin, l.APIServerURL()+"/apis/metrics.k8s.io/v1beta1")
+	return waitHealthy(ctx, p, client, url)
 }
 
 // apply writes manifest to the cluster directory as name and applies it.

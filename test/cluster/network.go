@@ -235,15 +235,7 @@ func (c *Cluster) StartNetwork(ctx context.Context, nodeName string) error {
 	if err := c.startComponent(ctx, CoreDNS, CoreDNSArgs(l), plain, httpURL(l.Ports.DNSHealth)+"/health"); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	p := c.procs[CoreDNS]
-	c.mu.Unlock()
-	if p == nil {
-		return fmt.Errorf("wait for %s: stopped", CoreDNS)
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return waitHealthy(ctx, p, plain, httpURL(l.Ports.DNSReady)+"/ready")
+	return c.waitServing(ctx, CoreDNS, plain, httpURL(l.Ports.DNSReady)+"/ready")
 }
 
 // writeNetworkFiles issues kube-proxy's and CoreDNS's client certificates
