@@ -46,10 +46,8 @@ type admitter struct {
 	// allocation (after a restart of berth, the one it had) among the
 	// others at theirs, and an admitted pod's allocation is recorded. Nil
 	// admits pods at their spec.
-	alloc *allocation.Manager
-	// resizeNode decides which resizes this node can never make.
-	resizeNode allocation.Node
-	recorder   interface {
+	alloc    *allocation.Manager
+	recorder interface {
 		Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 	}
 }
@@ -112,15 +110,12 @@ func (a *admitter) decide(ctx context.Context, pod *corev1.Pod, active []*corev1
 }
 
 // Resize is the allocation manager's admission of a resize: pod at its
-// new resources among others at their allocations. Upstream's resize
-// handler comes first (what the node can never do is Infeasible), then the
-// admit handlers (decide) except the resource managers', whose exclusive
+// new resources among others at their allocations, after the manager
+// found it feasible (upstream's resize handler comes first): the admit
+// handlers (decide) except the resource managers', whose exclusive
 // assignments a resize does not change (a static policy's Guaranteed pod
 // was refused as Infeasible already).
 func (a *admitter) Resize(ctx context.Context, pod *corev1.Pod, others []*corev1.Pod) (ok bool, reason, message string) {
-	if msg := allocation.Infeasible(pod, a.alloc.Allocated(pod), a.resizeNode); msg != "" {
-		return false, corev1.PodReasonInfeasible, msg
-	}
 	b := *a
 	b.cpus, b.memory = nil, nil
 	r := b.decide(ctx, pod, others)

@@ -260,8 +260,8 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.volumes, err = n.newVolumes(subPaths); err != nil {
 		return err
 	}
-	admit := &admitter{resizeNode: resizeNode(cfg, host)}
-	if n.alloc, err = n.newAllocation(admit); err != nil {
+	admit := &admitter{}
+	if n.alloc, err = n.newAllocation(admit, resizeNode(cfg, host)); err != nil {
 		return err
 	}
 	admit.alloc = n.alloc
@@ -423,6 +423,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		Cgroups:                  n.podCgroups(),
 		UserNamespaces:           n.userns,
 		UserNamespacedPodStarted: usernsMetrics.PodStarted,
+		ObservePodResize:         n.metrics.ObservePodResize,
 		CPUs:                     n.cpus,
 		Memory:                   n.memory,
 	})

@@ -18,9 +18,10 @@ import (
 
 // newAllocation opens the allocation and actuation checkpoints in the
 // root directory and builds the allocation manager (in-place resize). A
-// resize is admitted by admit.Resize, among the active pods the sync loop
-// wants; an admitted or pending resize wakes the pod's worker.
-func (n *node) newAllocation(admit *admitter) (*allocation.Manager, error) {
+// resize this node can make (resize) is admitted by admit.Resize, among
+// the active pods the sync loop wants; an admitted or pending resize
+// wakes the pod's worker. Its decisions feed the resize metrics.
+func (n *node) newAllocation(admit *admitter, resize allocation.Node) (*allocation.Manager, error) {
 	allocated, err := allocation.OpenStore(n.cfg.RootDir, allocation.AllocatedFile)
 	if err != nil {
 		return nil, fmt.Errorf("open pod allocations: %w", err)
@@ -31,12 +32,13 @@ func (n *node) newAllocation(admit *admitter) (*allocation.Manager, error) {
 	}
 	return allocation.NewManager(allocation.Config{
 		Allocated: allocated, Actuated: actuated, Clock: n.clock,
-		Pods:  n.activePods,
-		Admit: admit.Resize,
+		Pods: n.activePods,
+		Node: resize, Admit: admit.Resize,
 		Sync: func(ctx context.Context, pod *corev1.Pod) {
 			n.workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: n.clock.Now()})
 		},
 		Recorder: n.cluster.recorder,
+		Metrics:  n.metrics,
 	})
 }
 

@@ -21,5 +21,12 @@
 // allocated_pods_state and actuated_pods_state (a JSON envelope with
 // upstream's checksum), so a restart of berth keeps what was admitted and
 // what was set. The resize conditions (PodResizePending,
-// PodResizeInProgress) live here too; podstatus places them.
+// PodResizeInProgress) live here too (conditions.go); podstatus places
+// them.
+//
+// The Manager's decisions feed upstream's resize metrics (Config.Metrics,
+// metrics.go): the changes each update requests (requested.go), the
+// infeasible resizes by reason (feasible.go), the pending and in-progress
+// gauges, the Deferred resizes accepted by retry trigger and how long
+// they waited.
 package allocation

@@ -27,25 +27,36 @@ const (
 	msgMemoryBackedVolumes = "Memory-backed emptyDir volume resize is disabled"
 )
 
+// The reason_detail of kubelet_pod_infeasible_resizes_total for each
+// infeasibility, as upstream's podResizesAdmitHandler (pinned by
+// TestInfeasibleDetailsMatchUpstream).
+const (
+	detailSwap                = "swap_limitation"
+	detailStaticCPUManager    = "guaranteed_pod_cpu_manager_static_policy"
+	detailStaticMemoryManager = "guaranteed_pod_memory_manager_static_policy"
+	detailMemoryBackedVolumes = "memory_volume_resize_gate_off"
+)
+
 // Infeasible is upstream's podResizesAdmitHandler: a resize from
 // allocated to desired that no retry can admit (PodReasonInfeasible),
-// with upstream's message; "" when the resize may be admitted.
-func Infeasible(desired, allocated *corev1.Pod, n Node) string {
+// with upstream's message and the reason_detail upstream counts it under;
+// both "" when the resize may be admitted.
+func Infeasible(desired, allocated *corev1.Pod, n Node) (message, detail string) {
 	if swapResize(desired, allocated, n.Swap) {
-		return msgSwap
+		return msgSwap, detailSwap
 	}
 	if memoryBackedVolumeResize(desired, allocated) {
-		return msgMemoryBackedVolumes
+		return msgMemoryBackedVolumes, detailMemoryBackedVolumes
 	}
 	if podstatus.QOSClass(desired) == corev1.PodQOSGuaranteed {
 		if n.StaticCPUManager && requestChanged(desired, allocated, corev1.ResourceCPU) {
-			return msgStaticCPUManager
+			return msgStaticCPUManager, detailStaticCPUManager
 		}
 		if n.StaticMemoryManager && requestChanged(desired, allocated, corev1.ResourceMemory) {
-			return msgStaticMemoryManager
+			return msgStaticMemoryManager, detailStaticMemoryManager
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // swapResize: a container's memory request changes without a restart

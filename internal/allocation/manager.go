@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
@@ -37,6 +36,9 @@ type Config struct {
 	// terminated) as the sources give them: their spec, not their
 	// allocation.
 	Pods func() []*corev1.Pod
+	// Node decides which resizes this node can never make (Infeasible,
+	// upstream's resize admit handler, tried before Admit).
+	Node Node
 	// Admit runs the admission chain for a resize: pod at its new
 	// resources among others at their allocations. Reason is
 	// corev1.PodReasonInfeasible when no retry can help; any other reason
@@ -46,6 +48,8 @@ type Config struct {
 	// conditions changed.
 	Sync     func(ctx context.Context, pod *corev1.Pod)
 	Recorder Recorder
+	// Metrics records the resize decisions; nil records none.
+	Metrics Metrics
 }
 
 // Manager owns the pods' allocations, actuations and resize conditions.
@@ -60,15 +64,13 @@ type Manager struct {
 	pending []types.UID
 }
 
-// conditions are a pod's resize conditions; nil is absent.
-type conditions struct {
-	pending, inProgress *corev1.PodCondition
-}
-
 // NewManager validates cfg and returns a Manager. It starts nothing.
 func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Allocated == nil || cfg.Actuated == nil || cfg.Clock == nil || cfg.Pods == nil || cfg.Admit == nil || cfg.Sync == nil || cfg.Recorder == nil {
 		return nil, errors.New("allocation: Allocated, Actuated, Clock, Pods, Admit, Sync and Recorder are required")
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
 	}
 	return &Manager{cfg: cfg, retry: make(chan struct{}, 1), conds: map[types.UID]conditions{}}, nil
 }
@@ -79,14 +81,18 @@ func (m *Manager) Run(ctx context.Context) {
 	t := m.cfg.Clock.NewTicker(RetryPeriod)
 	defer t.Stop()
 	for {
+		var trigger string
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
+			trigger = triggerPeriodic
 		case <-m.retry:
+			trigger = triggerPodsRemoved
 		}
 		m.mu.Lock()
-		m.retryPending(ctx)
+		m.retryPending(ctx, trigger)
+		m.publish()
 		m.mu.Unlock()
 	}
 }
@@ -119,25 +125,40 @@ func (m *Manager) Admitted(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
-// Resize handles an update of an admitted pod (upstream's
-// HandlePodUpdates): a spec whose resources differ from the allocation is
-// a resize, queued and tried at once with the other pending ones; a spec
-// back at its allocation clears a pending resize.
-func (m *Manager) Resize(ctx context.Context, pod *corev1.Pod) {
+// Resize handles an update of an admitted pod from old (upstream's
+// HandlePodUpdates), old nil for a pod new to berth (after a restart of
+// berth: upstream's HandlePodAdditions). Each change the update asks of a
+// container's cpu or memory is counted, and an update that asks for a
+// resize (requested) is one: a spec whose resources differ from the
+// allocation is queued and tried at once with the other pending ones; a
+// spec back at its allocation clears a pending resize (reverted).
+func (m *Manager) Resize(ctx context.Context, old, pod *corev1.Pod) {
 	r, ok := m.cfg.Allocated.Get(pod.UID)
 	if !ok {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	changes, resize := requested(old, pod)
+	for _, c := range changes {
+		m.cfg.Metrics.ObserveRequestedResize(c.resource, c.requirement, c.operation)
+	}
+	if !resize {
+		return
+	}
+	defer m.publish()
 	if _, differs := Apply(pod, r); !differs {
-		m.clearPending(pod.UID)
+		m.resolvePending(pod.UID, pod, resolutionReverted)
 		return
 	}
 	if !slices.Contains(m.pending, pod.UID) {
 		m.pending = append(m.pending, pod.UID)
 	}
-	m.retryPending(ctx)
+	trigger := triggerPodUpdated
+	if old == nil {
+		trigger = triggerPodsAdded
+	}
+	m.retryPending(ctx, trigger)
 }
 
 // Release forgets a pod that is gone and retries the pending resizes,
@@ -150,9 +171,11 @@ func (m *Manager) Release(ctx context.Context, uid types.UID) {
 		}
 	}
 	m.mu.Lock()
+	m.resolvePending(uid, nil, resolutionTerminated)
 	delete(m.conds, uid)
 	m.pending = slices.DeleteFunc(m.pending, func(u types.UID) bool { return u == uid })
 	retry := len(m.pending) > 0
+	m.publish()
 	m.mu.Unlock()
 	if retry {
 		select {
@@ -176,15 +199,17 @@ func (m *Manager) Cleanup(ctx context.Context, gone func(types.UID) bool) {
 	defer m.mu.Unlock()
 	for uid := range m.conds {
 		if gone(uid) {
+			m.resolvePending(uid, nil, resolutionTerminated)
 			delete(m.conds, uid)
 		}
 	}
+	m.publish()
 }
 
 // retryPending tries every pending resize, most likely to succeed first
-// (upstream's sortPendingResizes); the deferred ones stay pending (mu
-// held).
-func (m *Manager) retryPending(ctx context.Context) {
+// (upstream's sortPendingResizes); the deferred ones stay pending, and
+// the Deferred ones that leave are counted for trigger (mu held).
+func (m *Manager) retryPending(ctx context.Context, trigger string) {
 	if len(m.pending) == 0 {
 		return
 	}
@@ -202,45 +227,85 @@ func (m *Manager) retryPending(ctx context.Context) {
 	m.sortPending(queue)
 	m.pending = m.pending[:0]
 	for _, pod := range queue {
-		if m.tryResize(ctx, pod, pods) {
+		c := m.conds[pod.UID].pending
+		wasDeferred := c != nil && c.Reason == corev1.PodReasonDeferred
+		switch m.tryResize(ctx, pod, pods) {
+		case outcomeDeferred, outcomeFailed:
 			m.pending = append(m.pending, pod.UID)
+		case outcomeInfeasible:
+		default:
+			// As upstream's retryPendingResizes: a Deferred resize that
+			// leaves the queue neither deferred, infeasible nor failed
+			// counts as accepted, even one whose spec went back to its
+			// allocation.
+			if wasDeferred {
+				m.cfg.Metrics.ObserveDeferredAcceptedResize(trigger)
+			}
 		}
 	}
 }
 
-// tryResize admits the pod's resize or records why not; it reports
-// whether the resize stays pending (Deferred) (mu held).
-func (m *Manager) tryResize(ctx context.Context, pod *corev1.Pod, pods []*corev1.Pod) (deferred bool) {
-	logger := klog.FromContext(ctx)
+// outcome is what one try of a pending resize came to.
+type outcome int
+
+const (
+	// outcomeAllocated: admitted, the resize is the pod's allocation.
+	outcomeAllocated outcome = iota
+	// outcomeUnchanged: the spec is at its allocation (or the pod has
+	// none): nothing to resize.
+	outcomeUnchanged
+	// outcomeDeferred: it does not fit now; retried later.
+	outcomeDeferred
+	// outcomeInfeasible: the node can never make it.
+	outcomeInfeasible
+	// outcomeFailed: admitted, but the allocation was not recorded;
+	// retried later.
+	outcomeFailed
+)
+
+// tryResize admits the pod's resize or records why not (mu held).
+func (m *Manager) tryResize(ctx context.Context, pod *corev1.Pod, pods []*corev1.Pod) outcome {
 	r, ok := m.cfg.Allocated.Get(pod.UID)
 	if !ok {
-		return false
+		return outcomeUnchanged
 	}
-	if _, differs := Apply(pod, r); !differs {
-		m.clearPending(pod.UID)
-		return false
+	allocated, differs := Apply(pod, r)
+	if !differs {
+		m.resolvePending(pod.UID, pod, resolutionReverted)
+		return outcomeUnchanged
+	}
+	if message, detail := Infeasible(pod, allocated, m.cfg.Node); detail != "" {
+		m.cfg.Metrics.ObserveInfeasibleResize(detail)
+		return m.pend(ctx, pod, corev1.PodReasonInfeasible, message)
 	}
 	others := m.AllocatedPods(slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool { return p.UID == pod.UID }))
 	fit, reason, message := m.cfg.Admit(ctx, pod, others)
-	if fit {
-		if err := m.cfg.Allocated.Set(pod.UID, For(pod)); err != nil {
-			logger.Error(err, "Failed to checkpoint pod allocation", "pod", klog.KObj(pod))
-			return true
-		}
-		m.clearPending(pod.UID)
-		c := m.conds[pod.UID]
-		c.inProgress = m.condition(corev1.PodResizeInProgress, nil, "", "", pod.Generation)
-		m.conds[pod.UID] = c
-		m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, EventResizeStarted, "%s", EventMessage(pod, pod.Generation, "", MessageResizeStarted))
-		m.cfg.Sync(ctx, pod)
-		return false
+	if !fit {
+		return m.pend(ctx, pod, reason, message)
 	}
+	if err := m.cfg.Allocated.Set(pod.UID, For(pod)); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to checkpoint pod allocation", "pod", klog.KObj(pod))
+		return outcomeFailed
+	}
+	m.resolvePending(pod.UID, pod, resolutionAccepted)
+	c := m.conds[pod.UID]
+	c.inProgress = m.condition(corev1.PodResizeInProgress, nil, "", "", pod.Generation)
+	m.conds[pod.UID] = c
+	m.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, EventResizeStarted, "%s", EventMessage(pod, pod.Generation, "", MessageResizeStarted))
+	m.cfg.Sync(ctx, pod)
+	return outcomeAllocated
+}
+
+// pend records why the pod's resize is not admitted: its PodResizePending
+// condition, Infeasible or Deferred (every other reason), with an event
+// and a sync when the reason or the generation is new (mu held).
+func (m *Manager) pend(ctx context.Context, pod *corev1.Pod, reason, message string) outcome {
 	if reason != corev1.PodReasonInfeasible {
 		reason = corev1.PodReasonDeferred
 	}
 	c := m.conds[pod.UID]
 	old := c.pending
-	c.pending = m.condition(corev1.PodResizePending, old, reason, message, pod.Generation)
+	c.pending, c.pod = m.condition(corev1.PodResizePending, old, reason, message, pod.Generation), pod
 	m.conds[pod.UID] = c
 	if old == nil || old.Reason != reason || old.ObservedGeneration != pod.Generation {
 		event := EventResizeDeferred
@@ -250,8 +315,11 @@ func (m *Manager) tryResize(ctx context.Context, pod *corev1.Pod, pods []*corev1
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, event, "%s", EventMessage(pod, pod.Generation, message, "Pod resize "+reason))
 		m.cfg.Sync(ctx, pod)
 	}
-	logger.V(3).Info("Pod resize pending", "pod", klog.KObj(pod), "reason", reason, "message", message)
-	return reason == corev1.PodReasonDeferred
+	klog.FromContext(ctx).V(3).Info("Pod resize pending", "pod", klog.KObj(pod), "reason", reason, "message", message)
+	if reason == corev1.PodReasonInfeasible {
+		return outcomeInfeasible
+	}
+	return outcomeDeferred
 }
 
 // sortPending orders pending resizes as upstream: those that do not
@@ -305,105 +373,6 @@ func (m *Manager) increasesRequests(pod *corev1.Pod) bool {
 	before := resourcehelper.PodRequests(allocated, resourcehelper.PodResourcesOptions{})
 	after := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	return after.Memory().Cmp(*before.Memory()) > 0 || after.Cpu().Cmp(*before.Cpu()) > 0
-}
-
-// clearPending drops the pod's PodResizePending condition (mu held).
-func (m *Manager) clearPending(uid types.UID) {
-	if c, ok := m.conds[uid]; ok && c.pending != nil {
-		c.pending = nil
-		m.conds[uid] = c
-	}
-}
-
-// Conditions returns the pod's resize conditions (PodResizePending, then
-// PodResizeInProgress), as the status shows them.
-func (m *Manager) Conditions(uid types.UID) []corev1.PodCondition {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := m.conds[uid]
-	var out []corev1.PodCondition
-	for _, p := range []*corev1.PodCondition{c.pending, c.inProgress} {
-		if p != nil {
-			out = append(out, *p)
-		}
-	}
-	return out
-}
-
-// SetInProgress sets the pod's PodResizeInProgress condition, as
-// upstream's SetPodResizeInProgressCondition: an existing condition keeps
-// its observedGeneration, and its reason and message when none are given.
-// It returns the condition's generation and whether it changed.
-func (m *Manager) SetInProgress(uid types.UID, reason, message string, generation int64) (int64, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := m.conds[uid]
-	old := c.inProgress
-	if old != nil {
-		if reason == "" && message == "" {
-			reason, message = old.Reason, old.Message
-		}
-		generation = old.ObservedGeneration
-	}
-	c.inProgress = m.condition(corev1.PodResizeInProgress, old, reason, message, generation)
-	m.conds[uid] = c
-	changed := old == nil || old.Reason != reason || old.Message != message
-	return generation, changed
-}
-
-// ClearInProgress drops the pod's PodResizeInProgress condition; it
-// returns the generation the condition had and whether there was one.
-func (m *Manager) ClearInProgress(uid types.UID) (int64, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.conds[uid]
-	if !ok || c.inProgress == nil {
-		return 0, false
-	}
-	g := c.inProgress.ObservedGeneration
-	c.inProgress = nil
-	m.conds[uid] = c
-	return g, true
-}
-
-// Backfill takes the resize conditions of pods from their API status, as
-// upstream's BackfillPodResizeConditions after a restart.
-func (m *Manager) Backfill(pod *corev1.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.conds[pod.UID]; ok {
-		return
-	}
-	var c conditions
-	for i := range pod.Status.Conditions {
-		pc := pod.Status.Conditions[i]
-		switch pc.Type {
-		case corev1.PodResizePending:
-			c.pending = m.condition(pc.Type, nil, pc.Reason, pc.Message, pc.ObservedGeneration)
-		case corev1.PodResizeInProgress:
-			c.inProgress = m.condition(pc.Type, nil, pc.Reason, pc.Message, pc.ObservedGeneration)
-		}
-	}
-	if c.pending != nil || c.inProgress != nil {
-		m.conds[pod.UID] = c
-		if c.pending != nil && c.pending.Reason == corev1.PodReasonDeferred {
-			m.pending = append(m.pending, pod.UID)
-		}
-	}
-}
-
-// condition is upstream's updatedPodResizeCondition: True, probed now,
-// transitioned now unless the reason is unchanged.
-func (m *Manager) condition(t corev1.PodConditionType, old *corev1.PodCondition, reason, message string, generation int64) *corev1.PodCondition {
-	now := metav1.NewTime(m.cfg.Clock.Now())
-	transition := now
-	if old != nil && old.Reason == reason {
-		transition = old.LastTransitionTime
-	}
-	return &corev1.PodCondition{
-		Type: t, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: transition,
-		ObservedGeneration: generation, Reason: reason, Message: message,
-	}
 }
 
 // Actuated returns what berth last set on the pod's containers and pod

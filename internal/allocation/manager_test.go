@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/berthk8s/berth/internal/metrics"
 )
 
 type event struct{ kind, reason, message string }
@@ -33,10 +35,16 @@ type fixture struct {
 	rec      *recorder
 	clock    *clocktesting.FakeClock
 	capacity int64
+	metrics  *metrics.Metrics
 }
 
 func newFixture(t *testing.T, capacity int64) *fixture {
 	f := &fixture{pods: map[types.UID]*corev1.Pod{}, rec: &recorder{}, clock: clocktesting.NewFakeClock(time.Unix(1700000000, 0)), capacity: capacity}
+	mt, err := metrics.New(metrics.Config{NodeName: "node", Clock: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.metrics = mt
 	m, err := NewManager(Config{
 		Allocated: NewMemoryStore(), Actuated: NewMemoryStore(), Clock: f.clock,
 		Pods: func() []*corev1.Pod {
@@ -58,6 +66,7 @@ func newFixture(t *testing.T, capacity int64) *fixture {
 		},
 		Sync:     func(_ context.Context, pod *corev1.Pod) { f.synced = append(f.synced, pod.Name) },
 		Recorder: f.rec,
+		Metrics:  mt,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +100,9 @@ func (f *fixture) admit(p *corev1.Pod) {
 
 // update is a new spec of a known pod, as the sync loop hands it.
 func (f *fixture) update(p *corev1.Pod) {
+	old := f.pods[p.UID]
 	f.pods[p.UID] = p
-	f.m.Resize(context.Background(), p)
+	f.m.Resize(context.Background(), old, p)
 }
 
 func reasons(conds []corev1.PodCondition) []string {
@@ -150,7 +160,7 @@ func TestResizeAdmittedDeferredRetried(t *testing.T) {
 	select {
 	case <-f.m.retry:
 		f.m.mu.Lock()
-		f.m.retryPending(ctx)
+		f.m.retryPending(ctx, triggerPodsRemoved)
 		f.m.mu.Unlock()
 	default:
 		t.Fatalf("Release did not ask for a retry")

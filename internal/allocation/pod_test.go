@@ -31,6 +31,12 @@ func TestApply(t *testing.T) {
 	}
 }
 
+func memoryVolume(p *corev1.Pod, limit string) *corev1.Pod {
+	q := resource.MustParse(limit)
+	p.Spec.Volumes = []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &q}}}}
+	return p
+}
+
 func TestInfeasible(t *testing.T) {
 	guaranteed := func(cpu string) *corev1.Pod {
 		p := podWithCPU("g", cpu, 1)
@@ -52,18 +58,19 @@ func TestInfeasible(t *testing.T) {
 		name               string
 		desired, allocated *corev1.Pod
 		node               Node
-		want               string
+		want, detail       string
 	}{
-		{"cpu of a Guaranteed pod, static CPU manager", guaranteed("2"), guaranteed("1"), Node{StaticCPUManager: true}, msgStaticCPUManager},
-		{"cpu of a Guaranteed pod, no static policy", guaranteed("2"), guaranteed("1"), Node{}, ""},
-		{"memory of a Guaranteed pod, static memory manager", memory(guaranteed("1"), "32Mi"), guaranteed("1"), Node{StaticMemoryManager: true}, msgStaticMemoryManager},
-		{"memory request of a swapping container", memory(podWithCPU("b", "1", 1), "32Mi"), memory(podWithCPU("b", "1", 1), "64Mi"), Node{Swap: swapAll}, msgSwap},
-		{"cpu of a swapping container", podWithCPU("b", "2", 1), podWithCPU("b", "1", 1), Node{Swap: swapAll}, ""},
+		{"cpu of a Guaranteed pod, static CPU manager", guaranteed("2"), guaranteed("1"), Node{StaticCPUManager: true}, msgStaticCPUManager, detailStaticCPUManager},
+		{"cpu of a Guaranteed pod, no static policy", guaranteed("2"), guaranteed("1"), Node{}, "", ""},
+		{"memory of a Guaranteed pod, static memory manager", memory(guaranteed("1"), "32Mi"), guaranteed("1"), Node{StaticMemoryManager: true}, msgStaticMemoryManager, detailStaticMemoryManager},
+		{"memory request of a swapping container", memory(podWithCPU("b", "1", 1), "32Mi"), memory(podWithCPU("b", "1", 1), "64Mi"), Node{Swap: swapAll}, msgSwap, detailSwap},
+		{"cpu of a swapping container", podWithCPU("b", "2", 1), podWithCPU("b", "1", 1), Node{Swap: swapAll}, "", ""},
+		{"sizeLimit of a memory-backed emptyDir", memoryVolume(podWithCPU("v", "1", 1), "32Mi"), memoryVolume(podWithCPU("v", "1", 1), "64Mi"), Node{}, msgMemoryBackedVolumes, detailMemoryBackedVolumes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Infeasible(tt.desired, tt.allocated, tt.node); got != tt.want {
-				t.Errorf("Infeasible = %q, want %q", got, tt.want)
+			if got, detail := Infeasible(tt.desired, tt.allocated, tt.node); got != tt.want || detail != tt.detail {
+				t.Errorf("Infeasible = %q, %q; want %q, %q", got, detail, tt.want, tt.detail)
 			}
 		})
 	}

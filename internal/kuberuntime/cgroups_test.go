@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -22,6 +23,8 @@ type fakeCgroups struct {
 	resized   []string
 	resizeErr error
 	resizedAt [][]string
+	// resizeTakes is how far each ResizePod call moves the clock.
+	resizeTakes time.Duration
 }
 
 func (f *fakeCgroups) ResizePod(_ context.Context, _, _ *corev1.Pod, widen bool) error {
@@ -31,6 +34,7 @@ func (f *fakeCgroups) ResizePod(_ context.Context, _, _ *corev1.Pod, widen bool)
 	}
 	f.resized = append(f.resized, step)
 	f.resizedAt = append(f.resizedAt, f.e.fake.Calls())
+	f.e.clock.Step(f.resizeTakes)
 	return f.resizeErr
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/flowcontrol"
@@ -130,6 +131,10 @@ type Config struct {
 	// sandbox of a pod with hostUsers: false, and whether it failed
 	// (upstream's started_user_namespaced_pods metrics).
 	UserNamespacedPodStarted func(failed bool)
+	// ObservePodResize, if set, records each in-place resize the apply
+	// actuates: whether it succeeded and how long it took (upstream's
+	// kubelet_pod_resize_duration_milliseconds, around doPodResizeAction).
+	ObservePodResize func(success bool, took time.Duration)
 	// CPUs is the CPU manager (internal/cpumanager): the cpuset a
 	// container is created with ("" : not pinned). Nil pins nothing.
 	CPUs CPUAssigner

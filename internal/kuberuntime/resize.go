@@ -13,6 +13,18 @@ import (
 	"github.com/berthk8s/berth/internal/podplan"
 )
 
+// actuateResize is resize, timed as upstream's doPodResizeAction: from
+// the check of a memory decrease to the last cgroup write, success
+// meaning every step was done (Config.ObservePodResize).
+func (m *Manager) actuateResize(ctx context.Context, pod, from *corev1.Pod, r podplan.Resize, res *Result) error {
+	start := m.cfg.Clock.Now()
+	err := m.resize(ctx, pod, from, r, res)
+	if m.cfg.ObservePodResize != nil {
+		m.cfg.ObservePodResize(err == nil, m.cfg.Clock.Since(start))
+	}
+	return err
+}
+
 // resize performs the plan's in-place resize of a pod whose allocation is
 // pod (its spec) and which last ran with from: the pod cgroup is widened
 // to hold both (the larger of each value), the containers are updated to

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/berthk8s/berth/internal/metrics"
 	"github.com/berthk8s/berth/internal/podplan"
 )
 
@@ -20,10 +22,16 @@ func cpuMem(cpu, mem string) corev1.ResourceRequirements {
 
 // TestApplyResize: an in-place resize widens the pod cgroup, updates the
 // container through the CRI to the resources it would be created with,
-// then sets the pod cgroup; what was applied is reported.
+// then sets the pod cgroup; what was applied is reported, and each
+// actuation is timed (kubelet_pod_resize_duration_milliseconds), failed
+// or not.
 func TestApplyResize(t *testing.T) {
-	cg := &fakeCgroups{}
-	e := newEnv(t, func(c *Config) { c.Cgroups = cg })
+	cg := &fakeCgroups{resizeTakes: 20 * time.Millisecond}
+	mt, err := metrics.New(metrics.Config{NodeName: "node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *Config) { c.Cgroups, c.ObservePodResize = cg, mt.ObservePodResize })
 	cg.e = e
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
@@ -65,6 +73,10 @@ func TestApplyResize(t *testing.T) {
 	if !res.PodActuated || !cmp.Equal(res.Actuated, map[string]corev1.ResourceRequirements{"app": cpuMem("200m", "32Mi")}) {
 		t.Errorf("result = actuated %v pod %v, want app at 200m/32Mi and the pod", res.Actuated, res.PodActuated)
 	}
+	// Widening and setting the pod cgroup took 20 ms each.
+	if got := resizeDurations(t, mt); !cmp.Equal(got, map[string][2]float64{"true": {1, 40}}) {
+		t.Errorf("resize durations = %v, want one success of 40 ms", got)
+	}
 
 	// Lowering the memory limit below what the container uses is refused
 	// before anything changes.
@@ -93,4 +105,29 @@ func TestApplyResize(t *testing.T) {
 	if !slices.Equal(cg.resized, []string{"widen"}) {
 		t.Errorf("ResizePod calls after a failed widening = %q", cg.resized)
 	}
+	// Two failures: the refused decrease at once, the widening in 20 ms.
+	if got := resizeDurations(t, mt); !cmp.Equal(got, map[string][2]float64{"true": {1, 40}, "false": {2, 20}}) {
+		t.Errorf("resize durations = %v, want one success of 40 ms and two failures of 20 ms in all", got)
+	}
+}
+
+// resizeDurations reads kubelet_pod_resize_duration_milliseconds: the
+// count and the sum of each success label.
+func resizeDurations(t *testing.T, m *metrics.Metrics) map[string][2]float64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][2]float64{}
+	for _, f := range families {
+		if f.GetName() != "kubelet_pod_resize_duration_milliseconds" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			h := s.GetHistogram()
+			out[s.GetLabel()[0].GetValue()] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
+		}
+	}
+	return out
 }

@@ -104,7 +104,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		if from == nil {
 			from = pod
 		}
-		if err := m.resize(ctx, pod, from, r, &res); err != nil {
+		if err := m.actuateResize(ctx, pod, from, r, &res); err != nil {
 			logger.Error(err, "Pod resize failed")
 			res.ResizeErr = err
 		}

@@ -13,6 +13,8 @@
 //	             sync latencies, berth_pod_start_stage_duration_seconds for the stages upstream does not
 //	             measure, and one "Pod start stages" log line per started pod with the moments (test/bench reads it)
 //	pullrecords.go kubelet_imagemanager_*: the image pull records' checks and sizes (internal/pullrecords)
+//	resize.go    the in-place pod resize metrics: requested, infeasible, pending, in-progress and deferred
+//	             resizes, fed by the allocation manager, and the actuation's duration, fed by kuberuntime
 //
 // Components never import this package's state: they take small observer
 // functions in their Config (nil = off), and the agent wires the methods

@@ -47,6 +47,7 @@ type Metrics struct {
 	imageGC  *prometheus.CounterVec
 	eviction evictionMetrics
 	stages   stageMetrics
+	resize   resizeMetrics
 }
 
 // New builds the registry and registers every collector. It starts nothing.
@@ -66,6 +67,7 @@ func New(cfg Config) (*Metrics, error) {
 		imageGC:  newImageGCTotal(),
 		eviction: newEvictionMetrics(),
 		stages:   newStageMetrics(),
+		resize:   newResizeMetrics(),
 	}
 	m.startup = newStartupTracker(cfg.Clock, &m.pods)
 	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -83,6 +85,7 @@ func New(cfg Config) (*Metrics, error) {
 	cs = append(cs, m.pods.collectors()...)
 	cs = append(cs, m.eviction.collectors()...)
 	cs = append(cs, m.stages.collectors()...)
+	cs = append(cs, m.resize.collectors()...)
 	for _, c := range cs {
 		if err := m.reg.Register(c); err != nil {
 			return nil, err

@@ -10,12 +10,13 @@ import (
 	"github.com/berthk8s/berth/internal/allocation"
 	"github.com/berthk8s/berth/internal/kuberuntime"
 	"github.com/berthk8s/berth/internal/podplan"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // Allocation is the allocation manager (internal/allocation) as a pod's
 // sync uses it: the pod runs with its allocation, its actuation is what
-// a resize starts from, and the PodResizeInProgress condition is the
-// sync's to set and clear.
+// a resize starts from, the PodResizeInProgress condition is the sync's
+// to set and clear, and a terminal pod's resize conditions go.
 type Allocation interface {
 	Allocated(pod *corev1.Pod) *corev1.Pod
 	Actuated(uid types.UID) (allocation.PodResources, bool)
@@ -23,6 +24,7 @@ type Allocation interface {
 	Conditions(uid types.UID) []corev1.PodCondition
 	SetInProgress(uid types.UID, reason, message string, generation int64) (int64, bool)
 	ClearInProgress(uid types.UID) (int64, bool)
+	Terminated(pod *corev1.Pod)
 	Release(ctx context.Context, uid types.UID)
 }
 
@@ -111,6 +113,15 @@ func (s *Syncer) actuatedResources(uid types.UID) (map[string]corev1.ResourceReq
 	}
 	a, _ := s.cfg.Allocation.Actuated(uid)
 	return a.ContainerResources, a.PodLevelResources
+}
+
+// terminal tells the allocation manager that the pod's status is
+// terminal (upstream's determinePodResizeStatus): its resize conditions,
+// which the status no longer shows, are dropped.
+func (s *Syncer) terminal(pod *corev1.Pod, status *corev1.PodStatus) {
+	if s.cfg.Allocation != nil && podutil.IsTerminal(status.Phase) {
+		s.cfg.Allocation.Terminated(pod)
+	}
 }
 
 // resizeConditions are the pod's resize conditions for its status.

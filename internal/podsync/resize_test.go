@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -13,6 +17,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/allocation"
+	"github.com/berthk8s/berth/internal/metrics"
+	"github.com/berthk8s/berth/internal/podutil"
 	"github.com/berthk8s/berth/internal/podworker"
 	"github.com/berthk8s/berth/internal/runtimestate"
 )
@@ -94,7 +100,7 @@ func TestSyncPodResize(t *testing.T) {
 	// The API asks for 200m: admitted; the sync before it saw 100m.
 	v2 := withCPU(2, "200m")
 	current = v2
-	alloc.Resize(f.ctx, v2)
+	alloc.Resize(f.ctx, v1, v2)
 	if got := sync(v2); got != podworker.SyncAgain {
 		t.Errorf("sync applying the resize = %v, want again at once", got)
 	}
@@ -124,7 +130,7 @@ func TestSyncPodResize(t *testing.T) {
 	// A resize the runtime refuses.
 	v3 := withCPU(3, "300m")
 	current = v3
-	alloc.Resize(f.ctx, v3)
+	alloc.Resize(f.ctx, v2, v3)
 	f.rt.resizeErr = errors.New("update resources of container \"web\": boom")
 	if got := sync(v3); got != podworker.SyncSteady {
 		t.Errorf("failed resize sync = %v, want steady", got)
@@ -135,4 +141,96 @@ func TestSyncPodResize(t *testing.T) {
 	if last := ev.got[len(ev.got)-1]; last[:len("Warning ResizeError: Pod resize error: ")] != "Warning ResizeError: Pod resize error: " {
 		t.Errorf("last event %q, want ResizeError", last)
 	}
+}
+
+// TestTerminalPodDropsResizeConditions: once a pod's status is terminal
+// its resize conditions go (upstream's determinePodResizeStatus), so the
+// pending and in-progress gauges stop counting it and its Deferred
+// resize is resolved as terminated.
+func TestTerminalPodDropsResizeConditions(t *testing.T) {
+	f := newFixture(t)
+	mt, err := metrics.New(metrics.Config{NodeName: "node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := withCPU(1, "100m")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	current := pod
+	alloc, err := allocation.NewManager(allocation.Config{
+		Allocated: allocation.NewMemoryStore(), Actuated: allocation.NewMemoryStore(),
+		Clock: clocktesting.NewFakeClock(time.Unix(1000, 0)),
+		Pods:  func() []*corev1.Pod { return []*corev1.Pod{current} },
+		Admit: func(context.Context, *corev1.Pod, []*corev1.Pod) (bool, string, string) {
+			return false, "OutOfcpu", "Node didn't have enough resource: cpu"
+		},
+		Sync: func(context.Context, *corev1.Pod) {}, Recorder: &resizeEvents{}, Metrics: mt,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s.cfg.Allocation = alloc
+	alloc.Admitted(f.ctx, pod)
+	alloc.SetInProgress(pod.UID, "", "", 1)
+	bigger := withCPU(2, "300m")
+	bigger.Spec.RestartPolicy = corev1.RestartPolicyNever
+	current = bigger
+	alloc.Resize(f.ctx, pod, bigger)
+	if got := len(alloc.Conditions(pod.UID)); got != 2 {
+		t.Fatalf("conditions before the pod ended = %d, want PodResizePending and PodResizeInProgress", got)
+	}
+	const before = `
+# HELP kubelet_pod_in_progress_resizes [ALPHA] Number of in-progress resizes for pods.
+# TYPE kubelet_pod_in_progress_resizes gauge
+kubelet_pod_in_progress_resizes 1
+`
+	if err := testutil.GatherAndCompare(mt.Registry(), strings.NewReader(before), "kubelet_pod_in_progress_resizes"); err != nil {
+		t.Error(err)
+	}
+	if n, err := testutil.GatherAndCount(mt.Registry(), "kubelet_pod_pending_resizes"); err != nil || n != 1 {
+		t.Errorf("pending resize series = %d, %v; want 1", n, err)
+	}
+
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodSync, bigger, exited(0)); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := f.store.Get(pod.UID); !podutil.IsTerminal(st.Phase) {
+		t.Fatalf("phase = %s, want terminal", st.Phase)
+	}
+	if got := alloc.Conditions(pod.UID); len(got) != 0 {
+		t.Errorf("conditions of a terminal pod = %v, want none", got)
+	}
+	if err := testutil.GatherAndCompare(mt.Registry(), strings.NewReader(strings.Replace(before, "resizes 1", "resizes 0", 1)), "kubelet_pod_in_progress_resizes"); err != nil {
+		t.Error(err)
+	}
+	if n, err := testutil.GatherAndCount(mt.Registry(), "kubelet_pod_pending_resizes"); err != nil || n != 0 {
+		t.Errorf("pending resize series = %d, %v; want none", n, err)
+	}
+	if got := deferredResolved(t, mt.Registry()); fmt.Sprint(got) != "map[terminated/normal:1]" {
+		t.Errorf("deferred resizes resolved = %v, want one terminated", got)
+	}
+}
+
+// deferredResolved counts the observations of
+// kubelet_pod_deferred_resize_duration_seconds by resolution and
+// priority bucket.
+func deferredResolved(t *testing.T, reg prometheus.Gatherer) map[string]uint64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, f := range families {
+		if f.GetName() != "kubelet_pod_deferred_resize_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			out[labels["resolution"]+"/"+labels["priority_bucket"]] += m.GetHistogram().GetSampleCount()
+		}
+	}
+	return out
 }

@@ -493,6 +493,7 @@ func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[st
 		Resize:      s.resizeConditions(pod.UID),
 		Actuated:    actuated, ActuatedPod: actuatedPod,
 	})
+	s.terminal(pod, &status)
 	s.cfg.Statuses.Set(pod.UID, status)
 	return status
 }

@@ -31,13 +31,15 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 		pods = byCreation(pods)
 	}
 	var dispatch []podworker.UpdateOptions
-	var resized []*corev1.Pod
+	// resized are the added or updated pods, each with the spec it
+	// replaces (nil for a pod new to berth).
+	var resized [][2]*corev1.Pod
 	for _, pod := range pods {
 		if podutil.IsMirror(pod) {
 			dispatch = append(dispatch, l.updateMirror(u.Op, pod, now)...)
 			continue
 		}
-		_, known := l.pods[pod.UID]
+		old, known := l.pods[pod.UID]
 		switch u.Op {
 		case podsource.OpAdd, podsource.OpUpdate, podsource.OpReconcile:
 			l.pods[pod.UID] = pod
@@ -52,7 +54,7 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 					continue
 				}
 				if l.cfg.Resize != nil {
-					resized = append(resized, pod)
+					resized = append(resized, [2]*corev1.Pod{old, pod})
 				}
 				dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodUpdate, Pod: pod, StartTime: now})
 				continue
@@ -61,7 +63,7 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 			if l.cfg.Resize != nil {
 				// After a restart of berth, an admitted pod's spec may ask
 				// for other resources than its allocation.
-				resized = append(resized, pod)
+				resized = append(resized, [2]*corev1.Pod{nil, pod})
 			}
 			dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodCreate, Pod: pod, StartTime: now})
 		case podsource.OpDelete:
@@ -80,8 +82,8 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 	l.publish()
 	// After publishing: a resize is admitted among the pods of this
 	// update too.
-	for _, pod := range resized {
-		l.cfg.Resize(ctx, pod)
+	for _, r := range resized {
+		l.cfg.Resize(ctx, r[0], r[1])
 	}
 	for _, opts := range dispatch {
 		l.cfg.Workers.Update(ctx, opts)

@@ -40,11 +40,12 @@ type Config struct {
 	// desired, oldest first. It records a rejection itself (failed status,
 	// event); the loop dispatches the pod either way. Nil admits everything.
 	Admit func(ctx context.Context, pod *corev1.Pod, others []*corev1.Pod)
-	// Resize is told of every pod added (after Admit) or updated (its
-	// spec may ask for other resources than its allocation: an in-place
-	// resize, internal/allocation), once the desired set that holds it is
-	// published and before the pod's worker is; nil resizes nothing.
-	Resize func(ctx context.Context, pod *corev1.Pod)
+	// Resize is told of every pod added (after Admit; old nil) or
+	// updated from old (its spec may ask for other resources than its
+	// allocation: an in-place resize, internal/allocation), once the
+	// desired set that holds it is published and before the pod's worker
+	// is; nil resizes nothing.
+	Resize func(ctx context.Context, old, pod *corev1.Pod)
 	// Housekeeping runs, on the housekeeping tick, with the desired pods
 	// of that moment, in a goroutine of its own: it does runtime work (CRI
 	// listings, tear-downs, directory removal) and must never hold up a

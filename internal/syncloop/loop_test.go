@@ -3,6 +3,7 @@ package syncloop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,7 +66,8 @@ type harness struct {
 	workers *recorder
 	house   chan []*corev1.Pod
 	admit   chan string
-	// resize gets "name in desired-pod-names" for every Resize call.
+	// resize gets "name in desired-pod-names" for every Resize call, and
+	// ", was <generation>" when it has the spec the update replaces.
 	resize chan string
 	// mu guards rtErr.
 	mu    sync.Mutex
@@ -90,8 +92,12 @@ func start(t *testing.T) *harness {
 		Admit: func(_ context.Context, p *corev1.Pod, others []*corev1.Pod) {
 			h.admit <- p.Name + " after " + strings.Join(names(others), ",")
 		},
-		Resize: func(_ context.Context, p *corev1.Pod) {
-			h.resize <- p.Name + " in " + strings.Join(names(h.loop.Pods()), ",")
+		Resize: func(_ context.Context, old, p *corev1.Pod) {
+			got := p.Name + " in " + strings.Join(names(h.loop.Pods()), ",")
+			if old != nil {
+				got += fmt.Sprintf(", was %d", old.Generation)
+			}
+			h.resize <- got
 		},
 		RuntimeErr: func() error {
 			h.mu.Lock()
@@ -452,8 +458,9 @@ func TestObserveUpdateSeesUpdatesBeforeDispatch(t *testing.T) {
 }
 
 // TestResizeAfterPublish: every added and updated pod is handed to Resize,
-// once the desired set that holds it is published and before its worker
-// hears of it; a status-only reconcile is not.
+// with the spec it replaces if any, once the desired set that holds it is
+// published and before its worker hears of it; a status-only reconcile is
+// not.
 func TestResizeAfterPublish(t *testing.T) {
 	h := start(t)
 	a := pod("a", "ua")
@@ -469,9 +476,11 @@ func TestResizeAfterPublish(t *testing.T) {
 		t.Errorf("resize after a reconcile and an add: %q, want only b's", got)
 	}
 	h.workers.next(t)
-	h.send(podsource.Update{Op: podsource.OpUpdate, Pods: []*corev1.Pod{a.DeepCopy()}})
-	if got := <-h.resize; got != "a in a,b" {
-		t.Errorf("resize on update: %q", got)
+	a2 := a.DeepCopy()
+	a2.Generation = a.Generation + 1
+	h.send(podsource.Update{Op: podsource.OpUpdate, Pods: []*corev1.Pod{a2}})
+	if got, want := <-h.resize, fmt.Sprintf("a in a,b, was %d", a.Generation); got != want {
+		t.Errorf("resize on update: %q, want %q", got, want)
 	}
 	if got := h.workers.next(t); got != "update a" {
 		t.Errorf("worker after resize: %q", got)

@@ -23,6 +23,10 @@ func (n Node) fatalf(format string, args ...any) {
 
 func (n Node) with(x ast.Node) Node { return Node{Node: x, s: n.s, f: n.f} }
 
+// Sub returns x, a piece of n's syntax that a test found by walking it
+// (ast.Inspect), as a Node whose names resolve in n's file.
+func (n Node) Sub(x ast.Node) Node { return n.with(x) }
+
 // AsString evaluates a string expression: a literal, a constant (of the
 // same package or an imported one), a sum of those, or a one-argument call
 // of a string, which covers conversions (Namespace("IPC")) and
