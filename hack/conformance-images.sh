@@ -15,7 +15,9 @@
 #       dig and getent (Debian's, with the shared libraries they load),
 #       which upstream's alpine image has (bash, curl, netcat-openbsd,
 #       bind-tools) and specs run (the lifecycle hook specs curl from their
-#       pods, the Service specs nc, the DNS specs dig); entrypoint /agnhost,
+#       pods, the Service specs nc, the DNS specs dig); /bin/sh is bash:
+#       Debian's busybox shell runs its own applets before PATH (nc among
+#       them), where alpine's finds netcat-openbsd; entrypoint /agnhost,
 #       cmd pause
 #   registry.k8s.io/e2e-test-images/agnhost:2.55   the same image (AgnhostPrev)
 #   registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1
@@ -28,9 +30,14 @@
 #       the busybox root filesystem run as user 1234, as upstream's Dockerfile
 #   registry.k8s.io/e2e-test-images/busybox:1.37.0-2  docker.io/library/busybox:1.36 re-tagged
 #   registry.k8s.io/pause:3.10.2                   registry.k8s.io/pause:3.10.1 re-tagged
+#   registry.k8s.io/e2e-test-images/nginx:1.27.0-2
+#       the busybox root filesystem serving /usr/share/nginx/html on port 80
+#       with busybox's httpd (upstream's is nginx, which serves the same
+#       directory on the same port); the NodeConformance spec that runs it
+#       ("back-off timer reset on image update") runs only sh and sleep in it
 #
-# Other images (nginx, httpd, volume servers...) are not built: specs that
-# need them fail on the pull, and the summary says so.
+# Other images (httpd, volume servers...) are not built: specs that need
+# them fail on the pull, and the summary says so.
 #
 # Needs hack/images.sh (run by hack/node-setup.sh) and
 # hack/conformance-build.sh first. Archives land in _output/conformance/images.
@@ -50,6 +57,7 @@ BUSYBOX_IMAGE=$E2E_REGISTRY/busybox:1.37.0-2
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
 NONEWPRIVS_IMAGE=$E2E_REGISTRY/nonewprivs:1.4
 NONROOT_IMAGE=$E2E_REGISTRY/nonroot:1.5
+NGINX_IMAGE=$E2E_REGISTRY/nginx:1.27.0-2
 
 # kube_src prints the directory of the k8s.io/kubernetes module tools/conformance pins.
 kube_src() {
@@ -90,7 +98,8 @@ build_agnhost() {
 	printf '%s\n' 'user-defined-in-image:x:1000:' 'group-defined-in-image:x:50000:user-defined-in-image' >>"$root/etc/group"
 	rm -f "$root/bin/bash" # a busybox applet, if it has one
 	add_host_binaries "$root" /bin/bash /usr/bin/curl /bin/nc.openbsd /usr/bin/dig /usr/bin/getent
-	ln -sf nc.openbsd "$root/bin/nc" # busybox's applet otherwise
+	ln -sf nc.openbsd "$root/bin/nc"
+	ln -sf bash "$root/bin/sh" # busybox's sh would run its nc applet
 	"$MKIMAGE" -rootfs "$root" -name "$AGNHOST_IMAGE" -o "$dir/image.tar" \
 		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		-entrypoint /agnhost -cmd pause
@@ -114,6 +123,18 @@ build_nonroot() {
 	mkdir -p "$dir"
 	"$MKIMAGE" -rootfs "$BUSYBOX_ROOTFS" -name "$NONROOT_IMAGE" -o "$dir/image.tar" \
 		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin -user 1234 -cmd sh
+}
+
+# build_nginx writes the nginx stand-in's archive and prints its manifest digest.
+build_nginx() {
+	local dir=$OUT/nginx root=$OUT/nginx/rootfs
+	rm -rf "$root" && mkdir -p "$dir"
+	cp -a "$BUSYBOX_ROOTFS" "$root"
+	mkdir -p "$root/usr/share/nginx/html"
+	echo '<html><body>nginx stand-in</body></html>' >"$root/usr/share/nginx/html/index.html"
+	"$MKIMAGE" -rootfs "$root" -name "$NGINX_IMAGE" -o "$dir/image.tar" \
+		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		-cmd httpd -cmd -f -cmd -p -cmd 80 -cmd -h -cmd /usr/share/nginx/html
 }
 
 # digest_of prints the manifest digest containerd has for ref, or nothing.
@@ -143,18 +164,20 @@ main() {
 	require_root
 	lock_node
 	mkdir -p "$OUT"
-	local agnhost nonewprivs nonroot
+	local agnhost nonewprivs nonroot nginx
 	agnhost=$(build_agnhost)
 	nonewprivs=$(build_nonewprivs)
 	nonroot=$(build_nonroot)
+	nginx=$(build_nginx)
 	import_image "$AGNHOST_IMAGE" "$OUT/agnhost/image.tar" "$agnhost"
 	import_image "$NONEWPRIVS_IMAGE" "$OUT/nonewprivs/image.tar" "$nonewprivs"
 	import_image "$NONROOT_IMAGE" "$OUT/nonroot/image.tar" "$nonroot"
+	import_image "$NGINX_IMAGE" "$OUT/nginx/image.tar" "$nginx"
 	retag "$AGNHOST_IMAGE" "$AGNHOST_PREV_IMAGE"
 	retag "$AGNHOST_IMAGE" "$GLIBC_DNS_IMAGE"
 	retag docker.io/library/busybox:1.36 "$BUSYBOX_IMAGE"
 	retag registry.k8s.io/pause:3.10.1 "$PAUSE_IMAGE"
-	log "conformance images ready: $AGNHOST_IMAGE $AGNHOST_PREV_IMAGE $GLIBC_DNS_IMAGE $NONEWPRIVS_IMAGE $NONROOT_IMAGE $BUSYBOX_IMAGE $PAUSE_IMAGE"
+	log "conformance images ready: $AGNHOST_IMAGE $AGNHOST_PREV_IMAGE $GLIBC_DNS_IMAGE $NONEWPRIVS_IMAGE $NONROOT_IMAGE $NGINX_IMAGE $BUSYBOX_IMAGE $PAUSE_IMAGE"
 }
 
 main "$@"
