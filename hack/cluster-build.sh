@@ -116,11 +116,16 @@ metrics_ldflags() {
 	echo "-s -w -X k8s.io/client-go/pkg/version.gitVersion=$(module_version "$ROOT/tools/metrics" sigs.k8s.io/metrics-server)"
 }
 
-all_built() {
-	local c
-	for c in "${ETCD_CMDS[@]}" "${KUBE_CMDS[@]}" "${REGISTRY_CMDS[@]}" "${METRICS_CMDS[@]}"; do
+# built_from STAMP WANT CMD... succeeds when every CMD is built in $OUT
+# and the file STAMP holds WANT: the check each cached build step makes
+# before it builds again.
+built_from() {
+	local stamp=$1 want=$2 c
+	shift 2
+	for c in "$@"; do
 		[[ -x $OUT/$c ]] || return 1
 	done
+	[[ -f $stamp && $(cat "$stamp") == "$want" ]]
 }
 
 # build DIR LDFLAGS CMD... builds each CMD of the module in DIR into $OUT.
@@ -141,7 +146,7 @@ build() {
 # own stamp says it is built from what the control plane is.
 build_kubelet() {
 	local want=$1
-	if [[ -x $OUT/kubelet ]] && [[ -f $STAMP.kubelet ]] && [[ $(cat "$STAMP.kubelet") == "$want" ]]; then
+	if built_from "$STAMP.kubelet" "$want" kubelet; then
 		log "kubelet up to date in $OUT"
 		return 0
 	fi
@@ -169,12 +174,9 @@ containerd2_ldflags() {
 # build_containerd2 builds containerd 2.x and its runc shim unless their
 # own stamp matches.
 build_containerd2() {
-	local want c ok=1
+	local want
 	want=$(containerd2_stamp)
-	for c in "${CONTAINERD2_CMDS[@]}"; do
-		[[ -x $OUT/$c ]] || ok=0
-	done
-	if ((ok)) && [[ -f $STAMP.containerd2 ]] && [[ $(cat "$STAMP.containerd2") == "$want" ]]; then
+	if built_from "$STAMP.containerd2" "$want" "${CONTAINERD2_CMDS[@]}"; then
 		log "containerd2 up to date in $OUT"
 		return 0
 	fi
@@ -199,12 +201,9 @@ network_stamp() {
 # build_network builds kube-proxy and CoreDNS unless their own stamp
 # matches.
 build_network() {
-	local want c ok=1
+	local want
 	want=$(network_stamp)
-	for c in "${NETWORK_KUBE_CMDS[@]}" "${NETWORK_COREDNS_CMDS[@]}"; do
-		[[ -x $OUT/$c ]] || ok=0
-	done
-	if ((ok)) && [[ -f $STAMP.network ]] && [[ $(cat "$STAMP.network") == "$want" ]]; then
+	if built_from "$STAMP.network" "$want" "${NETWORK_KUBE_CMDS[@]}" "${NETWORK_COREDNS_CMDS[@]}"; then
 		log "kube-proxy and CoreDNS up to date in $OUT"
 		return 0
 	fi
@@ -245,7 +244,7 @@ main() {
 
 build_control_plane() {
 	local want=$1
-	if all_built && [[ -f $STAMP ]] && [[ $(cat "$STAMP") == "$want" ]]; then
+	if built_from "$STAMP" "$want" "${ETCD_CMDS[@]}" "${KUBE_CMDS[@]}" "${REGISTRY_CMDS[@]}" "${METRICS_CMDS[@]}"; then
 		log "up to date in $OUT"
 		return 0
 	fi
