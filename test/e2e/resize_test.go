@@ -120,14 +120,7 @@ func TestClusterInPlaceResize(t *testing.T) {
 	}
 	_, err = pods.Patch(ctx, "resize", types.StrategicMergePatchType, resizePatch(want), metav1.PatchOptions{}, "resize")
 	must(t, err)
-	e.waitAPI(t, "resize actuated", func(ctx context.Context) (bool, error) {
-		p, err := pods.Get(ctx, "resize", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		pod = p
-		return resized(p) && hasCondition(p, corev1.PodReady, corev1.ConditionTrue), nil
-	})
+	pod = e.waitResized(t, "resize actuated", true)
 	if t.Failed() {
 		t.Fatalf("pod after the resize: status %+v", pod.Status)
 	}
@@ -139,25 +132,7 @@ func TestClusterInPlaceResize(t *testing.T) {
 		t.Errorf("restart counts = %v, want web 0 (NotRequired), side 1 (memory RestartContainer)", restarts)
 	}
 
-	// The runtime and the pod cgroup have the new values.
-	c := runtimeClient(t)
-	var webID string
-	for _, st := range pod.Status.ContainerStatuses {
-		if st.Name == "web" {
-			webID = strings.TrimPrefix(st.ContainerID, "containerd://")
-		}
-	}
-	st, err := c.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: webID})
-	must(t, err)
-	if lr := st.GetStatus().GetResources().GetLinux(); lr != nil && (lr.GetCpuQuota() != 30000 || lr.GetMemoryLimitInBytes() != 96<<20) {
-		t.Errorf("web's runtime resources: quota %d memory %d, want 30000 and %d", lr.GetCpuQuota(), lr.GetMemoryLimitInBytes(), 96<<20)
-	}
-	if got := podCgroupFile(t, pod, "burstable", "cpu", "cpu.cfs_quota_us", "cpu.max"); got != "40000" && got != "40000 100000" {
-		t.Errorf("pod cgroup cpu quota = %q, want 400m", got)
-	}
-	if got := podCgroupFile(t, pod, "burstable", "memory", "memory.limit_in_bytes", "memory.max"); got != fmt.Sprint(192<<20) {
-		t.Errorf("pod cgroup memory limit = %q, want %d", got, 192<<20)
-	}
+	checkWebResized(ctx, t, pod)
 	e.waitAPI(t, "ResizeStarted and ResizeCompleted events", func(ctx context.Context) (bool, error) {
 		evs, err := e.admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=resize"})
 		if err != nil {
@@ -197,29 +172,60 @@ func TestClusterInPlaceResize(t *testing.T) {
 		return false, nil
 	})
 	must(t, pods.Delete(ctx, "blocker", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
-	e.waitAPI(t, "deferred resize admitted once the other pod left", func(ctx context.Context) (bool, error) {
-		p, err := pods.Get(ctx, "resize", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		pod = p
-		return resized(p), nil
-	})
+	e.waitResized(t, "deferred resize admitted once the other pod left", false)
 
 	// A restart of berth keeps the allocation and restarts nothing.
 	e.node.stop()
 	e.node.start()
-	e.waitAPI(t, "pod still resized and ready after a restart of berth", func(ctx context.Context) (bool, error) {
-		p, err := pods.Get(ctx, "resize", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		pod = p
-		return resized(p) && hasCondition(p, corev1.PodReady, corev1.ConditionTrue), nil
-	})
+	pod = e.waitResized(t, "pod still resized and ready after a restart of berth", true)
 	for _, st := range pod.Status.ContainerStatuses {
 		if st.RestartCount != restarts[st.Name] {
 			t.Errorf("container %s restarted after berth's restart: %d, was %d", st.Name, st.RestartCount, restarts[st.Name])
 		}
+	}
+}
+
+// waitResized waits until the pod "resize" shows the resources of its
+// spec in its status (resized), and with ready is Ready too, and returns
+// it.
+func (e *clusterEnv) waitResized(t *testing.T, what string, ready bool) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	e.waitAPI(t, what, func(ctx context.Context) (bool, error) {
+		p, err := e.admin.CoreV1().Pods("default").Get(ctx, "resize", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pod = p
+		return resized(p) && (!ready || hasCondition(p, corev1.PodReady, corev1.ConditionTrue)), nil
+	})
+	if pod == nil {
+		t.Fatalf("%s: the pod was never read", what)
+	}
+	return pod
+}
+
+// checkWebResized checks that the runtime and the pod cgroup have the
+// values of the first resize: web at 300m and 96Mi, the pod at 400m and
+// 192Mi.
+func checkWebResized(ctx context.Context, t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	c := runtimeClient(t)
+	var webID string
+	for _, st := range pod.Status.ContainerStatuses {
+		if st.Name == "web" {
+			webID = strings.TrimPrefix(st.ContainerID, "containerd://")
+		}
+	}
+	st, err := c.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: webID})
+	must(t, err)
+	if lr := st.GetStatus().GetResources().GetLinux(); lr != nil && (lr.GetCpuQuota() != 30000 || lr.GetMemoryLimitInBytes() != 96<<20) {
+		t.Errorf("web's runtime resources: quota %d memory %d, want 30000 and %d", lr.GetCpuQuota(), lr.GetMemoryLimitInBytes(), 96<<20)
+	}
+	if got := podCgroupFile(t, pod, "burstable", "cpu", "cpu.cfs_quota_us", "cpu.max"); got != "40000" && got != "40000 100000" {
+		t.Errorf("pod cgroup cpu quota = %q, want 400m", got)
+	}
+	if got := podCgroupFile(t, pod, "burstable", "memory", "memory.limit_in_bytes", "memory.max"); got != fmt.Sprint(192<<20) {
+		t.Errorf("pod cgroup memory limit = %q, want %d", got, 192<<20)
 	}
 }
