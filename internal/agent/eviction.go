@@ -32,6 +32,7 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 		MaxPodGracePeriod:             int64(kc.EvictionMaxPodGracePeriod),
 		Summary:                       n.observe.stats.Summary,
 		ActivePods:                    n.evictablePods,
+		PodCleanedUp:                  func(p *corev1.Pod) bool { return n.workers.ShouldPodBeFinished(p.UID) },
 		Killer:                        podKiller{workers: n.workers, clock: n.clock},
 		Reclaimer:                     diskReclaimer{containers: n.guards.containers, images: n.guards.images},
 		Recorder:                      n.cluster.recorder,

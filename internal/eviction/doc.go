@@ -22,7 +22,9 @@
 //	              as upstream
 //	manager.go    Manager: the one goroutine (Run) that performs a pass every
 //	              monitoring period, and at once when a memory notification
-//	              fires: node-level reclaim, the kill, the event
+//	              fires: node-level reclaim, the kill, the event; after a
+//	              pass that evicted, it waits (30 s at most) for the evicted
+//	              pods to be cleaned up before it passes again
 //
 // Everything but manager.go, the re-arming in memcg.go and memcg_linux.go
 // is pure and takes the time as an input. The kill goes through the pod

@@ -18,6 +18,16 @@ import (
 // upstream's evictionMonitoringPeriod (10 s).
 const DefaultMonitoringPeriod = 10 * time.Second
 
+// After a pass that evicted, Run waits up to podCleanupTimeout for the
+// evicted pods to be cleaned up, looking every podCleanupPollFreq, before
+// it passes again (upstream's waitForPodsCleanup): the next pass must see
+// what the eviction freed, or it evicts a second pod for the same
+// pressure (a memory-backed emptyDir holds its memory until unmounted).
+const (
+	podCleanupTimeout  = 30 * time.Second
+	podCleanupPollFreq = time.Second
+)
+
 // SummaryFunc returns the node's and pods' stats (stats.Provider.Summary).
 type SummaryFunc func(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.Summary, error)
 
@@ -71,7 +81,11 @@ type Config struct {
 	// ActivePods are the pods that may be evicted: admitted, not
 	// terminal, and not already being terminated.
 	ActivePods func() []*corev1.Pod
-	Killer     Killer
+	// PodCleanedUp reports whether an evicted pod is cleaned up: its
+	// containers stopped, its volumes torn down (upstream's
+	// PodCleanedUpFunc, the pod workers' ShouldPodBeFinished).
+	PodCleanedUp func(*corev1.Pod) bool
+	Killer       Killer
 	// Reclaimer may be nil: no node-level reclaim.
 	Reclaimer NodeReclaimer
 	Recorder  Recorder
@@ -110,8 +124,8 @@ type Manager struct {
 
 // New validates cfg and returns a Manager; it starts nothing.
 func New(cfg Config) (*Manager, error) {
-	if cfg.Summary == nil || cfg.ActivePods == nil || cfg.Killer == nil || cfg.Recorder == nil || cfg.Clock == nil {
-		return nil, errors.New("create eviction manager: Summary, ActivePods, Killer, Recorder and Clock are required")
+	if cfg.Summary == nil || cfg.ActivePods == nil || cfg.PodCleanedUp == nil || cfg.Killer == nil || cfg.Recorder == nil || cfg.Clock == nil {
+		return nil, errors.New("create eviction manager: Summary, ActivePods, PodCleanedUp, Killer, Recorder and Clock are required")
 	}
 	if cfg.MonitoringPeriod <= 0 {
 		cfg.MonitoringPeriod = DefaultMonitoringPeriod
@@ -137,7 +151,13 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer t.Stop()
 	defer m.disarm()
 	for {
-		m.Pass(ctx)
+		if evicted := m.Pass(ctx); len(evicted) > 0 {
+			m.waitForCleanup(ctx, evicted)
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -159,13 +179,13 @@ func (m *Manager) localStorageEvictions(pods []*corev1.Pod, stats PodStats, dedi
 // Pass is one look at the node (upstream's synchronize): it updates the
 // conditions, then evicts the pods over their local storage limits or,
 // failing those, reclaims at most one pod's worth for the most pressing
-// threshold. Only Run and tests call it.
-func (m *Manager) Pass(ctx context.Context) {
+// threshold. It returns the pods it evicted. Only Run and tests call it.
+func (m *Manager) Pass(ctx context.Context) []*corev1.Pod {
 	logger := klog.FromContext(ctx)
 	sum, err := m.cfg.Summary(ctx, false)
 	if err != nil {
 		logger.Error(err, "Eviction manager: cannot get summary stats")
-		return
+		return nil
 	}
 	if m.thresholds == nil {
 		m.thresholds = WithContainerFs(m.cfg.Thresholds, DedicatedImageFs(sum))
@@ -185,19 +205,21 @@ func (m *Manager) Pass(ctx context.Context) {
 	}
 	pods, stats, dedicated := m.cfg.ActivePods(), PodStatsOf(sum), DedicatedImageFs(sum)
 	if evs := m.localStorageEvictions(pods, stats, dedicated); len(evs) > 0 {
+		evicted := make([]*corev1.Pod, 0, len(evs))
 		for _, ev := range evs {
 			m.evict(ctx, ev)
+			evicted = append(evicted, ev.Pod)
 		}
-		return
+		return evicted
 	}
 	if d.Reclaim == nil {
-		return
+		return nil
 	}
 	logger.Info("Eviction manager: attempting to reclaim", "resourceName", d.Resource)
 	m.cfg.Recorder.NodeEventf(corev1.EventTypeWarning, reasonThresholdMet, "Attempting to reclaim %s", d.Resource)
 	if NodeReclaimable(d.Reclaim.Signal, dedicated) && m.reclaimNode(ctx) {
 		logger.Info("Eviction manager: able to reduce resource pressure without evicting pods.", "resourceName", d.Resource)
-		return
+		return nil
 	}
 	if mt := m.cfg.Metrics; mt != nil {
 		for _, t := range d.Act {
@@ -210,9 +232,35 @@ func (m *Manager) Pass(ctx context.Context) {
 		DedicatedImageFs: dedicated, MaxPodGracePeriod: m.cfg.MaxPodGracePeriod})
 	if !ok {
 		logger.Info("Eviction manager: unable to evict any pods from the node")
-		return
+		return nil
 	}
 	m.evict(ctx, ev)
+	return []*corev1.Pod{ev.Pod}
+}
+
+// waitForCleanup waits until every pod of pods is cleaned up
+// (Config.PodCleanedUp), podCleanupTimeout at most, or ctx ends.
+func (m *Manager) waitForCleanup(ctx context.Context, pods []*corev1.Pod) {
+	logger := klog.FromContext(ctx)
+	logger.Info("Eviction manager: pods evicted, waiting for pod to be cleaned up", "pods", klog.KObjSlice(pods))
+	timeout := m.cfg.Clock.NewTimer(podCleanupTimeout)
+	defer timeout.Stop()
+	poll := m.cfg.Clock.NewTicker(podCleanupPollFreq)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timeout.C():
+			logger.Info("Eviction manager: timed out waiting for pods to be cleaned up", "pods", klog.KObjSlice(pods))
+			return
+		case <-poll.C():
+			if !slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return !m.cfg.PodCleanedUp(p) }) {
+				logger.Info("Eviction manager: pods successfully cleaned up", "pods", klog.KObjSlice(pods))
+				return
+			}
+		}
+	}
 }
 
 // reclaimNode runs the node-level reclaim and reports whether every

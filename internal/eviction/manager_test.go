@@ -3,6 +3,8 @@ package eviction
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,7 +127,7 @@ func TestManagerPass(t *testing.T) {
 			kicked := 0
 			m, err := New(Config{Thresholds: tt.thresholds, TransitionPeriod: time.Minute, LocalStorageCapacityIsolation: !tt.isolationOff,
 				Summary:    func(context.Context, bool) (*statsapi.Summary, error) { return tt.sum, nil },
-				ActivePods: func() []*corev1.Pod { return tt.pods }, Killer: killer, Reclaimer: gc, Recorder: rec, Metrics: mt,
+				ActivePods: func() []*corev1.Pod { return tt.pods }, PodCleanedUp: func(*corev1.Pod) bool { return true }, Killer: killer, Reclaimer: gc, Recorder: rec, Metrics: mt,
 				OnConditions: func() { kicked++ }, Clock: clocktesting.NewFakeClock(now)})
 			if err != nil {
 				t.Fatal(err)
@@ -192,4 +194,122 @@ func TestNodeReclaimable(t *testing.T) {
 			t.Errorf("NodeReclaimable(%s, dedicated %v) = %v, want %v", tt.signal, tt.dedicated, got, tt.want)
 		}
 	}
+}
+
+// chanKiller sends each evicted pod's name.
+type chanKiller chan string
+
+func (k chanKiller) Evict(_ context.Context, ev Eviction) { k <- ev.Pod.Name }
+
+// TestRunWaitsForCleanup checks upstream's waitForPodsCleanup: after a pass
+// that evicted, Run passes again only once the evicted pod is cleaned up
+// (polled every second), or after 30 s, whatever the pressure meanwhile:
+// what the eviction frees must be seen before a second pod goes.
+func TestRunWaitsForCleanup(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now)
+	// Under memory pressure at every pass, with stats of the pass's time
+	// (as upstream, a threshold is acted on only with newer stats).
+	sum := summary(now, 512<<20, 50<<30, memStats("guaranteed", 1<<30), memStats("besteffort", 100<<20))
+	var mu sync.Mutex
+	var evicted []string
+	cleaned, polls, passes := map[string]bool{}, 0, 0
+	m, err := New(Config{
+		Thresholds: []Threshold{{Signal: SignalMemoryAvailable, Value: Value{Quantity: q("1Gi")}}},
+		Summary: func(context.Context, bool) (*statsapi.Summary, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			passes++
+			sum.Node.Memory.Time = metav1.NewTime(clk.Now())
+			return sum, nil
+		},
+		ActivePods: func() []*corev1.Pod {
+			mu.Lock()
+			defer mu.Unlock()
+			var out []*corev1.Pod
+			for _, p := range []*corev1.Pod{pod("guaranteed", 0, "2Gi"), pod("besteffort", 0, "")} {
+				if !slices.Contains(evicted, p.Name) {
+					out = append(out, p)
+				}
+			}
+			return out
+		},
+		PodCleanedUp: func(p *corev1.Pod) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			polls++
+			return cleaned[p.Name]
+		},
+		Killer: chanKiller(make(chan string, 2)), Recorder: &fakeRecorder{}, Clock: clk,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kills := m.cfg.Killer.(chanKiller)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	kill := func() string {
+		t.Helper()
+		select {
+		case name := <-kills:
+			mu.Lock()
+			evicted = append(evicted, name)
+			mu.Unlock()
+			return name
+		case <-time.After(10 * time.Second):
+			t.Fatal("no eviction")
+			return ""
+		}
+	}
+	// until waits for cond, which Run makes true, without stepping the clock.
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("Run never got to: %s", what)
+			}
+		}
+	}
+	count := func(n *int) int { mu.Lock(); defer mu.Unlock(); return *n }
+
+	if got := kill(); got != "besteffort" {
+		t.Fatalf("first eviction %s, want besteffort", got)
+	}
+	// Run's monitoring ticker, the cleanup timeout and its poll ticker.
+	until("waiting for the cleanup", func() bool { return clk.Waiters() == 3 })
+	for i := 1; i <= 12; i++ { // past a monitoring period: no pass
+		clk.Step(podCleanupPollFreq)
+		until(fmt.Sprintf("poll %d", i), func() bool { return count(&polls) == i })
+	}
+	if n := count(&passes); n != 1 || len(kills) != 0 {
+		t.Fatalf("%d passes, %d more evictions while the evicted pod was not cleaned up; want 1 and 0", n, len(kills))
+	}
+	mu.Lock()
+	cleaned["besteffort"] = true
+	mu.Unlock()
+	clk.Step(podCleanupPollFreq)
+	if got := kill(); got != "guaranteed" {
+		t.Fatalf("second eviction %s, want guaranteed", got)
+	}
+	// Never cleaned up: Run waits 30 s, then passes again (nothing is
+	// left to evict).
+	// (Its poll ticker may not exist yet: step until it polls.)
+	polled := count(&polls)
+	until("waiting for the second cleanup", func() bool {
+		clk.Step(podCleanupPollFreq)
+		time.Sleep(10 * time.Millisecond)
+		return count(&polls) > polled
+	})
+	if n := count(&passes); n != 2 {
+		t.Fatalf("%d passes before the cleanup timeout, want 2", n)
+	}
+	clk.Step(podCleanupTimeout)
+	until("the pass after the timeout", func() bool { return count(&passes) >= 3 })
 }

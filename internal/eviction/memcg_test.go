@@ -119,9 +119,10 @@ func TestManagerArmsMemoryNotifiers(t *testing.T) {
 			{Signal: SignalAllocatableMemoryAvailable, Value: Value{Quantity: q("1Gi")}},
 			{Signal: SignalNodeFsAvailable, Value: Value{Percentage: 0.1}},
 		},
-		Summary:    func(context.Context, bool) (*statsapi.Summary, error) { return sum, nil },
-		ActivePods: func() []*corev1.Pod { return nil },
-		Killer:     &fakeKiller{}, Recorder: &fakeRecorder{}, Clock: clk,
+		Summary:      func(context.Context, bool) (*statsapi.Summary, error) { return sum, nil },
+		ActivePods:   func() []*corev1.Pod { return nil },
+		PodCleanedUp: func(*corev1.Pod) bool { return true },
+		Killer:       &fakeKiller{}, Recorder: &fakeRecorder{}, Clock: clk,
 		Notifier: n, MemoryCgroups: MemoryCgroups{Node: "/cg/memory", Pods: "/cg/memory/kubepods"},
 	})
 	if err != nil {
