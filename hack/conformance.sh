@@ -37,7 +37,9 @@
 # Output in _output/conformance/$KUBELET: summary.txt (one line a spec:
 # PASSED, FAILED with the first line of the failure, SKIPPED with the
 # reason; then "N passed, N failed, N skipped"), report.json and junit.xml
-# (ginkgo), ginkgo.log, and cluster.log (control plane and kubelet output).
+# (ginkgo), ginkgo.log, cluster.log (control plane and kubelet output) and
+# nodes.txt (the nodes' taints and conditions as the suite ended, printed
+# last when the run failed).
 # It exits non-zero when a spec failed.
 set -euo pipefail
 # shellcheck source=hack/lib.sh
@@ -156,6 +158,17 @@ start_cluster() {
 	done
 	"$BIN/kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=180s ||
 		die "no Ready node; see $RUN/cluster.log"
+	# The suite starts only on an untainted node (its wait is 30 min): the
+	# node lifecycle controller's not-ready taint goes within seconds of
+	# Ready; a pressure taint stays.
+	for ((i = 0; i < 120; i++)); do
+		[[ -z $(blocking_taints "$kubeconfig") ]] && break
+		sleep 1
+	done
+	if [[ -n $(blocking_taints "$kubeconfig") ]]; then
+		node_report "$kubeconfig" >&2
+		die "the node is Ready but tainted $(blocking_taints "$kubeconfig" | paste -sd' ') after 120 s: no spec could run on it; see $RUN/cluster.log"
+	fi
 	if [[ $NETWORK == 1 ]]; then
 		for ((i = 0; i < 180; i++)); do
 			kill -0 "$CLUSTER_PID" 2>/dev/null || die "berth-cluster exited; see $RUN/cluster.log"
@@ -168,6 +181,20 @@ start_cluster() {
 	ADMIN_KUBECONFIG=$kubeconfig
 }
 
+# blocking_taints prints the nodes' NoSchedule and NoExecute taints
+# (key:effect), one a line: those that keep the suite's pods off a node.
+blocking_taints() {
+	"$BIN/kubectl" --kubeconfig "$1" get nodes \
+		-o jsonpath='{range .items[*].spec.taints[*]}{.key}:{.effect}{"\n"}{end}' | grep -E ':(NoSchedule|NoExecute)$' || true
+}
+
+# node_report prints each node's taints and conditions: what the suite
+# judges a node by (a failed run's last lines say why it found none).
+node_report() {
+	"$BIN/kubectl" --kubeconfig "$1" get nodes -o go-template='{{range .items}}node {{.metadata.name}}: taints {{.spec.taints}}{{"\n"}}{{range .status.conditions}}  {{.type}}={{.status}} {{.reason}}: {{.message}}{{"\n"}}{{end}}{{end}}' ||
+		echo "berth: could not read the nodes"
+}
+
 run_suite() {
 	local kubeconfig=$1
 	log "running e2e.test: focus '$FOCUS', skip '$SKIP', $PROCS processes"
@@ -176,7 +203,8 @@ run_suite() {
 		"$BIN/e2e.test" -- \
 		--provider=skeleton --kubeconfig="$kubeconfig" --kubectl-path="$BIN/kubectl" \
 		--container-runtime-endpoint="unix://$CONTAINERD_SOCK" --kubelet-root-dir=/var/lib/kubelet \
-		--node-os-distro=debian --disable-log-dump --e2e-output-dir="$RUN" 2>&1 | tee "$RUN/ginkgo.log"
+		--node-os-distro=debian --disable-log-dump --e2e-output-dir="$RUN" \
+		--node-schedulable-timeout=5m 2>&1 | tee "$RUN/ginkgo.log"
 }
 
 # locked runs under /tmp/berth-e2e.lock: cluster, suite, summary.
@@ -187,12 +215,18 @@ locked() {
 	local rc=0
 	start_cluster
 	run_suite "$ADMIN_KUBECONFIG" || rc=$?
+	# The nodes as the suite ended, printed again last if the run failed.
+	node_report "$ADMIN_KUBECONFIG" >"$RUN/nodes.txt" 2>&1
 	stop_cluster
 	[[ -f $RUN/report.json ]] || die "ginkgo wrote no report (exit $rc); see $RUN/ginkgo.log"
 	log "summary: $RUN/summary.txt"
 	"$BIN/conformance-summary" -report "$RUN/report.json" -o "$RUN/summary.txt" || rc=$?
 	if [[ ${CONFORMANCE_SMOKE:-} == 1 ]]; then
 		check_smoke || rc=1
+	fi
+	if [[ $rc != 0 ]]; then
+		echo "berth: the nodes as the suite ended ($RUN/nodes.txt):" >&2
+		cat "$RUN/nodes.txt" >&2
 	fi
 	return "$rc"
 }

@@ -37,6 +37,7 @@
 //	health.go     waiting for a component's health endpoint
 //	bindir.go     finding the binaries
 //	testing.go    ForTest, the helper Go tests call
+//	nodeconfig.go what every berth node of it is configured with: SharedHostEviction
 //
 // A Cluster is safe for concurrent use; its mutex guards the running
 // processes. Stop ends every process it started (by process group) and

@@ -19,6 +19,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/test/cluster"
 )
 
 const (
@@ -54,19 +55,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// defaultEviction is the test nodes' evictionHard: upstream's memory
-// threshold, and disk thresholds far below upstream's. The tests share the
-// machine's disk, whose fill is not theirs to judge: with upstream's 10 and
-// 15 %, a build machine's full disk would put every test node under
-// DiskPressure and keep its pods off it. The eviction tests replace it
-// (setEviction).
-const defaultEviction = `evictionHard:
-  memory.available: 100Mi
-  nodefs.available: 1%
-  nodefs.inodesFree: 1%
-  imagefs.available: 1%
-  imagefs.inodesFree: 1%
-`
+// defaultEviction is the test nodes' evictionHard, the development
+// cluster's: upstream's memory threshold and disk thresholds far below
+// upstream's (see cluster.SharedHostEviction). The eviction tests replace
+// it (setEviction).
+const defaultEviction = cluster.SharedHostEviction
 
 // setEviction replaces defaultEviction in the node's configuration with
 // block (an evictionHard map, and any other fields); before start.

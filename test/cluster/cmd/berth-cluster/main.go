@@ -264,7 +264,9 @@ makeIPTablesUtilChains: false
 # image GC by disk usage never removes them.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-address: 0.0.0.0
+# The machine's disk is shared: thresholds its fill cannot cross by
+# itself (cluster.SharedHostEviction).
+%saddress: 0.0.0.0
 port: 10250
 readOnlyPort: 10255
 authentication:
@@ -278,7 +280,7 @@ authorization:
   mode: Webhook
 logging:
   verbosity: 2
-%s`, n.rotate, n.staticPodPath, n.criEndpoint, n.clientCAFile, dns))
+%s`, n.rotate, n.staticPodPath, n.criEndpoint, cluster.SharedHostEviction, n.clientCAFile, dns))
 }
 
 // nodeConfig is what the node's KubeletConfiguration says beyond the fixed

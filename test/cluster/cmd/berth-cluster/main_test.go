@@ -84,4 +84,10 @@ func testNodeConfiguration(t *testing.T, bootstrap, dns bool) {
 	if diff := cmp.Diff(wantDNS, cfg.Kubelet.ClusterDNS); diff != "" || cfg.Kubelet.ClusterDomain != wantDomain {
 		t.Errorf("clusterDNS (-want +got):\n%s; clusterDomain %q, want %q", diff, cfg.Kubelet.ClusterDomain, wantDomain)
 	}
+	// The shared machine's disk fill must not put the node under
+	// DiskPressure: not upstream's 10 and 15 %.
+	wantEviction := map[string]string{"memory.available": "100Mi", "nodefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.available": "1%", "imagefs.inodesFree": "1%"}
+	if diff := cmp.Diff(wantEviction, cfg.Kubelet.EvictionHard); diff != "" {
+		t.Errorf("evictionHard (-want +got):\n%s", diff)
+	}
 }
