@@ -18,7 +18,7 @@
 //	              SupplementalGroupsPolicyNotSupported
 //	resources.go  OutOfpods, OutOfcpu, OutOfmemory, OutOfephemeral-storage,
 //	              OutOf<resource> (hugepages, extended resources);
-//	              PodRequests, the pod's effective request
+//	              PodRequests, the pod's effective request (upstream's helper)
 //	affinity.go   NodeAffinity: nodeSelector and required node affinity
 //	admit.go      NodeName
 //	ports.go      NodePorts: host port conflicts with admitted pods (their

@@ -6,12 +6,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/berthk8s/berth/internal/podutil"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // PodRequests returns the pod's effective request, as upstream's resource
-// helpers compute it for scheduling and admission:
+// helpers (k8s.io/component-helpers/resource) compute it for scheduling and
+// admission:
 //
 //   - the sum of the containers' requests;
 //   - restartable init containers (sidecars) run beside them: each adds to
@@ -23,64 +23,23 @@ import (
 //     hugepages;
 //   - the pod overhead is added.
 //
-// Requests of running pods being resized in place are not considered: berth
-// does not resize pods.
+// It is the pod's spec (or allocation) alone: what a pod new to the node
+// asks for.
 func PodRequests(pod *corev1.Pod) corev1.ResourceList {
-	return podRequests(pod, nil)
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }
 
-// podRequests is PodRequests with keep deciding which container requests
-// count (nil: all).
-func podRequests(pod *corev1.Pod, keep func(corev1.ResourceName) bool) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for i := range pod.Spec.Containers {
-		add(sum, pod.Spec.Containers[i].Resources.Requests, keep)
-	}
-	sidecars := corev1.ResourceList{}
-	initMax := corev1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		var during corev1.ResourceList
-		if podutil.IsSidecar(c) {
-			add(sum, c.Resources.Requests, keep)
-			add(sidecars, c.Resources.Requests, keep)
-			during = sidecars
-		} else {
-			during = corev1.ResourceList{}
-			add(during, c.Resources.Requests, keep)
-			add(during, sidecars, nil)
-		}
-		maxInto(initMax, during)
-	}
-	maxInto(sum, initMax)
-	if r := pod.Spec.Resources; r != nil {
-		for name, q := range r.Requests {
-			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || isHugePages(name) {
-				sum[name] = q.DeepCopy()
-			}
-		}
-	}
-	add(sum, pod.Spec.Overhead, nil)
-	return sum
-}
-
-func add(into, from corev1.ResourceList, keep func(corev1.ResourceName) bool) {
-	for name, q := range from {
-		if keep != nil && !keep(name) {
-			continue
-		}
-		sum := into[name]
-		sum.Add(q)
-		into[name] = sum
-	}
-}
-
-func maxInto(into, from corev1.ResourceList) {
-	for name, q := range from {
-		if cur, ok := into[name]; !ok || q.Cmp(cur) > 0 {
-			into[name] = q.DeepCopy()
-		}
-	}
+// HeldRequests is what an admitted pod holds on the node, as upstream's
+// NodeInfo counts the pods beside one being admitted (InPlacePodVerticalScaling
+// and InPlacePodLevelResourcesVerticalScaling, on by default in v1.37): its
+// allocation, or per container (and for pod-level resources) what its
+// status reports where that is larger. A decrease being resized in place
+// holds the old amount until the status shows it applied; an infeasible
+// resize holds the allocation.
+func HeldRequests(pod *corev1.Pod) corev1.ResourceList {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
+		UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true,
+	})
 }
 
 // amounts is a resource vector in the units upstream's scheduler counts:
@@ -91,14 +50,18 @@ type amounts struct {
 	scalar                      map[corev1.ResourceName]int64
 }
 
-func toAmounts(list corev1.ResourceList) amounts {
+// toAmounts is list's amounts, of the resources keep keeps (nil: all).
+func toAmounts(list corev1.ResourceList, keep func(corev1.ResourceName) bool) amounts {
 	a := amounts{scalar: map[corev1.ResourceName]int64{}}
-	a.add(list)
+	a.add(list, keep)
 	return a
 }
 
-func (a *amounts) add(list corev1.ResourceList) {
+func (a *amounts) add(list corev1.ResourceList, keep func(corev1.ResourceName) bool) {
 	for name, q := range list {
+		if keep != nil && !keep(name) {
+			continue
+		}
 		switch name {
 		case corev1.ResourceCPU:
 			a.milliCPU += q.MilliValue()
@@ -126,7 +89,7 @@ type shortfall struct {
 // active pods, in upstream's order: pods, cpu, memory, ephemeral-storage,
 // then the scalar resources (by name).
 func fit(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod) []shortfall {
-	alloc := toAmounts(node.Status.Allocatable)
+	alloc := toAmounts(node.Status.Allocatable, nil)
 	var out []shortfall
 	if n := int64(len(active)); n+1 > alloc.pods {
 		out = append(out, shortfall{corev1.ResourcePods, 1, n, alloc.pods})
@@ -140,10 +103,10 @@ func fit(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod) []shortfall {
 		_, ok := node.Status.Allocatable[name]
 		return ok
 	}
-	want := toAmounts(podRequests(pod, known))
-	used := toAmounts(nil)
+	want := toAmounts(PodRequests(pod), known)
+	used := toAmounts(nil, nil)
 	for _, p := range active {
-		used.add(PodRequests(p))
+		used.add(HeldRequests(p), nil)
 	}
 	check := func(name corev1.ResourceName, want, used, alloc int64) {
 		if want > 0 && want > alloc-used {

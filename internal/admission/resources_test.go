@@ -163,6 +163,40 @@ func TestFitCountsSidecarsOfActivePods(t *testing.T) {
 	}
 }
 
+// TestFitCountsResizesInProgress: as upstream's NodeInfo, an admitted pod
+// holds the larger of its allocation and what its status reports, per
+// container: a decrease not yet applied still holds the old amount; and
+// the pod being admitted counts at its spec alone.
+func TestFitCountsResizesInProgress(t *testing.T) {
+	shrinking := testPod("shrinking", "cpu", "1") // allocated 1, still running at 3
+	shrinking.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app",
+		Resources: &corev1.ResourceRequirements{Requests: rl("cpu", "3")}}}
+	growing := testPod("growing", "cpu", "2") // allocated 2, still running at 1
+	growing.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app",
+		Resources: &corev1.ResourceRequirements{Requests: rl("cpu", "1")}}}
+	tests := []struct {
+		name   string
+		active *corev1.Pod
+		want   []shortfall
+	}{
+		{name: "a decrease in progress holds the old amount", active: shrinking,
+			want: []shortfall{{name: corev1.ResourceCPU, requested: 1500, used: 3000, capacity: 4000}}},
+		{name: "an increase in progress holds the allocation", active: growing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := testPod("new", "cpu", "1500m")
+			// The status of the pod being admitted is not its own yet.
+			pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app",
+				Resources: &corev1.ResourceRequirements{Requests: rl("cpu", "4")}}}
+			got := fit(pod, testNode(), []*corev1.Pod{tt.active})
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(shortfall{})); diff != "" {
+				t.Errorf("fit (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestFitReportsEveryShortfallInOrder(t *testing.T) {
 	node := testNode()
 	pod := testPod("new", "example.com/gpu", "3", "hugepages-2Mi", "2Mi", "ephemeral-storage", "200Gi", "memory", "9Gi", "cpu", "5")

@@ -306,7 +306,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	admit.cpus, admit.memory, admit.sysctls, admit.features = n.admitResources, n.admitMemory, sysctls, n.declared.Admit
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
-		Admit: admit.Admit, Resize: n.alloc.Resize, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
+		Admit: admit.Admit, Resize: n.alloc.Resize, Reconciled: n.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
 	}

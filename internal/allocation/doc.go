@@ -9,8 +9,10 @@
 //     (the spec's resources differ from the allocation) is admitted or not
 //     by Manager.Resize, which the sync loop calls on every update; an
 //     admitted resize becomes the new allocation, one that does not fit is
-//     pending (PodResizePending, Deferred or Infeasible) and is retried
-//     when pods leave and every three minutes, as upstream;
+//     pending (PodResizePending, Deferred or Infeasible) and is retried,
+//     as upstream, on another resize, when a pod leaves, when a pod's
+//     status shows it ended or a decrease applied (Manager.Reconciled),
+//     and every three minutes;
 //   - the actuation: the resources berth last set on each running
 //     container and on the pod cgroup. The planner (podplan) compares it
 //     with the allocation and plans an in-place update or a restart per

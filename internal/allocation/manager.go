@@ -14,12 +14,15 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/admission"
 	"github.com/berthk8s/berth/internal/podstatus"
+	"github.com/berthk8s/berth/internal/podutil"
 )
 
 // RetryPeriod is how often pending (Deferred) resizes are retried, as
-// upstream's retryDelay; a pod leaving the node or another resize retries
-// them at once.
+// upstream's retryDelay; a pod leaving the node, another resize, a pod
+// becoming terminal or one showing a decrease applied retries them at
+// once.
 const RetryPeriod = 3 * time.Minute
 
 // Recorder records events about pods.
@@ -159,6 +162,41 @@ func (m *Manager) Resize(ctx context.Context, old, pod *corev1.Pod) {
 		trigger = triggerPodsAdded
 	}
 	m.retryPending(ctx, trigger)
+}
+
+// Reconciled handles pods whose status alone changed in the source, each
+// with the pod it replaces (upstream's HandlePodReconcile). With resizes
+// pending, the first that may have made room retries them, once for the
+// whole batch: a pod that became terminal (pod_terminated), or one whose
+// cpu or memory requests shrank as its status came to show a decrease
+// applied (pod_resized, which wins when both hold).
+func (m *Manager) Reconciled(ctx context.Context, changes [][2]*corev1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.pending) == 0 {
+		return
+	}
+	for _, c := range changes {
+		if trigger := reconcileTrigger(m.Allocated(c[0]), m.Allocated(c[1])); trigger != "" {
+			m.retryPending(ctx, trigger)
+			m.publish()
+			return
+		}
+	}
+}
+
+// reconcileTrigger is why a status change of an allocated pod from old
+// to pod retries the pending resizes, or "" when it does not.
+func reconcileTrigger(old, pod *corev1.Pod) string {
+	trigger := ""
+	if podutil.IsTerminal(pod.Status.Phase) && !podutil.IsTerminal(old.Status.Phase) {
+		trigger = triggerPodTerminated
+	}
+	before, after := admission.HeldRequests(old), admission.HeldRequests(pod)
+	if after.Memory().Cmp(*before.Memory()) < 0 || after.Cpu().Cmp(*before.Cpu()) < 0 {
+		trigger = triggerPodResized
+	}
+	return trigger
 }
 
 // Release forgets a pod that is gone and retries the pending resizes,

@@ -30,14 +30,14 @@ type Metrics interface {
 
 // The retry_trigger of kubelet_pod_deferred_accepted_resizes_total: why
 // the pending resizes were retried, as upstream's TriggerReason* (pinned
-// by TestTriggersMatchUpstream). Upstream also retries when a pod becomes
-// terminal (pod_terminated) or its status shows smaller requests
-// (pod_resized); berth retries then only on RetryPeriod.
+// by TestTriggersMatchUpstream).
 const (
-	triggerPodUpdated  = "pod_updated"
-	triggerPodsAdded   = "pods_added"
-	triggerPodsRemoved = "pods_removed"
-	triggerPeriodic    = "periodic_retry"
+	triggerPodResized    = "pod_resized"
+	triggerPodUpdated    = "pod_updated"
+	triggerPodsAdded     = "pods_added"
+	triggerPodsRemoved   = "pods_removed"
+	triggerPodTerminated = "pod_terminated"
+	triggerPeriodic      = "periodic_retry"
 )
 
 // The resolutions of a Deferred resize, as upstream's

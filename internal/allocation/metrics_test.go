@@ -256,3 +256,41 @@ func TestTerminatedLeavesThePendingQueue(t *testing.T) {
 	}
 	f.expect(t, "kubelet_pod_deferred_resize_duration_seconds", map[string]string{"priority_bucket=normal,resolution=terminated": "1/0"})
 }
+
+// TestReconcileRetriesPendingResizes: a status change alone retries the
+// pending resizes, as upstream's HandlePodReconcile, only when a pod
+// shows a decrease applied (its requests, status included, shrank:
+// pod_resized) or became terminal (pod_terminated).
+func TestReconcileRetriesPendingResizes(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 1000)
+	a, b := podWithCPU("a", "500m", 1), podWithCPU("b", "400m", 1)
+	f.admit(a)
+	f.admit(b)
+	f.update(podWithCPU("b", "600m", 2)) // 1100m: Deferred
+	f.capacity = 1100                    // room, but nothing says so yet
+	// withStatus is a's next status: its container running at cpu, in phase.
+	withStatus := func(old *corev1.Pod, cpu string, phase corev1.PodPhase) [2]*corev1.Pod {
+		p := old.DeepCopy()
+		p.Status.Phase = phase
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Resources: &corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}
+		f.pods[p.UID] = p
+		return [2]*corev1.Pod{old, p}
+	}
+	// Running at 700m (a decrease to 500m in progress), then ready: no retry.
+	running := withStatus(a, "700m", corev1.PodRunning)
+	f.m.Reconciled(ctx, [][2]*corev1.Pod{running, withStatus(running[1], "700m", corev1.PodRunning)})
+	f.expect(t, "kubelet_pod_deferred_accepted_resizes_total", map[string]string{})
+	// The decrease applied: a holds 500m, not 700m.
+	f.m.Reconciled(ctx, [][2]*corev1.Pod{withStatus(f.pods[a.UID], "500m", corev1.PodRunning)})
+	f.expect(t, "kubelet_pod_deferred_accepted_resizes_total", map[string]string{"retry_trigger=pod_resized": "1"})
+
+	f.update(podWithCPU("b", "700m", 3)) // 1200m: Deferred
+	// a ends: the node's pods no longer count it.
+	ended := withStatus(f.pods[a.UID], "500m", corev1.PodSucceeded)
+	delete(f.pods, a.UID)
+	f.m.Reconciled(ctx, [][2]*corev1.Pod{ended})
+	f.expect(t, "kubelet_pod_deferred_accepted_resizes_total", map[string]string{
+		"retry_trigger=pod_resized": "1", "retry_trigger=pod_terminated": "1"})
+}

@@ -23,13 +23,12 @@ const (
 func TestTriggersMatchUpstream(t *testing.T) {
 	src := upstreamsrc.New(t)
 	berth := map[string]string{
-		"TriggerReasonPodUpdated":  triggerPodUpdated,
-		"TriggerReasonPodsAdded":   triggerPodsAdded,
-		"TriggerReasonPodsRemoved": triggerPodsRemoved,
-		"triggerReasonPeriodic":    triggerPeriodic,
-		// Events berth does not retry on (see the triggers' comment).
-		"TriggerReasonPodResized":    "pod_resized",
-		"TriggerReasonPodTerminated": "pod_terminated",
+		"TriggerReasonPodResized":    triggerPodResized,
+		"TriggerReasonPodUpdated":    triggerPodUpdated,
+		"TriggerReasonPodsAdded":     triggerPodsAdded,
+		"TriggerReasonPodsRemoved":   triggerPodsRemoved,
+		"TriggerReasonPodTerminated": triggerPodTerminated,
+		"triggerReasonPeriodic":      triggerPeriodic,
 	}
 	up := map[string]string{}
 	for _, f := range src.Files(upstreamAllocation) {

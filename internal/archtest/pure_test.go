@@ -31,7 +31,9 @@ var rules = []rule{
 	{dir: "podstatus"},
 	{dir: "podutil", also: []string{"os", "k8s.io/klog/v2", "k8s.io/apimachinery/pkg/util/runtime"}},
 	{dir: "pleg", files: []string{"diff.go", "cache.go"}},
-	{dir: "admission", also: []string{"k8s.io/component-helpers"}},
+	// Admission counts requests with upstream's own pure helper,
+	// k8s.io/component-helpers/resource (as cm, podstatus and allocation).
+	{dir: "admission"},
 	// The declared features: k8s.io/component-helpers/nodedeclaredfeatures
 	// over berth's gates, version and runtime features, fixed at start.
 	{dir: "declaredfeatures", also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},

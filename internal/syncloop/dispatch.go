@@ -34,6 +34,8 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 	// resized are the added or updated pods, each with the spec it
 	// replaces (nil for a pod new to berth).
 	var resized [][2]*corev1.Pod
+	// reconciled are the known pods whose status alone changed.
+	var reconciled [][2]*corev1.Pod
 	for _, pod := range pods {
 		if podutil.IsMirror(pod) {
 			dispatch = append(dispatch, l.updateMirror(u.Op, pod, now)...)
@@ -51,6 +53,7 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 					if podstatus.NeedsReadinessReconcile(pod) {
 						dispatch = append(dispatch, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: now})
 					}
+					reconciled = append(reconciled, [2]*corev1.Pod{old, pod})
 					continue
 				}
 				if l.cfg.Resize != nil {
@@ -84,6 +87,9 @@ func (l *Loop) handleUpdate(ctx context.Context, u podsource.Update) {
 	// update too.
 	for _, r := range resized {
 		l.cfg.Resize(ctx, r[0], r[1])
+	}
+	if len(reconciled) > 0 && l.cfg.Reconciled != nil {
+		l.cfg.Reconciled(ctx, reconciled)
 	}
 	for _, opts := range dispatch {
 		l.cfg.Workers.Update(ctx, opts)

@@ -46,6 +46,12 @@ type Config struct {
 	// desired set that holds it is published and before the pod's worker
 	// is; nil resizes nothing.
 	Resize func(ctx context.Context, old, pod *corev1.Pod)
+	// Reconciled is told, once per update, of the pods whose status alone
+	// changed in the source, each with the pod it replaces ([old, new]),
+	// after the desired set is published (upstream's HandlePodReconcile:
+	// a pod that became terminal or shows a decrease applied may make
+	// room for a pending resize); nil: not told.
+	Reconciled func(ctx context.Context, changes [][2]*corev1.Pod)
 	// Housekeeping runs, on the housekeeping tick, with the desired pods
 	// of that moment, in a goroutine of its own: it does runtime work (CRI
 	// listings, tear-downs, directory removal) and must never hold up a

@@ -69,6 +69,9 @@ type harness struct {
 	// resize gets "name in desired-pod-names" for every Resize call, and
 	// ", was <generation>" when it has the spec the update replaces.
 	resize chan string
+	// reconciled gets, for every Reconciled call, "name old-phase>new-phase"
+	// of each pod, with the desired pods' names.
+	reconciled chan string
 	// mu guards rtErr.
 	mu    sync.Mutex
 	rtErr error
@@ -77,14 +80,15 @@ type harness struct {
 func start(t *testing.T) *harness {
 	t.Helper()
 	h := &harness{
-		clock:   clocktesting.NewFakeClock(time.Unix(1000, 0)),
-		updates: make(chan podsource.Update),
-		events:  make(chan pleg.Event),
-		probes:  make(chan types.UID),
-		workers: &recorder{calls: make(chan string, 100)},
-		house:   make(chan []*corev1.Pod, 10),
-		admit:   make(chan string, 10),
-		resize:  make(chan string, 10),
+		clock:      clocktesting.NewFakeClock(time.Unix(1000, 0)),
+		updates:    make(chan podsource.Update),
+		events:     make(chan pleg.Event),
+		probes:     make(chan types.UID),
+		workers:    &recorder{calls: make(chan string, 100)},
+		house:      make(chan []*corev1.Pod, 10),
+		admit:      make(chan string, 10),
+		resize:     make(chan string, 10),
+		reconciled: make(chan string, 10),
 	}
 	loop, err := New(Config{
 		Updates: h.updates, Events: h.events, ProbeResults: h.probes, Workers: h.workers, Clock: h.clock,
@@ -98,6 +102,13 @@ func start(t *testing.T) *harness {
 				got += fmt.Sprintf(", was %d", old.Generation)
 			}
 			h.resize <- got
+		},
+		Reconciled: func(_ context.Context, changes [][2]*corev1.Pod) {
+			var got []string
+			for _, c := range changes {
+				got = append(got, fmt.Sprintf("%s %s>%s", c[1].Name, c[0].Status.Phase, c[1].Status.Phase))
+			}
+			h.reconciled <- strings.Join(got, ",") + " in " + strings.Join(names(h.loop.Pods()), ",")
 		},
 		RuntimeErr: func() error {
 			h.mu.Lock()
@@ -484,5 +495,23 @@ func TestResizeAfterPublish(t *testing.T) {
 	}
 	if got := h.workers.next(t); got != "update a" {
 		t.Errorf("worker after resize: %q", got)
+	}
+}
+
+// TestReconciledAfterPublish: the known pods of a reconcile (a status-only
+// change) are handed to Reconciled together, each with the pod it
+// replaces, once the desired set is published; a pod new to berth in a
+// reconcile is admitted instead.
+func TestReconciledAfterPublish(t *testing.T) {
+	h := start(t)
+	a, b := pod("a", "ua"), pod("b", "ub")
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{a, b}})
+	h.workers.next(t)
+	h.workers.next(t)
+	a2, b2, c := a.DeepCopy(), b.DeepCopy(), pod("c", "uc")
+	a2.Status.Phase, b2.Status.Phase = corev1.PodRunning, corev1.PodSucceeded
+	h.send(podsource.Update{Op: podsource.OpReconcile, Pods: []*corev1.Pod{a2, c, b2}})
+	if got, want := <-h.reconciled, "a >Running,b >Succeeded in a,b,c"; got != want {
+		t.Errorf("reconciled %q, want %q", got, want)
 	}
 }
