@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -214,6 +215,15 @@ func (e *clusterEnv) testMemoryEviction(t *testing.T) {
 	if log, err := os.ReadFile(e.node.logPath); err != nil || !strings.Contains(string(log), "eviction manager: hard memory eviction threshold crossed") {
 		t.Errorf("berth's log has no memcg notification (kernelMemcgNotification): %v", err)
 	}
+	// As upstream, the manager waited for the hog to be cleaned up (its
+	// containers stopped, its memory-backed emptyDir unmounted) before it
+	// looked again, and the hog was, well within the 30 s it waits.
+	e.node.waitFor("the evicted pod cleaned up", func() bool {
+		log, err := os.ReadFile(e.node.logPath)
+		return err == nil && slices.ContainsFunc(strings.Split(string(log), "\n"), func(line string) bool {
+			return strings.Contains(line, `"Eviction manager: pods successfully cleaned up"`) && strings.Contains(line, `pods=["default/memory-hog"]`)
+		})
+	})
 	e.waitAPI(t, "MemoryPressure cleared", func(ctx context.Context) (bool, error) {
 		n, err := e.admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 		return err == nil && hasNodeCondition(n.Status.Conditions, corev1.NodeMemoryPressure, corev1.ConditionFalse), err
