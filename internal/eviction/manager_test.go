@@ -201,51 +201,79 @@ type chanKiller chan string
 
 func (k chanKiller) Evict(_ context.Context, ev Eviction) { k <- ev.Pod.Name }
 
+// cleanupNode is a node under memory pressure at every pass, with stats
+// of the pass's time (as upstream, a threshold is acted on only with newer
+// stats), whose evicted pods are cleaned up when the test says so. Run
+// calls its methods; the test reads its counts.
+type cleanupNode struct {
+	clk *clocktesting.FakeClock
+	sum *statsapi.Summary
+	mu  sync.Mutex
+	// evicted are the pods evicted so far, cleaned those cleaned up;
+	// passes counts the summaries taken, polls the cleanup checks.
+	evicted       []string
+	cleaned       map[string]bool
+	passes, polls int
+}
+
+func (n *cleanupNode) summary(context.Context, bool) (*statsapi.Summary, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.passes++
+	n.sum.Node.Memory.Time = metav1.NewTime(n.clk.Now())
+	return n.sum, nil
+}
+
+// activePods are the pods not evicted yet.
+func (n *cleanupNode) activePods() []*corev1.Pod {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []*corev1.Pod
+	for _, p := range []*corev1.Pod{pod("guaranteed", 0, "2Gi"), pod("besteffort", 0, "")} {
+		if !slices.Contains(n.evicted, p.Name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (n *cleanupNode) podCleanedUp(p *corev1.Pod) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.polls++
+	return n.cleaned[p.Name]
+}
+
+// locked runs f under n's lock.
+func (n *cleanupNode) locked(f func()) { n.mu.Lock(); defer n.mu.Unlock(); f() }
+
+// until waits for cond, which another goroutine makes true.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Run never got to: %s", what)
+		}
+	}
+}
+
 // TestRunWaitsForCleanup checks upstream's waitForPodsCleanup: after a pass
 // that evicted, Run passes again only once the evicted pod is cleaned up
 // (polled every second), or after 30 s, whatever the pressure meanwhile:
 // what the eviction frees must be seen before a second pod goes.
 func TestRunWaitsForCleanup(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakeClock(now)
-	// Under memory pressure at every pass, with stats of the pass's time
-	// (as upstream, a threshold is acted on only with newer stats).
-	sum := summary(now, 512<<20, 50<<30, memStats("guaranteed", 1<<30), memStats("besteffort", 100<<20))
-	var mu sync.Mutex
-	var evicted []string
-	cleaned, polls, passes := map[string]bool{}, 0, 0
+	n := &cleanupNode{clk: clocktesting.NewFakeClock(now), cleaned: map[string]bool{},
+		sum: summary(now, 512<<20, 50<<30, memStats("guaranteed", 1<<30), memStats("besteffort", 100<<20))}
+	kills := make(chanKiller, 2)
 	m, err := New(Config{
 		Thresholds: []Threshold{{Signal: SignalMemoryAvailable, Value: Value{Quantity: q("1Gi")}}},
-		Summary: func(context.Context, bool) (*statsapi.Summary, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			passes++
-			sum.Node.Memory.Time = metav1.NewTime(clk.Now())
-			return sum, nil
-		},
-		ActivePods: func() []*corev1.Pod {
-			mu.Lock()
-			defer mu.Unlock()
-			var out []*corev1.Pod
-			for _, p := range []*corev1.Pod{pod("guaranteed", 0, "2Gi"), pod("besteffort", 0, "")} {
-				if !slices.Contains(evicted, p.Name) {
-					out = append(out, p)
-				}
-			}
-			return out
-		},
-		PodCleanedUp: func(p *corev1.Pod) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			polls++
-			return cleaned[p.Name]
-		},
-		Killer: chanKiller(make(chan string, 2)), Recorder: &fakeRecorder{}, Clock: clk,
+		Summary:    n.summary, ActivePods: n.activePods, PodCleanedUp: n.podCleanedUp,
+		Killer: kills, Recorder: &fakeRecorder{}, Clock: n.clk,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kills := m.cfg.Killer.(chanKiller)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -259,57 +287,44 @@ func TestRunWaitsForCleanup(t *testing.T) {
 		t.Helper()
 		select {
 		case name := <-kills:
-			mu.Lock()
-			evicted = append(evicted, name)
-			mu.Unlock()
+			n.locked(func() { n.evicted = append(n.evicted, name) })
 			return name
 		case <-time.After(10 * time.Second):
 			t.Fatal("no eviction")
 			return ""
 		}
 	}
-	// until waits for cond, which Run makes true, without stepping the clock.
-	until := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("Run never got to: %s", what)
-			}
-		}
-	}
-	count := func(n *int) int { mu.Lock(); defer mu.Unlock(); return *n }
+	count := func(c *int) (v int) { n.locked(func() { v = *c }); return v }
 
 	if got := kill(); got != "besteffort" {
 		t.Fatalf("first eviction %s, want besteffort", got)
 	}
 	// Run's monitoring ticker, the cleanup timeout and its poll ticker.
-	until("waiting for the cleanup", func() bool { return clk.Waiters() == 3 })
+	until(t, "waiting for the cleanup", func() bool { return n.clk.Waiters() == 3 })
 	for i := 1; i <= 12; i++ { // past a monitoring period: no pass
-		clk.Step(podCleanupPollFreq)
-		until(fmt.Sprintf("poll %d", i), func() bool { return count(&polls) == i })
+		n.clk.Step(podCleanupPollFreq)
+		until(t, fmt.Sprintf("poll %d", i), func() bool { return count(&n.polls) == i })
 	}
-	if n := count(&passes); n != 1 || len(kills) != 0 {
-		t.Fatalf("%d passes, %d more evictions while the evicted pod was not cleaned up; want 1 and 0", n, len(kills))
+	if p := count(&n.passes); p != 1 || len(kills) != 0 {
+		t.Fatalf("%d passes, %d more evictions while the evicted pod was not cleaned up; want 1 and 0", p, len(kills))
 	}
-	mu.Lock()
-	cleaned["besteffort"] = true
-	mu.Unlock()
-	clk.Step(podCleanupPollFreq)
+	n.locked(func() { n.cleaned["besteffort"] = true })
+	n.clk.Step(podCleanupPollFreq)
 	if got := kill(); got != "guaranteed" {
 		t.Fatalf("second eviction %s, want guaranteed", got)
 	}
 	// Never cleaned up: Run waits 30 s, then passes again (nothing is
-	// left to evict).
-	// (Its poll ticker may not exist yet: step until it polls.)
-	polled := count(&polls)
-	until("waiting for the second cleanup", func() bool {
-		clk.Step(podCleanupPollFreq)
+	// left to evict). Its poll ticker may not exist yet: step until it
+	// polls.
+	polled := count(&n.polls)
+	until(t, "waiting for the second cleanup", func() bool {
+		n.clk.Step(podCleanupPollFreq)
 		time.Sleep(10 * time.Millisecond)
-		return count(&polls) > polled
+		return count(&n.polls) > polled
 	})
-	if n := count(&passes); n != 2 {
-		t.Fatalf("%d passes before the cleanup timeout, want 2", n)
+	if p := count(&n.passes); p != 2 {
+		t.Fatalf("%d passes before the cleanup timeout, want 2", p)
 	}
-	clk.Step(podCleanupTimeout)
-	until("the pass after the timeout", func() bool { return count(&passes) >= 3 })
+	n.clk.Step(podCleanupTimeout)
+	until(t, "the pass after the timeout", func() bool { return count(&n.passes) >= 3 })
 }
