@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -192,8 +191,7 @@ func reconcileTrigger(old, pod *corev1.Pod) string {
 	if podutil.IsTerminal(pod.Status.Phase) && !podutil.IsTerminal(old.Status.Phase) {
 		trigger = triggerPodTerminated
 	}
-	before, after := admission.HeldRequests(old), admission.HeldRequests(pod)
-	if after.Memory().Cmp(*before.Memory()) < 0 || after.Cpu().Cmp(*before.Cpu()) < 0 {
+	if lessCPUOrMemory(admission.HeldRequests(pod), admission.HeldRequests(old)) {
 		trigger = triggerPodResized
 	}
 	return trigger
@@ -408,9 +406,14 @@ func (m *Manager) increasesRequests(pod *corev1.Pod) bool {
 	if allocated == pod {
 		return false
 	}
-	before := resourcehelper.PodRequests(allocated, resourcehelper.PodResourcesOptions{})
-	after := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	return after.Memory().Cmp(*before.Memory()) > 0 || after.Cpu().Cmp(*before.Cpu()) > 0
+	return lessCPUOrMemory(admission.PodRequests(allocated), admission.PodRequests(pod))
+}
+
+// lessCPUOrMemory reports whether a asks for less memory or less cpu than
+// b: the comparison upstream makes of a pod's requests before and after a
+// change (sortPendingResizes, HandlePodReconcile).
+func lessCPUOrMemory(a, b corev1.ResourceList) bool {
+	return a.Memory().Cmp(*b.Memory()) < 0 || a.Cpu().Cmp(*b.Cpu()) < 0
 }
 
 // Actuated returns what berth last set on the pod's containers and pod
