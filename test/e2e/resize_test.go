@@ -156,8 +156,68 @@ func TestClusterInPlaceResize(t *testing.T) {
 	bigger := map[string]corev1.ResourceRequirements{"web": requirements("500m", "500m", "48Mi", "96Mi")}
 	_, err = pods.Patch(ctx, "resize", types.StrategicMergePatchType, resizePatch(bigger), metav1.PatchOptions{}, "resize")
 	must(t, err)
+	e.waitDeferred(t)
+	must(t, pods.Delete(ctx, "blocker", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+	e.waitResized(t, "deferred resize admitted once the other pod left", false)
+
+	// A restart of berth keeps the allocation and restarts nothing.
+	e.node.stop()
+	e.node.start()
+	pod = e.waitResized(t, "pod still resized and ready after a restart of berth", true)
+	for _, st := range pod.Status.ContainerStatuses {
+		if st.RestartCount != restarts[st.Name] {
+			t.Errorf("container %s restarted after berth's restart: %d, was %d", st.Name, st.RestartCount, restarts[st.Name])
+		}
+	}
+	e.testResizeAdmittedWhenPodEnds(t, pod)
+}
+
+// testResizeAdmittedWhenPodEnds: a resize Deferred while another pod holds
+// the cpu is admitted once that pod ends, still in the API: its status
+// turning terminal retries the pending resizes (upstream's pod_terminated
+// trigger). Run right after berth started, so that the 3-minute periodic
+// retry cannot come first within the wait.
+func (e *clusterEnv) testResizeAdmittedWhenPodEnds(t *testing.T, pod *corev1.Pod) {
+	ctx := context.Background()
+	pods := e.admin.CoreV1().Pods("default")
+	node, err := e.admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	must(t, err)
+	free := node.Status.Allocatable.Cpu().MilliValue()
+	for _, c := range pod.Spec.Containers {
+		free -= c.Resources.Requests.Cpu().MilliValue()
+	}
+	// The blocker leaves 50m; the resize asks 100m more.
+	blocker := apiWebPod("ending-blocker")
+	blocker.Spec.RestartPolicy = corev1.RestartPolicyNever
+	cpu := fmt.Sprintf("%dm", free-50)
+	blocker.Spec.Containers[0].Resources = requirements(cpu, cpu, "16Mi", "16Mi")
+	_, err = pods.Create(ctx, blocker, metav1.CreateOptions{})
+	must(t, err)
+	blocker = e.waitPodRunning(t, "ending-blocker")
+	web := pod.Spec.Containers[0].Resources
+	web.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(web.Requests.Cpu().MilliValue()+100, resource.DecimalSI)
+	web.Limits[corev1.ResourceCPU] = *resource.NewMilliQuantity(web.Limits.Cpu().MilliValue()+100, resource.DecimalSI)
+	_, err = pods.Patch(ctx, "resize", types.StrategicMergePatchType, resizePatch(map[string]corev1.ResourceRequirements{"web": web}),
+		metav1.PatchOptions{}, "resize")
+	must(t, err)
+	e.waitDeferred(t)
+	// The blocker's container stops: the pod ends (restartPolicy Never).
+	c := runtimeClient(t)
+	_, ctrs := runtimeObjects(t, c, string(blocker.UID))
+	for _, ctr := range ctrs {
+		_, err := c.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: ctr.Id})
+		must(t, err)
+	}
+	e.waitResized(t, "deferred resize admitted once the other pod ended", false)
+	must(t, pods.Delete(ctx, "ending-blocker", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+}
+
+// waitDeferred waits until the pod "resize" has its resize Deferred, with
+// the admission's message about cpu.
+func (e *clusterEnv) waitDeferred(t *testing.T) {
+	t.Helper()
 	e.waitAPI(t, "resize Deferred", func(ctx context.Context) (bool, error) {
-		p, err := pods.Get(ctx, "resize", metav1.GetOptions{})
+		p, err := e.admin.CoreV1().Pods("default").Get(ctx, "resize", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -171,18 +231,6 @@ func TestClusterInPlaceResize(t *testing.T) {
 		}
 		return false, nil
 	})
-	must(t, pods.Delete(ctx, "blocker", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
-	e.waitResized(t, "deferred resize admitted once the other pod left", false)
-
-	// A restart of berth keeps the allocation and restarts nothing.
-	e.node.stop()
-	e.node.start()
-	pod = e.waitResized(t, "pod still resized and ready after a restart of berth", true)
-	for _, st := range pod.Status.ContainerStatuses {
-		if st.RestartCount != restarts[st.Name] {
-			t.Errorf("container %s restarted after berth's restart: %d, was %d", st.Name, st.RestartCount, restarts[st.Name])
-		}
-	}
 }
 
 // waitResized waits until the pod "resize" shows the resources of its
