@@ -2,13 +2,10 @@ package credprovider
 
 import (
 	"go/ast"
-	"go/token"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -25,42 +22,16 @@ func TestConstantsMatchUpstream(t *testing.T) {
 	if got := src.Value(pkg, "globalCacheKey").AsString(); got != globalCacheKey {
 		t.Errorf("globalCacheKey = %q, upstream %q", globalCacheKey, got)
 	}
-	if got := duration(t, src.Value(pkg, "cachePurgeInterval").Node); got != cachePurgeInterval {
+	if got := src.Value(pkg, "cachePurgeInterval").AsDuration(); got != cachePurgeInterval {
 		t.Errorf("cachePurgeInterval = %v, upstream %v", cachePurgeInterval, got)
 	}
 	timeouts := src.Func(pkg, "ExecPlugin").Calls("context", "WithTimeout")
 	if len(timeouts) != 1 {
 		t.Fatalf("upstream ExecPlugin has %d context.WithTimeout calls, want 1: update berth", len(timeouts))
 	}
-	if got := duration(t, timeouts[0].Arg(1).Node); got != DefaultExecTimeout {
+	if got := timeouts[0].Arg(1).AsDuration(); got != DefaultExecTimeout {
 		t.Errorf("DefaultExecTimeout = %v, upstream %v", DefaultExecTimeout, got)
 	}
-}
-
-// duration evaluates a duration expression of integers, time's units and
-// *: "time.Minute * 15", "1*time.Minute".
-func duration(t *testing.T, n ast.Node) time.Duration {
-	t.Helper()
-	switch x := n.(type) {
-	case *ast.BasicLit:
-		if v, err := strconv.ParseInt(x.Value, 0, 64); err == nil && x.Kind == token.INT {
-			return time.Duration(v)
-		}
-	case *ast.ParenExpr:
-		return duration(t, x.X)
-	case *ast.BinaryExpr:
-		if x.Op == token.MUL {
-			return duration(t, x.X) * duration(t, x.Y)
-		}
-	case *ast.SelectorExpr:
-		units := map[string]time.Duration{"Nanosecond": time.Nanosecond, "Microsecond": time.Microsecond,
-			"Millisecond": time.Millisecond, "Second": time.Second, "Minute": time.Minute, "Hour": time.Hour}
-		if pkg, ok := x.X.(*ast.Ident); ok && pkg.Name == "time" && units[x.Sel.Name] != 0 {
-			return units[x.Sel.Name]
-		}
-	}
-	t.Fatalf("upstream duration %T is not an expression this test evaluates: update it", n)
-	return 0
 }
 
 // TestVersionsMatchUpstream pins the versions berth accepts to upstream's:

@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"testing"
+	"time"
 
 	"github.com/berthk8s/berth/internal/upstreamsrc"
 )
@@ -40,5 +41,24 @@ func TestMessageFormatsMatchUpstream(t *testing.T) {
 	}
 	if up := src.Value("k8s.io/kubernetes/pkg/apis/scheduling", "SystemCriticalPriority").AsInt(); up != systemCriticalPriority {
 		t.Errorf("SystemCriticalPriority: berth %d, upstream %d", systemCriticalPriority, up)
+	}
+}
+
+// TestCleanupWaitMatchesUpstream pins how long and how often Run waits for
+// an evicted pod's cleanup to upstream's podCleanupTimeout and
+// podCleanupPollFreq, and the monitoring period to evictionMonitoringPeriod.
+func TestCleanupWaitMatchesUpstream(t *testing.T) {
+	src := upstreamsrc.New(t)
+	for _, tt := range []struct {
+		pkg, name string
+		berth     time.Duration
+	}{
+		{upstreamPkg, "podCleanupTimeout", podCleanupTimeout},
+		{upstreamPkg, "podCleanupPollFreq", podCleanupPollFreq},
+		{"k8s.io/kubernetes/pkg/kubelet", "evictionMonitoringPeriod", DefaultMonitoringPeriod},
+	} {
+		if up := src.Value(tt.pkg, tt.name).AsDuration(); up != tt.berth {
+			t.Errorf("%s: berth %v, upstream %v", tt.name, tt.berth, up)
+		}
 	}
 }

@@ -2,10 +2,7 @@ package objectcache
 
 import (
 	"go/ast"
-	"go/token"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/berthk8s/berth/internal/upstreamsrc"
 )
@@ -21,7 +18,7 @@ func TestTimesMatchUpstream(t *testing.T) {
 	)
 	src := upstreamsrc.New(t)
 	for _, pkg := range []string{secrets, configMap} {
-		if up := duration(t, src.Value(pkg, "defaultTTL").Node); up != DefaultTTL {
+		if up := src.Value(pkg, "defaultTTL").AsDuration(); up != DefaultTTL {
 			t.Errorf("DefaultTTL %v, upstream %s.defaultTTL %v", DefaultTTL, pkg, up)
 		}
 	}
@@ -32,7 +29,7 @@ func TestTimesMatchUpstream(t *testing.T) {
 	if len(polls) != 1 {
 		t.Fatalf("upstream %s has %d wait.PollImmediate calls, want the one of objectCache.Get: update the test", manager, len(polls))
 	}
-	if up := duration(t, polls[0].Arg(1).Node); up != syncTimeout {
+	if up := polls[0].Arg(1).AsDuration(); up != syncTimeout {
 		t.Errorf("syncTimeout %v, upstream objectCache.Get polls for %v", syncTimeout, up)
 	}
 	var found bool
@@ -42,7 +39,7 @@ func TestTimesMatchUpstream(t *testing.T) {
 		}
 		if v, ok := lit.Fields()["MinWatchTimeout"]; ok {
 			found = true
-			if up := duration(t, v.Node); up != minWatchTimeout {
+			if up := v.AsDuration(); up != minWatchTimeout {
 				t.Errorf("minWatchTimeout %v, upstream newReflectorLocked's %v", minWatchTimeout, up)
 			}
 		}
@@ -50,29 +47,4 @@ func TestTimesMatchUpstream(t *testing.T) {
 	if !found {
 		t.Errorf("upstream newReflectorLocked sets no MinWatchTimeout: update the test")
 	}
-}
-
-// duration evaluates the duration expressions upstream writes:
-// time.<Unit> and <integer> * time.<Unit>.
-func duration(t *testing.T, n ast.Node) time.Duration {
-	t.Helper()
-	units := map[string]time.Duration{"Millisecond": time.Millisecond, "Second": time.Second, "Minute": time.Minute, "Hour": time.Hour}
-	switch x := n.(type) {
-	case *ast.SelectorExpr:
-		if id, ok := x.X.(*ast.Ident); ok && id.Name == "time" {
-			if u, ok := units[x.Sel.Name]; ok {
-				return u
-			}
-		}
-	case *ast.BinaryExpr:
-		if lit, ok := x.X.(*ast.BasicLit); ok && x.Op == token.MUL && lit.Kind == token.INT {
-			v, err := strconv.Atoi(lit.Value)
-			if err != nil {
-				t.Fatalf("parse %s: %v", lit.Value, err)
-			}
-			return time.Duration(v) * duration(t, x.Y)
-		}
-	}
-	t.Fatalf("upstream duration %T is not of a shape this test reads: update the test", n)
-	return 0
 }

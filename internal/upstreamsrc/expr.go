@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"strconv"
+	"time"
 )
 
 // Node is a piece of upstream syntax together with the file it is in, so
@@ -99,6 +100,42 @@ func (n Node) AsInt() int64 {
 		}
 	}
 	n.fatalf("%T is not an integer expression this helper evaluates", n.Node)
+	return 0
+}
+
+// AsDuration evaluates a duration expression the way upstream writes
+// them: integers, time's units (time.Second), *, parentheses, and
+// constants of the same package or an imported one ("5 * time.Minute",
+// "time.Minute * 15", retryDelay).
+func (n Node) AsDuration() time.Duration {
+	n.s.t.Helper()
+	switch x := n.Node.(type) {
+	case *ast.BasicLit:
+		return time.Duration(n.AsInt())
+	case *ast.ParenExpr:
+		return n.with(x.X).AsDuration()
+	case *ast.BinaryExpr:
+		if x.Op == token.MUL {
+			return n.with(x.X).AsDuration() * n.with(x.Y).AsDuration()
+		}
+	case *ast.SelectorExpr:
+		if id, ok := x.X.(*ast.Ident); ok && id.Name == "time" {
+			units := map[string]time.Duration{"Nanosecond": time.Nanosecond, "Microsecond": time.Microsecond,
+				"Millisecond": time.Millisecond, "Second": time.Second, "Minute": time.Minute, "Hour": time.Hour}
+			if u, ok := units[x.Sel.Name]; ok {
+				return u
+			}
+			n.fatalf("time.%s is not a unit", x.Sel.Name)
+		}
+		return n.resolve().AsDuration()
+	case *ast.Ident:
+		return n.resolve().AsDuration()
+	case *ast.CallExpr:
+		if len(x.Args) == 1 { // a conversion: time.Duration(n)
+			return n.with(x.Args[0]).AsDuration()
+		}
+	}
+	n.fatalf("%T is not a duration expression this helper evaluates", n.Node)
 	return 0
 }
 

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -54,6 +55,13 @@ func TestValues(t *testing.T) {
 			s.Value("k8s.io/fake/pkg/consts", "Negative").AsInt(),
 		}, []int64{2000000000, 10240, -999}},
 		{"floats", s.Value("k8s.io/fake/pkg/consts", "Buckets").AsFloats(), []float64{0.5, 1, -2500}},
+		{"durations", []time.Duration{
+			s.Value("k8s.io/fake/pkg/consts", "Retry").AsDuration(),
+			s.Value("k8s.io/fake/pkg/consts", "Purge").AsDuration(),
+			s.Value("k8s.io/fake/pkg/consts", "Poll").AsDuration(),
+			s.Value("k8s.io/fake/pkg/consts", "Twice").AsDuration(),
+			s.Value("k8s.io/fake/pkg/consts", "Interval").AsDuration(),
+		}, []time.Duration{3 * time.Minute, 15 * time.Minute, 2 * time.Second, 6 * time.Minute, 500 * time.Millisecond}},
 		{"Linux files, tests left out", fileNames(s.Files(a)), []string{"a.go", "b.go"}},
 		{"calls by any matcher", len(s.Files(a)[0].CallsTo(func(x, f string) bool { return f == "Sprintf" || f == "New" })), 2},
 	}

@@ -1,5 +1,7 @@
 package consts
 
+import "time"
+
 const Kernel = "4.15"
 
 const (
@@ -10,3 +12,11 @@ const (
 )
 
 var Buckets = []float64{0.5, 1, -2.5e3}
+
+const (
+	Retry    = 3 * time.Minute
+	Purge    = time.Minute * 15
+	Poll     = (2 * time.Second)
+	Twice    = 2 * Retry
+	Interval = time.Duration(500) * time.Millisecond
+)
