@@ -1,6 +1,6 @@
 // Command berth is a Kubernetes node agent that stands in for the kubelet.
 // It accepts the upstream kubelet flags and KubeletConfiguration, loads them
-// with internal/config and hands the result to internal/agent.
+// with internal/config and hands the result to internal/app/agent.
 package main
 
 import (
@@ -18,10 +18,10 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
-	"github.com/berthk8s/berth/internal/agent"
+	"github.com/berthk8s/berth/internal/app/agent"
 	"github.com/berthk8s/berth/internal/config"
-	"github.com/berthk8s/berth/internal/hostsetup"
-	"github.com/berthk8s/berth/internal/lockfile"
+	"github.com/berthk8s/berth/internal/platform/hostsetup"
+	"github.com/berthk8s/berth/internal/platform/lockfile"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

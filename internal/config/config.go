@@ -17,8 +17,8 @@ import (
 	kubeletconfigv1 "k8s.io/kubelet/config/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/berthk8s/berth/internal/cpumanager"
-	"github.com/berthk8s/berth/internal/topology"
+	"github.com/berthk8s/berth/internal/node/cpumanager"
+	"github.com/berthk8s/berth/internal/node/topology"
 )
 
 // KubernetesVersion is the Kubernetes release whose kubelet berth stands in
@@ -36,7 +36,7 @@ type Config struct {
 
 	// Kubeconfig, when set, puts berth in cluster mode. With
 	// BootstrapKubeconfig it need not exist yet: bootstrapping writes it
-	// (internal/certificate).
+	// (internal/cluster/certificate).
 	Kubeconfig          string `json:"kubeconfig,omitempty"`
 	BootstrapKubeconfig string `json:"bootstrapKubeconfig,omitempty"`
 	// HostnameOverride is --hostname-override as given.

@@ -5,7 +5,7 @@ import (
 
 	kubeletconfigv1 "k8s.io/kubelet/config/v1"
 
-	"github.com/berthk8s/berth/internal/credprovider"
+	"github.com/berthk8s/berth/internal/images/credprovider"
 )
 
 const (
@@ -14,7 +14,7 @@ const (
 )
 
 // credentialProviders loads and validates the image credential provider
-// plugins' config (internal/credprovider decides what is valid). As
+// plugins' config (internal/images/credprovider decides what is valid). As
 // upstream, giving either flag turns the plugins on, so both must then be
 // given; neither gives nil. A problem names the flag it is about.
 func credentialProviders(flags *Flags, env Env) (*kubeletconfigv1.CredentialProviderConfig, string, []problem) {

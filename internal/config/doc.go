@@ -47,9 +47,9 @@
 //   - compatdoc.go: renders docs/config-compat.md from support.go.
 //   - credprovider.go: --image-credential-provider-config and -bin-dir:
 //     the plugins' config loaded and validated at load time by
-//     internal/credprovider, problems named by flag.
+//     internal/images/credprovider, problems named by flag.
 //
-// upstream_test.go holds the copies to upstream (internal/upstreamsrc):
+// upstream_test.go holds the copies to upstream (internal/testkit/upstreamsrc):
 // KubernetesVersion is the k8s.io/kubernetes that tools/kube pins, berth's
 // staging modules are that release's, and the defaults upstream keeps as
 // data (evictionHard, the root and certificate directories) are its own.

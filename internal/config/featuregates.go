@@ -52,7 +52,7 @@ func honouredGates() map[string]string {
 		string(logsapi.LoggingAlphaOptions): "the alpha logging options (split streams, info buffer sizes), by component-base's logs API",
 		string(logsapi.LoggingBetaOptions):  "the beta logging options, by component-base's logs API",
 		"DefaultPodSysctls":                 "defaultPodSysctls may be set only with it on",
-		GateEnsureSecretPulledImages:        "the image pull records, on or off (internal/pullrecords)",
+		GateEnsureSecretPulledImages:        "the image pull records, on or off (internal/images/pullrecords)",
 		gateMemoryQoS:                       "on cgroup v2, containers' and pods' memory.min, memory.low and memory.high as upstream (off: memory.high reset to max)",
 		gateQOSReserved:                     "qosReserved limits the burstable and besteffort QoS cgroups' memory only with it on, as upstream",
 		"CPUManagerPolicyAlphaOptions":      "the CPU manager's alpha options may be set only with it on",

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/version"
 
-	"github.com/berthk8s/berth/internal/upstreamsrc"
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 // TestFeatureGatesMatchUpstream pins featuregates_table.go to upstream's

@@ -14,7 +14,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/berthk8s/berth/internal/upstreamsrc"
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 // upstreamFlagType is the pflag type name each upstream registration gives

@@ -6,7 +6,7 @@ const EventedPLEG = "EventedPLEG"
 
 // ContainerEvents reports whether berth's PLEG follows the runtime's
 // container event stream (when the runtime offers one; see
-// internal/pleg's doc.go for why). Unlike upstream, berth does unless the
+// internal/pod/pleg's doc.go for why). Unlike upstream, berth does unless the
 // user sets EventedPLEG=false explicitly: the gate is alpha and off in
 // upstream's defaults, but the events change nothing a user sees but how
 // soon a status is reported (the periodic relist goes on at upstream's

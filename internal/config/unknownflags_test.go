@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
-	"github.com/berthk8s/berth/internal/upstreamsrc"
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 // TestRemovedCadvisorFlagsMatchUpstream pins removedCadvisorFlags to

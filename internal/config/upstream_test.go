@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/berthk8s/berth/internal/upstreamsrc"
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 // TestKubernetesVersionIsPinned holds berth to one upstream: the release

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/berthk8s/berth/internal/sysctl"
+	"github.com/berthk8s/berth/internal/podkit/sysctl"
 )
 
 // ValidationError reports every problem found in a configuration, sorted by

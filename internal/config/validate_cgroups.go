@@ -11,7 +11,7 @@ import (
 )
 
 // The enforceNodeAllocatable keys of v1.37 (upstream pkg/kubelet/types;
-// internal/cm pins them).
+// internal/node/cm pins them).
 const (
 	enforcePods                   = "pods"
 	enforceSystemReserved         = "system-reserved"

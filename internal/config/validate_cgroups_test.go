@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/berthk8s/berth/internal/upstreamsrc"
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 func TestValidateCgroups(t *testing.T) {

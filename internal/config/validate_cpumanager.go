@@ -5,12 +5,12 @@ import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/cpuset"
 
-	"github.com/berthk8s/berth/internal/cpumanager"
+	"github.com/berthk8s/berth/internal/node/cpumanager"
 )
 
 // validateCPUManager checks the CPU manager's fields at load, where
 // upstream's NewManager checks them at start: the policy's name, its
-// options (internal/cpumanager.ParseOptions, with their gates), the
+// options (internal/node/cpumanager.ParseOptions, with their gates), the
 // static policy's need of reserved CPUs and a reconcile period. It returns
 // the parsed options for the static policy (nil otherwise).
 func validateCPUManager(kc *kubeletconfigv1beta1.KubeletConfiguration) (*cpumanager.Options, []problem) {

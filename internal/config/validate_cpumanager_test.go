@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/berthk8s/berth/internal/cpumanager"
+	"github.com/berthk8s/berth/internal/node/cpumanager"
 )
 
 func TestValidateCPUManager(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/berthk8s/berth/internal/memorymanager"
+	"github.com/berthk8s/berth/internal/node/memorymanager"
 )
 
 // validateMemoryManager checks memoryManagerPolicy, where upstream's

@@ -3,11 +3,11 @@ package config
 import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/berthk8s/berth/internal/pullrecords"
+	"github.com/berthk8s/berth/internal/images/pullrecords"
 )
 
 // GateEnsureSecretPulledImages is the gate of the image pull records
-// (internal/pullrecords): beta and on by default since v1.35, honoured
+// (internal/images/pullrecords): beta and on by default since v1.35, honoured
 // either way.
 const GateEnsureSecretPulledImages = "KubeletEnsureSecretPulledImages"
 

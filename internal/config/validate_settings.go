@@ -9,7 +9,7 @@ import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
-	"github.com/berthk8s/berth/internal/sysctl"
+	"github.com/berthk8s/berth/internal/podkit/sysctl"
 )
 
 // validateSettings checks the node settings that upstream validates and

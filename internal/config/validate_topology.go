@@ -3,7 +3,7 @@ package config
 import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/berthk8s/berth/internal/topology"
+	"github.com/berthk8s/berth/internal/node/topology"
 )
 
 // validateTopologyManager checks topologyManagerPolicy and

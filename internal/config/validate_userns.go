@@ -7,7 +7,7 @@ import (
 )
 
 // userNsUnitLength is the granularity of user namespace ID ranges
-// (upstream's validation userNsUnitLength; internal/userns has the same).
+// (upstream's validation userNsUnitLength; internal/node/userns has the same).
 const userNsUnitLength = 65536
 
 // validateUserNamespaces checks userNamespaces.idsPerPod as upstream's
@@ -30,7 +30,7 @@ func validateUserNamespaces(u *kubeletconfigv1beta1.UserNamespaces) []problem {
 }
 
 // IDsPerPod is the IDs each pod's user namespace maps:
-// userNamespaces.idsPerPod, or 0 when unset (internal/userns then uses
+// userNamespaces.idsPerPod, or 0 when unset (internal/node/userns then uses
 // upstream's default, 65536).
 func (c *Config) IDsPerPod() uint32 {
 	if u := c.Kubelet.UserNamespaces; u != nil && u.IDsPerPod != nil {

@@ -7,7 +7,7 @@ import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
-	"github.com/berthk8s/berth/internal/upstreamsrc"
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 func TestValidateUserNamespaces(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/platform/cri"
 )
 
 // removeAllSandboxes stops and removes every pod sandbox (and so every

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/berthk8s/berth/internal/config"
-	"github.com/berthk8s/berth/internal/upstreamsrc"
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 func sharedKubeletConfig(t *testing.T) *kubeletconfigv1beta1.KubeletConfiguration {

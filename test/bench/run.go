@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/test/cluster"
 )
 

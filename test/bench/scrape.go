@@ -25,7 +25,7 @@ type stageMetric struct {
 }
 
 // stageMetrics are upstream's names (both kubelets expose them; see
-// internal/metrics) and berth's own stage histogram.
+// internal/serve/metrics) and berth's own stage histogram.
 var stageMetrics = []stageMetric{
 	{"m_worker_start", "kubelet_pod_worker_start_duration_seconds", nil, "seen to worker start"},
 	{"m_run_podsandbox", "kubelet_run_podsandbox_duration_seconds", nil, "RunPodSandbox"},

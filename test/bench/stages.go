@@ -10,7 +10,7 @@ import (
 
 // The split of a pod's create → Running into stages. berth logs one "Pod
 // start stages" line per started pod with the moments of its start
-// (internal/metrics/stages.go); the upstream kubelet logs one "Observed
+// (internal/serve/metrics/stages.go); the upstream kubelet logs one "Observed
 // pod startup duration" line with the moment its status PATCH showed the
 // pod running (observedRunningTime). The harness adds what it saw itself:
 // when it sent the create request and when its watch showed the pod

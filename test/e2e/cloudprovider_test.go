@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/berthk8s/berth/internal/machine"
+	"github.com/berthk8s/berth/internal/platform/machine"
 )
 
 // TestExternalCloudProvider registers berth with --cloud-provider=external

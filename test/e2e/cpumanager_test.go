@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/cpumanager/state"
-	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/node/cpumanager/state"
+	"github.com/berthk8s/berth/internal/platform/cri"
 )
 
 // TestCPUManagerStatic: with cpuManagerPolicy static and CPU 0 reserved, a

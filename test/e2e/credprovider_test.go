@@ -13,7 +13,7 @@ import (
 
 // TestCredentialProviderPull pulls a static pod's image from a registry
 // with basic auth, with credentials only an image credential provider
-// plugin gives: internal/credprovider's test plugin, built here, answers
+// plugin gives: internal/images/credprovider's test plugin, built here, answers
 // the registry's user and password for images that its matchImages
 // cover.
 func TestCredentialProviderPull(t *testing.T) {
@@ -30,7 +30,7 @@ func TestCredentialProviderPull(t *testing.T) {
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "registry-login"), "github.com/berthk8s/berth/internal/credprovider/testdata/plugin")
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "registry-login"), "github.com/berthk8s/berth/internal/images/credprovider/testdata/plugin")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build test plugin: %v\n%s", err, out)
 	}

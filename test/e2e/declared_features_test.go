@@ -10,7 +10,7 @@ import (
 )
 
 // berthDeclaredFeatures is what berth declares at its default gates on any
-// runtime (internal/declaredfeatures TestNew, "berth's defaults"): what it
+// runtime (internal/pod/declaredfeatures TestNew, "berth's defaults"): what it
 // implements of what the library discovers. Upstream's kubelet would also
 // declare the in-place resize features, which berth does not do.
 var berthDeclaredFeatures = []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}

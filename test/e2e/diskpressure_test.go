@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/platform/cri"
 )
 
 // sharedImages are hack/images.sh's test images, which every e2e run uses.

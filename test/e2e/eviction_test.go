@@ -17,7 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/platform/cri"
 )
 
 // TestClusterEviction checks the eviction manager on a berth node joined

@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/cri"
+	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/test/cluster"
 )
 
@@ -118,7 +118,7 @@ healthzPort: 0
 containerRuntimeEndpoint: %s
 cgroupDriver: cgroupfs
 failCgroupV1: false
-# The tests share the host: leave its iptables alone (internal/iptables
+# The tests share the host: leave its iptables alone (internal/platform/iptables
 # tests the chains in a network namespace of its own).
 makeIPTablesUtilChains: false
 # Standalone: no kubelet API (its webhook auth needs an API client, as

@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/cri"
-	"github.com/berthk8s/berth/internal/memorymanager/state"
+	"github.com/berthk8s/berth/internal/node/memorymanager/state"
+	"github.com/berthk8s/berth/internal/platform/cri"
 )
 
 // TestMemoryManagerStatic: with memoryManagerPolicy Static and the hard

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/berthk8s/berth/internal/nodeshutdown/logindfake"
+	"github.com/berthk8s/berth/internal/node/nodeshutdown/logindfake"
 )
 
 // TestGracefulNodeShutdown joins berth to a real control plane with a fake

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/berthk8s/berth/internal/machine"
+	"github.com/berthk8s/berth/internal/platform/machine"
 	"github.com/berthk8s/berth/test/bench"
 )
 

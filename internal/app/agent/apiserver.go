@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/logs"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/podkit/runtimestate"
+	"github.com/berthk8s/berth/internal/serve/server"
+)
+
+// systemLogDir is what /logs/ serves, as upstream.
+const systemLogDir = "/var/log"
+
+// apiHandlers are the kubelet API endpoints implemented outside
+// internal/serve/server, served on port 10250 and (the read-only subset) on the
+// read-only port.
+func (n *node) apiHandlers() server.Handlers {
+	return server.Handlers{
+		ContainerLogs: n.streams.ContainerLogs, Exec: n.streams.Exec, Attach: n.streams.Attach,
+		PortForward: n.streams.PortForward, Run: n.streams.Run,
+		Stats: n.observe.Stats, Metrics: n.observe.Metrics, MetricsProbes: n.probeMetrics,
+		MetricsResource: n.observe.MetricsResource,
+		MetricsCadvisor: n.observe.MetricsCadvisor,
+	}
+}
+
+// serveAPI serves the kubelet API on address:port over TLS until ctx ends.
+func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods server.PodsFunc) error {
+	kc := &n.cfg.Kubelet
+	auth, err := n.apiAuth()
+	if err != nil {
+		return err
+	}
+	handler, err := server.NewHandler(server.Config{
+		Health: health, Pods: pods, RunningPods: n.runningPods,
+		Configz: configzView(kc), Handlers: n.apiHandlers(), Auth: auth,
+		EnableDebuggingHandlers: ptr.Deref(kc.EnableDebuggingHandlers, true),
+		EnableSystemLogHandler:  ptr.Deref(kc.EnableSystemLogHandler, true),
+		EnableProfilingHandler:  ptr.Deref(kc.EnableProfilingHandler, true),
+		EnableDebugFlagsHandler: ptr.Deref(kc.EnableDebugFlagsHandler, true),
+		SetVerbosity:            logs.GlogSetter,
+		LogDir:                  systemLogDir,
+		EnableSystemLogQuery:    ptr.Deref(kc.EnableSystemLogQuery, false),
+	})
+	if err != nil {
+		return err
+	}
+	tlsCfg, err := n.servingTLS()
+	if err != nil {
+		return err
+	}
+	return server.ServeTLS(ctx, "kubelet", kc.Address, int(kc.Port), tlsCfg, handler)
+}
+
+// servingTLS builds the TLS configuration from the serving certificate
+// and client CAs of n.certs, tlsMinVersion, tlsCipherSuites and
+// tlsCurvePreferences (validated by config.Load).
+func (n *node) servingTLS() (*tls.Config, error) {
+	kc := &n.cfg.Kubelet
+	minVersion, err := config.TLSVersion(kc.TLSMinVersion)
+	if err != nil {
+		return nil, err
+	}
+	suites, err := config.CipherSuites(kc.TLSCipherSuites)
+	if err != nil {
+		return nil, err
+	}
+	curves, err := config.CurvePreferences(kc.TLSCurvePreferences)
+	if err != nil {
+		return nil, err
+	}
+	return server.ServingTLS(server.TLSOptions{
+		Certificate: n.certs.current, ClientCAs: n.certs.clientCAs,
+		MinVersion: minVersion, CipherSuites: suites, CurvePreferences: curves,
+	})
+}
+
+// apiAuth builds the authenticator and authorizer the configuration asks
+// for. Webhook authentication and authorization use the main API client;
+// config.Load has already refused them in standalone mode, as upstream.
+func (n *node) apiAuth() (server.Auth, error) {
+	kc := &n.cfg.Kubelet
+	authn := server.AuthnConfig{Anonymous: ptr.Deref(kc.Authentication.Anonymous.Enabled, false), ClientCAs: n.certs.clientCAs}
+	client := n.cluster.apiClient()
+	if ptr.Deref(kc.Authentication.Webhook.Enabled, false) {
+		if client == nil {
+			return server.Auth{}, fmt.Errorf("no client provided, cannot use webhook authentication")
+		}
+		tokens, err := server.NewWebhookTokenAuthenticator(client.AuthenticationV1().TokenReviews(),
+			kc.Authentication.Webhook.CacheTTL.Duration, n.clock)
+		if err != nil {
+			return server.Auth{}, err
+		}
+		authn.Tokens = tokens
+	}
+	auth := server.Auth{Authn: server.NewAuthenticator(authn), Authz: server.AlwaysAllow{}, NodeName: n.cfg.NodeName}
+	if kc.Authorization.Mode == kubeletconfigv1beta1.KubeletAuthorizationModeWebhook {
+		if client == nil {
+			return server.Auth{}, fmt.Errorf("no client provided, cannot use webhook authorization")
+		}
+		authz, err := server.NewWebhookAuthorizer(server.WebhookAuthzConfig{
+			Reviews:         client.AuthorizationV1().SubjectAccessReviews(),
+			AuthorizedTTL:   kc.Authorization.Webhook.CacheAuthorizedTTL.Duration,
+			UnauthorizedTTL: kc.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
+			Clock:           n.clock,
+		})
+		if err != nil {
+			return server.Auth{}, err
+		}
+		auth.Authz = authz
+	}
+	return auth, nil
+}
+
+// runningPods lists the runtime's running pods for /runningpods/.
+func (n *node) runningPods(ctx context.Context) ([]corev1.Pod, error) {
+	list, err := n.runtime.ListPods(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list runtime pods: %w", err)
+	}
+	return toRunningPods(list), nil
+}
+
+// toRunningPods converts runtime pods as upstream's /runningpods/ shows
+// them: pods with a ready sandbox or a running container, each with its
+// name, namespace, UID and running containers' names and images, by UID.
+func toRunningPods(list map[types.UID]*runtimestate.Pod) []corev1.Pod {
+	out := make([]corev1.Pod, 0, len(list))
+	for _, p := range list {
+		pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID}}
+		for _, c := range p.Containers {
+			if c.State == runtimestate.ContainerRunning {
+				pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
+			}
+		}
+		if sb := p.LatestSandbox(); len(pod.Spec.Containers) == 0 && (sb == nil || sb.State != runtimestate.SandboxReady) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
+}
+
+// configzView is the effective configuration as /configz shows it: the
+// versioned fields without kind and apiVersion, as upstream.
+func configzView(kc *kubeletconfigv1beta1.KubeletConfiguration) kubeletconfigv1beta1.KubeletConfiguration {
+	c := *kc.DeepCopy()
+	c.TypeMeta = metav1.TypeMeta{}
+	return c
+}

@@ -1,0 +1,18 @@
+// Package agent wires berth together: it builds every component from the
+// loaded configuration, starts them in order and stops them in reverse,
+// within a bounded stop budget and without stopping a pod (group.go). It
+// also wires the process's edges: systemd readiness and watchdog
+// (systemd.go) and graceful node shutdown (shutdown.go). userns.go builds
+// the user namespace manager (the kubelet user's ID range, the pods'
+// mappings read back from their directories); memorymanager.go starts the
+// memory manager (its checkpoint restored, another policy's refused) and
+// admits pods through it (Static policy); the tracer provider
+// (internal/platform/tracing, only when tracing is set) is built first, traces the
+// CRI client and the pod syncs, and is flushed when berth stops.
+// admit.go runs the admit handlers in upstream's order; cpumanager.go
+// builds the CPU manager and gives it the active pods and their running
+// containers; topology.go builds the topology manager over it (policy not
+// none) and admits pods through it. declaredfeatures.go discovers the
+// node's declared features once at start (internal/pod/declaredfeatures), for
+// the node status and the last admit handler.
+package agent

@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/cluster/statussync"
+	"github.com/berthk8s/berth/internal/pod/podsource"
+	"github.com/berthk8s/berth/internal/pod/podsync"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
+	"github.com/berthk8s/berth/internal/serve/metrics"
+	"github.com/berthk8s/berth/internal/serve/stats"
+)
+
+// newMetrics builds berth's metric set; the components get its observers
+// as they are built (see assemble).
+func newMetrics(nodeName string, clk clock.PassiveClock) (*metrics.Metrics, error) {
+	return metrics.New(metrics.Config{NodeName: nodeName, Clock: clk})
+}
+
+// observedStatuses shows every status the pod syncer stores to the pod
+// startup tracker, and forgets a pod when its status is dropped.
+type observedStatuses struct {
+	podsync.StatusStore
+	metrics *metrics.Metrics
+}
+
+var _ podsync.StatusStore = observedStatuses{}
+
+func (s observedStatuses) Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus {
+	out := s.StatusStore.Set(uid, status)
+	s.metrics.ObservePodStatus(uid, &out)
+	return out
+}
+
+func (s observedStatuses) Delete(uid types.UID) {
+	s.StatusStore.Delete(uid)
+	s.metrics.ForgetPod(uid)
+}
+
+// observeUpdate shows each pod of a source update to the pod startup
+// tracker: berth's equivalent of upstream observing pods on the watch. The
+// sync loop calls it as it takes the update.
+func observeUpdate(m *metrics.Metrics, clk clock.PassiveClock) func(podsource.Update) {
+	return func(u podsource.Update) { m.ObservePodsOnWatch(u.Pods, podutil.IsStatic, clk.Now()) }
+}
+
+// observeWritten shows every pod status the status writer wrote to the
+// status sync latency and the pod start stages.
+func observeWritten(m *metrics.Metrics) func(context.Context, statussync.Written) {
+	return func(ctx context.Context, w statussync.Written) {
+		m.ObservePodStatusWritten(ctx, w.Pod, &w.Status, w.Since, w.At)
+	}
+}
+
+// observability is the kubelet API's metrics and stats endpoints. Built
+// once by assemble; read-only.
+type observability struct {
+	// Metrics serves GET /metrics; Stats serves /stats/ and below;
+	// MetricsResource serves GET /metrics/resource, MetricsCadvisor GET
+	// /metrics/cadvisor.
+	Metrics, Stats, MetricsResource, MetricsCadvisor http.Handler
+	// stats samples CPU usage; the agent runs it.
+	stats *stats.Provider
+}
+
+// newObservability builds the stats provider and the metrics and stats
+// handlers.
+func (n *node) newObservability() (observability, error) {
+	kc := &n.cfg.Kubelet
+	p, err := stats.New(stats.Config{
+		Runtime: n.client.Runtime, Images: n.client.Image, NodeName: n.cfg.NodeName,
+		RootDir: n.cfg.RootDir, PodLogsDir: kc.PodLogsDir, Clock: n.clock, PodsDir: n.podsDir(),
+		VolumeStatsAggPeriod: kc.VolumeStatsAggPeriod.Duration, VolumeStatsOff: kc.VolumeStatsAggPeriod.Duration <= 0,
+		SystemCgroups: statsSystemCgroups(n.cfg), SamplePeriod: n.cfg.HousekeepingInterval.Duration,
+	})
+	if err != nil {
+		return observability{}, fmt.Errorf("create stats provider: %w", err)
+	}
+	return observability{
+		Metrics: n.metrics.Handler(), Stats: stats.Handler(p.Summary), MetricsResource: stats.ResourceHandler(p.Summary),
+		MetricsCadvisor: p.CadvisorHandler(), stats: p,
+	}, nil
+}

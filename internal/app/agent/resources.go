@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/node/cm"
+	"github.com/berthk8s/berth/internal/platform/machine"
+	"github.com/berthk8s/berth/internal/pod/containerconfig"
+)
+
+// cfsSettings is cpuCFSQuota and cpuCFSQuotaPeriod as containers,
+// sandboxes and pod cgroups all use them.
+func cfsSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) containerconfig.CFS {
+	return containerconfig.CFS{
+		Unenforced: !ptr.Deref(kc.CPUCFSQuota, true),
+		Period:     kc.CPUCFSQuotaPeriod.Microseconds(),
+	}
+}
+
+// resourceSettings are the settings containers' and sandboxes' Linux
+// resources are built with, on a host of the given cgroup version. As
+// upstream's OS-specific validation, singleProcessOOMKill set to false is
+// an error on cgroup v1, where the kernel kills single processes only.
+func resourceSettings(kc *kubeletconfigv1beta1.KubeletConfiguration, cgroupV2 bool) (containerconfig.ResourceSettings, error) {
+	if !cgroupV2 && kc.SingleProcessOOMKill != nil && !*kc.SingleProcessOOMKill {
+		return containerconfig.ResourceSettings{}, errors.New("singleProcessOOMKill must not be explicitly set to false when using cgroup v1")
+	}
+	return containerconfig.ResourceSettings{
+		CFS:      cfsSettings(kc),
+		OOMGroup: containerconfig.OOMGroup(cgroupV2, kc.SingleProcessOOMKill),
+	}, nil
+}
+
+// memorySettings are the node facts and settings containers' and pods'
+// memory QoS and swap are decided from: the MemoryQoS gate, cgroup
+// version, memoryThrottlingFactor, memoryReservationPolicy, the node's
+// allocatable memory (capacity less systemReserved and kubeReserved, as
+// upstream's GetNodeAllocatableAbsolute), its page size, and memorySwap
+// with the swap facts of host.
+func memorySettings(cfg *config.Config, host machine.Info, pageSize int64) containerconfig.MemorySettings {
+	kc := &cfg.Kubelet
+	alloc := cm.EnforcedAllocatable(cgroupCapacity(host), resourceList(kc.SystemReserved), resourceList(kc.KubeReserved))[corev1.ResourceMemory]
+	return containerconfig.MemorySettings{
+		CgroupV2:          host.CgroupV2,
+		QoS:               cfg.MemoryQoS(),
+		ThrottlingFactor:  kc.MemoryThrottlingFactor,
+		TieredReservation: kc.MemoryReservationPolicy == kubeletconfigv1beta1.TieredReservationMemoryReservationPolicy,
+		AllocatableMemory: alloc.Value(),
+		PageSize:          pageSize,
+		Swap: containerconfig.SwapSettings{
+			ControllerAvailable: host.SwapController,
+			Behavior:            kc.MemorySwap.SwapBehavior,
+			Capacity:            host.SwapBytes,
+			MemoryCapacity:      host.MemoryBytes,
+		},
+	}
+}

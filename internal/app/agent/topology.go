@@ -1,0 +1,57 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/node/cpumanager"
+	"github.com/berthk8s/berth/internal/node/topology"
+	"github.com/berthk8s/berth/internal/pod/admission"
+)
+
+// newTopologyManager builds the topology manager (internal/node/topology) from
+// topologyManagerPolicy and topologyManagerScope, with the CPU manager as
+// its hint provider; nil with policy none, where the CPU manager admits
+// alone as before. Like upstream's NewManager it reads the NUMA nodes (and
+// their distances for prefer-closest-numa-nodes) and refuses a host with
+// more than max-allowable-numa-nodes.
+func (n *node) newTopologyManager(cpus *cpumanager.Manager, hostTopology topologyReader) (*topology.Manager, error) {
+	kc := &n.cfg.Kubelet
+	if kc.TopologyManagerPolicy == topology.PolicyNone || n.cfg.TopologyManagerOptions == nil {
+		return nil, nil
+	}
+	opts := *n.cfg.TopologyManagerOptions
+	host, err := hostTopology()
+	if err != nil {
+		return nil, fmt.Errorf("cannot discover NUMA topology: %w", err)
+	}
+	numa, err := topology.NUMAInfoOf(host, opts.PreferClosestNUMA)
+	if err != nil {
+		return nil, fmt.Errorf("cannot discover NUMA topology: %w", err)
+	}
+	m, err := topology.New(topology.Config{
+		Policy: kc.TopologyManagerPolicy, Scope: kc.TopologyManagerScope, Options: opts, NUMA: numa,
+		Providers: []topology.HintProvider{cpus},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start topology manager: %w", err)
+	}
+	return m, nil
+}
+
+// admitResources is the resource managers' admission of a pod among the
+// active ones, upstream's topology manager admit handler: the topology
+// manager's when its policy is not none (the CPU manager's stale state
+// released first, as its hint calls do upstream), else the CPU manager's.
+func (n *node) admitResources(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
+	snap := cpumanager.Snapshot{SourcesReady: n.sources.Ready(), Active: active}
+	if n.topology == nil {
+		ok, reason, message := n.cpus.Admit(ctx, pod, snap)
+		return admission.Result{Admit: ok, Reason: reason, Message: message}
+	}
+	n.cpus.RemoveStale(ctx, pod, snap)
+	ok, reason, message := n.topology.Admit(ctx, pod)
+	return admission.Result{Admit: ok, Reason: reason, Message: message}
+}

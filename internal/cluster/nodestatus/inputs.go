@@ -1,0 +1,112 @@
+package nodestatus
+
+import (
+	"net"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/platform/machine"
+)
+
+// Inputs is a snapshot of everything the node status is computed from. The
+// agent builds a fresh one for every update; the setters only read it.
+type Inputs struct {
+	// NodeName is the Node object's name; Hostname is the value of the
+	// kubernetes.io/hostname label and of the Hostname address.
+	NodeName string
+	Hostname string
+	// Machine is what internal/platform/machine read from the host.
+	Machine machine.Info
+	// NodeIPs are the node's InternalIPs: --node-ip (one, or an IPv4/IPv6
+	// pair), or the address the agent detected. Unspecified addresses
+	// (0.0.0.0, ::) are ignored. The agent checks that they belong to
+	// the host.
+	NodeIPs []net.IP
+	// ExternalCloudProvider is --cloud-provider=external: a cloud
+	// controller manager initializes the Node and owns its addresses, and
+	// NodeIPs are only those --node-ip gave (none: the CCM finds them).
+	ExternalCloudProvider bool
+	// ProviderID is providerID (--provider-id), the Node's spec.providerID
+	// at registration.
+	ProviderID string
+	// ControllerAttachDetach is enableControllerAttachDetach: the Node
+	// carries the controller-managed attach/detach annotation. Off, the
+	// kubelet would attach volumes itself; berth has no attachable volume
+	// plugin, so leaving the annotation off is all it has to do.
+	ControllerAttachDetach bool
+	// LocalStorageCapacityIsolation is localStorageCapacityIsolation:
+	// ephemeral-storage is part of capacity (and so of allocatable) and
+	// required for Ready. Off (hosts whose root filesystem cannot be
+	// measured, rootless), the node reports no ephemeral-storage, as
+	// upstream.
+	LocalStorageCapacityIsolation bool
+
+	// RuntimeVersion is "<runtime name>://<version>" ("containerd://1.6.20").
+	RuntimeVersion string
+	// RuntimeReady and NetworkReady are the runtime's conditions. When one
+	// is false, its message (see RuntimeNotReadyMessage and
+	// NetworkNotReadyMessage) becomes part of the Ready condition's message;
+	// an empty message stands for "container runtime is down" and
+	// "container runtime network not ready".
+	RuntimeReady   bool
+	RuntimeMessage string
+	NetworkReady   bool
+	NetworkMessage string
+	// RuntimeHandlers and Features are what the runtime reports in its
+	// status, converted to the API types. Features nil leaves the field as
+	// it is, as upstream.
+	RuntimeHandlers []corev1.NodeRuntimeHandler
+	Features        *corev1.NodeFeatures
+	// DeclaredFeatures are the node's declared features, sorted
+	// (internal/pod/declaredfeatures, fixed at start).
+	DeclaredFeatures []string
+
+	// KubeletVersion is the Kubernetes version berth stands in for
+	// ("v1.37.2"): a plain semantic version, so kubectl, version-skew
+	// checks and upgrade tools read the node the way they read a kubelet.
+	KubeletVersion string
+	// KubeletPort is daemonEndpoints.kubeletEndpoint.Port (10250).
+	KubeletPort int32
+	// MaxPods is the pods capacity (PodCapacity).
+	MaxPods int32
+	// KubeReserved, SystemReserved and EvictionHard are the
+	// KubeletConfiguration fields of the same names, already validated.
+	KubeReserved   map[string]string
+	SystemReserved map[string]string
+	EvictionHard   map[string]string
+
+	// Images are the runtime's images; MaxImages is nodeStatusMaxImages
+	// (-1 reports all of them).
+	Images    []Image
+	MaxImages int32
+
+	// MemoryPressure, DiskPressure and PIDPressure are the eviction
+	// manager's verdicts (false until berth has one).
+	MemoryPressure bool
+	DiskPressure   bool
+	PIDPressure    bool
+
+	// ShuttingDown is true while a graceful node shutdown is under way
+	// (internal/node/nodeshutdown): the node is not ready.
+	ShuttingDown bool
+
+	// Now is the time of this update: every heartbeat and transition time.
+	Now time.Time
+}
+
+// Image is one image as the runtime lists it.
+type Image struct {
+	RepoTags    []string
+	RepoDigests []string
+	SizeBytes   int64
+}
+
+// Event is a Node event that a change of status calls for. The controller
+// records it; the setters only return it.
+type Event struct {
+	// Type is corev1.EventTypeNormal or corev1.EventTypeWarning.
+	Type    string
+	Reason  string
+	Message string
+}

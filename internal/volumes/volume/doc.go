@@ -1,0 +1,61 @@
+// Package volume sets up the volumes a pod mounts — emptyDir, hostPath,
+// configMap, secret, downwardAPI and projected (serviceAccountToken,
+// configMap, secret, downwardAPI sources, among them the kube-api-access-*
+// volume of every API pod) — keeps their content current while the pod
+// runs, and tears them down after it terminated.
+//
+// Layout, as upstream: PodsDir/<uid>/volumes/<plugin>/<name>, with plugin
+// kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api, ~projected.
+// hostPath volumes are the host path itself. Secret and projected volumes
+// and emptyDir volumes of medium Memory are tmpfs mounts (Mounter).
+// configMap, secret, downwardAPI and projected content is written by the
+// atomic writer (package atomicwriter).
+//
+// Pure decisions, each with table tests:
+//
+//	plugins.go    Classify: which plugin serves a volume, the unsupported-type error;
+//	              Kind.Atomic: whether berth writes a volume's content (then
+//	              containers mount it read-only and its directory is 0755)
+//	payload.go    Payload: (pod, fetched objects, tokens) -> files, content and modes
+//	downward.go   the downward API values and their key="value" format
+//	hostpath.go   checkHostPath: the hostPath type checks over an injected stat
+//	token.go      the TokenRequest of a projected token and when to refresh it
+//	tmpfs.go      which volumes live on tmpfs and the tmpfs size
+//	nested.go     mount points of volumes mounted beneath a read-only one
+//	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test
+//	              and the walk that applies them, inside an os.Root
+//	mount.go      the Mounter interface and the mountinfo parser
+//
+// Effects:
+//
+//	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state
+//	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath
+//	ready.go       the on-disk ready marker: ownership was applied, never walk again
+//	fetch.go       configMaps and secrets from Objects (internal/volumes/objectcache), tokens with their cache;
+//	               a failure that clears on its own (package transient: the node
+//	               authorizer not knowing a new pod yet, a watch not yet listed, a
+//	               throttled API) is retried there with a short back-off (200 ms,
+//	               doubling, at most 5 s), so it neither fails the pod's sync nor
+//	               waits out the pod worker's back-off; FailedMount is recorded only
+//	               once the retries are used up
+//	mount_linux.go SysMounter (mount(2)); mount_other.go a stub elsewhere
+//
+// Package subpath (volume/subpath) binds a container's subPath under
+// PodsDir/<uid>/volume-subpaths for kuberuntime; TearDown has it unmount
+// and remove those binds before anything of the pod is removed, and fails
+// (so the pod directory stays) when one cannot be unmounted.
+//
+// State and concurrency: the Manager's mutex guards only the map of pods;
+// each pod's state (set-up volumes, cached tokens, reported events) has its
+// own mutex that serialises SetUp, Run's refresh and TearDown of that pod,
+// so different pods set up in parallel. SetUp fetches a volume's content
+// only the first time; after that Run re-fetches every minute (and at once
+// after Update) and rewrites content only when it changed (the atomic
+// writer compares); fsGroup ownership is applied once per volume, before
+// its containers run, and recorded in a ready marker on disk
+// (PodsDir/<uid>/plugins/kubernetes.io~empty-dir/<name>/ready, as
+// upstream), so neither a refresh nor a restart of berth walks a volume
+// in use;
+// tokens are requested again once 80% of their lifetime passed or after a
+// day, as upstream's token manager.
+package volume
