@@ -10,6 +10,6 @@
 //
 // Where the upstream package is too heavy to compile (pkg/kubelet/server:
 // some 1,400 packages), the comparison lives in berth's own package and
-// reads upstream's table from its source instead (internal/upstreamsrc;
-// internal/server's FuzzRequestAttributesUpstream).
+// reads upstream's table from its source instead (internal/testkit/upstreamsrc;
+// internal/serve/server's FuzzRequestAttributesUpstream).
 package difftest

@@ -5,7 +5,7 @@ import (
 
 	upstream "k8s.io/kubernetes/third_party/forked/golang/expansion"
 
-	"github.com/berthk8s/berth/internal/expansion"
+	"github.com/berthk8s/berth/internal/podkit/expansion"
 )
 
 // FuzzExpandUpstream: berth's Expand gives what upstream's Expand with

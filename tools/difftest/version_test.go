@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berthk8s/berth/internal/upstreamsrc"
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 // TestSameUpstreamAsToolsKube: tools/kube/go.mod says which upstream
