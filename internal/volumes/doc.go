@@ -1,0 +1,13 @@
+// Package volumes is the wing of what a pod mounts:
+//
+//	volume        the volume manager: desired against actual, one plugin per
+//	              volume type
+//	atomicwriter  the atomic writer of configMap, secret, downwardAPI and
+//	              projected volumes
+//	subpath       subPath mounts, opened without following a pod's links
+//	objectcache   the configMaps and secrets volumes and the environment are
+//	              made of
+//	transient     which failures clear on their own, and how they are retried
+//
+// It may import podkit and platform (archtest.Wings holds it).
+package volumes
