@@ -1,9 +1,12 @@
 # berth: build, run and test.
 #
 #   make run     set up this machine (root), build, run berth on the examples
-#   make test    set up this machine (root), vet, gofmt check, all tests incl. e2e,
+#   make check   the fast lane, minutes and no containerd: vet, gofmt check,
+#                golangci-lint (.golangci.yml) and the unit tests
+#   make test    set up this machine (root), make check, the end-to-end tests,
 #                then the conformance smoke set
 #   make unit    unit tests only, no containerd needed
+#   make lint    golangci-lint alone (built from tools/lint on first use)
 #   make difftest  berth against upstream Kubernetes (tools/difftest)
 #   make fuzz    every fuzz target for FUZZTIME (default 30s) each;
 #                FUZZ=regexp picks targets (hack/fuzz.sh)
@@ -48,7 +51,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run test unit difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench conformance conformance-smoke
+.PHONY: all build node run check lint upstream-src test unit e2e difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench conformance conformance-smoke
 
 all: build
 
@@ -62,6 +65,24 @@ run: node build
 	@bash hack/run-hints.sh
 	exec bin/berth --config $(BERTH_CONFIG) --container-runtime-endpoint=$(CRI_ENDPOINT)
 
+# The fast lane (STYLE rule 21): everything that needs no containerd, so a
+# mistake fails in minutes. upstream-src first: unit tests pin tables to
+# upstream's source and, in CI, fail when it is missing.
+check: vet fmt-check lint upstream-src unit
+
+# make check, then the end-to-end packages (E2E_PKGS) against containerd
+# and a real API server, then the conformance smoke set
+# (hack/conformance-smoke.txt): upstream NodeConformance specs that must
+# pass on berth, a few minutes. control-plane-tools, not cluster-tools:
+# make test neither builds nor runs kube-proxy and CoreDNS (the smoke set
+# runs without them).
+test: node check difftest control-plane-tools e2e
+	@CONFORMANCE_SMOKE=1 KUBELET=berth bash hack/conformance.sh
+
+# The packages that run pods on the host's containerd (the CRI behaviour
+# suite included) or start a control plane.
+E2E_PKGS ?= ./test/e2e/... ./test/cluster/... ./internal/platform/cri/critest/...
+
 # -p 1: one test binary at a time. End-to-end tests share one containerd, and
 # a berth agent removes every CRI pod it was not asked to run, so two packages
 # testing at once would remove each other's pods.
@@ -69,14 +90,8 @@ run: node build
 # the one containerd. -o: flock holds the lock itself and the tests do not
 # inherit its descriptor, so a process a test leaves behind cannot hold the
 # lock after the run.
-#
-# Then the conformance smoke set (hack/conformance-smoke.txt): upstream
-# NodeConformance specs that must pass on berth, a few minutes.
-# control-plane-tools, not cluster-tools: make test neither builds nor runs
-# kube-proxy and CoreDNS (the smoke set runs without them).
-test: node vet fmt-check difftest control-plane-tools
-	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m $(PKGS)
-	@CONFORMANCE_SMOKE=1 KUBELET=berth bash hack/conformance.sh
+e2e:
+	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m $(E2E_PKGS)
 
 # The conformance smoke set alone (make test runs it).
 conformance-smoke:
@@ -120,8 +135,18 @@ KUBELET ?= berth
 conformance:
 	@KUBELET=$(KUBELET) bash hack/conformance.sh
 
+# Unit tests: every package, with the end-to-end ones skipping themselves
+# (they run only with BERTH_E2E=1, as make e2e).
 unit:
-	$(GO) test -race $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+lint:
+	@GO=$(GO) bash hack/lint.sh
+
+# The upstream source unit tests pin tables to (internal/testkit/upstreamsrc):
+# k8s.io/kubernetes at tools/kube's pin, a download of seconds.
+upstream-src:
+	cd tools/kube && $(GO) mod download k8s.io/kubernetes
 
 # Differential tests that run upstream Kubernetes code against berth's, in
 # a module of their own (berth's never requires k8s.io/kubernetes). They

@@ -61,7 +61,7 @@ func Burst(ctx context.Context, c kubernetes.Interface, nodeName, run string, n 
 	}
 	if err := createAll(ctx, c, nodeName, run, n, times); err != nil {
 		cancel()
-		<-watchErr
+		_ = <-watchErr
 		return nil, 0, nil, err
 	}
 	if err := <-watchErr; err != nil {
@@ -118,7 +118,7 @@ func DeleteAll(ctx context.Context, c kubernetes.Interface, run string, n int) (
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		cancel()
-		<-watchErr
+		_ = <-watchErr
 		return nil, 0, fmt.Errorf("delete burst %s: %w", run, err)
 	}
 	if err := <-watchErr; err != nil {

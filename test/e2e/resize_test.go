@@ -112,7 +112,7 @@ func TestClusterInPlaceResize(t *testing.T) {
 	})
 	_, err := pods.Create(ctx, pod, metav1.CreateOptions{})
 	must(t, err)
-	pod = e.waitPodRunning(t, "resize")
+	e.waitPodRunning(t, "resize")
 
 	want := map[string]corev1.ResourceRequirements{
 		"web":  requirements("150m", "300m", "48Mi", "96Mi"),

@@ -134,7 +134,7 @@ func TestLeaseWaitsForNodeUIDWithBackoff(t *testing.T) {
 		t.Errorf("requests mismatch (-want +got):\n%s", diff)
 	}
 	cancel()
-	<-done
+	_ = <-done
 }
 
 func TestLeaseSync(t *testing.T) {

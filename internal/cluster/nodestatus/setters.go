@@ -153,7 +153,7 @@ func VersionInfo(node *corev1.Node, in Inputs) []Event {
 	info.Architecture = in.Machine.Architecture
 	info.ContainerRuntimeVersion = in.RuntimeVersion
 	info.KubeletVersion = in.KubeletVersion
-	info.KubeProxyVersion = ""
+	info.KubeProxyVersion = "" //nolint:staticcheck // deprecated, and upstream clears it too
 	return nil
 }
 

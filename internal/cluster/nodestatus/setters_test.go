@@ -85,7 +85,7 @@ func TestMachineInfoNodeInfo(t *testing.T) {
 
 func TestVersionInfoAndEndpoints(t *testing.T) {
 	node := &corev1.Node{}
-	node.Status.NodeInfo.KubeProxyVersion = "v1.30.0"
+	node.Status.NodeInfo.KubeProxyVersion = "v1.30.0" //nolint:staticcheck // the setter must clear it
 	node.Status.NodeInfo.MachineID = "kept"
 	in := baseInputs()
 	VersionInfo(node, in)

@@ -160,12 +160,7 @@ func (e *env) requests() []string {
 			r += "/" + a.GetSubresource()
 		}
 		name := ""
-		switch a := a.(type) {
-		case clienttesting.GetAction:
-			name = a.GetName()
-		case clienttesting.PatchAction:
-			name = a.GetName()
-		case clienttesting.DeleteAction:
+		if a, ok := a.(interface{ GetName() string }); ok { // get, patch, delete
 			name = a.GetName()
 		}
 		out = append(out, r+" "+a.GetNamespace()+"/"+name)

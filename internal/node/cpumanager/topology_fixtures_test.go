@@ -31,8 +31,6 @@ var (
 	// topoDualSocketMultiNumaPerSocketHT: 80 CPUs, 40 cores, 2 sockets of
 	// 2 NUMA nodes of 10 cores each.
 	topoDualSocketMultiNumaPerSocketHT = fakeTopology(40, 2, func(c int) (int, int) { return c / 20, c / 10 })
-	// topoDualSocketNoHT: 8 CPUs, one thread per core, 2 sockets.
-	topoDualSocketNoHT = fakeTopology(8, 1, func(c int) (int, int) { return c / 4, c / 4 })
 )
 
 func mustParse(t *testing.T, s string) cpuset.CPUSet {

@@ -1,5 +1,5 @@
 // Package iptables owns the kubelet's iptables utility chains
-// (makeIPTablesUtilChains), as upstream v1.37's kubelet_network_linux.go
+// (makeIPTablesUtilChains), as upstream v1.37's pkg/kubelet/kubelet_network_linux.go
 // keeps them for the benefit of other components: the KUBE-IPTABLES-HINT
 // chain in the mangle table, whose existence tells which iptables
 // (legacy or nft) the host uses, and, for IPv4 only, the KUBE-FIREWALL

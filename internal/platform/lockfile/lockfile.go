@@ -42,7 +42,7 @@ func Acquire(ctx context.Context, path string) (*Lock, error) {
 		}
 		return &Lock{fd: fd}, nil
 	case <-ctx.Done():
-		go func() { <-got; unix.Close(fd) }()
+		go func() { _ = <-got; _ = unix.Close(fd) }()
 		return nil, fmt.Errorf("lock file %q: %w", path, context.Cause(ctx))
 	}
 }

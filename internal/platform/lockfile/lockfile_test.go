@@ -87,7 +87,7 @@ func TestWatchContention(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer l.Release()
+			defer func() { _ = l.Release() }()
 			contended, err := WatchContention(ctx, path)
 			if err != nil {
 				t.Fatalf("WatchContention: %v", err)

@@ -1,6 +1,6 @@
 // Package admission decides whether the node may run a pod: the checks the
-// upstream kubelet makes before it starts one (pkg/kubelet/lifecycle
-// predicate.go, the scheduler's GeneralPredicates adapted to the kubelet).
+// upstream kubelet makes before it starts one (pkg/kubelet/lifecycle/predicate.go,
+// the scheduler's GeneralPredicates adapted to the kubelet).
 //
 // Admit is pure: it sees the pod, the node and the pods already admitted,
 // and returns the first failure with upstream's reason and message. The

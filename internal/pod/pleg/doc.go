@@ -44,7 +44,7 @@
 //     every event type, not only on stops, to report starts as soon.
 //   - The periodic relist keeps upstream's period and threshold (1 s, 3
 //     min) whether or not events flow, as upstream v1.37 does (its
-//     generic.go no longer lengthens them under EventedPLEG): a stream
+//     pkg/kubelet/pleg/generic.go no longer lengthens them under EventedPLEG): a stream
 //     that fails, or misses an event, costs at most one period. berth's
 //     own --pleg-relist-period may lengthen the period (tests use it to
 //     show that events alone move a status).

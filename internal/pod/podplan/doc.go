@@ -20,7 +20,7 @@
 //	               with DeadlineExceeded)
 //	hash.go        HashContainer, the spec hash recorded on containers
 //
-// The rules follow upstream's computePodActions (kuberuntime_manager.go),
+// The rules follow upstream's computePodActions (pkg/kubelet/kuberuntime/kuberuntime_manager.go),
 // ShouldContainerBeRestarted and the kubelet's use of client-go's
 // flowcontrol.Backoff, with these differences:
 //

@@ -342,7 +342,7 @@ func TestAPIWatcherThroughMerger(t *testing.T) {
 	go func() { done <- s.Run(ctx, m.Snapshots(), m.Changes()) }()
 	defer func() {
 		cancel()
-		<-done
+		_ = <-done
 	}()
 
 	u := recvUpdate(t, m.Updates())

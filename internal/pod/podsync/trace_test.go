@@ -40,14 +40,14 @@ func TestSyncsAreTraced(t *testing.T) {
 	for _, s := range rec.Ended() {
 		attrs := map[string]string{}
 		for _, kv := range s.Attributes() {
-			attrs[string(kv.Key)] = kv.Value.Emit()
+			attrs[string(kv.Key)] = kv.Value.String()
 		}
 		got = append(got, span{s.Name(), attrs})
 	}
 	pa := func(extra ...attribute.KeyValue) map[string]string {
 		m := map[string]string{"k8s.pod.uid": "u1", "k8s.pod": "default/web", "k8s.pod.name": "web", "k8s.namespace.name": "default"}
 		for _, kv := range extra {
-			m[string(kv.Key)] = kv.Value.Emit()
+			m[string(kv.Key)] = kv.Value.String()
 		}
 		return m
 	}

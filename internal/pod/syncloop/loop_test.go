@@ -453,7 +453,7 @@ func TestObserveUpdateSeesUpdatesBeforeDispatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- loop.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); _ = <-done }()
 	updates <- podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}}
 	if got := workers.next(t); got != "create a" {
 		t.Fatalf("got %q, want create a", got)

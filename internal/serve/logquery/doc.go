@@ -1,7 +1,7 @@
 // Package logquery owns the node log query of the kubelet API
 // (enableSystemLogQuery, the NodeLogQuery feature): GET
 // /logs/?query=<service or file>&sinceTime=&untilTime=&tailLines=&pattern=&boot=
-// as upstream v1.37's kubelet_server_journal.go serves it on Linux: a
+// as upstream v1.37's pkg/kubelet/kubelet_server_journal.go serves it on Linux: a
 // service's journal through journalctl, or, for a service that does not
 // log to the journal, the first of /var/log/<service>,
 // /var/log/<service>.log and /var/log/<service>/<service>.log; a file

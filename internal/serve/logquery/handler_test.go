@@ -46,7 +46,7 @@ func newTestHandler(t *testing.T, mode string, cfg Config) http.Handler {
 	}
 	cfg.Dir = logs
 	cfg.Files = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "file "+r.URL.Path)
+		_, _ = io.WriteString(w, "file "+r.URL.Path)
 	})
 	return Handler(cfg)
 }

@@ -5,7 +5,7 @@
 // and /run, which runs a command through CRI ExecSync and answers its
 // combined output.
 //
-// It owns resolving a pod and container to the runtime's IDs (lookup.go),
+// It owns resolving a pod and container to the runtime's IDs (server.go),
 // decoding the query options (options.go, pure) and classifying errors
 // into HTTP status codes. Authentication and authorization happen before
 // these handlers.

@@ -1,0 +1,134 @@
+package archtest
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The limits of STYLE rule 10: files at most 800 lines (tests too);
+// functions at most 100 lines and structs at most 20 fields in non-test
+// code.
+const (
+	maxFileLines = 800
+	maxFuncLines = 100
+	maxFields    = 20
+)
+
+// oversize are the exceptions, each with its size today: a test fails when
+// one grows, and when one shrinks under its limit (so the list only
+// shrinks). Keys are "path:Name" (a function, or the type a struct
+// declares).
+var oversize = map[string]int{
+	// Tables: one line per KubeletConfiguration field and per flag.
+	"internal/config/support.go:kubeletFieldSupport": 130,
+	"internal/config/configflags.go:configFlags":     112,
+	// The configuration itself: one field per setting.
+	"internal/config/config.go:Config": 26,
+	// Issue #23 step 3 splits these: one builder per wing, no
+	// everything-struct; the runtime manager's config by concern.
+	"internal/app/agent/agent.go:node":             33,
+	"internal/pod/kuberuntime/manager.go:Config":   33,
+	"internal/cluster/nodestatus/inputs.go:Inputs": 29,
+}
+
+// TestSizes holds STYLE rule 10 over internal/ and cmd/.
+func TestSizes(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	seen := map[string]bool{}
+	check := func(key string, size, limit int, what string) {
+		max, excepted := oversize[key]
+		switch {
+		case excepted:
+			seen[key] = true
+			if size > max {
+				t.Errorf("%s has grown to %d %s (its exception allows %d): split it", key, size, what, max)
+			} else if size <= limit {
+				t.Errorf("%s is %d %s now, within the limit of %d: remove its exception", key, size, what, limit)
+			} else if size < max {
+				t.Errorf("%s shrank to %d %s: lower its exception from %d", key, size, what, max)
+			}
+		case size > limit:
+			t.Errorf("%s has %d %s, over the limit of %d (STYLE rule 10): split it", key, size, what, limit)
+		}
+	}
+	for _, top := range []string{"internal", "cmd"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			check(rel, fset.File(f.Pos()).LineCount(), maxFileLines, "lines")
+			if strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			lines := func(n ast.Node) int { return fset.Position(n.End()).Line - fset.Position(n.Pos()).Line + 1 }
+			for _, decl := range f.Decls {
+				switch decl := decl.(type) {
+				case *ast.FuncDecl:
+					if decl.Body != nil {
+						check(rel+":"+funcName(decl), lines(decl), maxFuncLines, "lines")
+					}
+				case *ast.GenDecl:
+					for _, spec := range decl.Specs {
+						if ts, ok := spec.(*ast.TypeSpec); ok {
+							if st, ok := ts.Type.(*ast.StructType); ok {
+								check(rel+":"+ts.Name.Name, fields(st), maxFields, "fields")
+							}
+						}
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key := range oversize {
+		if !seen[key] {
+			t.Errorf("exception %s matches nothing: remove it", key)
+		}
+	}
+}
+
+// funcName is a function's name, with its receiver's type for a method.
+func funcName(d *ast.FuncDecl) string {
+	if d.Recv == nil || len(d.Recv.List) == 0 {
+		return d.Name.Name
+	}
+	t := d.Recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	if g, ok := t.(*ast.IndexExpr); ok {
+		t = g.X
+	}
+	return fmt.Sprintf("%s.%s", t, d.Name.Name)
+}
+
+// fields counts a struct's fields, each name of a shared line apart.
+func fields(st *ast.StructType) int {
+	n := 0
+	for _, f := range st.Fields.List {
+		n += max(len(f.Names), 1)
+	}
+	return n
+}
