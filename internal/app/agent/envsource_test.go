@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"k8s.io/utils/clock"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestEnvSourceCluster(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cm"}, Data: map[string]string{"k": "v"}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"}, Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.1"}},
 	)
-	objects, err := objectcache.New(objectcache.Config{Client: client, Strategy: "Get"})
+	objects, err := objectcache.New(objectcache.Config{Client: client, Strategy: "Get", Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ type SystemOptions struct {
 	Mounts map[string]string
 	// ProcDir is /proc (tests give another).
 	ProcDir string
-	// Clock paces Run; nil is the real clock.
+	// Clock paces Run (required).
 	Clock clock.WithTicker
 }
 
@@ -58,7 +58,7 @@ func NewSystemCgroup(opts SystemOptions) (*SystemCgroup, error) {
 		opts.ProcDir = "/proc"
 	}
 	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
+		return nil, errors.New("new system cgroup: Clock is required")
 	}
 	return &SystemCgroup{opts: opts}, nil
 }

@@ -2,6 +2,7 @@ package cm
 
 import (
 	"context"
+	"k8s.io/utils/clock"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,7 @@ func TestSystemCgroupEnsure(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f, proc := systemHost(t, tt.procs, tt.exes...)
-			s, err := NewSystemCgroup(SystemOptions{Cgroup: "/system", Mounts: f.mounts, ProcDir: proc})
+			s, err := NewSystemCgroup(SystemOptions{Cgroup: "/system", Mounts: f.mounts, ProcDir: proc, Clock: clock.RealClock{}})
 			must(t, err)
 			must(t, s.Ensure())
 			// devices is skipped, as by upstream's manager (SkipDevices).
@@ -81,7 +82,7 @@ func TestSystemCgroupEnsure(t *testing.T) {
 func TestSystemCgroupEnsureFails(t *testing.T) {
 	f, proc := systemHost(t, "4242\n", "4242")
 	delete(f.mounts, "devices")
-	s, err := NewSystemCgroup(SystemOptions{Cgroup: "/system", Mounts: f.mounts, ProcDir: proc})
+	s, err := NewSystemCgroup(SystemOptions{Cgroup: "/system", Mounts: f.mounts, ProcDir: proc, Clock: clock.RealClock{}})
 	must(t, err)
 	if err := s.Ensure(); err == nil || !strings.Contains(err.Error(), "devices hierarchy is not mounted") {
 		t.Errorf("Ensure without a devices hierarchy = %v, want it not mounted", err)

@@ -49,7 +49,7 @@ func NewAPISource(cfg APIConfig) (*APIWatcher, error) {
 		return nil, errors.New("new api source: client and node name are required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		return nil, errors.New("new api source: Clock is required")
 	}
 	return &APIWatcher{cfg: cfg}, nil
 }

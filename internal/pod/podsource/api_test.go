@@ -2,6 +2,7 @@ package podsource
 
 import (
 	"context"
+	"k8s.io/utils/clock"
 	"testing"
 	"time"
 
@@ -154,6 +155,9 @@ func newAPIHarness(t *testing.T, objs ...runtime.Object) *apiHarness {
 func (h *apiHarness) start(t *testing.T, cfg APIConfig) {
 	t.Helper()
 	cfg.Client, cfg.NodeName = h.cs, apiNode
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
 	s, err := NewAPISource(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -332,7 +336,7 @@ func TestAPIWatcherThroughMerger(t *testing.T) {
 	})
 	h := newAPIHarness(t, mirror)
 	m := startMerger(t, podutil.APISource)
-	s, err := NewAPISource(APIConfig{Client: h.cs, NodeName: apiNode})
+	s, err := NewAPISource(APIConfig{Client: h.cs, NodeName: apiNode, Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ type Config struct {
 	PodLogsDir string
 	// ProcRoot and CgroupRoot default to /proc and /sys/fs/cgroup.
 	ProcRoot, CgroupRoot string
-	// Clock defaults to the real clock.
+	// Clock stamps and paces the samples (required).
 	Clock clock.WithTicker
 	// SamplePeriod defaults to DefaultSamplePeriod.
 	SamplePeriod time.Duration
@@ -89,7 +89,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg.CgroupRoot = "/sys/fs/cgroup"
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		return nil, errors.New("new stats provider: Clock is required")
 	}
 	if cfg.SamplePeriod <= 0 {
 		cfg.SamplePeriod = DefaultSamplePeriod

@@ -44,7 +44,7 @@ type Config struct {
 	// (The runtime's streaming server has its own, e.g. containerd's
 	// stream_idle_timeout.)
 	IdleTimeout time.Duration
-	// Clock measures idleness; the real clock when nil.
+	// Clock measures idleness (required).
 	Clock clock.Clock
 }
 
@@ -63,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("streaming: IdleTimeout must not be negative")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		return nil, errors.New("streaming: Clock is required")
 	}
 	return &Server{cfg: cfg}, nil
 }

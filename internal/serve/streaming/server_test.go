@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/utils/clock"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -109,7 +110,7 @@ func newTestServer(t *testing.T, rt *fakeRuntime) http.Handler {
 			{ID: "d1", Name: "debugger", State: runtimestate.ContainerRunning},
 		},
 	}
-	s, err := New(Config{
+	s, err := New(Config{Clock: clock.RealClock{},
 		Runtime: rt,
 		// Every proxied stream goes through the idle-timeout wrapper.
 		IdleTimeout: time.Hour,

@@ -2,6 +2,7 @@ package objectcache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -23,7 +24,7 @@ type Config struct {
 	// when empty), Cache or Get.
 	Strategy kubeletconfigv1beta1.ResourceChangeDetectionStrategy
 	// Clock bounds the wait for a watch's first list and ages cached
-	// objects; nil means the real clock.
+	// objects (required with a Client).
 	Clock clock.Clock
 	// Node returns the registered Node (nil until registration), whose
 	// node.alpha.kubernetes.io/ttl annotation sets the Cache strategy's
@@ -64,7 +65,7 @@ func New(cfg Config) (*Objects, error) {
 		return o, nil
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		return nil, errors.New("new object cache: Clock is required")
 	}
 	switch cfg.Strategy {
 	case kubeletconfigv1beta1.WatchChangeDetectionStrategy, "":

@@ -2,6 +2,7 @@ package objectcache
 
 import (
 	"context"
+	"k8s.io/utils/clock"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,7 +13,7 @@ import (
 
 func TestGetStrategyReadsEveryTime(t *testing.T) {
 	api := newFakeAPI(t, configMap("cfg", "v1"), secret("sec", "s1"))
-	o, err := New(Config{Client: api.client, Strategy: "Get"})
+	o, err := New(Config{Client: api.client, Strategy: "Get", Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +62,11 @@ func TestStandalone(t *testing.T) {
 }
 
 func TestNewRejectsUnknownStrategy(t *testing.T) {
-	if _, err := New(Config{Client: fake.NewClientset(), Strategy: "Poll"}); err == nil {
+	if _, err := New(Config{Client: fake.NewClientset(), Strategy: "Poll", Clock: clock.RealClock{}}); err == nil {
 		t.Error("New accepted strategy Poll")
 	}
 	for _, s := range []string{"", "Watch", "Cache", "Get"} {
-		if _, err := New(Config{Client: fake.NewClientset(), Strategy: kubeletconfigv1beta1.ResourceChangeDetectionStrategy(s)}); err != nil {
+		if _, err := New(Config{Client: fake.NewClientset(), Strategy: kubeletconfigv1beta1.ResourceChangeDetectionStrategy(s), Clock: clock.RealClock{}}); err != nil {
 			t.Errorf("New(%q) = %v", s, err)
 		}
 	}

@@ -3,6 +3,7 @@ package objectcache
 import (
 	"context"
 	"errors"
+	"k8s.io/utils/clock"
 	"strings"
 	"testing"
 	"time"
@@ -180,7 +181,7 @@ func TestWatchGetWaitsForSyncBounded(t *testing.T) {
 
 func TestWatchStopsEverythingWhenRunEnds(t *testing.T) {
 	api := newFakeAPI(t, configMap("cfg", "v1"))
-	o, err := New(Config{Client: api.client, Strategy: "Watch"})
+	o, err := New(Config{Client: api.client, Strategy: "Watch", Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ type Config struct {
 	Client kubernetes.Interface
 	// Objects reads configMaps and secrets; nil fails those volumes.
 	Objects Objects
-	// Clock drives refreshes and token expiry; nil means the real clock.
+	// Clock drives refreshes and token expiry (required).
 	Clock clock.WithTicker
 	// NodeName is the node's name (for logs).
 	NodeName string
@@ -99,7 +99,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, errors.New("volume manager needs PodsDir")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		return nil, errors.New("volume manager needs Clock")
 	}
 	if cfg.Mounter == nil {
 		cfg.Mounter = SysMounter{}

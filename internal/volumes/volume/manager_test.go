@@ -3,6 +3,7 @@ package volume
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/clock"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,7 +106,7 @@ func newEnv(t *testing.T, objects ...runtime.Object) env {
 		}
 		return true, tr, nil
 	})
-	source, err := objectcache.New(objectcache.Config{Client: e.client, Strategy: "Get"})
+	source, err := objectcache.New(objectcache.Config{Client: e.client, Strategy: "Get", Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}
