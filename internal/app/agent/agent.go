@@ -52,6 +52,10 @@ import (
 	"github.com/berthk8s/berth/internal/volumes/volume"
 )
 
+// The object cache is the environment's source: configMaps, secrets,
+// services and the node's allocatable.
+var _ kuberuntime.EnvSource = (*objectcache.Objects)(nil)
+
 // Fixed periods, as upstream. The PLEG's relist period is upstream's
 // unless --pleg-relist-period lengthens it.
 const (
@@ -83,7 +87,6 @@ type node struct {
 	statuses *podstatus.Store
 	volumes  *volume.Manager
 	objects  *objectcache.Objects
-	env      *envSource
 	workers  *podworker.Workers
 	sources  *sources
 	loop     *syncloop.Loop
@@ -238,7 +241,6 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 // workers, sources, admission, housekeeping and the sync loop.
 func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider) error {
 	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
-	n.env = newEnvSource(cl.apiClient(), n.objects, cl.node)
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
 	cache := pleg.NewCache()
@@ -415,7 +417,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
 		DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
-		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.pullRecords), Env: n.env, HostIPs: ips, SubPaths: subPaths,
+		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.pullRecords), Env: n.objects, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls:    cfg.ImagePullLimit(),
 		PullQPS:                  float32(ptr.Deref(kc.RegistryPullQPS, 0)),
 		PullBurst:                int(kc.RegistryBurst),
@@ -498,7 +500,6 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("prober", n.prober.Run)
 	g.Go("volumes", n.volumes.Run)
 	g.Go("objects", n.objects.Run)
-	g.Go("env-services", n.env.RunServices)
 	for name, run := range n.cluster.runs() {
 		g.Go(name, run)
 	}

@@ -2,7 +2,6 @@ package cm
 
 import (
 	"context"
-	"k8s.io/utils/clock"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/clock"
 	testclock "k8s.io/utils/clock/testing"
 )
 

@@ -2,7 +2,6 @@ package podsource
 
 import (
 	"context"
-	"k8s.io/utils/clock"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"k8s.io/utils/clock"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"

@@ -1,5 +1,5 @@
-// Package objectcache owns reading configMaps and secrets for the node. It
-// is the one source of those objects: the volume manager (configMap,
+// Package objectcache owns reading configMaps, secrets and services for
+// the node. It is the one source of configMaps and secrets: the volume manager (configMap,
 // secret and projected volumes), the container environment (configMapKeyRef,
 // secretKeyRef, envFrom) and image pull secrets all read them through
 // Objects, so the strategy below applies to all three.
@@ -46,6 +46,9 @@
 //	kind.go     configMaps and secrets for the stores; the Get strategy
 //	watch.go    the Watch strategy: per-object informers, owned by Run
 //	ttl.go      the Cache strategy and its TTL
+//	services.go the informer of every Service (the environment's service
+//	            links), run by Run, and the node's allocatable: with the
+//	            reads above, the kuberuntime.EnvSource
 //
 // Objects hold secret data: nothing here logs an object or its content,
 // only kinds and names.

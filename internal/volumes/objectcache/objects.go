@@ -28,13 +28,16 @@ type Config struct {
 	Clock clock.Clock
 	// Node returns the registered Node (nil until registration), whose
 	// node.alpha.kubernetes.io/ttl annotation sets the Cache strategy's
-	// TTL; nil means DefaultTTL.
+	// TTL (nil means DefaultTTL) and whose allocatable NodeAllocatable
+	// returns.
 	Node func() *corev1.Node
 }
 
 // Objects is the node's one source of configMaps and secrets: volume
 // contents, container environments and image pull secrets all read them
-// here. Pods are registered while they may run (RegisterPod) and
+// here. It also serves the cluster's services and the node's allocatable,
+// the rest of what a container's environment is made of
+// (kuberuntime.EnvSource). Pods are registered while they may run (RegisterPod) and
 // unregistered once they terminated (UnregisterPod); with the Watch and
 // Cache strategies only the objects a registered pod references can be
 // read.
@@ -46,6 +49,8 @@ type Objects struct {
 	configMaps store // nil: standalone
 	secrets    store
 	watches    []*watchStore // the Watch strategy's stores, which Run runs
+	services   *services     // nil: standalone
+	node       func() *corev1.Node
 
 	mu   sync.Mutex // guards pods
 	pods map[types.UID]podRefs
@@ -60,13 +65,14 @@ type podRefs struct {
 
 // New returns Objects for cfg; it starts nothing.
 func New(cfg Config) (*Objects, error) {
-	o := &Objects{pods: map[types.UID]podRefs{}}
+	o := &Objects{pods: map[types.UID]podRefs{}, node: cfg.Node}
 	if cfg.Client == nil {
 		return o, nil
 	}
 	if cfg.Clock == nil {
 		return nil, errors.New("new object cache: Clock is required")
 	}
+	o.services = newServices(cfg.Client)
 	switch cfg.Strategy {
 	case kubeletconfigv1beta1.WatchChangeDetectionStrategy, "":
 		cms, secs := newWatchStore(configMapKind, cfg.Client, cfg.Clock), newWatchStore(secretKind, cfg.Client, cfg.Clock)
@@ -87,10 +93,13 @@ func New(cfg Config) (*Objects, error) {
 	return o, nil
 }
 
-// Run runs the watches of the Watch strategy until ctx ends; with the
-// other strategies, and in standalone mode, it only waits for ctx.
+// Run runs the services informer and the watches of the Watch strategy
+// until ctx ends; in standalone mode it only waits for ctx.
 func (o *Objects) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	if o.services != nil {
+		wg.Go(func() { o.services.run(ctx) })
+	}
 	for _, w := range o.watches {
 		wg.Go(func() { w.run(ctx) })
 	}

@@ -2,13 +2,13 @@ package objectcache
 
 import (
 	"context"
-	"k8s.io/utils/clock"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/clock"
 )
 
 func TestGetStrategyReadsEveryTime(t *testing.T) {

@@ -3,7 +3,6 @@ package objectcache
 import (
 	"context"
 	"errors"
-	"k8s.io/utils/clock"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )

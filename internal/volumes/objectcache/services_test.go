@@ -1,8 +1,7 @@
-package agent
+package objectcache
 
 import (
 	"context"
-	"k8s.io/utils/clock"
 	"strings"
 	"testing"
 
@@ -12,17 +11,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/berthk8s/berth/internal/volumes/objectcache"
+	"k8s.io/utils/clock"
 )
 
-func TestEnvSourceStandalone(t *testing.T) {
+func TestEnvStandalone(t *testing.T) {
 	node := &corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
-	objects, err := objectcache.New(objectcache.Config{})
+	s, err := New(Config{Node: func() *corev1.Node { return node }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newEnvSource(nil, objects, func() *corev1.Node { return node })
 	ctx := context.Background()
 	if _, err := s.ConfigMap(ctx, "default", "cm"); err == nil || !strings.Contains(err.Error(), "needs an API server") {
 		t.Errorf("ConfigMap error = %v, want one saying an API server is needed", err)
@@ -38,16 +35,15 @@ func TestEnvSourceStandalone(t *testing.T) {
 	}
 }
 
-func TestEnvSourceCluster(t *testing.T) {
+func TestEnvCluster(t *testing.T) {
 	client := fake.NewClientset(
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cm"}, Data: map[string]string{"k": "v"}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"}, Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.1"}},
 	)
-	objects, err := objectcache.New(objectcache.Config{Client: client, Strategy: "Get", Clock: clock.RealClock{}})
+	s, err := New(Config{Client: client, Strategy: "Get", Clock: clock.RealClock{}, Node: func() *corev1.Node { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newEnvSource(client, objects, func() *corev1.Node { return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, synced := s.Services(); synced {
@@ -61,8 +57,8 @@ func TestEnvSourceCluster(t *testing.T) {
 		t.Errorf("Secret error = %v, want NotFound", err)
 	}
 	done := make(chan error)
-	go func() { done <- s.RunServices(ctx) }()
-	if !cache.WaitForCacheSync(ctx.Done(), s.synced) {
+	go func() { done <- s.Run(ctx) }()
+	if !cache.WaitForCacheSync(ctx.Done(), s.services.synced) {
 		t.Fatal("services informer did not sync")
 	}
 	if svcs, synced := s.Services(); !synced || len(svcs) != 1 || svcs[0].Name != "kubernetes" {
@@ -73,6 +69,6 @@ func TestEnvSourceCluster(t *testing.T) {
 	}
 	cancel()
 	if err := <-done; err != nil {
-		t.Errorf("RunServices = %v", err)
+		t.Errorf("Run = %v", err)
 	}
 }
