@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/version"
 	clientfeatures "k8s.io/client-go/features"
@@ -195,6 +197,23 @@ func validateFeatureGates(logger klog.Logger, gates map[string]bool) []problem {
 		ps = append(ps, fieldProblem("featureGates", "%s=%t is not supported by berth (only the %s default %s=%t is accepted)", name, given, KubernetesVersion, name, def))
 	}
 	return ps
+}
+
+// gateOn is the one reading of a kubelet feature gate: its value in
+// featureGates, else its upstream default at KubernetesVersion
+// (upstreamKubeletGates). Code outside this package asks the Config's
+// methods (MemoryQoS, ContainerEvents, EnsureSecretPulledImages, ...) and
+// never reads a gate by name (archtest holds it).
+func gateOn(kc *kubeletconfigv1beta1.KubeletConfiguration, name string) bool {
+	if v, ok := kc.FeatureGates[name]; ok {
+		return v
+	}
+	for _, g := range upstreamKubeletGates {
+		if g.Name == name {
+			return g.Default
+		}
+	}
+	return false
 }
 
 // gateDefault returns a gate's default at KubernetesVersion. AllAlpha and

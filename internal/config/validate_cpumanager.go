@@ -26,8 +26,8 @@ func validateCPUManager(kc *kubeletconfigv1beta1.KubeletConfiguration) (*cpumana
 	}
 	var ps []problem
 	opts, err := cpumanager.ParseOptions(kc.CPUManagerPolicyOptions, cpumanager.Gates{
-		AlphaOptions: gateOn(kc, "CPUManagerPolicyAlphaOptions", false),
-		BetaOptions:  gateOn(kc, "CPUManagerPolicyBetaOptions", true),
+		AlphaOptions: gateOn(kc, "CPUManagerPolicyAlphaOptions"),
+		BetaOptions:  gateOn(kc, "CPUManagerPolicyBetaOptions"),
 	})
 	if err != nil {
 		ps = append(ps, fieldProblem("cpuManagerPolicyOptions", "%v", err))
@@ -39,14 +39,6 @@ func validateCPUManager(kc *kubeletconfigv1beta1.KubeletConfiguration) (*cpumana
 		ps = append(ps, fieldProblem("cpuManagerReconcilePeriod", "must be greater than 0 with the static policy"))
 	}
 	return &opts, ps
-}
-
-// gateOn is a gate's value in featureGates, or its default.
-func gateOn(kc *kubeletconfigv1beta1.KubeletConfiguration, name string, def bool) bool {
-	if v, ok := kc.FeatureGates[name]; ok {
-		return v
-	}
-	return def
 }
 
 // reservedCPUMillis is the cpu systemReserved and kubeReserved hold, as

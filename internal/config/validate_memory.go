@@ -41,25 +41,17 @@ const (
 	swapLimited = "LimitedSwap"
 )
 
-// gateEnabled is a gate's state in kc.featureGates, def when unset.
-func gateEnabled(kc *kubeletconfigv1beta1.KubeletConfiguration, name string, def bool) bool {
-	if v, ok := kc.FeatureGates[name]; ok {
-		return v
-	}
-	return def
-}
-
 // MemoryQoS reports the MemoryQoS gate (Beta, on by default in v1.37):
 // with it, on cgroup v2, berth sets containers' and pods' memory.min,
 // memory.low and memory.high as upstream.
-func (c *Config) MemoryQoS() bool { return gateEnabled(&c.Kubelet, gateMemoryQoS, true) }
+func (c *Config) MemoryQoS() bool { return gateOn(&c.Kubelet, gateMemoryQoS) }
 
 // QOSReservedMemory is qosReserved's memory percentage when the
 // QOSReserved gate is on and qosReserved names memory; nil otherwise (as
 // upstream, qosReserved without the gate has no effect). Load has
 // validated it.
 func (c *Config) QOSReservedMemory() *int64 {
-	if !gateEnabled(&c.Kubelet, gateQOSReserved, false) {
+	if !gateOn(&c.Kubelet, gateQOSReserved) {
 		return nil
 	}
 	v, ok := c.Kubelet.QOSReserved[string(corev1.ResourceMemory)]
@@ -79,7 +71,7 @@ func (c *Config) QOSReservedMemory() *int64 {
 // checked.
 func validateMemory(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	var ps []problem
-	qos := gateEnabled(kc, gateMemoryQoS, true)
+	qos := gateOn(kc, gateMemoryQoS)
 	if f := kc.MemoryThrottlingFactor; f != nil {
 		if !qos && *f != previousDefaultMemoryThrottlingFactor {
 			ps = append(ps, fieldProblem("memoryThrottlingFactor", msgFactorWithoutQoS))

@@ -11,18 +11,10 @@ import (
 // either way.
 const GateEnsureSecretPulledImages = "KubeletEnsureSecretPulledImages"
 
-// GateEnabled says whether a kubelet feature gate is on: its value in
-// gates, else its upstream default at KubernetesVersion.
-func GateEnabled(gates map[string]bool, name string) bool {
-	if v, ok := gates[name]; ok {
-		return v
-	}
-	for _, g := range upstreamKubeletGates {
-		if g.Name == name {
-			return g.Default
-		}
-	}
-	return false
+// EnsureSecretPulledImages reports the KubeletEnsureSecretPulledImages
+// gate: with it on, berth keeps the image pull records.
+func (c *Config) EnsureSecretPulledImages() bool {
+	return gateOn(&c.Kubelet, GateEnsureSecretPulledImages)
 }
 
 // validatePullRecords checks imagePullCredentialsVerificationPolicy and
@@ -32,7 +24,7 @@ func GateEnabled(gates map[string]bool, name string) bool {
 // default value is accepted then.
 func validatePullRecords(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 	policy, allow := kc.ImagePullCredentialsVerificationPolicy, kc.PreloadedImagesVerificationAllowlist
-	if !GateEnabled(kc.FeatureGates, GateEnsureSecretPulledImages) {
+	if !gateOn(kc, GateEnsureSecretPulledImages) {
 		var ps []problem
 		if policy != "" && policy != kubeletconfigv1beta1.NeverVerifyPreloadedImages {
 			ps = append(ps, fieldProblem("imagePullCredentialsVerificationPolicy", "invalid configuration: `imagePullCredentialsVerificationPolicy` must not be set if KubeletEnsureSecretPulledImages feature gate is not enabled"))

@@ -45,14 +45,21 @@ func TestValidatePullRecords(t *testing.T) {
 	}
 }
 
-func TestGateEnabled(t *testing.T) {
-	if !GateEnabled(nil, GateEnsureSecretPulledImages) {
+func TestGateOn(t *testing.T) {
+	kc := &kubeletconfigv1beta1.KubeletConfiguration{}
+	if !gateOn(kc, GateEnsureSecretPulledImages) {
 		t.Errorf("%s is off by default, want upstream's on", GateEnsureSecretPulledImages)
 	}
-	if GateEnabled(map[string]bool{GateEnsureSecretPulledImages: false}, GateEnsureSecretPulledImages) {
-		t.Error("a gate turned off reads as on")
-	}
-	if GateEnabled(nil, "EventedPLEG") {
+	if gateOn(kc, "EventedPLEG") {
 		t.Error("EventedPLEG (alpha) reads as on by default")
+	}
+	for _, g := range upstreamKubeletGates {
+		if gateOn(kc, g.Name) != g.Default {
+			t.Errorf("gate %s unset reads %v, want its default %v", g.Name, !g.Default, g.Default)
+		}
+	}
+	kc.FeatureGates = map[string]bool{GateEnsureSecretPulledImages: false}
+	if gateOn(kc, GateEnsureSecretPulledImages) || (&Config{Kubelet: *kc}).EnsureSecretPulledImages() {
+		t.Error("a gate turned off reads as on")
 	}
 }

@@ -52,7 +52,7 @@ func validateDefaultPodSysctls(kc *kubeletconfigv1beta1.KubeletConfiguration) []
 	if len(kc.DefaultPodSysctls) == 0 {
 		return nil
 	}
-	if !kc.FeatureGates["DefaultPodSysctls"] {
+	if !gateOn(kc, "DefaultPodSysctls") {
 		return []problem{fieldProblem("defaultPodSysctls", "the DefaultPodSysctls feature gate is required")}
 	}
 	var ps []problem

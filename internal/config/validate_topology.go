@@ -30,8 +30,8 @@ func validateTopologyManager(kc *kubeletconfigv1beta1.KubeletConfiguration) (*to
 		return nil, ps
 	}
 	opts, err := topology.ParseOptions(kc.TopologyManagerPolicyOptions, topology.Gates{
-		AlphaOptions: gateOn(kc, "TopologyManagerPolicyAlphaOptions", false),
-		BetaOptions:  gateOn(kc, "TopologyManagerPolicyBetaOptions", true),
+		AlphaOptions: gateOn(kc, "TopologyManagerPolicyAlphaOptions"),
+		BetaOptions:  gateOn(kc, "TopologyManagerPolicyBetaOptions"),
 	})
 	if err != nil {
 		ps = append(ps, fieldProblem("topologyManagerPolicyOptions", "%v", err))

@@ -6,7 +6,6 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/images/pullrecords"
 	"github.com/berthk8s/berth/internal/pod/kuberuntime"
 )
@@ -18,7 +17,7 @@ import (
 // It returns nil with the gate off.
 func (n *node) newPullRecords(ctx context.Context) (*pullrecords.Manager, error) {
 	kc := &n.cfg.Kubelet
-	if !config.GateEnabled(kc.FeatureGates, config.GateEnsureSecretPulledImages) {
+	if !n.cfg.EnsureSecretPulledImages() {
 		return nil, nil
 	}
 	policy, err := pullrecords.NewPolicy(kc.ImagePullCredentialsVerificationPolicy, kc.PreloadedImagesVerificationAllowlist)
