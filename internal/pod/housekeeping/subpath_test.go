@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/volumes/subpath"
@@ -31,7 +32,7 @@ func TestHousekeepingUnmountsSubPathsBeforeRemoving(t *testing.T) {
 	_, err := binder.Bind(ctx, subpath.Request{PodDir: podDir, Volume: "host", VolumeDir: host, SubPath: "sub", Container: "c"})
 	must(t, err)
 	t.Cleanup(func() { _ = binder.CleanPod(ctx, podDir) })
-	vols, err := volume.New(volume.Config{PodsDir: pods, SubPaths: binder})
+	vols, err := volume.New(volume.Config{PodsDir: pods, SubPaths: binder, Clock: clock.RealClock{}})
 	must(t, err)
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{known: map[types.UID]podworker.KnownState{}}, Runtime: keeperRuntime{},
