@@ -7,7 +7,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // podMemoryQoS returns the cgroup v2 memory files of a pod's cgroup when
@@ -29,7 +29,7 @@ func podMemoryQoS(pod *corev1.Pod, request, limit int64, memDeclared bool, s con
 	out := map[string]string{}
 	if s.TieredReservation && request > 0 {
 		key := containerconfig.MemoryLow
-		if podstatus.QOSClass(pod) == corev1.PodQOSGuaranteed {
+		if podutil.QOSClass(pod) == corev1.PodQOSGuaranteed {
 			key = containerconfig.MemoryMin
 		}
 		out[key] = strconv.FormatInt(request, 10)
@@ -82,7 +82,7 @@ func ForQOS(active []*corev1.Pod, opts QOSOptions) QOSResources {
 	var cpuMilli int64
 	memory := map[corev1.PodQOSClass]int64{}
 	for _, pod := range active {
-		class := podstatus.QOSClass(pod)
+		class := podutil.QOSClass(pod)
 		if class == corev1.PodQOSBestEffort {
 			continue
 		}

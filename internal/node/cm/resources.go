@@ -5,7 +5,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // maxCPUWeight is cgroup v2's largest cpu.weight.
@@ -97,7 +97,7 @@ func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
 	}
 	period := uint64(cfsPeriod)
 	var r Resources
-	switch podstatus.QOSClass(pod) {
+	switch podutil.QOSClass(pod) {
 	case corev1.PodQOSGuaranteed:
 		r = Resources{CPUShares: &cpuShares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memLimit}
 	case corev1.PodQOSBurstable:

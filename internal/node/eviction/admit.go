@@ -7,7 +7,6 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
@@ -35,7 +34,7 @@ func Admit(pod *corev1.Pod, conds []corev1.NodeConditionType) (ok bool, message 
 		return true, ""
 	}
 	if len(conds) == 1 && slices.Contains(conds, corev1.NodeMemoryPressure) {
-		if podstatus.QOSClass(pod) != corev1.PodQOSBestEffort {
+		if podutil.QOSClass(pod) != corev1.PodQOSBestEffort {
 			return true, ""
 		}
 		taint := &corev1.Taint{Key: corev1.TaintNodeMemoryPressure, Effect: corev1.TaintEffectNoSchedule}

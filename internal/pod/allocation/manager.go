@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/pod/admission"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
@@ -382,7 +381,7 @@ func (m *Manager) sortPending(pods []*corev1.Pod) {
 		if c := cmp.Compare(priority(b), priority(a)); c != 0 {
 			return c
 		}
-		if ga, gb := podstatus.QOSClass(a) == corev1.PodQOSGuaranteed, podstatus.QOSClass(b) == corev1.PodQOSGuaranteed; ga != gb {
+		if ga, gb := podutil.QOSClass(a) == corev1.PodQOSGuaranteed, podutil.QOSClass(b) == corev1.PodQOSGuaranteed; ga != gb {
 			if ga {
 				return -1
 			}

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
@@ -231,13 +230,14 @@ func oomScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) 
 	return adj
 }
 
-// podQOS is upstream's GetPodQOS: the class the pod's status records, or
-// the one its resources give.
+// podQOS is upstream's GetPodQOS, which upstream's kuberuntime asks: the
+// class the pod's status records, or the one its resources give
+// (podutil.QOSClass, upstream's ComputePodQOS).
 func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
 	}
-	return podstatus.QOSClass(pod)
+	return podutil.QOSClass(pod)
 }
 
 // minRegularMemoryRequest is the smallest non-zero memory request of the

@@ -4,6 +4,10 @@
 //	source.go   where a pod came from: the config.source annotation, the
 //	            source names, IsStatic, IsMirror
 //	kinds.go    IsSidecar (restartable init container), IsTerminal (phase)
+//	qos.go      QOSClass, the pod's QoS class computed from its cpu and
+//	            memory requests and limits (upstream's ComputePodQOS): the
+//	            status generator, the container manager, the CPU and memory
+//	            managers, eviction, admission and allocation all ask it
 //	desc.go     Desc, how messages name a pod (upstream's format.Pod)
 //	restart.go  whether an exited container restarts: the container's
 //	            restartPolicyRules, then its restartPolicy, then the pod's
