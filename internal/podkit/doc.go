@@ -3,7 +3,8 @@
 // 13 and 19):
 //
 //	podutil       predicates and facts about a pod: its source, sidecars,
-//	              terminal phases, restart rules, names, log paths, UID rule
+//	              terminal phases, QoS class, requests, restart rules,
+//	              names, log paths, UID rule
 //	downward      what fieldRef and resourceFieldRef resolve to
 //	expansion     $(VAR) expansion of commands, args, env and subPathExpr
 //	sysctl        which sysctls a pod may set, and the defaults it gets

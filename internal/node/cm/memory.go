@@ -86,7 +86,7 @@ func ForQOS(active []*corev1.Pod, opts QOSOptions) QOSResources {
 		if class == corev1.PodQOSBestEffort {
 			continue
 		}
-		reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+		reqs := podutil.PodRequests(pod)
 		if q, ok := reqs[corev1.ResourceMemory]; ok {
 			memory[class] += q.Value()
 		}

@@ -74,7 +74,7 @@ type PodOptions struct {
 // the pids limit (podPidsLimit) when it is positive, whatever the class,
 // and the memory QoS files of podMemoryQoS.
 func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
-	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	reqs := podutil.PodRequests(pod)
 	limits := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
 	cpuDeclared, memDeclared := limitsDeclared(pod)
 	var cpuRequest, cpuLimit, memRequest, memLimit int64

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
@@ -108,7 +109,7 @@ func statusResources(spec *corev1.Container, s *corev1.ContainerStatus, c *runti
 // status.resources as upstream's convertStatusToAPIStatus does with
 // InPlacePodLevelResourcesVerticalScaling (on by default in v1.37), for
 // every pod: allocatedResources are the pod's requests
-// (resourcehelper.PodRequests: containers, pod-level resources, overhead);
+// (podutil.PodRequests: containers, pod-level resources, overhead);
 // resources are upstream's getEffectiveAllocatedResources (the pod-level
 // resources with the pod's requests and limits) for a pod that is not
 // running. For a running one upstream reads the cpu and the memory limit
@@ -118,7 +119,7 @@ func statusResources(spec *corev1.Container, s *corev1.ContainerStatus, c *runti
 // upstream. So a resize that failed to reach the pod cgroup does not show
 // as done.
 func podResources(s *corev1.PodStatus, pod *corev1.Pod, in *Input) {
-	s.AllocatedResources = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
+	s.AllocatedResources = podutil.PodRequests(pod).DeepCopy()
 	if pod.Status.Phase != corev1.PodRunning || in.Actuated == nil {
 		s.Resources = effectiveResources(pod)
 		return
@@ -148,7 +149,7 @@ func effectiveResources(pod *corev1.Pod) *corev1.ResourceRequirements {
 	if r == nil {
 		r = &corev1.ResourceRequirements{}
 	}
-	r.Requests = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
+	r.Requests = podutil.PodRequests(pod).DeepCopy()
 	r.Limits = resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
 	return r
 }

@@ -31,8 +31,9 @@ var rules = []rule{
 	{dir: "pod/podstatus"},
 	{dir: "podkit/podutil", also: []string{"os", "k8s.io/klog/v2", "k8s.io/apimachinery/pkg/util/runtime"}},
 	{dir: "pod/pleg", files: []string{"diff.go", "cache.go"}},
-	// Admission counts requests with upstream's own pure helper,
-	// k8s.io/component-helpers/resource (as cm, podstatus and allocation).
+	// Admission counts requests with podutil's PodRequests and
+	// HeldRequests, over upstream's own pure helper,
+	// k8s.io/component-helpers/resource.
 	{dir: "pod/admission"},
 	// The declared features: k8s.io/component-helpers/nodedeclaredfeatures
 	// over berth's gates, version and runtime features, fixed at start.
