@@ -185,7 +185,7 @@ func ContainerMemoryQoS(pod *corev1.Pod, c *corev1.Container, memoryLimit int64,
 // container of a Burstable pod that is not critical and whose memory
 // request is set and differs from its limit; NoSwap otherwise.
 func SwapBehavior(pod *corev1.Pod, c *corev1.Container, s MemorySettings) string {
-	if s.Swap.Behavior != LimitedSwap || !s.Swap.ControllerAvailable || !s.CgroupV2 || isCritical(pod) {
+	if s.Swap.Behavior != LimitedSwap || !s.Swap.ControllerAvailable || !s.CgroupV2 || podutil.IsCritical(pod) {
 		return NoSwap
 	}
 	req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory()
@@ -203,11 +203,4 @@ func limitedSwap(request int64, s SwapSettings) (int64, bool) {
 		return 0, false
 	}
 	return int64(float64(request) / float64(s.MemoryCapacity) * float64(s.Capacity)), true
-}
-
-// isCritical is upstream's IsCriticalPod: a static or mirror pod, or one
-// of system-critical priority.
-func isCritical(pod *corev1.Pod) bool {
-	return podutil.IsStatic(pod) || podutil.IsMirror(pod) ||
-		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
 }

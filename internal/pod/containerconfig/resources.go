@@ -29,10 +29,8 @@ const (
 	guaranteedOOMScoreAdj = -997
 	besteffortOOMScoreAdj = 1000
 	// systemNodeCritical is the priority class that makes a critical pod
-	// node-critical; systemCriticalPriority is the priority from which a
-	// pod is critical.
-	systemNodeCritical     = "system-node-critical"
-	systemCriticalPriority = 2000000000
+	// (podutil.IsCritical) node-critical.
+	systemNodeCritical = "system-node-critical"
 )
 
 // MilliCPUToShares converts a CPU request to cgroup cpu.shares: 1024 per
@@ -191,7 +189,7 @@ func isNodeCritical(pod *corev1.Pod) bool {
 	if pod.Spec.PriorityClassName != systemNodeCritical {
 		return false
 	}
-	return isCritical(pod)
+	return podutil.IsCritical(pod)
 }
 
 // oomScoreAdjust is upstream GetContainerOOMScoreAdjust: -997 for

@@ -33,7 +33,7 @@ func TestProcPathsMatchUpstream(t *testing.T) {
 }
 
 // TestNumbersMatchUpstream pins the numbers berth copies from upstream:
-// CPU shares and quota, OOM score adjustments, critical priorities.
+// CPU shares and quota, OOM score adjustments, the node-critical class.
 func TestNumbersMatchUpstream(t *testing.T) {
 	const (
 		cm    = "k8s.io/kubernetes/pkg/kubelet/cm"
@@ -52,7 +52,6 @@ func TestNumbersMatchUpstream(t *testing.T) {
 		{minQuota, cm, "MinQuotaPeriod"},
 		{guaranteedOOMScoreAdj, qos, "guaranteedOOMScoreAdj"},
 		{besteffortOOMScoreAdj, qos, "besteffortOOMScoreAdj"},
-		{systemCriticalPriority, sched, "SystemCriticalPriority"},
 	}
 	src := upstreamsrc.New(t)
 	for _, tt := range tests {

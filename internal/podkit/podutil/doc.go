@@ -4,6 +4,9 @@
 //	source.go   where a pod came from: the config.source annotation, the
 //	            source names, IsStatic, IsMirror
 //	kinds.go    IsSidecar (restartable init container), IsTerminal (phase)
+//	critical.go IsCritical (upstream's IsCriticalPod: static, mirror or of
+//	            system-critical priority), which eviction and the
+//	            containers' swap and OOM score ask
 //	qos.go      QOSClass, the pod's QoS class computed from its cpu and
 //	            memory requests and limits (upstream's ComputePodQOS): the
 //	            status generator, the container manager, the CPU and memory
