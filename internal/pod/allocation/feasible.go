@@ -3,7 +3,7 @@ package allocation
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/berthk8s/berth/internal/pod/containerconfig"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
@@ -72,7 +72,7 @@ func swapResize(desired, allocated *corev1.Pod, swap func(*corev1.Pod, *corev1.C
 			if a == nil || d.Resources.Requests.Memory().Equal(*a.Resources.Requests.Memory()) || restartsOnMemory(a) {
 				continue
 			}
-			if swap(desired, d) != containerconfig.NoSwap || swap(allocated, a) != containerconfig.NoSwap {
+			if swap(desired, d) != cgroupmath.NoSwap || swap(allocated, a) != cgroupmath.NoSwap {
 				return true
 			}
 		}

@@ -33,10 +33,10 @@ func TestProcPathsMatchUpstream(t *testing.T) {
 }
 
 // TestNumbersMatchUpstream pins the numbers berth copies from upstream:
-// CPU shares and quota, OOM score adjustments, the node-critical class.
+// OOM score adjustments and the node-critical class (cgroupmath pins the
+// CPU shares and quota).
 func TestNumbersMatchUpstream(t *testing.T) {
 	const (
-		cm    = "k8s.io/kubernetes/pkg/kubelet/cm"
 		qos   = "k8s.io/kubernetes/pkg/kubelet/qos"
 		sched = "k8s.io/kubernetes/pkg/apis/scheduling"
 	)
@@ -44,12 +44,6 @@ func TestNumbersMatchUpstream(t *testing.T) {
 		berth     int64
 		pkg, name string
 	}{
-		{MinShares, cm, "MinShares"},
-		{MaxShares, cm, "MaxShares"},
-		{sharesPerCPU, cm, "SharesPerCPU"},
-		{milliCPUToCPU, cm, "MilliCPUToCPU"},
-		{QuotaPeriod, cm, "QuotaPeriod"},
-		{minQuota, cm, "MinQuotaPeriod"},
 		{guaranteedOOMScoreAdj, qos, "guaranteedOOMScoreAdj"},
 		{besteffortOOMScoreAdj, qos, "besteffortOOMScoreAdj"},
 	}
