@@ -426,6 +426,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		ObservePodResize:         n.metrics.ObservePodResize,
 		CPUs:                     n.cpus,
 		Memory:                   n.memory,
+		KubernetesVersion:        config.KubernetesVersion,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
