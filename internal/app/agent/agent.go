@@ -452,7 +452,7 @@ func (n *node) newPLEG(runtimeMgr *kuberuntime.Manager, cache *pleg.Cache) (*ple
 		events = runtimeMgr
 	}
 	p, err := pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: n.clock, Period: n.cfg.PLEGRelistPeriod, Threshold: plegThreshold,
-		Events: events, Observe: n.metrics.ObserveRelist})
+		Events: events, Observe: observeRelist(n.metrics)})
 	if err != nil {
 		return nil, fmt.Errorf("create PLEG: %w", err)
 	}
