@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 )
 
 // The gates of memory QoS and qosReserved, which berth honours either way
@@ -33,12 +35,6 @@ const (
 	msgQOSReserved      = "--qos-reserved value failed to parse: %w"
 	msgCannotReserve    = "cannot reserve %q resource"
 	msgPercentage       = "failed to parse percentage %q for %q resource: %w"
-)
-
-// The memorySwap.swapBehavior values (upstream pkg/kubelet/types).
-const (
-	swapNone    = "NoSwap"
-	swapLimited = "LimitedSwap"
 )
 
 // MemoryQoS reports the MemoryQoS gate (Beta, on by default in v1.37):
@@ -91,9 +87,9 @@ func validateMemory(kc *kubeletconfigv1beta1.KubeletConfiguration) []problem {
 			policy, kubeletconfigv1beta1.NoneMemoryReservationPolicy, kubeletconfigv1beta1.TieredReservationMemoryReservationPolicy))
 	}
 	switch b := kc.MemorySwap.SwapBehavior; b {
-	case "", swapNone, swapLimited:
+	case "", cgroupmath.NoSwap, cgroupmath.LimitedSwap:
 	default:
-		ps = append(ps, fieldProblem("memorySwap", msgSwapBehavior, b, swapLimited, swapNone))
+		ps = append(ps, fieldProblem("memorySwap", msgSwapBehavior, b, cgroupmath.LimitedSwap, cgroupmath.NoSwap))
 	}
 	if err := checkQOSReserved(kc.QOSReserved); err != nil {
 		ps = append(ps, fieldProblem("qosReserved", "%v", fmt.Errorf(msgQOSReserved, err)))

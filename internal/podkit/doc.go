@@ -3,7 +3,10 @@
 // 13 and 19):
 //
 //	podutil       predicates and facts about a pod: its source, sidecars,
-//	              terminal phases, restart rules, names, log paths, UID rule
+//	              terminal phases, QoS class, requests, restart rules,
+//	              names, log paths, UID rule
+//	cgroupmath    cpu shares, CFS quotas, memory.high and the memory QoS
+//	              and swap settings, for containers and cgroups alike
 //	downward      what fieldRef and resourceFieldRef resolve to
 //	expansion     $(VAR) expansion of commands, args, env and subPathExpr
 //	sysctl        which sysctls a pod may set, and the defaults it gets

@@ -428,6 +428,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		ObservePodResize:         n.metrics.ObservePodResize,
 		CPUs:                     n.cpus,
 		Memory:                   n.memory,
+		KubernetesVersion:        config.KubernetesVersion,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
@@ -453,7 +454,7 @@ func (n *node) newPLEG(runtimeMgr *kuberuntime.Manager, cache *pleg.Cache) (*ple
 		events = runtimeMgr
 	}
 	p, err := pleg.New(pleg.Config{Runtime: runtimeMgr, Cache: cache, Clock: n.clock, Period: n.cfg.PLEGRelistPeriod, Threshold: plegThreshold,
-		Events: events, Observe: n.metrics.ObserveRelist})
+		Events: events, Observe: observeRelist(n.metrics)})
 	if err != nil {
 		return nil, fmt.Errorf("create PLEG: %w", err)
 	}

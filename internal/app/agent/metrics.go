@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/cluster/statussync"
+	"github.com/berthk8s/berth/internal/pod/pleg"
 	"github.com/berthk8s/berth/internal/pod/podsource"
 	"github.com/berthk8s/berth/internal/pod/podsync"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
@@ -48,6 +49,16 @@ func (s observedStatuses) Delete(uid types.UID) {
 // sync loop calls it as it takes the update.
 func observeUpdate(m *metrics.Metrics, clk clock.PassiveClock) func(podsource.Update) {
 	return func(u podsource.Update) { m.ObservePodsOnWatch(u.Pods, podutil.IsStatic, clk.Now()) }
+}
+
+// observeRelist gives the metrics the figures of every PLEG relist.
+func observeRelist(m *metrics.Metrics) func(pleg.RelistStats) {
+	return func(s pleg.RelistStats) {
+		m.ObserveRelist(metrics.Relist{
+			Duration: s.Duration, Interval: s.Interval, Failed: s.Err != nil, Dropped: s.Dropped,
+			RunningPods: s.RunningPods, Containers: s.Containers,
+		})
+	}
 }
 
 // observeWritten shows every pod status the status writer wrote to the

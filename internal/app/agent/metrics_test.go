@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/berthk8s/berth/internal/pod/pleg"
 	"github.com/berthk8s/berth/internal/pod/podsource"
 	"github.com/berthk8s/berth/internal/pod/podstatus"
 )
@@ -36,6 +38,29 @@ func TestObservedUpdateStartsThePodStartupClock(t *testing.T) {
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
 	for _, want := range []string{"kubelet_pod_start_duration_seconds_sum 2\n", "kubelet_containers_per_pod_count_count 1\n"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestObserveRelistCarriesThePLEGFigures: the PLEG's relist figures reach
+// the metrics, a failed relist as one.
+func TestObserveRelistCarriesThePLEGFigures(t *testing.T) {
+	m, err := newMetrics("n", clocktesting.NewFakeClock(time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	observe := observeRelist(m)
+	observe(pleg.RelistStats{Duration: time.Second, RunningPods: 2, Containers: map[string]int{"running": 3}, Dropped: 1})
+	observe(pleg.RelistStats{Duration: time.Second, Interval: time.Second, Err: errors.New("down"), RunningPods: 9, Dropped: 1})
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		"kubelet_running_pods 2\n", `kubelet_running_containers{container_state="running"} 3` + "\n",
+		"kubelet_pleg_discard_events 2\n", "kubelet_pleg_relist_interval_seconds_count 1\n",
+	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/pod/prober"
 )
 
@@ -16,7 +17,7 @@ func (n *node) newProber() (*prober.Prober, http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	p, err := prober.New(prober.Config{
 		Statuses: n.statuses, Runtime: n.client.Runtime, Recorder: n.cluster.recorder,
-		Clock: n.clock, Registerer: reg,
+		Clock: n.clock, Registerer: reg, KubernetesVersion: config.KubernetesVersion,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("create prober: %w", err)

@@ -11,12 +11,13 @@ import (
 	"github.com/berthk8s/berth/internal/node/cm"
 	"github.com/berthk8s/berth/internal/platform/machine"
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 )
 
 // cfsSettings is cpuCFSQuota and cpuCFSQuotaPeriod as containers,
 // sandboxes and pod cgroups all use them.
-func cfsSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) containerconfig.CFS {
-	return containerconfig.CFS{
+func cfsSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) cgroupmath.CFS {
+	return cgroupmath.CFS{
 		Unenforced: !ptr.Deref(kc.CPUCFSQuota, true),
 		Period:     kc.CPUCFSQuotaPeriod.Microseconds(),
 	}
@@ -42,17 +43,17 @@ func resourceSettings(kc *kubeletconfigv1beta1.KubeletConfiguration, cgroupV2 bo
 // allocatable memory (capacity less systemReserved and kubeReserved, as
 // upstream's GetNodeAllocatableAbsolute), its page size, and memorySwap
 // with the swap facts of host.
-func memorySettings(cfg *config.Config, host machine.Info, pageSize int64) containerconfig.MemorySettings {
+func memorySettings(cfg *config.Config, host machine.Info, pageSize int64) cgroupmath.MemorySettings {
 	kc := &cfg.Kubelet
 	alloc := cm.EnforcedAllocatable(cgroupCapacity(host), resourceList(kc.SystemReserved), resourceList(kc.KubeReserved))[corev1.ResourceMemory]
-	return containerconfig.MemorySettings{
+	return cgroupmath.MemorySettings{
 		CgroupV2:          host.CgroupV2,
 		QoS:               cfg.MemoryQoS(),
 		ThrottlingFactor:  kc.MemoryThrottlingFactor,
 		TieredReservation: kc.MemoryReservationPolicy == kubeletconfigv1beta1.TieredReservationMemoryReservationPolicy,
 		AllocatableMemory: alloc.Value(),
 		PageSize:          pageSize,
-		Swap: containerconfig.SwapSettings{
+		Swap: cgroupmath.SwapSettings{
 			ControllerAvailable: host.SwapController,
 			Behavior:            kc.MemorySwap.SwapBehavior,
 			Capacity:            host.SwapBytes,

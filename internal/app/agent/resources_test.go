@@ -13,6 +13,7 @@ import (
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/platform/machine"
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 )
 
 func TestCFSSettings(t *testing.T) {
@@ -20,11 +21,11 @@ func TestCFSSettings(t *testing.T) {
 		name   string
 		quota  *bool
 		period time.Duration
-		want   containerconfig.CFS
+		want   cgroupmath.CFS
 	}{
-		{"defaults", nil, 100 * time.Millisecond, containerconfig.CFS{Period: 100000}},
-		{"quota off", ptr.To(false), 100 * time.Millisecond, containerconfig.CFS{Unenforced: true, Period: 100000}},
-		{"quota on, 5ms", ptr.To(true), 5 * time.Millisecond, containerconfig.CFS{Period: 5000}},
+		{"defaults", nil, 100 * time.Millisecond, cgroupmath.CFS{Period: 100000}},
+		{"quota off", ptr.To(false), 100 * time.Millisecond, cgroupmath.CFS{Unenforced: true, Period: 100000}},
+		{"quota on, 5ms", ptr.To(true), 5 * time.Millisecond, cgroupmath.CFS{Period: 5000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kc := &kubeletconfigv1beta1.KubeletConfiguration{CPUCFSQuota: tc.quota, CPUCFSQuotaPeriod: &metav1.Duration{Duration: tc.period}}
@@ -36,7 +37,7 @@ func TestCFSSettings(t *testing.T) {
 }
 
 func TestResourceSettings(t *testing.T) {
-	cfs := containerconfig.CFS{Period: 100000}
+	cfs := cgroupmath.CFS{Period: 100000}
 	for _, tc := range []struct {
 		name    string
 		v2      bool
@@ -77,10 +78,10 @@ func TestMemorySettings(t *testing.T) {
 		SystemReserved:          map[string]string{"memory": "1Gi"},
 		KubeReserved:            map[string]string{"memory": "512Mi", "cpu": "100m"},
 	}}
-	want := containerconfig.MemorySettings{
+	want := cgroupmath.MemorySettings{
 		CgroupV2: true, QoS: true, ThrottlingFactor: ptr.To(0.8), TieredReservation: true,
 		AllocatableMemory: 8<<30 - 1<<30 - 512<<20, PageSize: 4096,
-		Swap: containerconfig.SwapSettings{ControllerAvailable: true, Behavior: "LimitedSwap", Capacity: 2 << 30, MemoryCapacity: 8 << 30},
+		Swap: cgroupmath.SwapSettings{ControllerAvailable: true, Behavior: "LimitedSwap", Capacity: 2 << 30, MemoryCapacity: 8 << 30},
 	}
 	if diff := cmp.Diff(want, memorySettings(cfg, host, 4096)); diff != "" {
 		t.Errorf("memorySettings (-want +got):\n%s", diff)

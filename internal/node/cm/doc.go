@@ -16,7 +16,9 @@
 //
 //	name.go       cgroup names and their cgroupfs and systemd forms (pure)
 //	resources.go  what each cgroup is set to: pods, node allocatable,
-//	              reserved cgroups; upstream's conversions (pure)
+//	              reserved cgroups; cpu.weight from cpu shares (pure; the
+//	              shares, quota and memory arithmetic containers share is
+//	              internal/podkit/cgroupmath's)
 //	memory.go     memory QoS of pod, QoS class and reserved cgroups
 //	              (memory.min, memory.low, pod-level memory.high on cgroup
 //	              v2) and what the QoS classes are set to (ForQOS: cpu

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
@@ -157,7 +156,7 @@ func (m *Manager) enforceReserved(ctx context.Context) error {
 // PodCgroupParent returns the pod's cgroup in the driver's form, the
 // sandbox's cgroup_parent.
 func (m *Manager) PodCgroupParent(pod *corev1.Pod) (string, error) {
-	return m.cfg.driverName(m.cfg.podName(podstatus.QOSClass(pod), pod.UID))
+	return m.cfg.driverName(m.cfg.podName(podutil.QOSClass(pod), pod.UID))
 }
 
 // EnsurePod makes sure the pod's cgroup exists, as upstream's SyncPod:
@@ -169,7 +168,7 @@ func (m *Manager) EnsurePod(ctx context.Context, pod *corev1.Pod, active []*core
 	if err := podutil.ValidateUID(pod.UID); err != nil {
 		return fmt.Errorf("create pod cgroup: %w", err)
 	}
-	name := m.cfg.podName(podstatus.QOSClass(pod), pod.UID)
+	name := m.cfg.podName(podutil.QOSClass(pod), pod.UID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ok, err := m.fs.exists(name)
@@ -195,7 +194,7 @@ func (m *Manager) ResizePod(ctx context.Context, from, to *corev1.Pod, widen boo
 	if err := podutil.ValidateUID(to.UID); err != nil {
 		return fmt.Errorf("resize pod cgroup: %w", err)
 	}
-	name := m.cfg.podName(podstatus.QOSClass(to), to.UID)
+	name := m.cfg.podName(podutil.QOSClass(to), to.UID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ok, err := m.fs.exists(name); err != nil || !ok {

@@ -6,8 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/berthk8s/berth/internal/pod/containerconfig"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // podMemoryQoS returns the cgroup v2 memory files of a pod's cgroup when
@@ -18,30 +18,26 @@ import (
 //     (Burstable) = the pod's memory request, when it has one;
 //   - with a throttling factor, for a pod with pod-level resources whose
 //     memory limits are declared (memDeclared), memory.high =
-//     containerconfig.MemoryHighOf(request, limit) when the limit is set,
+//     cgroupmath.MemoryHighOf(request, limit) when the limit is set,
 //     differs from the request and the result is above the request.
 //
 // nil when there is nothing to set.
-func podMemoryQoS(pod *corev1.Pod, request, limit int64, memDeclared bool, s containerconfig.MemorySettings) map[string]string {
+func podMemoryQoS(pod *corev1.Pod, request, limit int64, memDeclared bool, s cgroupmath.MemorySettings) map[string]string {
 	if !s.QoSEnforced() {
 		return nil
 	}
 	out := map[string]string{}
 	if s.TieredReservation && request > 0 {
-		key := containerconfig.MemoryLow
-		if podstatus.QOSClass(pod) == corev1.PodQOSGuaranteed {
-			key = containerconfig.MemoryMin
+		key := cgroupmath.MemoryLow
+		if podutil.QOSClass(pod) == corev1.PodQOSGuaranteed {
+			key = cgroupmath.MemoryMin
 		}
 		out[key] = strconv.FormatInt(request, 10)
 	}
 	if s.ThrottlingFactor != nil && resourcehelper.IsPodLevelResourcesSet(pod) && memDeclared &&
 		limit != 0 && !(request == limit && request != 0) {
-		pageSize := s.PageSize
-		if pageSize <= 0 {
-			pageSize = 4096
-		}
-		if high := containerconfig.MemoryHighOf(request, limit, *s.ThrottlingFactor, pageSize); high > 0 && high > request {
-			out[containerconfig.MemoryHigh] = strconv.FormatInt(high, 10)
+		if high := cgroupmath.MemoryHighOf(request, limit, *s.ThrottlingFactor, s.EffectivePageSize()); high > 0 && high > request {
+			out[cgroupmath.MemoryHigh] = strconv.FormatInt(high, 10)
 		}
 	}
 	if len(out) == 0 {
@@ -54,7 +50,7 @@ func podMemoryQoS(pod *corev1.Pod, request, limit int64, memDeclared bool, s con
 type QOSOptions struct {
 	// Memory is the memory QoS of containers and pods; with
 	// TieredReservation it protects the QoS class cgroups too.
-	Memory containerconfig.MemorySettings
+	Memory cgroupmath.MemorySettings
 	// ReservedMemoryPercent is qosReserved's memory percentage when the
 	// QOSReserved gate is on; nil otherwise.
 	ReservedMemoryPercent *int64
@@ -82,11 +78,11 @@ func ForQOS(active []*corev1.Pod, opts QOSOptions) QOSResources {
 	var cpuMilli int64
 	memory := map[corev1.PodQOSClass]int64{}
 	for _, pod := range active {
-		class := podstatus.QOSClass(pod)
+		class := podutil.QOSClass(pod)
 		if class == corev1.PodQOSBestEffort {
 			continue
 		}
-		reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+		reqs := podutil.PodRequests(pod)
 		if q, ok := reqs[corev1.ResourceMemory]; ok {
 			memory[class] += q.Value()
 		}
@@ -94,15 +90,15 @@ func ForQOS(active []*corev1.Pod, opts QOSOptions) QOSResources {
 			cpuMilli += q.MilliValue()
 		}
 	}
-	burstableShares, besteffortShares := shares(cpuMilli), uint64(containerconfig.MinShares)
+	burstableShares, besteffortShares := shares(cpuMilli), uint64(cgroupmath.MinShares)
 	out := QOSResources{Burstable: Resources{CPUShares: &burstableShares}, BestEffort: Resources{CPUShares: &besteffortShares}}
 	g, b := memory[corev1.PodQOSGuaranteed], memory[corev1.PodQOSBurstable]
 	if opts.Memory.QoSEnforced() && opts.Memory.TieredReservation {
 		out.Kubepods.Unified = map[string]string{
-			containerconfig.MemoryMin: strconv.FormatInt(g+b, 10),
-			containerconfig.MemoryLow: strconv.FormatInt(b, 10),
+			cgroupmath.MemoryMin: strconv.FormatInt(g+b, 10),
+			cgroupmath.MemoryLow: strconv.FormatInt(b, 10),
 		}
-		out.Burstable.Unified = map[string]string{containerconfig.MemoryLow: strconv.FormatInt(b, 10)}
+		out.Burstable.Unified = map[string]string{cgroupmath.MemoryLow: strconv.FormatInt(b, 10)}
 	}
 	if pct, alloc := opts.ReservedMemoryPercent, opts.Memory.AllocatableMemory; pct != nil && alloc > 0 {
 		burstableLimit := alloc - g*(*pct)/100
@@ -116,20 +112,20 @@ func ForQOS(active []*corev1.Pod, opts QOSOptions) QOSResources {
 // memory QoS is off or its policy is None, so protection left by an
 // earlier configuration goes: kubepods memory.min and memory.low, and
 // burstable memory.low, to 0. Both nil when there is nothing to reset.
-func staleProtection(s containerconfig.MemorySettings) (kubepods, burstable map[string]string) {
+func staleProtection(s cgroupmath.MemorySettings) (kubepods, burstable map[string]string) {
 	if !s.CgroupV2 || (s.QoS && s.TieredReservation) {
 		return nil, nil
 	}
-	return map[string]string{containerconfig.MemoryMin: "0", containerconfig.MemoryLow: "0"},
-		map[string]string{containerconfig.MemoryLow: "0"}
+	return map[string]string{cgroupmath.MemoryMin: "0", cgroupmath.MemoryLow: "0"},
+		map[string]string{cgroupmath.MemoryLow: "0"}
 }
 
 // reservedMemoryMin is upstream's memory QoS on a reserved cgroup
 // (enforceExistingCgroup): with the MemoryQoS gate, memory.min = the
 // reserved memory it is limited to. (Only a cgroup v2 host writes it.)
-func reservedMemoryMin(r Resources, s containerconfig.MemorySettings) Resources {
+func reservedMemoryMin(r Resources, s cgroupmath.MemorySettings) Resources {
 	if s.QoS && r.Memory != nil {
-		r.Unified = map[string]string{containerconfig.MemoryMin: strconv.FormatInt(*r.Memory, 10)}
+		r.Unified = map[string]string{cgroupmath.MemoryMin: strconv.FormatInt(*r.Memory, 10)}
 	}
 	return r
 }

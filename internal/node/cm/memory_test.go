@@ -11,12 +11,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/berthk8s/berth/internal/pod/containerconfig"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 )
 
 var (
-	qosOn     = containerconfig.MemorySettings{CgroupV2: true, QoS: true, ThrottlingFactor: ptr.To(0.9), PageSize: 4096}
-	qosTiered = containerconfig.MemorySettings{CgroupV2: true, QoS: true, ThrottlingFactor: ptr.To(0.9), PageSize: 4096, TieredReservation: true}
+	qosOn     = cgroupmath.MemorySettings{CgroupV2: true, QoS: true, ThrottlingFactor: ptr.To(0.9), PageSize: 4096}
+	qosTiered = cgroupmath.MemorySettings{CgroupV2: true, QoS: true, ThrottlingFactor: ptr.To(0.9), PageSize: 4096, TieredReservation: true}
 )
 
 // withPodLimit gives p pod-level resources.
@@ -33,7 +33,7 @@ func TestForPodMemoryQoS(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		pod  *corev1.Pod
-		mem  containerconfig.MemorySettings
+		mem  cgroupmath.MemorySettings
 		want map[string]string
 	}{
 		{"guaranteed, tiered: memory.min", podWith("g", guaranteed("a", rl("cpu", "1", "memory", "128Mi"))), qosTiered,
@@ -45,7 +45,7 @@ func TestForPodMemoryQoS(t *testing.T) {
 		{"pod-level limit: memory.high", withPodLimit(podWith("b", ctr("a", nil, nil)), rl("memory", "128Mi"), rl("memory", "256Mi")), qosOn,
 			map[string]string{"memory.high": "255012864"}},
 		{"pod-level limit, no factor", withPodLimit(podWith("b", ctr("a", nil, nil)), rl("memory", "128Mi"), rl("memory", "256Mi")),
-			containerconfig.MemorySettings{CgroupV2: true, QoS: true}, nil},
+			cgroupmath.MemorySettings{CgroupV2: true, QoS: true}, nil},
 		{"pod-level request = limit: no memory.high", withPodLimit(podWith("g", ctr("a", nil, nil)), rl("cpu", "1", "memory", "256Mi"), rl("cpu", "1", "memory", "256Mi")), qosOn, nil},
 		{"container limits only: no memory.high", podWith("b", ctr("a", rl("memory", "64Mi"), rl("memory", "256Mi"))), qosOn, nil},
 		{"cgroup v1: nothing", podWith("g", guaranteed("a", rl("cpu", "1", "memory", "128Mi"))), v1Tiered, nil},
@@ -66,7 +66,7 @@ func TestForQOS(t *testing.T) {
 	guaranteedPod := podWith("3", guaranteed("a", rl("cpu", "4", "memory", "1Gi")))
 	besteffort := podWith("4", ctr("a", nil, nil))
 	all := []*corev1.Pod{burst1, guaranteedPod, burst2, besteffort}
-	withAlloc := func(s containerconfig.MemorySettings) containerconfig.MemorySettings {
+	withAlloc := func(s cgroupmath.MemorySettings) cgroupmath.MemorySettings {
 		s.AllocatableMemory = 8 << 30
 		return s
 	}
@@ -90,7 +90,7 @@ func TestForQOS(t *testing.T) {
 		{"burstable requests summed", all, QOSOptions{}, shares(1280)},
 		{"policy None: no protection", all, QOSOptions{Memory: qosOn}, shares(1280)},
 		{"tiered: memory.min and memory.low", all, QOSOptions{Memory: qosTiered}, tiered},
-		{"qosReserved memory 50%", all, QOSOptions{Memory: withAlloc(containerconfig.MemorySettings{}), ReservedMemoryPercent: ptr.To[int64](50)}, reserved},
+		{"qosReserved memory 50%", all, QOSOptions{Memory: withAlloc(cgroupmath.MemorySettings{}), ReservedMemoryPercent: ptr.To[int64](50)}, reserved},
 		{"qosReserved without allocatable: no limits", all, QOSOptions{ReservedMemoryPercent: ptr.To[int64](50)}, shares(1280)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/berthk8s/berth/internal/pod/containerconfig"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // maxCPUWeight is cgroup v2's largest cpu.weight.
@@ -30,17 +30,17 @@ type Resources struct {
 	Unified map[string]string
 }
 
-// shares is containerconfig.MilliCPUToShares (upstream's MilliCPUToShares,
+// shares is cgroupmath.MilliCPUToShares (upstream's MilliCPUToShares,
 // shared with containers) as the cgroup's unsigned value.
 func shares(milliCPU int64) uint64 {
-	return uint64(containerconfig.MilliCPUToShares(milliCPU))
+	return uint64(cgroupmath.MilliCPUToShares(milliCPU))
 }
 
 // CPUWeight converts cgroup v1 cpu shares to a cgroup v2 cpu.weight, as
 // upstream's getCPUWeight: 1 + ((shares-2)*9999)/262142, 10000 from
 // MaxShares up (shares below MinShares count as MinShares).
 func CPUWeight(cpuShares uint64) uint64 {
-	const lo, hi = containerconfig.MinShares, containerconfig.MaxShares
+	const lo, hi = cgroupmath.MinShares, cgroupmath.MaxShares
 	if cpuShares >= hi {
 		return maxCPUWeight
 	}
@@ -52,12 +52,12 @@ func CPUWeight(cpuShares uint64) uint64 {
 type PodOptions struct {
 	// CFS is cpuCFSQuota and cpuCFSQuotaPeriod, as containers have them;
 	// unenforced quotas leave the pod's quota unlimited (-1).
-	CFS containerconfig.CFS
+	CFS cgroupmath.CFS
 	// PidsLimit is podPidsLimit; 0 or less sets none.
 	PidsLimit int64
 	// Memory is the memory QoS of containers, which pod cgroups share
 	// (podMemoryQoS).
-	Memory containerconfig.MemorySettings
+	Memory cgroupmath.MemorySettings
 }
 
 // ForPod returns what a pod's cgroup is set to, as upstream's
@@ -74,7 +74,7 @@ type PodOptions struct {
 // the pids limit (podPidsLimit) when it is positive, whatever the class,
 // and the memory QoS files of podMemoryQoS.
 func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
-	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	reqs := podutil.PodRequests(pod)
 	limits := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
 	cpuDeclared, memDeclared := limitsDeclared(pod)
 	var cpuRequest, cpuLimit, memRequest, memLimit int64
@@ -97,7 +97,7 @@ func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
 	}
 	period := uint64(cfsPeriod)
 	var r Resources
-	switch podstatus.QOSClass(pod) {
+	switch podutil.QOSClass(pod) {
 	case corev1.PodQOSGuaranteed:
 		r = Resources{CPUShares: &cpuShares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memLimit}
 	case corev1.PodQOSBurstable:
@@ -109,7 +109,7 @@ func ForPod(pod *corev1.Pod, opts PodOptions) Resources {
 			r.Memory = &memLimit
 		}
 	default:
-		minShares := uint64(containerconfig.MinShares)
+		minShares := uint64(cgroupmath.MinShares)
 		r.CPUShares = &minShares
 	}
 	if opts.PidsLimit > 0 {

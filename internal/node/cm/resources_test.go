@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/berthk8s/berth/internal/pod/containerconfig"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
@@ -52,12 +52,12 @@ func TestForPod(t *testing.T) {
 	}, {
 		name: "guaranteed without cpuCFSQuota: quota unlimited",
 		pod:  podWith("g", guaranteed("a", rl("cpu", "1", "memory", "1Gi"))),
-		opts: PodOptions{CFS: containerconfig.CFS{Unenforced: true}},
+		opts: PodOptions{CFS: cgroupmath.CFS{Unenforced: true}},
 		want: Resources{CPUShares: ptr.To[uint64](1024), CPUQuota: ptr.To[int64](-1), CPUPeriod: ptr.To[uint64](100000), Memory: ptr.To[int64](1 << 30)},
 	}, {
 		name: "guaranteed with cpuCFSQuotaPeriod 10ms: quota over that period",
 		pod:  podWith("g", guaranteed("a", rl("cpu", "1", "memory", "1Gi"))),
-		opts: PodOptions{CFS: containerconfig.CFS{Period: 10000}},
+		opts: PodOptions{CFS: cgroupmath.CFS{Period: 10000}},
 		want: Resources{CPUShares: ptr.To[uint64](1024), CPUQuota: ptr.To[int64](10000), CPUPeriod: ptr.To[uint64](10000), Memory: ptr.To[int64](1 << 30)},
 	}, {
 		name: "burstable with every limit: shares from requests, quota and memory",

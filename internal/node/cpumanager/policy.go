@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/berthk8s/berth/internal/node/topology"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
@@ -230,7 +229,7 @@ func (p *Static) Remove(s State, podUID, container string) State {
 // request when the pod is Guaranteed and the request is an integer, else 0
 // (upstream's guaranteedCPUs).
 func GuaranteedCPUs(pod *corev1.Pod, c *corev1.Container) int {
-	if podstatus.QOSClass(pod) != corev1.PodQOSGuaranteed {
+	if podutil.QOSClass(pod) != corev1.PodQOSGuaranteed {
 		return 0
 	}
 	q := c.Resources.Requests[corev1.ResourceCPU]

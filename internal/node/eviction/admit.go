@@ -7,23 +7,8 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
-
-// systemCriticalPriority is upstream's scheduling.SystemCriticalPriority:
-// pods at or above it are critical.
-const systemCriticalPriority = 2 * 1000000000
-
-// IsCritical is upstream's kubelettypes.IsCriticalPod: static and mirror
-// pods, and pods of system-critical priority. The eviction manager never
-// evicts them and admits them under any pressure.
-func IsCritical(pod *corev1.Pod) bool {
-	if podutil.IsStatic(pod) || podutil.IsMirror(pod) {
-		return true
-	}
-	return pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
-}
 
 // Admit decides whether a pod may start under the node conditions conds,
 // as upstream's eviction manager Admit: critical pods always; under
@@ -31,11 +16,11 @@ func IsCritical(pod *corev1.Pod) bool {
 // pods tolerating the memory-pressure taint; under any other pressure,
 // none. The reason of a refusal is Reason, its message AdmitMessage.
 func Admit(pod *corev1.Pod, conds []corev1.NodeConditionType) (ok bool, message string) {
-	if len(conds) == 0 || IsCritical(pod) {
+	if len(conds) == 0 || podutil.IsCritical(pod) {
 		return true, ""
 	}
 	if len(conds) == 1 && slices.Contains(conds, corev1.NodeMemoryPressure) {
-		if podstatus.QOSClass(pod) != corev1.PodQOSBestEffort {
+		if podutil.QOSClass(pod) != corev1.PodQOSBestEffort {
 			return true, ""
 		}
 		taint := &corev1.Taint{Key: corev1.TaintNodeMemoryPressure, Effect: corev1.TaintEffectNoSchedule}

@@ -2,6 +2,8 @@ package eviction
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // Eviction is one pod to evict: the grace period its kill gets and the
@@ -23,7 +25,7 @@ type Eviction struct {
 func LocalStorageEvictions(pods []*corev1.Pod, stats PodStats, dedicatedImageFs bool) []Eviction {
 	var out []Eviction
 	for _, p := range pods {
-		if IsCritical(p) {
+		if podutil.IsCritical(p) {
 			continue
 		}
 		if msg, sig := LocalStorageViolation(p, stats[p.UID], dedicatedImageFs); msg != "" {
@@ -56,7 +58,7 @@ func Choose(in ChooseInput) (Eviction, bool) {
 		return Eviction{}, false
 	}
 	for _, p := range Rank(in.Pods, in.Stats, t.Signal, in.DedicatedImageFs) {
-		if IsCritical(p) {
+		if podutil.IsCritical(p) {
 			continue
 		}
 		var grace int64

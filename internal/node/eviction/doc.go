@@ -13,7 +13,7 @@
 //	local.go      LocalStorageViolation: emptyDir sizeLimit, ephemeral-storage limits
 //	choose.go     Choose, LocalStorageEvictions: the pod(s) a pass evicts
 //	message.go    upstream's messages and the Evicted reason
-//	admit.go      Admit, IsCritical
+//	admit.go      Admit (critical pods, podutil.IsCritical, always)
 //	memcg.go      kernelMemcgNotification: MemcgThreshold (the memory.usage_in_bytes
 //	              at which a memory threshold is crossed, upstream's arithmetic),
 //	              Notifier, and the manager's re-arming every 10 s

@@ -10,7 +10,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
-	"github.com/berthk8s/berth/internal/pod/admission"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // PodStats are the summary's pod stats by pod UID.
@@ -61,13 +61,13 @@ func Rank(pods []*corev1.Pod, stats PodStats, sig Signal, dedicatedImageFs bool)
 	// usage above the request subtracts: upstream takes ephemeral-storage's
 	// request for inodes too there.
 	request := func(p *corev1.Pod) int64 {
-		q := admission.PodRequests(p)[res]
+		q := podutil.PodRequests(p)[res]
 		return q.Value()
 	}
 	above := request
 	if res == resourceInodes {
 		above = func(p *corev1.Pod) int64 {
-			q := admission.PodRequests(p)[corev1.ResourceEphemeralStorage]
+			q := podutil.PodRequests(p)[corev1.ResourceEphemeralStorage]
 			return q.Value()
 		}
 	}

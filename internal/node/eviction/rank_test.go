@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 func pod(name string, prio int32, memReq string) *corev1.Pod {
@@ -127,7 +129,7 @@ func TestAdmitAndChoose(t *testing.T) {
 	be, burst := pod("be", 0, ""), pod("burst", 0, "10Mi")
 	tolerant := pod("tolerant", 0, "")
 	tolerant.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
-	critical := pod("critical", systemCriticalPriority, "")
+	critical := pod("critical", podutil.SystemCriticalPriority, "")
 	mem, disk := []corev1.NodeConditionType{corev1.NodeMemoryPressure}, []corev1.NodeConditionType{corev1.NodeDiskPressure}
 	for _, tt := range []struct {
 		name  string

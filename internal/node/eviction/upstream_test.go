@@ -10,7 +10,7 @@ import (
 const upstreamPkg = "k8s.io/kubernetes/pkg/kubelet/eviction"
 
 // TestMessageFormatsMatchUpstream pins the reason, the message formats and
-// the critical priority to upstream's source.
+// the signals to upstream's source (podutil pins the critical priority).
 func TestMessageFormatsMatchUpstream(t *testing.T) {
 	src := upstreamsrc.New(t)
 	for _, tt := range []struct{ pkg, name, berth string }{
@@ -38,9 +38,6 @@ func TestMessageFormatsMatchUpstream(t *testing.T) {
 		if up := src.Value(tt.pkg, tt.name).AsString(); up != tt.berth {
 			t.Errorf("%s: berth %q, upstream %q", tt.name, tt.berth, up)
 		}
-	}
-	if up := src.Value("k8s.io/kubernetes/pkg/apis/scheduling", "SystemCriticalPriority").AsInt(); up != systemCriticalPriority {
-		t.Errorf("SystemCriticalPriority: berth %d, upstream %d", systemCriticalPriority, up)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/berthk8s/berth/internal/node/memorymanager/state"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
@@ -49,7 +48,7 @@ func requested(c *corev1.Container) (map[corev1.ResourceName]uint64, error) {
 // their blocks. Other pods, and pods with pod-level resources (upstream's
 // PodLevelResourceManagers is off), get nothing.
 func (p *Static) AllocatePod(st state.Checkpoint, pod *corev1.Pod) (state.Checkpoint, error) {
-	if podstatus.QOSClass(pod) != corev1.PodQOSGuaranteed || resourcehelper.IsPodLevelResourcesSet(pod) {
+	if podutil.QOSClass(pod) != corev1.PodQOSGuaranteed || resourcehelper.IsPodLevelResourcesSet(pod) {
 		return st, nil
 	}
 	out := state.Checkpoint{PolicyName: st.PolicyName, MachineState: st.MachineState.Clone(), Entries: st.Entries.Clone()}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 )
 
 // ParseCPUInfo counts the logical CPUs listed in /proc/cpuinfo: its
@@ -135,7 +137,7 @@ func CheckCgroupV1(failCgroupV1 bool, info Info) error {
 // is refused on a cgroup v1 host, where swap cannot be limited per
 // container.
 func CheckLimitedSwap(swapBehavior string, info Info) error {
-	if !info.CgroupV2 && swapBehavior == "LimitedSwap" {
+	if !info.CgroupV2 && swapBehavior == cgroupmath.LimitedSwap {
 		return errors.New("swap feature is enabled and LimitedSwap but it is only supported with cgroupv2")
 	}
 	return nil

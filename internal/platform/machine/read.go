@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"k8s.io/utils/cpuset"
+
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 )
 
 // Host is what Read looks at. OSHost returns the real one; tests inject
@@ -39,7 +41,7 @@ const (
 	memswFile       = "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"
 	selfCgroupFile  = "/proc/self/cgroup"
 	cgroup2Root     = "/sys/fs/cgroup"
-	swapMaxFile     = "memory.swap.max"
+	swapMaxFile     = cgroupmath.SwapMax
 	pidMaxFile      = "/proc/sys/kernel/pid_max"
 	threadsMaxFile  = "/proc/sys/kernel/threads-max"
 	hugePagesDir    = "/sys/kernel/mm/hugepages"

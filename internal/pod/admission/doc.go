@@ -17,8 +17,9 @@
 //	os.go         PodOSSelectorNodeLabelDoesNotMatch, PodOSNotSupported,
 //	              SupplementalGroupsPolicyNotSupported
 //	resources.go  OutOfpods, OutOfcpu, OutOfmemory, OutOfephemeral-storage,
-//	              OutOf<resource> (hugepages, extended resources);
-//	              PodRequests, the pod's effective request (upstream's helper)
+//	              OutOf<resource> (hugepages, extended resources), with
+//	              podutil.PodRequests for the pod and podutil.HeldRequests
+//	              for the pods admitted before it
 //	affinity.go   NodeAffinity: nodeSelector and required node affinity
 //	admit.go      NodeName
 //	ports.go      NodePorts: host port conflicts with admitted pods (their

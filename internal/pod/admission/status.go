@@ -3,7 +3,7 @@ package admission
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/berthk8s/berth/internal/pod/podstatus"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // RejectedStatus is the status of a pod Admit rejected, as upstream's
@@ -14,6 +14,6 @@ func RejectedStatus(pod *corev1.Pod, r Result) corev1.PodStatus {
 		Phase:    corev1.PodFailed,
 		Reason:   r.Reason,
 		Message:  "Pod was rejected: " + r.Message,
-		QOSClass: podstatus.QOSClass(pod),
+		QOSClass: podutil.QOSClass(pod),
 	}
 }

@@ -3,8 +3,8 @@ package allocation
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/berthk8s/berth/internal/pod/containerconfig"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // Node is what decides whether a node can resize a pod in place at all.
@@ -48,7 +48,7 @@ func Infeasible(desired, allocated *corev1.Pod, n Node) (message, detail string)
 	if memoryBackedVolumeResize(desired, allocated) {
 		return msgMemoryBackedVolumes, detailMemoryBackedVolumes
 	}
-	if podstatus.QOSClass(desired) == corev1.PodQOSGuaranteed {
+	if podutil.QOSClass(desired) == corev1.PodQOSGuaranteed {
 		if n.StaticCPUManager && requestChanged(desired, allocated, corev1.ResourceCPU) {
 			return msgStaticCPUManager, detailStaticCPUManager
 		}
@@ -72,7 +72,7 @@ func swapResize(desired, allocated *corev1.Pod, swap func(*corev1.Pod, *corev1.C
 			if a == nil || d.Resources.Requests.Memory().Equal(*a.Resources.Requests.Memory()) || restartsOnMemory(a) {
 				continue
 			}
-			if swap(desired, d) != containerconfig.NoSwap || swap(allocated, a) != containerconfig.NoSwap {
+			if swap(desired, d) != cgroupmath.NoSwap || swap(allocated, a) != cgroupmath.NoSwap {
 				return true
 			}
 		}

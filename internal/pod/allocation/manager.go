@@ -13,8 +13,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/berthk8s/berth/internal/pod/admission"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
@@ -191,7 +189,7 @@ func reconcileTrigger(old, pod *corev1.Pod) string {
 	if podutil.IsTerminal(pod.Status.Phase) && !podutil.IsTerminal(old.Status.Phase) {
 		trigger = triggerPodTerminated
 	}
-	if lessCPUOrMemory(admission.HeldRequests(pod), admission.HeldRequests(old)) {
+	if lessCPUOrMemory(podutil.HeldRequests(pod), podutil.HeldRequests(old)) {
 		trigger = triggerPodResized
 	}
 	return trigger
@@ -382,7 +380,7 @@ func (m *Manager) sortPending(pods []*corev1.Pod) {
 		if c := cmp.Compare(priority(b), priority(a)); c != 0 {
 			return c
 		}
-		if ga, gb := podstatus.QOSClass(a) == corev1.PodQOSGuaranteed, podstatus.QOSClass(b) == corev1.PodQOSGuaranteed; ga != gb {
+		if ga, gb := podutil.QOSClass(a) == corev1.PodQOSGuaranteed, podutil.QOSClass(b) == corev1.PodQOSGuaranteed; ga != gb {
 			if ga {
 				return -1
 			}
@@ -406,7 +404,7 @@ func (m *Manager) increasesRequests(pod *corev1.Pod) bool {
 	if allocated == pod {
 		return false
 	}
-	return lessCPUOrMemory(admission.PodRequests(allocated), admission.PodRequests(pod))
+	return lessCPUOrMemory(podutil.PodRequests(allocated), podutil.PodRequests(pod))
 }
 
 // lessCPUOrMemory reports whether a asks for less memory or less cpu than

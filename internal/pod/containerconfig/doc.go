@@ -21,11 +21,14 @@
 //	                    DNS config per dnsPolicy, within resolver limits
 //	resources.go        Linux resources: cpu shares and quota, memory,
 //	                    OOM score by QoS class, huge pages, pod overhead
-//	                    and the pod's totals
+//	                    and the pod's totals (the arithmetic is
+//	                    internal/podkit/cgroupmath's, shared with
+//	                    internal/node/cm); ResourceSettings, OOMGroup
 //	memory.go           memory QoS and swap of a container as upstream
 //	                    (ContainerMemoryQoS: memory.min/low/high and
 //	                    memory.swap.max on cgroup v2, the memory+swap limit
-//	                    on v1), and MemoryHighOf, shared with internal/node/cm
+//	                    on v1, over cgroupmath's MemorySettings and
+//	                    MemoryHighOf), and SwapBehavior, a container's swap
 //	security.go         namespace options (the user namespace: mode NODE,
 //	                    or POD with the pod's UserNamespace mapping, which
 //	                    Container also sets on every mount so the runtime
@@ -46,9 +49,9 @@
 //	                    writes the file and mounts it
 //
 // upstream_test.go pins the tables copied from upstream (masked and
-// read-only paths, CPU and OOM score numbers) to upstream's source
-// (internal/testkit/upstreamsrc); memory_test.go the cgroup file names and swap
-// behaviours.
+// read-only paths, OOM score numbers, the node-critical class) to
+// upstream's source (internal/testkit/upstreamsrc); cgroupmath pins the CPU
+// numbers, the cgroup file names and the swap behaviours.
 //
 //	env.go              Env: the container's environment as upstream builds
 //	                    it (service variables, envFrom, env with valueFrom,

@@ -1,99 +1,14 @@
 package containerconfig
 
 import (
-	"math"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
-
-// The cgroup v2 memory files memory QoS and swap set (upstream's
-// cm.Cgroup2MemoryMin, Cgroup2MemoryLow, Cgroup2MemoryHigh and
-// Cgroup2MaxSwapFilename). Containers and pod and QoS cgroups
-// (internal/node/cm) use them alike.
-const (
-	MemoryMin  = "memory.min"
-	MemoryLow  = "memory.low"
-	MemoryHigh = "memory.high"
-	SwapMax    = "memory.swap.max"
-)
-
-// The memorySwap.swapBehavior values (upstream pkg/kubelet/types); ""
-// means NoSwap.
-const (
-	NoSwap      = "NoSwap"
-	LimitedSwap = "LimitedSwap"
-)
-
-// defaultPageSize is the page size MemorySettings.PageSize 0 stands for.
-const defaultPageSize = 4096
-
-// MemorySettings are the node facts and kubelet settings a container's
-// memory QoS and swap depend on, resolved once at start (agent). The zero
-// value is a cgroup v1 node without a swap controller: nothing is set.
-type MemorySettings struct {
-	// CgroupV2: the host runs the unified cgroup v2 hierarchy only.
-	CgroupV2 bool
-	// QoS is the MemoryQoS feature gate (Beta, on in v1.37); memory QoS
-	// applies only together with CgroupV2.
-	QoS bool
-	// ThrottlingFactor is memoryThrottlingFactor; nil sets no memory.high
-	// (upstream's default since v1.37).
-	ThrottlingFactor *float64
-	// TieredReservation is memoryReservationPolicy TieredReservation:
-	// memory.min for Guaranteed pods and memory.low for Burstable ones,
-	// from the memory requests. Otherwise (None) both are 0.
-	TieredReservation bool
-	// AllocatableMemory is the node's memory less systemReserved and
-	// kubeReserved (upstream's GetNodeAllocatableAbsolute): what
-	// memory.high is computed from for a container without a memory
-	// limit.
-	AllocatableMemory int64
-	// PageSize is the host's page size in bytes; memory.high is rounded
-	// down to it. 0 means 4096.
-	PageSize int64
-	// Swap is what decides a container's swap.
-	Swap SwapSettings
-}
-
-// SwapSettings are the node facts and the setting a container's swap
-// depends on. NodeSwap is GA and locked on in v1.37, so it is no field.
-type SwapSettings struct {
-	// ControllerAvailable: the kernel accounts swap per cgroup
-	// (memory.memsw.limit_in_bytes on cgroup v1, memory.swap.max in
-	// berth's own cgroup on v2), upstream's swap controller check.
-	// Without it berth sets no swap limit at all.
-	ControllerAvailable bool
-	// Behavior is memorySwap.swapBehavior: "", NoSwap or LimitedSwap.
-	Behavior string
-	// Capacity is the node's swap in bytes (SwapTotal); MemoryCapacity
-	// its memory (MemTotal). LimitedSwap shares Capacity among Burstable
-	// containers by their share of MemoryCapacity.
-	Capacity, MemoryCapacity int64
-}
-
-// QoSEnforced reports whether memory QoS applies: the MemoryQoS gate on a
-// cgroup v2 host (upstream's isMemoryQoSEnforced). Containers and pod
-// cgroups ask it alike.
-func (s MemorySettings) QoSEnforced() bool { return s.QoS && s.CgroupV2 }
-
-func (s MemorySettings) pageSize() int64 {
-	if s.PageSize <= 0 {
-		return defaultPageSize
-	}
-	return s.PageSize
-}
-
-// MemoryHighOf is KEP-2570's memory.high: floor((request + factor ×
-// (limit - request)) / pageSize) × pageSize, as upstream computes it for
-// containers (limit: the memory limit, or the node's allocatable memory)
-// and for pod cgroups.
-func MemoryHighOf(request, limit int64, factor float64, pageSize int64) int64 {
-	return int64(math.Floor((float64(request)+(float64(limit)-float64(request))*factor)/float64(pageSize))) * pageSize
-}
 
 // ContainerMemory is what memory QoS and swap add to a container's Linux
 // resources.
@@ -119,12 +34,13 @@ type ContainerMemory struct {
 // Memory QoS, when enforced (QoSEnforced): memory.min (Guaranteed) or
 // memory.low (Burstable) = the container's memory request with
 // TieredReservation, both 0 otherwise; with a ThrottlingFactor,
-// memory.high = MemoryHighOf(request, limit or allocatable memory) when it
-// is above the request, except for a container whose request equals its
-// limit and one without a limit in a pod with a pod-level memory limit
-// (the pod cgroup's memory.high throttles it). On cgroup v2 without
+// memory.high = cgroupmath.MemoryHighOf(request, limit or allocatable
+// memory) when it is above the request, except for a container whose
+// request equals its limit and one without a limit in a pod with a
+// pod-level memory limit (the pod cgroup's memory.high throttles it). On
+// cgroup v2 without
 // memory QoS, memory.high is reset to "max".
-func ContainerMemoryQoS(pod *corev1.Pod, c *corev1.Container, memoryLimit int64, s MemorySettings) ContainerMemory {
+func ContainerMemoryQoS(pod *corev1.Pod, c *corev1.Container, memoryLimit int64, s cgroupmath.MemorySettings) ContainerMemory {
 	var out ContainerMemory
 	set := func(k, v string) {
 		if out.Unified == nil {
@@ -134,21 +50,21 @@ func ContainerMemoryQoS(pod *corev1.Pod, c *corev1.Container, memoryLimit int64,
 	}
 	if s.Swap.ControllerAvailable {
 		switch {
-		case SwapBehavior(pod, c, s) == LimitedSwap:
+		case SwapBehavior(pod, c, s) == cgroupmath.LimitedSwap:
 			if limit, ok := limitedSwap(c.Resources.Requests.Memory().Value(), s.Swap); ok {
-				set(SwapMax, strconv.FormatInt(limit, 10))
+				set(cgroupmath.SwapMax, strconv.FormatInt(limit, 10))
 			} else {
-				set(SwapMax, "0")
+				set(cgroupmath.SwapMax, "0")
 			}
 		case s.CgroupV2:
-			set(SwapMax, "0")
+			set(cgroupmath.SwapMax, "0")
 		default:
 			out.SwapLimit = memoryLimit
 		}
 	}
 	if !s.QoSEnforced() {
 		if s.CgroupV2 {
-			set(MemoryHigh, "max")
+			set(cgroupmath.MemoryHigh, "max")
 		}
 		return out
 	}
@@ -156,12 +72,12 @@ func ContainerMemoryQoS(pod *corev1.Pod, c *corev1.Container, memoryLimit int64,
 	limitSpec := c.Resources.Limits.Memory().Value()
 	switch {
 	case request != 0 && s.TieredReservation && podQOS(pod) == corev1.PodQOSGuaranteed:
-		set(MemoryMin, strconv.FormatInt(request, 10))
+		set(cgroupmath.MemoryMin, strconv.FormatInt(request, 10))
 	case request != 0 && s.TieredReservation:
-		set(MemoryLow, strconv.FormatInt(request, 10))
+		set(cgroupmath.MemoryLow, strconv.FormatInt(request, 10))
 	default:
-		set(MemoryMin, "0")
-		set(MemoryLow, "0")
+		set(cgroupmath.MemoryMin, "0")
+		set(cgroupmath.MemoryLow, "0")
 	}
 	podThrottles := limitSpec == 0 && resourcehelper.IsPodLevelResourcesSet(pod) && !pod.Spec.Resources.Limits.Memory().IsZero()
 	if s.ThrottlingFactor == nil || podThrottles || (request == limitSpec && request != 0) {
@@ -170,12 +86,12 @@ func ContainerMemoryQoS(pod *corev1.Pod, c *corev1.Container, memoryLimit int64,
 	var high int64
 	switch {
 	case limitSpec != 0:
-		high = MemoryHighOf(request, limitSpec, *s.ThrottlingFactor, s.pageSize())
+		high = cgroupmath.MemoryHighOf(request, limitSpec, *s.ThrottlingFactor, s.EffectivePageSize())
 	case s.AllocatableMemory > 0:
-		high = MemoryHighOf(request, s.AllocatableMemory, *s.ThrottlingFactor, s.pageSize())
+		high = cgroupmath.MemoryHighOf(request, s.AllocatableMemory, *s.ThrottlingFactor, s.EffectivePageSize())
 	}
 	if high != 0 && high > request {
-		set(MemoryHigh, strconv.FormatInt(high, 10))
+		set(cgroupmath.MemoryHigh, strconv.FormatInt(high, 10))
 	}
 	return out
 }
@@ -184,30 +100,23 @@ func ContainerMemoryQoS(pod *corev1.Pod, c *corev1.Container, memoryLimit int64,
 // when configured, on cgroup v2 with the swap controller, for a
 // container of a Burstable pod that is not critical and whose memory
 // request is set and differs from its limit; NoSwap otherwise.
-func SwapBehavior(pod *corev1.Pod, c *corev1.Container, s MemorySettings) string {
-	if s.Swap.Behavior != LimitedSwap || !s.Swap.ControllerAvailable || !s.CgroupV2 || isCritical(pod) {
-		return NoSwap
+func SwapBehavior(pod *corev1.Pod, c *corev1.Container, s cgroupmath.MemorySettings) string {
+	if s.Swap.Behavior != cgroupmath.LimitedSwap || !s.Swap.ControllerAvailable || !s.CgroupV2 || podutil.IsCritical(pod) {
+		return cgroupmath.NoSwap
 	}
 	req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory()
 	if podQOS(pod) != corev1.PodQOSBurstable || (req.IsZero() && lim.IsZero()) || req.Cmp(*lim) == 0 {
-		return NoSwap
+		return cgroupmath.NoSwap
 	}
-	return LimitedSwap
+	return cgroupmath.LimitedSwap
 }
 
 // limitedSwap is upstream's calcSwapForBurstablePods: the container's
 // share of the node's memory, of the node's swap. It fails (no swap) on a
 // node without memory or for a request above it.
-func limitedSwap(request int64, s SwapSettings) (int64, bool) {
+func limitedSwap(request int64, s cgroupmath.SwapSettings) (int64, bool) {
 	if s.MemoryCapacity <= 0 || request > s.MemoryCapacity {
 		return 0, false
 	}
 	return int64(float64(request) / float64(s.MemoryCapacity) * float64(s.Capacity)), true
-}
-
-// isCritical is upstream's IsCriticalPod: a static or mirror pod, or one
-// of system-critical priority.
-func isCritical(pod *corev1.Pod) bool {
-	return podutil.IsStatic(pod) || podutil.IsMirror(pod) ||
-		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
 }

@@ -1,28 +1,14 @@
 package containerconfig
 
 import (
-	"math"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/berthk8s/berth/internal/pod/podstatus"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
-)
-
-// CPU constants, as the kernel's CFS and upstream's cm package define them.
-const (
-	MinShares     = 2
-	MaxShares     = 262144
-	sharesPerCPU  = 1024
-	milliCPUToCPU = 1000
-	// QuotaPeriod is the CFS period in microseconds: cpuCFSQuotaPeriod's
-	// default (100ms).
-	QuotaPeriod = 100000
-	// minQuota is the smallest CFS quota the kernel accepts (1 ms).
-	minQuota = 1000
 )
 
 // OOM score adjustments by QoS class (upstream pkg/kubelet/qos/policy.go).
@@ -30,66 +16,23 @@ const (
 	guaranteedOOMScoreAdj = -997
 	besteffortOOMScoreAdj = 1000
 	// systemNodeCritical is the priority class that makes a critical pod
-	// node-critical; systemCriticalPriority is the priority from which a
-	// pod is critical.
-	systemNodeCritical     = "system-node-critical"
-	systemCriticalPriority = 2000000000
+	// (podutil.IsCritical) node-critical.
+	systemNodeCritical = "system-node-critical"
 )
-
-// MilliCPUToShares converts a CPU request to cgroup cpu.shares: 1024 per
-// CPU, at least 2 (also for no request), at most 262144. Containers and
-// pod and QoS cgroups (internal/node/cm) use it alike.
-func MilliCPUToShares(milliCPU int64) int64 {
-	if milliCPU == 0 {
-		return MinShares
-	}
-	shares := milliCPU * sharesPerCPU / milliCPUToCPU
-	return min(max(shares, MinShares), MaxShares)
-}
-
-// MilliCPUToQuota converts a CPU limit to a CFS quota for the given period;
-// 0 (no limit) means unlimited. Containers and pod cgroups use it alike.
-func MilliCPUToQuota(milliCPU, period int64) int64 {
-	if milliCPU == 0 {
-		return 0
-	}
-	return max(milliCPU*period/milliCPUToCPU, minQuota)
-}
-
-// SharesToMilliCPU is the inverse of MilliCPUToShares (upstream
-// cm.SharesToMilliCPU): the CPU request cgroup cpu.shares stand for,
-// rounded up, so a request survives the round trip from 2m up; shares
-// below MinShares stand for none (0).
-func SharesToMilliCPU(shares int64) int64 {
-	if shares < MinShares {
-		return 0
-	}
-	return int64(math.Ceil(float64(shares*milliCPUToCPU) / float64(sharesPerCPU)))
-}
-
-// QuotaToMilliCPU is the inverse of MilliCPUToQuota (upstream
-// cm.QuotaToMilliCPU): the CPU limit a CFS quota over period stands for;
-// -1 (unlimited) is 0. period must be positive.
-func QuotaToMilliCPU(quota, period int64) int64 {
-	if quota == -1 {
-		return 0
-	}
-	return quota * milliCPUToCPU / period
-}
 
 // ResourceSettings are the node settings every Linux resources value
 // (container, sandbox, overhead) is built with: kubelet cpuCFSQuota,
 // cpuCFSQuotaPeriod and singleProcessOOMKill. The zero value enforces
-// quotas over QuotaPeriod and leaves memory.oom.group alone.
+// quotas over cgroupmath.QuotaPeriod and leaves memory.oom.group alone.
 type ResourceSettings struct {
-	CFS CFS
+	CFS cgroupmath.CFS
 	// OOMGroup sets memory.oom.group=1, so an OOM kill takes the whole
 	// container: upstream does so on cgroup v2 unless singleProcessOOMKill
 	// is true (OOMGroup decides it).
 	OOMGroup bool
 	// Memory decides containers' memory QoS and swap
 	// (ContainerMemoryQoS); sandboxes and overhead do not use it.
-	Memory MemorySettings
+	Memory cgroupmath.MemorySettings
 }
 
 // OOMGroup is upstream's one decision on memory.oom.group: only on a
@@ -99,41 +42,14 @@ func OOMGroup(cgroupV2 bool, singleProcessOOMKill *bool) bool {
 	return cgroupV2 && (singleProcessOOMKill == nil || !*singleProcessOOMKill)
 }
 
-// CFS is how CPU limits become CFS quotas: kubelet cpuCFSQuota and
-// cpuCFSQuotaPeriod. The CustomCPUCFSQuotaPeriod gate, GA and on in
-// v1.37, is always on in berth (config refuses it off), so the period is
-// always the configured one. The zero value enforces quotas over
-// QuotaPeriod. Containers, sandboxes and pod cgroups (internal/node/cm) use it
-// alike.
-type CFS struct {
-	// Unenforced is cpuCFSQuota: false: CPU limits set no quota.
-	Unenforced bool
-	// Period is the CFS period in microseconds; 0 means QuotaPeriod.
-	Period int64
-}
-
-// Quota returns the CFS quota (0 for no limit: unlimited) and period of a
-// CPU limit, and whether quotas are enforced at all; when they are not,
-// quota is 0 and period the configured one.
-func (c CFS) Quota(milliCPU int64) (quota, period int64, enforced bool) {
-	period = c.Period
-	if period == 0 {
-		period = QuotaPeriod
-	}
-	if c.Unenforced {
-		return 0, period, false
-	}
-	return MilliCPUToQuota(milliCPU, period), period, true
-}
-
 // linuxResources is upstream calculateLinuxResources: cpu shares from the
 // request (from the limit when there is no request), the CFS quota and
 // period from the limit when quotas are enforced, the memory limit and,
 // with s.OOMGroup, memory.oom.group.
 func linuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity, s ResourceSettings) *runtimeapi.LinuxContainerResources {
-	shares := MilliCPUToShares(cpuLimit.MilliValue())
+	shares := cgroupmath.MilliCPUToShares(cpuLimit.MilliValue())
 	if cpuRequest != nil {
-		shares = MilliCPUToShares(cpuRequest.MilliValue())
+		shares = cgroupmath.MilliCPUToShares(cpuRequest.MilliValue())
 	}
 	r := &runtimeapi.LinuxContainerResources{
 		CpuShares:          shares,
@@ -192,7 +108,7 @@ func isNodeCritical(pod *corev1.Pod) bool {
 	if pod.Spec.PriorityClassName != systemNodeCritical {
 		return false
 	}
-	return isCritical(pod)
+	return podutil.IsCritical(pod)
 }
 
 // oomScoreAdjust is upstream GetContainerOOMScoreAdjust: -997 for
@@ -231,13 +147,14 @@ func oomScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) 
 	return adj
 }
 
-// podQOS is upstream's GetPodQOS: the class the pod's status records, or
-// the one its resources give.
+// podQOS is upstream's GetPodQOS, which upstream's kuberuntime asks: the
+// class the pod's status records, or the one its resources give
+// (podutil.QOSClass, upstream's ComputePodQOS).
 func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
 	}
-	return podstatus.QOSClass(pod)
+	return podutil.QOSClass(pod)
 }
 
 // minRegularMemoryRequest is the smallest non-zero memory request of the

@@ -10,62 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 )
-
-func TestMilliCPUToShares(t *testing.T) {
-	tests := []struct{ milli, want int64 }{
-		{0, 2}, {1, 2}, {2, 2}, {10, 10}, {100, 102}, {250, 256}, {1000, 1024},
-		{1500, 1536}, {300000, 262144},
-	}
-	for _, tt := range tests {
-		if got := MilliCPUToShares(tt.milli); got != tt.want {
-			t.Errorf("MilliCPUToShares(%d) = %d, want %d", tt.milli, got, tt.want)
-		}
-	}
-}
-
-func TestMilliCPUToQuota(t *testing.T) {
-	tests := []struct{ milli, want int64 }{
-		{0, 0}, {5, 1000}, {9, 1000}, {10, 1000}, {200, 20000}, {500, 50000}, {1000, 100000}, {1500, 150000},
-	}
-	for _, tt := range tests {
-		if got := MilliCPUToQuota(tt.milli, QuotaPeriod); got != tt.want {
-			t.Errorf("MilliCPUToQuota(%d) = %d, want %d", tt.milli, got, tt.want)
-		}
-	}
-}
-
-// TestSharesToMilliCPU: upstream's table (kuberuntime helpers_linux_test
-// TestSharesToMilliCPU): every request from 2m to 2000m survives the
-// round trip through shares; 0m and 1m come back as 2m.
-func TestSharesToMilliCPU(t *testing.T) {
-	for milli := int64(0); milli <= 2000; milli++ {
-		want := max(milli, 2)
-		if got := SharesToMilliCPU(MilliCPUToShares(milli)); got != want {
-			t.Errorf("SharesToMilliCPU(MilliCPUToShares(%d)) = %d, want %d", milli, got, want)
-		}
-	}
-	for _, tt := range []struct{ shares, want int64 }{
-		{0, 0}, {1, 0}, {2, 2}, {20, 20}, {21, 21}, {102, 100}, {1024, 1000}, {262144, 256000},
-	} {
-		if got := SharesToMilliCPU(tt.shares); got != tt.want {
-			t.Errorf("SharesToMilliCPU(%d) = %d, want %d", tt.shares, got, tt.want)
-		}
-	}
-}
-
-// TestQuotaToMilliCPU: upstream's table (kuberuntime helpers_linux_test
-// TestQuotaToMilliCPU), the unlimited quota and another period.
-func TestQuotaToMilliCPU(t *testing.T) {
-	for _, tt := range []struct{ quota, period, want int64 }{
-		{5000, 100000, 50}, {75000, 100000, 750}, {100000, 100000, 1000}, {150000, 100000, 1500},
-		{-1, 100000, 0}, {1000, 100000, 10}, {25000, 50000, 500},
-	} {
-		if got := QuotaToMilliCPU(tt.quota, tt.period); got != tt.want {
-			t.Errorf("QuotaToMilliCPU(%d, %d) = %d, want %d", tt.quota, tt.period, got, tt.want)
-		}
-	}
-}
 
 func TestOOMGroup(t *testing.T) {
 	tests := []struct {
@@ -83,33 +30,6 @@ func TestOOMGroup(t *testing.T) {
 		if got := OOMGroup(tt.v2, tt.single); got != tt.want {
 			t.Errorf("OOMGroup(%t, %v) = %t, want %t", tt.v2, ptr.Deref(tt.single, false), got, tt.want)
 		}
-	}
-}
-
-func TestCFSQuota(t *testing.T) {
-	type out struct {
-		Quota, Period int64
-		Enforced      bool
-	}
-	tests := []struct {
-		name  string
-		cfs   CFS
-		milli int64
-		want  out
-	}{
-		{"zero value: 100ms", CFS{}, 500, out{50000, 100000, true}},
-		{"no limit: unlimited", CFS{Period: 50000}, 0, out{0, 50000, true}},
-		{"1ms period: at least 1ms quota", CFS{Period: 1000}, 100, out{1000, 1000, true}},
-		{"unenforced", CFS{Unenforced: true, Period: 200000}, 500, out{0, 200000, false}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got out
-			got.Quota, got.Period, got.Enforced = tt.cfs.Quota(tt.milli)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Quota(%d) (-want +got):\n%s", tt.milli, diff)
-			}
-		})
 	}
 }
 
@@ -173,13 +93,13 @@ func TestContainerResources(t *testing.T) {
 		{
 			name: "cpuCFSQuota false: no quota and no period",
 			res:  corev1.ResourceRequirements{Requests: rl("cpu", "100m"), Limits: rl("cpu", "2", "memory", "1Gi")},
-			lp:   &Node{MemoryCapacity: 4 << 30, Resources: ResourceSettings{CFS: CFS{Unenforced: true, Period: 50000}}},
+			lp:   &Node{MemoryCapacity: 4 << 30, Resources: ResourceSettings{CFS: cgroupmath.CFS{Unenforced: true, Period: 50000}}},
 			want: &runtimeapi.LinuxContainerResources{CpuShares: 102, MemoryLimitInBytes: 1 << 30, OomScoreAdj: 999},
 		},
 		{
 			name: "cpuCFSQuotaPeriod 50ms: the quota is over that period",
 			res:  corev1.ResourceRequirements{Requests: rl("cpu", "100m"), Limits: rl("cpu", "2", "memory", "1Gi")},
-			lp:   &Node{MemoryCapacity: 4 << 30, Resources: ResourceSettings{CFS: CFS{Period: 50000}}},
+			lp:   &Node{MemoryCapacity: 4 << 30, Resources: ResourceSettings{CFS: cgroupmath.CFS{Period: 50000}}},
 			want: &runtimeapi.LinuxContainerResources{CpuShares: 102, CpuPeriod: 50000, CpuQuota: 100000, MemoryLimitInBytes: 1 << 30, OomScoreAdj: 999},
 		},
 		{
@@ -348,14 +268,14 @@ func TestSandboxResources(t *testing.T) {
 				Containers: []corev1.Container{ctr("a", rl("cpu", "100m"), rl("cpu", "200m", "memory", "64Mi"))},
 				Overhead:   rl("cpu", "250m", "memory", "120Mi"),
 			},
-			res:          ResourceSettings{CFS: CFS{Unenforced: true}, OOMGroup: true},
+			res:          ResourceSettings{CFS: cgroupmath.CFS{Unenforced: true}, OOMGroup: true},
 			wantRes:      &runtimeapi.LinuxContainerResources{CpuShares: 102, MemoryLimitInBytes: 64 << 20, Unified: map[string]string{"memory.oom.group": "1"}},
 			wantOverhead: &runtimeapi.LinuxContainerResources{CpuShares: 256, MemoryLimitInBytes: 120 << 20, Unified: map[string]string{"memory.oom.group": "1"}},
 		},
 		{
 			name:         "cpuCFSQuotaPeriod 1s",
 			spec:         corev1.PodSpec{Containers: []corev1.Container{ctr("a", nil, rl("cpu", "500m"))}},
-			res:          ResourceSettings{CFS: CFS{Period: 1000000}},
+			res:          ResourceSettings{CFS: cgroupmath.CFS{Period: 1000000}},
 			wantRes:      &runtimeapi.LinuxContainerResources{CpuShares: 512, CpuPeriod: 1000000, CpuQuota: 500000},
 			wantOverhead: &runtimeapi.LinuxContainerResources{},
 		},

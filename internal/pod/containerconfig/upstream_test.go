@@ -33,10 +33,10 @@ func TestProcPathsMatchUpstream(t *testing.T) {
 }
 
 // TestNumbersMatchUpstream pins the numbers berth copies from upstream:
-// CPU shares and quota, OOM score adjustments, critical priorities.
+// OOM score adjustments and the node-critical class (cgroupmath pins the
+// CPU shares and quota).
 func TestNumbersMatchUpstream(t *testing.T) {
 	const (
-		cm    = "k8s.io/kubernetes/pkg/kubelet/cm"
 		qos   = "k8s.io/kubernetes/pkg/kubelet/qos"
 		sched = "k8s.io/kubernetes/pkg/apis/scheduling"
 	)
@@ -44,15 +44,8 @@ func TestNumbersMatchUpstream(t *testing.T) {
 		berth     int64
 		pkg, name string
 	}{
-		{MinShares, cm, "MinShares"},
-		{MaxShares, cm, "MaxShares"},
-		{sharesPerCPU, cm, "SharesPerCPU"},
-		{milliCPUToCPU, cm, "MilliCPUToCPU"},
-		{QuotaPeriod, cm, "QuotaPeriod"},
-		{minQuota, cm, "MinQuotaPeriod"},
 		{guaranteedOOMScoreAdj, qos, "guaranteedOOMScoreAdj"},
 		{besteffortOOMScoreAdj, qos, "besteffortOOMScoreAdj"},
-		{systemCriticalPriority, sched, "SystemCriticalPriority"},
 	}
 	src := upstreamsrc.New(t)
 	for _, tt := range tests {

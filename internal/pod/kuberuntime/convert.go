@@ -11,6 +11,7 @@ import (
 	kubelettypes "k8s.io/kubelet/pkg/types"
 
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
@@ -116,12 +117,12 @@ func containerResources(r *runtimeapi.ContainerResources) *runtimestate.Containe
 	}
 	var out runtimestate.ContainerResources
 	if linux.GetCpuPeriod() > 0 {
-		if milli := containerconfig.QuotaToMilliCPU(linux.GetCpuQuota(), linux.GetCpuPeriod()); milli > 0 {
+		if milli := cgroupmath.QuotaToMilliCPU(linux.GetCpuQuota(), linux.GetCpuPeriod()); milli > 0 {
 			out.CPULimit = resource.NewMilliQuantity(milli, resource.DecimalSI)
 		}
 	}
 	if linux.GetCpuShares() > 0 {
-		if milli := containerconfig.SharesToMilliCPU(linux.GetCpuShares()); milli > 0 {
+		if milli := cgroupmath.SharesToMilliCPU(linux.GetCpuShares()); milli > 0 {
 			out.CPURequest = resource.NewMilliQuantity(milli, resource.DecimalSI)
 		}
 	}

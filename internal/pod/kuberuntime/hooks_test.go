@@ -22,7 +22,6 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/pod/podplan"
-	"github.com/berthk8s/berth/internal/podkit/httpget"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
@@ -137,7 +136,7 @@ func TestPostStartHTTP(t *testing.T) {
 	}
 	r := <-got
 	if r.URL.Path != "/started" || r.URL.RawQuery != "x=1" || r.Header.Get("X-Hook") != "yes" ||
-		r.Header.Get("User-Agent") != httpget.UserAgent(httpget.Lifecycle) {
+		r.Header.Get("User-Agent") != "kube-lifecycle/1.37" {
 		t.Errorf("request = %s %s headers %v", r.Method, r.URL, r.Header)
 	}
 }

@@ -105,6 +105,10 @@ type Config struct {
 	// HookHTTP sends httpGet lifecycle hook requests; nil uses a client
 	// that does not verify HTTPS certificates, as upstream's.
 	HookHTTP HTTPDoer
+	// KubernetesVersion is the version berth stands in for
+	// (config.KubernetesVersion): httpGet hooks send
+	// "kube-lifecycle/<major>.<minor>" of it as their User-Agent.
+	KubernetesVersion string
 	// MaxParallelImagePulls bounds the image pulls running at once across
 	// all pods: 1 is upstream's serializeImagePulls, 0 no bound
 	// (config.Config.ImagePullLimit decides it).
@@ -217,6 +221,10 @@ func New(cfg Config) (*Manager, error) {
 	if hookHTTP == nil {
 		hookHTTP = defaultHookHTTP()
 	}
+	hookUserAgent, err := httpget.UserAgent(httpget.Lifecycle, cfg.KubernetesVersion)
+	if err != nil {
+		return nil, fmt.Errorf("kuberuntime: %w", err)
+	}
 	defaults, errs := sysctl.ParseDefaults(cfg.DefaultPodSysctls)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("kuberuntime: default pod sysctls: %w", err)
@@ -227,7 +235,7 @@ func New(cfg Config) (*Manager, error) {
 	return &Manager{
 		cfg:           cfg,
 		hookHTTP:      hookHTTP,
-		hookUserAgent: httpget.UserAgent(httpget.Lifecycle),
+		hookUserAgent: hookUserAgent,
 		node:          node,
 		pullSlots:     newPullSlots(cfg.MaxParallelImagePulls),
 		pullQPS:       newPullQPS(cfg.PullQPS, cfg.PullBurst, cfg.Clock),

@@ -84,6 +84,7 @@ func newEnv(t *testing.T, opts ...func(*Config)) *env {
 		Runtime: client.Runtime, Images: client.Image, Clock: clk, Recorder: e.events,
 		PodLogsDir: e.logs, PodsDir: e.pods, ResolvConf: resolv,
 		ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", NodeHostsFile: hosts,
+		KubernetesVersion: "v1.37.2",
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -1,7 +1,7 @@
 // Package podstatus owns the v1.PodStatus berth reports for its pods.
 //
 //   - Generate (generate.go and its helpers: containers.go, phase.go,
-//     conditions.go, resources.go, ips.go, qos.go) is a pure function from a snapshot
+//     conditions.go, resources.go, ips.go) is a pure function from a snapshot
 //     (the pod, its runtime state, the previous status, start failures,
 //     probe results, actuated resources, resize conditions, host IPs and
 //     the time) to the pod's status. It
@@ -9,7 +9,8 @@
 //     conditions with preserved transition times, container statuses
 //     (ephemeral ones in ephemeral.go: never started/ready, never
 //     restarted, outside the phase and conditions),
-//     pod and host IPs, start time and QoS class. Where a pod is in a
+//     pod and host IPs, start time and QoS class (podutil.QOSClass, kept
+//     once recorded). Where a pod is in a
 //     RestartAllContainers restart comes from the sync's plan
 //     (podplan.RestartAll): it drives the AllContainersRestarting
 //     condition and the statuses of the containers the reset removed

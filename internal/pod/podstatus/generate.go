@@ -86,7 +86,7 @@ func Generate(in Input) corev1.PodStatus {
 	s.ObservedGeneration = pod.Generation
 	s.QOSClass = old.QOSClass
 	if s.QOSClass == "" {
-		s.QOSClass = QOSClass(pod)
+		s.QOSClass = podutil.QOSClass(pod)
 	}
 	hasInit := len(pod.Spec.InitContainers) > 0
 	s.ContainerStatuses = containerStatuses(&in, old.ContainerStatuses, pod.Spec.Containers, hasInit, false)

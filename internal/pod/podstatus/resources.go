@@ -5,17 +5,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/berthk8s/berth/internal/podkit/cgroupmath"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
-)
-
-// The floors below which a cgroup cannot tell CPU values apart (upstream
-// cm.MinShares, in milli-CPU as upstream compares it, and
-// cm.MinMilliCPULimit, the 1 ms minimum quota over the 100 ms period).
-// containerconfig has MinShares too, but it imports this package (for
-// QOSClass); both copies are pinned to upstream's.
-const (
-	minShares        = 2
-	minMilliCPULimit = 10
 )
 
 // reported is what berth knows a container runs with: the runtime's
@@ -63,8 +55,10 @@ func containerResources(in *Input, s *corev1.ContainerStatus, spec *corev1.Conta
 // container that does not run shows its allocated resources. A running
 // one starts from them and shows, for a side the spec sets (limits,
 // requests), what it runs with: the CPU limit unless both it and the
-// allocated one are at or under the 1 ms quota floor, the CPU request
-// unless both are at or under MinShares, the memory limit and request.
+// allocated one are at or under the 1 ms quota floor
+// (cgroupmath.MinMilliCPULimit), the CPU request unless both are at or
+// under cgroupmath.MinShares (in milli-CPU, as upstream compares it), the
+// memory limit and request.
 // What is not known keeps the previous status's value when that status is
 // of the same container instance, running.
 func statusResources(spec *corev1.Container, s *corev1.ContainerStatus, c *runtimestate.Container, old *corev1.ContainerStatus, r *reported) *corev1.ResourceRequirements {
@@ -92,12 +86,12 @@ func statusResources(spec *corev1.Container, s *corev1.ContainerStatus, c *runti
 		}
 	}
 	if out.Limits != nil {
-		cpu := r.cpuLimit != nil && (r.cpuLimit.MilliValue() > minMilliCPULimit || out.Limits.Cpu().MilliValue() > minMilliCPULimit)
+		cpu := r.cpuLimit != nil && (r.cpuLimit.MilliValue() > cgroupmath.MinMilliCPULimit || out.Limits.Cpu().MilliValue() > cgroupmath.MinMilliCPULimit)
 		set(out.Limits, corev1.ResourceCPU, r.cpuLimit, cpu, prev.Limits)
 		set(out.Limits, corev1.ResourceMemory, r.memoryLimit, true, prev.Limits)
 	}
 	if out.Requests != nil {
-		cpu := r.cpuRequest != nil && (r.cpuRequest.MilliValue() > minShares || out.Requests.Cpu().MilliValue() > minShares)
+		cpu := r.cpuRequest != nil && (r.cpuRequest.MilliValue() > cgroupmath.MinShares || out.Requests.Cpu().MilliValue() > cgroupmath.MinShares)
 		set(out.Requests, corev1.ResourceCPU, r.cpuRequest, cpu, prev.Requests)
 		set(out.Requests, corev1.ResourceMemory, r.memoryRequest, true, prev.Requests)
 	}
@@ -108,7 +102,7 @@ func statusResources(spec *corev1.Container, s *corev1.ContainerStatus, c *runti
 // status.resources as upstream's convertStatusToAPIStatus does with
 // InPlacePodLevelResourcesVerticalScaling (on by default in v1.37), for
 // every pod: allocatedResources are the pod's requests
-// (resourcehelper.PodRequests: containers, pod-level resources, overhead);
+// (podutil.PodRequests: containers, pod-level resources, overhead);
 // resources are upstream's getEffectiveAllocatedResources (the pod-level
 // resources with the pod's requests and limits) for a pod that is not
 // running. For a running one upstream reads the cpu and the memory limit
@@ -118,7 +112,7 @@ func statusResources(spec *corev1.Container, s *corev1.ContainerStatus, c *runti
 // upstream. So a resize that failed to reach the pod cgroup does not show
 // as done.
 func podResources(s *corev1.PodStatus, pod *corev1.Pod, in *Input) {
-	s.AllocatedResources = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
+	s.AllocatedResources = podutil.PodRequests(pod).DeepCopy()
 	if pod.Status.Phase != corev1.PodRunning || in.Actuated == nil {
 		s.Resources = effectiveResources(pod)
 		return
@@ -148,7 +142,7 @@ func effectiveResources(pod *corev1.Pod) *corev1.ResourceRequirements {
 	if r == nil {
 		r = &corev1.ResourceRequirements{}
 	}
-	r.Requests = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
+	r.Requests = podutil.PodRequests(pod).DeepCopy()
 	r.Limits = resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}).DeepCopy()
 	return r
 }

@@ -92,21 +92,3 @@ func keyed(cl *ast.CompositeLit) bool {
 	}
 	return len(cl.Elts) > 0
 }
-
-// TestResourceFloorsMatchUpstream pins the CPU floors the resources of a
-// running container are compared with to upstream's pkg/kubelet/cm.
-func TestResourceFloorsMatchUpstream(t *testing.T) {
-	const cm = "k8s.io/kubernetes/pkg/kubelet/cm"
-	src := upstreamsrc.New(t)
-	for _, tt := range []struct {
-		berth int64
-		name  string
-	}{
-		{minShares, "MinShares"},
-		{minMilliCPULimit, "MinMilliCPULimit"},
-	} {
-		if up := src.Value(cm, tt.name).AsInt(); up != tt.berth {
-			t.Errorf("berth %d, upstream %s.%s %d", tt.berth, cm, tt.name, up)
-		}
-	}
-}

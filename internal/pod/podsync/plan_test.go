@@ -47,7 +47,7 @@ func newPlanEnv(t *testing.T) *planEnv {
 	dir := t.TempDir()
 	rt, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: client.Runtime, Images: client.Image, Clock: clk, Recorder: nopRecorder{},
-		PodLogsDir: dir + "/logs", PodsDir: dir + "/pods",
+		PodLogsDir: dir + "/logs", PodsDir: dir + "/pods", KubernetesVersion: "v1.37.2",
 	})
 	if err != nil {
 		t.Fatal(err)

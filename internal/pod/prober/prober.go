@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/pod/podplan"
+	"github.com/berthk8s/berth/internal/podkit/httpget"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
@@ -37,6 +39,10 @@ type Config struct {
 	// Rand returns a number in [0, 1) for the first-probe jitter; nil uses
 	// math/rand/v2.
 	Rand func() float64
+	// KubernetesVersion is the version berth stands in for
+	// (config.KubernetesVersion): HTTP and gRPC probes send
+	// "kube-probe/<major>.<minor>" of it as their User-Agent.
+	KubernetesVersion string
 }
 
 // key names one worker.
@@ -91,7 +97,11 @@ func New(cfg Config) (*Prober, error) {
 	if cfg.Statuses == nil || cfg.Runtime == nil || cfg.Recorder == nil || cfg.Clock == nil || cfg.Registerer == nil {
 		return nil, errors.New("prober: Statuses, Runtime, Recorder, Clock and Registerer are required")
 	}
-	return newProber(cfg, newRunner(cfg.Runtime, cfg.Recorder).probe)
+	userAgent, err := httpget.UserAgent(httpget.Probe, cfg.KubernetesVersion)
+	if err != nil {
+		return nil, fmt.Errorf("prober: %w", err)
+	}
+	return newProber(cfg, newRunner(cfg.Runtime, cfg.Recorder, userAgent).probe)
 }
 
 func newProber(cfg Config, probe probeFunc) (*Prober, error) {

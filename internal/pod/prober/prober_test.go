@@ -319,6 +319,10 @@ func TestNewValidates(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	cfg := Config{Statuses: &statuses{}, Runtime: &fakeExec{}, Recorder: &recorder{}, Clock: clocktesting.NewFakeClock(t0), Registerer: reg}
+	if _, err := New(cfg); err == nil {
+		t.Error("New without a Kubernetes version: no error")
+	}
+	cfg.KubernetesVersion = "v1.37.2"
 	if _, err := New(cfg); err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -47,8 +47,8 @@ type runner struct {
 	userAgent string
 }
 
-func newRunner(exec ExecRuntime, rec Recorder) *runner {
-	return &runner{exec: exec, transport: newTransport(), recorder: rec, userAgent: httpget.UserAgent(httpget.Probe)}
+func newRunner(exec ExecRuntime, rec Recorder, userAgent string) *runner {
+	return &runner{exec: exec, transport: newTransport(), recorder: rec, userAgent: userAgent}
 }
 
 // probe is upstream's prober.probe: run the handler up to maxRetries times

@@ -35,7 +35,7 @@ func TestRunnerEvents(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{}
 			f := &countingExec{fakeExec: fakeExec{resp: tt.resp, err: tt.err}}
-			r := newRunner(f, rec)
+			r := newRunner(f, rec, "kube-probe/1.37")
 			c := &corev1.Container{Name: "c"}
 			spec := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/healthy"}}}}
 			got, err := r.probe(context.Background(), tt.typ, spec, target{pod: probePod(*c), container: c, containerID: "cid"})
@@ -68,7 +68,7 @@ func (c *countingExec) ExecSync(ctx context.Context, in *runtimeapi.ExecSyncRequ
 
 func TestRunnerNoHandler(t *testing.T) {
 	rec := &recorder{}
-	r := newRunner(nil, rec)
+	r := newRunner(nil, rec, "kube-probe/1.37")
 	c := &corev1.Container{Name: "c"}
 	got, err := r.probe(context.Background(), Liveness, &corev1.Probe{}, target{pod: probePod(*c), container: c})
 	if got != Failure || err != nil || len(rec.events) != 1 {

@@ -7,7 +7,8 @@
 //	            User-Agent and Accept; ResolvePort, upstream's
 //	            ResolveContainerPort (TCP probes use it too); UserAgent,
 //	            "kube-<purpose>/<major>.<minor>" of the Kubernetes version
-//	            berth stands in for
+//	            it is given: berth's (config.KubernetesVersion), which the
+//	            wiring hands the prober and kuberuntime as a value
 //
 // What differs between the two callers stays with them and is documented
 // in the table test: which pod IP is the default host (a hook fails

@@ -12,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/version"
-
-	"github.com/berthk8s/berth/internal/config"
 )
 
 // Purpose says who sends a request; it names the User-Agent.
@@ -26,16 +24,16 @@ const (
 )
 
 // UserAgent is upstream's User-Agent for the purpose:
-// "kube-<purpose>/<major>.<minor>" of the Kubernetes version berth stands in
-// for (config.KubernetesVersion), as upstream derives it from its own
-// version.
-func UserAgent(p Purpose) string {
-	return userAgent(p, config.KubernetesVersion)
-}
-
-func userAgent(p Purpose, kubernetesVersion string) string {
-	v := version.MustParseSemantic(kubernetesVersion)
-	return fmt.Sprintf("kube-%s/%d.%d", p, v.Major(), v.Minor())
+// "kube-<purpose>/<major>.<minor>" of kubernetesVersion, the Kubernetes
+// version berth stands in for (the wiring passes config.KubernetesVersion),
+// as upstream derives it from its own version. It fails on a version that
+// is not semantic.
+func UserAgent(p Purpose, kubernetesVersion string) (string, error) {
+	v, err := version.ParseSemantic(kubernetesVersion)
+	if err != nil {
+		return "", fmt.Errorf("parse kubernetes version %q: %w", kubernetesVersion, err)
+	}
+	return fmt.Sprintf("kube-%s/%d.%d", p, v.Major(), v.Minor()), nil
 }
 
 // NewRequest builds the GET of an httpGet action, as upstream's

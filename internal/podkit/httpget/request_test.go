@@ -28,7 +28,7 @@ func TestNewRequest(t *testing.T) {
 	c := &corev1.Container{Name: "app", Ports: []corev1.ContainerPort{
 		{Name: "web", ContainerPort: 8080}, {Name: "big", ContainerPort: 70000},
 	}}
-	probeUA, hookUA := UserAgent(Probe), UserAgent(Lifecycle)
+	probeUA, hookUA := "kube-probe/1.37", "kube-lifecycle/1.37"
 	std := func(ua string) http.Header { return http.Header{"User-Agent": {ua}, "Accept": {"*/*"}} }
 	port80 := intstr.FromInt32(80)
 	tests := []struct {
@@ -131,11 +131,15 @@ func TestUserAgent(t *testing.T) {
 		{Probe, "v1.4.0-alpha.1", "kube-probe/1.4"},
 		{Lifecycle, "v2.0.10", "kube-lifecycle/2.0"},
 	} {
-		if got := userAgent(tt.purpose, tt.version); got != tt.want {
-			t.Errorf("userAgent(%s, %s) = %q, want %q", tt.purpose, tt.version, got, tt.want)
+		if got, err := UserAgent(tt.purpose, tt.version); err != nil || got != tt.want {
+			t.Errorf("UserAgent(%s, %s) = %q, %v; want %q", tt.purpose, tt.version, got, err, tt.want)
 		}
 	}
-	if got, want := UserAgent(Probe), userAgent(Probe, config.KubernetesVersion); got != want {
-		t.Errorf("UserAgent(Probe) = %q, want %q (from config.KubernetesVersion)", got, want)
+	if got, err := UserAgent(Probe, "1.37"); err == nil {
+		t.Errorf("UserAgent of a version that is not semantic = %q, no error", got)
+	}
+	// The version the wiring passes is berth's own.
+	if _, err := UserAgent(Probe, config.KubernetesVersion); err != nil {
+		t.Errorf("UserAgent(Probe, config.KubernetesVersion): %v", err)
 	}
 }

@@ -30,10 +30,17 @@ func TestUserAgentMatchesUpstream(t *testing.T) {
 	probe := purpose("k8s.io/kubernetes/pkg/kubelet/prober", "runProbe")
 	hook := purpose("k8s.io/kubernetes/pkg/kubelet/lifecycle", "runHTTPHandler")
 	const v = "v1.37.2"
+	userAgent := func(p Purpose) string {
+		ua, err := UserAgent(p, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ua
+	}
 	for _, tt := range []struct{ what, upstream, berth string }{
-		{"probe", fmt.Sprintf(httpFormat, probe, "1", "37"), userAgent(Probe, v)},
-		{"hook", fmt.Sprintf(httpFormat, hook, "1", "37"), userAgent(Lifecycle, v)},
-		{"gRPC probe", fmt.Sprintf(grpcFormat, "1", "37"), userAgent(Probe, v)},
+		{"probe", fmt.Sprintf(httpFormat, probe, "1", "37"), userAgent(Probe)},
+		{"hook", fmt.Sprintf(httpFormat, hook, "1", "37"), userAgent(Lifecycle)},
+		{"gRPC probe", fmt.Sprintf(grpcFormat, "1", "37"), userAgent(Probe)},
 	} {
 		if tt.upstream != tt.berth {
 			t.Errorf("%s User-Agent for %s: upstream %q, berth %q", tt.what, v, tt.upstream, tt.berth)

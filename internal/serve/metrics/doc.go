@@ -4,7 +4,8 @@
 //
 //	metrics.go   the registry, the node name gauge, the Go and process collectors, the /metrics handler
 //	runtime.go   kubelet_runtime_operations_* and started pods/containers, fed by the CRI interceptor (ObserveCRI)
-//	pleg.go      kubelet_pleg_* and the running pods/containers gauges, fed by the PLEG (ObserveRelist)
+//	pleg.go      kubelet_pleg_* and the running pods/containers gauges, fed by the PLEG (ObserveRelist of
+//	             a Relist, the figures they need, which the agent copies from pleg.RelistStats)
 //	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker
 //	certificate.go the certificate managers' renewal errors, rotation ages and TTLs (internal/cluster/certificate)
 //	eviction.go  kubelet_evictions and kubelet_eviction_stats_age_seconds, fed by the eviction manager
@@ -18,5 +19,6 @@
 //
 // Components never import this package's state: they take small observer
 // functions in their Config (nil = off), and the agent wires the methods
-// of one *Metrics into them.
+// of one *Metrics into them. Where an observer takes a value, this package
+// declares the type it needs (Relist), so it imports no pod path package.
 package metrics

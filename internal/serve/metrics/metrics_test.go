@@ -15,7 +15,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/platform/cri"
-	"github.com/berthk8s/berth/internal/pod/pleg"
 )
 
 var epoch = time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC)
@@ -103,8 +102,8 @@ kubelet_started_pods_total 1
 
 func TestObserveRelist(t *testing.T) {
 	m, _ := newTestMetrics(t)
-	m.ObserveRelist(pleg.RelistStats{Duration: time.Second, RunningPods: 2, Containers: map[string]int{"running": 3, "exited": 1}})
-	m.ObserveRelist(pleg.RelistStats{Duration: time.Second, Interval: time.Second, Err: errors.New("down"), Dropped: 2})
+	m.ObserveRelist(Relist{Duration: time.Second, RunningPods: 2, Containers: map[string]int{"running": 3, "exited": 1}})
+	m.ObserveRelist(Relist{Duration: time.Second, Interval: time.Second, Failed: true, Dropped: 2})
 	want := `
 # HELP kubelet_pleg_discard_events [ALPHA] The number of discard events in PLEG.
 # TYPE kubelet_pleg_discard_events counter

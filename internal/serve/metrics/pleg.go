@@ -1,10 +1,28 @@
 package metrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
+	"time"
 
-	"github.com/berthk8s/berth/internal/pod/pleg"
+	"github.com/prometheus/client_golang/prometheus"
 )
+
+// Relist is what the metrics need of one PLEG relist; the wiring fills it
+// from the PLEG's own figures (pleg.RelistStats). A plain value.
+type Relist struct {
+	// Duration of the relist; Interval since the start of the previous
+	// successful one (zero for the first).
+	Duration, Interval time.Duration
+	// Failed: the listing failed, so RunningPods and Containers say nothing.
+	Failed bool
+	// Dropped counts the events the PLEG dropped because its channel was
+	// full.
+	Dropped int
+	// RunningPods counts the listed pods with a ready sandbox, Containers
+	// the listed containers by state ("created", "running", "exited",
+	// "unknown").
+	RunningPods int
+	Containers  map[string]int
+}
 
 // plegMetrics are the PLEG and running pods/containers metrics.
 type plegMetrics struct {
@@ -52,9 +70,9 @@ var containerStates = []string{"created", "running", "exited", "unknown"}
 // ObserveRelist records one relist, as upstream's generic PLEG does: its
 // duration and the interval since the previous successful one; discarded
 // events; and on success the last-seen timestamp and the running pods and
-// containers. It
-// is a pleg.Config Observe function.
-func (m *Metrics) ObserveRelist(s pleg.RelistStats) {
+// containers. The PLEG calls it on its relist goroutine, through the
+// wiring; it does not block.
+func (m *Metrics) ObserveRelist(s Relist) {
 	p := &m.pleg
 	p.relistDuration.Observe(s.Duration.Seconds())
 	if s.Interval > 0 {
@@ -63,7 +81,7 @@ func (m *Metrics) ObserveRelist(s pleg.RelistStats) {
 	if s.Dropped > 0 {
 		p.discarded.Add(float64(s.Dropped))
 	}
-	if s.Err != nil {
+	if s.Failed {
 		return
 	}
 	p.lastSeen.Set(float64(m.clock.Now().Add(-s.Duration).Unix()))

@@ -29,10 +29,14 @@ var rules = []rule{
 	// that podplan may not.
 	{dir: "pod/containerconfig", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock"}},
 	{dir: "pod/podstatus"},
+	// The cgroup arithmetic containers and pod cgroups share: plain values
+	// only, not even the CRI or API types.
+	{dir: "podkit/cgroupmath", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api", "k8s.io/api"}},
 	{dir: "podkit/podutil", also: []string{"os", "k8s.io/klog/v2", "k8s.io/apimachinery/pkg/util/runtime"}},
 	{dir: "pod/pleg", files: []string{"diff.go", "cache.go"}},
-	// Admission counts requests with upstream's own pure helper,
-	// k8s.io/component-helpers/resource (as cm, podstatus and allocation).
+	// Admission counts requests with podutil's PodRequests and
+	// HeldRequests, over upstream's own pure helper,
+	// k8s.io/component-helpers/resource.
 	{dir: "pod/admission"},
 	// The declared features: k8s.io/component-helpers/nodedeclaredfeatures
 	// over berth's gates, version and runtime features, fixed at start.

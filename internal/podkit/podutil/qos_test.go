@@ -1,4 +1,4 @@
-package podstatus
+package podutil
 
 import (
 	"testing"
