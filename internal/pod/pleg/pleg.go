@@ -45,7 +45,7 @@ const (
 type Config struct {
 	Runtime Runtime
 	Cache   *Cache
-	// Clock defaults to the real clock.
+	// Clock paces the relist and stamps the cache (required).
 	Clock clock.WithTicker
 	// Period between relists; DefaultPeriod when zero.
 	Period time.Duration
@@ -128,14 +128,14 @@ func New(cfg Config) (*PLEG, error) {
 	if cfg.Cache == nil {
 		errs = append(errs, errors.New("cache is required"))
 	}
+	if cfg.Clock == nil {
+		errs = append(errs, errors.New("clock is required"))
+	}
 	if cfg.Period < 0 || cfg.Threshold < 0 || cfg.EventBuffer < 0 || cfg.EventRetry < 0 {
 		errs = append(errs, errors.New("period, threshold, event buffer and event retry must not be negative"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("create pleg: %w", err)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
 	}
 	if cfg.Period == 0 {
 		cfg.Period = DefaultPeriod

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -343,7 +345,7 @@ func TestNewValidates(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Fatal("New(Config{}) succeeded")
 	}
-	p, err := New(Config{Runtime: &fakeRuntime{}, Cache: NewCache()})
+	p, err := New(Config{Runtime: &fakeRuntime{}, Cache: NewCache(), Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
