@@ -82,7 +82,7 @@ func TestSyncPodSurvivesForbiddenTokenRightAfterBinding(t *testing.T) {
 		tr.Status = authenticationv1.TokenRequestStatus{Token: "jwt", ExpirationTimestamp: metav1.NewTime(clk.Now().Add(time.Hour))}
 		return true, tr, nil
 	})
-	objects, err := objectcache.New(objectcache.Config{Client: client, Strategy: "Get"})
+	objects, err := objectcache.New(objectcache.Config{Client: client, Strategy: "Get", Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
