@@ -9,7 +9,9 @@ import (
 
 // PodSnapshot is what a pod's sync reads of the pod's allocation, in one
 // call (Manager.Snapshot), and what it holds after the sync recorded
-// something (Manager.Record).
+// something (Manager.Record). It is a value the caller owns; Pod may be
+// the pod the caller gave (when its spec is at its allocation) and is not
+// to be modified.
 type PodSnapshot struct {
 	// Pod is the pod with its allocation in place of its spec's resources
 	// (Allocated): what it runs with and what its status reports.
@@ -47,7 +49,7 @@ const (
 )
 
 // SyncRecord is what one step of a pod's sync tells the pod's
-// allocation; the zero value records nothing.
+// allocation; the zero value records nothing. Record only reads it.
 type SyncRecord struct {
 	// Actuated are the resources the runtime set on the named containers;
 	// PodActuated says the pod cgroup was set to the pod's spec.resources.
