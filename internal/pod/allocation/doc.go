@@ -19,6 +19,15 @@
 //     the container's resizePolicy; podsync records what the runtime
 //     applied.
 //
+// A pod's sync (internal/pod/podsync) uses two calls (sync.go): Snapshot,
+// the pod with its allocation, its actuation and its resize conditions,
+// read once for the sync's snapshot; and Record, what a step of the sync
+// decided or applied (the actuation, the PodResizeInProgress condition
+// the plan sets or clears or a failed resize marks Error, a terminal pod's
+// conditions going), answered with what is held afterwards. Record
+// records the sync's resize events (ResizeCompleted, ResizeError), as
+// upstream's SyncPod does.
+//
 // Both are kept in upstream's checkpoint files in the root directory,
 // allocated_pods_state and actuated_pods_state (a JSON envelope with
 // upstream's checksum), so a restart of berth keeps what was admitted and

@@ -42,7 +42,8 @@
 //	                    node's credential provider plugins (a
 //	                    CredentialProvider, internal/images/credprovider), each
 //	                    tried until one works
-//	image_backoff.go    pure per pod+image pull back-off
+//	image_backoff.go    the per pod+image pull back-off: upstream's image
+//	                    pull numbers over podplan's back-off algorithm
 //	image_name.go       image reference validation and default tag
 //	kill.go             KillPod and killContainer: grace periods (probe-
 //	                    level ones included), preStop inside the grace

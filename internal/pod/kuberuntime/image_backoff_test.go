@@ -7,9 +7,10 @@ import (
 
 func TestPullBackoff(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var b pullBackoff
-	if b.inBackoff(t0) {
-		t.Fatal("zero entry must not be in back-off")
+	const image = "busybox"
+	b := PullBackoffs{}
+	if b.holds(image, t0) {
+		t.Fatal("no entry must not be in back-off")
 	}
 	steps := []struct {
 		name      string
@@ -27,15 +28,23 @@ func TestPullBackoff(t *testing.T) {
 	}
 	for _, s := range steps {
 		now := t0.Add(s.at)
-		b = b.next(now)
-		if b.Delay != s.wantDelay {
-			t.Errorf("%s: delay = %v, want %v", s.name, b.Delay, s.wantDelay)
+		b.failed(image, now)
+		delay := b[image].Delay
+		if delay != s.wantDelay {
+			t.Errorf("%s: delay = %v, want %v", s.name, delay, s.wantDelay)
 		}
-		if !b.inBackoff(now.Add(b.Delay - time.Nanosecond)) {
+		if !b.holds(image, now.Add(delay-time.Nanosecond)) {
 			t.Errorf("%s: not in back-off just before the delay ends", s.name)
 		}
-		if b.inBackoff(now.Add(b.Delay)) {
+		if b.holds(image, now.Add(delay)) {
 			t.Errorf("%s: still in back-off once the delay ended", s.name)
 		}
+	}
+	last := t0.Add(610*time.Second + 601*time.Second)
+	if b.gc(last.Add(600 * time.Second)); len(b) != 1 {
+		t.Errorf("entry dropped after 2*max idle exactly: %v", b)
+	}
+	if b.gc(last.Add(600*time.Second + time.Nanosecond)); len(b) != 0 {
+		t.Errorf("entry kept after more than 2*max idle: %v", b)
 	}
 }

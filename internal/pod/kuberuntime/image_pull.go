@@ -103,7 +103,7 @@ func (m *Manager) usePresent(ctx context.Context, ring podKeyring, pod *corev1.P
 // pull records.
 func (m *Manager) pullImage(ctx context.Context, pulls PullBackoffs, ring podKeyring, pod *corev1.Pod, c *corev1.Container, req *runtimeapi.PullImageRequest) (string, *runtimestate.StartFailure) {
 	now := m.cfg.Clock.Now()
-	if pulls[c.Image].inBackoff(now) {
+	if pulls.holds(c.Image, now) {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventBackOff, "%s", msg)
 		return "", &runtimestate.StartFailure{Reason: ReasonImagePullBackOff, Message: msg}
@@ -122,7 +122,7 @@ func (m *Manager) pullImage(ctx context.Context, pulls PullBackoffs, ring podKey
 		}
 		msg := criMessage(err)
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Failed to pull image %q: %s", c.Image, msg)
-		pulls[c.Image] = pulls[c.Image].next(m.cfg.Clock.Now())
+		pulls.failed(c.Image, m.cfg.Clock.Now())
 		return "", &runtimestate.StartFailure{Reason: ReasonErrImagePull, Message: msg}
 	}
 	if m.cfg.PullRecords != nil {

@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"testing"
+	"time"
 
 	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
@@ -56,7 +57,8 @@ func TestReasonsMatchUpstream(t *testing.T) {
 }
 
 // TestNumbersMatchUpstream pins the numbers berth copies from upstream:
-// the hook response body limit. (The resource numbers are containerconfig's.)
+// the hook response body limit and the image pull back-off. (The resource
+// numbers are containerconfig's.)
 func TestNumbersMatchUpstream(t *testing.T) {
 	const lifecycle = "k8s.io/kubernetes/pkg/kubelet/lifecycle"
 	tests := []struct {
@@ -69,6 +71,18 @@ func TestNumbersMatchUpstream(t *testing.T) {
 	for _, tt := range tests {
 		if up := src.Value(tt.pkg, tt.name).AsInt(); up != tt.berth {
 			t.Errorf("berth %d, upstream %s.%s %d", tt.berth, tt.pkg, tt.name, up)
+		}
+	}
+	const kubelet = "k8s.io/kubernetes/pkg/kubelet"
+	for _, tt := range []struct {
+		berth time.Duration
+		name  string
+	}{
+		{pullBackoffInitial, "imageBackOffPeriod"},
+		{pullBackoffMax, "MaxImageBackOff"},
+	} {
+		if up := src.Value(kubelet, tt.name).AsDuration(); up != tt.berth {
+			t.Errorf("berth %v, upstream %s.%s %v", tt.berth, kubelet, tt.name, up)
 		}
 	}
 }

@@ -247,3 +247,38 @@ func TestHashContainer(t *testing.T) {
 		}
 	}
 }
+
+// The one back-off algorithm, as CrashLoopBackOff and the image pull
+// back-off use it: client-go's flowcontrol.Backoff without jitter.
+func TestBackoffPolicy(t *testing.T) {
+	p := BackoffPolicy{Initial: 10 * time.Second, Max: 300 * time.Second}
+	e := entry(40*time.Second, at(0), 7)
+	tests := []struct {
+		name      string
+		e         BackoffEntry
+		since, at time.Duration // Holds(e, since, at) and Next(e, since, at)
+		holds     bool
+		next      BackoffEntry
+	}{
+		{"zero entry holds nothing and starts at Initial", BackoffEntry{}, 0, 0, false, entry(10*time.Second, at(0), 0)},
+		{"within the delay", e, 0, 39 * time.Second, true, entry(80*time.Second, at(39*time.Second), 7)},
+		{"at the delay", e, 0, 40 * time.Second, false, entry(80*time.Second, at(40*time.Second), 7)},
+		{"since later than the update", e, 30 * time.Second, 69 * time.Second, true, entry(80*time.Second, at(69*time.Second), 7)},
+		{"capped at Max", entry(200*time.Second, at(0), 7), time.Minute, time.Minute, true, entry(300*time.Second, at(time.Minute), 7)},
+		{"2*Max after the update is not expired", e, 10 * time.Minute, 10 * time.Minute, true, entry(80*time.Second, at(10*time.Minute), 7)},
+		{"expired: holds nothing, starts over", e, 10*time.Minute + 1, 10*time.Minute + 1, false, entry(10*time.Second, at(10*time.Minute+1), 7)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.Holds(tt.e, at(tt.since), at(tt.at)); got != tt.holds {
+				t.Errorf("Holds = %v, want %v", got, tt.holds)
+			}
+			if diff := cmp.Diff(tt.next, p.Next(tt.e, at(tt.since), at(tt.at))); diff != "" {
+				t.Errorf("Next (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if !p.Expired(e, at(10*time.Minute+1)) || p.Expired(e, at(10*time.Minute)) {
+		t.Error("Expired must hold only more than 2*Max after the last update")
+	}
+}

@@ -10,7 +10,9 @@
 //	sandbox.go     whether the latest sandbox can be kept
 //	init.go        init containers and sidecars in the current sandbox
 //	containers.go  regular containers: start, restart, kill, tear down
-//	backoff.go     the CrashLoopBackOff gate and its entries
+//	backoff.go     berth's one back-off algorithm (BackoffPolicy's Holds,
+//	               Next, Expired; the image pull back-off uses it too) and
+//	               the CrashLoopBackOff gate over it
 //	restartall.go  RestartAllContainers: whether a restart is under way,
 //	               the containers to reset
 //	ephemeral.go   ephemeral containers: started once, never restarted,

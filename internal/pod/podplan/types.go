@@ -58,24 +58,28 @@ type ProbeSnapshot struct {
 	Started map[string]bool
 }
 
-// BackoffPolicy sets the CrashLoopBackOff timing. Zero fields take the
-// upstream defaults: 10 s initial, doubling to 300 s, reset after 2*Max
-// (10 min) of running without a restart. Max is
+// BackoffPolicy sets a back-off's timing (backoff.go: Holds, Next,
+// Expired). Zero fields take upstream's CrashLoopBackOff defaults: 10 s
+// initial, doubling to 300 s, reset after 2*Max (10 min) without an
+// event. For CrashLoopBackOff, Max is
 // crashLoopBackOff.maxContainerRestartPeriod; Initial is lowered to it
-// when larger.
+// when larger. The image pull back-off is another policy over the same
+// algorithm (internal/pod/kuberuntime).
 type BackoffPolicy struct {
 	Initial time.Duration
 	Max     time.Duration
 }
 
-// BackoffEntry is one container's restart backoff state. Values are
-// immutable snapshots: Compute never changes an entry in place.
+// BackoffEntry is one back-off's state: a container's restarts, or one
+// image's pulls for a pod. Values are immutable snapshots: Compute and
+// BackoffPolicy's methods never change an entry in place.
 type BackoffEntry struct {
 	Delay      time.Duration
 	LastUpdate time.Time
 	// Hash is HashContainer of the spec the entry was recorded for. An entry
 	// whose Hash differs from the current spec is ignored, so a spec change
 	// resets the backoff (upstream keys its backoff by the container hash).
+	// The image pull back-off leaves it 0.
 	Hash uint64
 }
 

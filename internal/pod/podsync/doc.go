@@ -2,14 +2,43 @@
 // generates the pod's API status, prepares the pod's directories and has
 // the runtime manager converge, kill or remove the pod.
 //
-// SyncPod takes the pod's snapshot and computes its plan once
-// (podplan.Compute); the same plan feeds the status generator (its waiting
-// reasons, where the pod is in a RestartAllContainers restart) and the
-// executor (kuberuntime.Apply). Nobody derives a decision about the pod
-// again. The one fact the plan takes from the previous status is whether a
-// RestartAllContainers restart was under way (its AllContainersRestarting
-// condition); after a reset SyncPod asks the pod worker for another sync at
-// once (podworker.SyncAgain).
+// SyncPod takes one snapshot of the pod (snapshot.go): the pod with its
+// allocation, its runtime state, the probe results, its previous status,
+// its actuation and the time, each read once. It computes the pod's plan
+// once over it (podplan.Compute); the status generator
+// (podstatus.Generate) takes the same snapshot and the same plan (its
+// waiting reasons, where the pod is in a RestartAllContainers restart),
+// and the executor (kuberuntime.Apply) the same plan. Nobody derives a
+// decision about the pod again. What the plan takes from the previous
+// status is its start time and phase (activeDeadlineSeconds) and whether
+// a RestartAllContainers restart was under way (its
+// AllContainersRestarting condition); after a reset SyncPod asks the pod
+// worker for another sync at once (podworker.SyncAgain). A status
+// generated again after the apply (new start failures, a failed resize)
+// comes from the same snapshot. SyncTerminatingPod observes the pod again
+// after its kill (the runtime is read again) and takes a second snapshot
+// for that status.
+//
+// The pod is done when its status's phase is terminal. The phase is the
+// status generator's one decision (podstatus/phase.go), over container
+// statuses that the plan's waiting reasons and the previous status shape;
+// the planner does not decide it a second time: it would have to derive
+// the container statuses again, or disagree (a Never pod whose exited
+// container the runtime removed is Succeeded by its status, while the
+// planner, seeing no instance, would start it again).
+//
+// The allocation manager is read once, for the snapshot, and told what a
+// step of the sync decided or applied with one Record call (resize.go).
+//
+// Files:
+//
+//	syncer.go    Config, the Syncer, the three syncs, the pod's record
+//	snapshot.go  the snapshot, the planner's view of it, generating and
+//	             storing a status from it
+//	resize.go    the Allocation role: the first actuation, the plan's
+//	             resize progress, what the apply set
+//	deadline.go  activeDeadlineSeconds: the termination, the start time
+//	trace.go     the syncs' spans
 //
 // What berth remembers about a pod between syncs is one record per UID,
 // owned here: the CrashLoopBackOff entries, the image pull back-off and the

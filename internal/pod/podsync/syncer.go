@@ -123,7 +123,8 @@ type Config struct {
 	// upstream's.
 	Backoff podplan.BackoffPolicy
 	// Recorder records the events of berth's own decisions about a pod
-	// (DeadlineExceeded, the resize events); nil records none.
+	// (DeadlineExceeded); nil records none. The resize events are the
+	// allocation manager's (allocation.Manager.Record).
 	Recorder Recorder
 	// Allocation holds the pods' allocations and actuations (in-place
 	// resize); nil runs every pod with its spec and resizes nothing.
@@ -186,16 +187,19 @@ func New(cfg Config) (*Syncer, error) {
 	return &Syncer{cfg: cfg, records: map[types.UID]*record{}}, nil
 }
 
-// syncPod takes the pod's snapshot (the pod, its runtime state rt, the
-// probe verdicts, its record, whether its previous status says a
-// RestartAllContainers restart is under way, now), computes its plan once
-// with podplan.Compute, generates its status from that plan and, unless
-// the pod is finished, has the runtime apply the same plan:
+// syncPod takes the pod's snapshot once (snapshot.go: the pod with its
+// allocation, its runtime state rt, the probe results, the previous
+// status, the actuation and now), computes its plan once with
+// podplan.Compute, generates its status from the same snapshot and plan
+// and, unless that status's phase is terminal, has the runtime apply the
+// same plan:
 //
-//	record + rt + probes + previous status + now -> podplan.Compute -> plan
-//	plan (waiting reasons, RestartAll) + last start failures -> podstatus.Generate
-//	plan + volumes                                  -> kuberuntime.Apply
-//	start failures of this apply                    -> record, status again
+//	snapshot + record's CrashLoopBackOff -> podplan.Compute -> plan
+//	plan's resize progress               -> allocation Record
+//	snapshot + plan + last start failures -> podstatus.Generate (its phase: done?)
+//	plan + volumes                       -> kuberuntime.Apply
+//	what the apply set, start failures   -> allocation Record, record,
+//	                                        status again from the snapshot
 //
 // After a RestartAllContainers reset it asks for another sync at once
 // (podworker.SyncAgain): the next plan starts the pod over, as upstream
@@ -207,32 +211,26 @@ func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 		s.cfg.Prober.AddPod(pod)
 	}
 	rec := s.record(pod.UID)
-	prev, now := s.previous(pod), s.cfg.Clock.Now()
-	pod = s.allocated(pod)
-	actuated, actuatedPod := s.actuated(ctx, pod)
-	plan := podplan.Compute(podplan.Inputs{
-		Pod: pod, Runtime: rt, Backoff: rec.crash, Probes: s.probes(pod, rt).Plan,
-		Now: now, Policy: s.cfg.Backoff,
-		RestartingAll: podutil.RestartingAll(prev),
-		StartTime:     startTime(prev, now), PreviousPhase: prev.Phase,
-		Actuated: actuated, ActuatedPod: actuatedPod,
-	})
+	snap := s.snapshot(pod, rt)
+	first := s.firstActuation(&snap)
+	plan := podplan.Compute(s.planInputs(&snap, rec.crash))
 	if plan.Deadline.Exceeded {
-		s.deadlineExceeded(pod)
+		s.deadlineExceeded(snap.pod)
 	}
-	s.resizeProgress(pod, plan.Resize.InProgress)
-	status := s.generate(pod, rt, waiting(plan, rec.failures), plan.RestartAll, false)
-	s.syncMirror(ctx, pod)
+	s.resizeProgress(ctx, &snap, first, plan)
+	status := s.generate(ctx, &snap, waiting(plan, rec.failures), plan.RestartAll, false)
+	s.syncMirror(ctx, snap.pod)
 	if podutil.IsTerminal(status.Phase) {
 		return podworker.SyncResult{Outcome: podworker.SyncTerminal}, nil
 	}
-	outcome, err := s.apply(ctx, t, pod, rt, rec, plan)
+	outcome, err := s.apply(ctx, t, &snap, rec, plan)
 	return podworker.SyncResult{Outcome: outcome, WakeAt: plan.Deadline.At}, err
 }
 
 // apply has the runtime apply the plan of a pod that is not finished,
 // after its directory and volumes are ready.
-func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, pod *corev1.Pod, rt *runtimestate.Pod, rec *record, plan podplan.Actions) (podworker.SyncOutcome, error) {
+func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapshot, rec *record, plan podplan.Actions) (podworker.SyncOutcome, error) {
+	pod := snap.pod
 	if s.cfg.Objects != nil {
 		// Before volumes, env and pull secrets read them, on every sync so
 		// a changed spec's references are followed (upstream's SyncPod).
@@ -255,14 +253,14 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, pod *corev1.
 	rec.crash = plan.Backoff
 	opts := kuberuntime.ApplyOptions{Volumes: volumes, Pulls: rec.pulls}
 	if plan.Resize.PodCgroup || len(plan.Resize.Containers) > 0 {
-		opts.Actuated = s.actuatedPod(pod)
+		opts.Actuated = actuatedPod(snap)
 	}
-	res, err := s.cfg.Runtime.Apply(ctx, pod, rt, plan, opts)
+	res, err := s.cfg.Runtime.Apply(ctx, pod, snap.rt, plan, opts)
 	rec.pulls = res.Pulls
-	resized := s.recordActuation(ctx, pod, plan, res)
+	resized := s.recordActuation(ctx, snap, plan, res)
 	if !maps.Equal(rec.failures, res.Failures) || res.ResizeErr != nil {
 		rec.failures = res.Failures
-		s.generate(pod, rt, waiting(plan, rec.failures), plan.RestartAll, false)
+		s.generate(ctx, snap, waiting(plan, rec.failures), plan.RestartAll, false)
 	}
 	if err != nil {
 		return podworker.SyncSteady, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), err)
@@ -308,7 +306,8 @@ func (s *Syncer) syncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *ru
 		// As upstream, the status says so before the kill: the phase is
 		// decided over the pod as it runs (Failed unless it Succeeded).
 		s.setTermination(pod.UID, &podstatus.Termination{Reason: kill.Reason, Message: kill.Message, NoDisruptionTarget: kill.NoDisruptionTarget})
-		s.generate(pod, rt, s.failures(pod.UID), podplan.RestartAllNone, false)
+		snap := s.snapshot(pod, rt)
+		s.generate(ctx, &snap, s.failures(pod.UID), podplan.RestartAllNone, false)
 	}
 	gracePeriod := kill.GracePeriod
 	if err := s.cfg.Runtime.KillPod(ctx, pod, rt, &gracePeriod); err != nil {
@@ -318,7 +317,9 @@ func (s *Syncer) syncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *ru
 	if err != nil {
 		return fmt.Errorf("read status of killed pod %q: %w", klog.KObj(pod), err)
 	}
-	s.generate(pod, after, s.failures(pod.UID), podplan.RestartAllNone, true)
+	// A new observation: the runtime after the kill, at its time.
+	snap := s.snapshot(pod, after)
+	s.generate(ctx, &snap, s.failures(pod.UID), podplan.RestartAllNone, true)
 	return nil
 }
 
@@ -356,7 +357,8 @@ func (s *Syncer) syncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 		s.cfg.UserNamespaces.Release(ctx, pod.UID)
 	}
 	if s.cfg.Desired(pod.UID) {
-		status := s.generate(pod, rt, s.failures(pod.UID), podplan.RestartAllNone, true)
+		snap := s.snapshot(pod, rt)
+		status := s.generate(ctx, &snap, s.failures(pod.UID), podplan.RestartAllNone, true)
 		// Every container is stopped: none may stay "waiting" and the pod
 		// must end in a terminal phase, or a deleted pod whose containers
 		// never started would never be removed from the API.
@@ -458,44 +460,6 @@ func (s *Syncer) failures(uid types.UID) map[string]runtimestate.StartFailure {
 		return rec.failures
 	}
 	return nil
-}
-
-// previous is the pod's last generated status, else the status the pod
-// came with (an API pod's, after a restart of berth): what the status
-// generator starts from.
-func (s *Syncer) previous(pod *corev1.Pod) *corev1.PodStatus {
-	if st, ok := s.cfg.Statuses.Get(pod.UID); ok {
-		return &st
-	}
-	return &pod.Status
-}
-
-// generate computes and stores the pod's status from the runtime snapshot;
-// restartAll is the plan's (none outside SyncPod); terminal says the pod
-// worker has finished the pod.
-func (s *Syncer) generate(pod *corev1.Pod, rt *runtimestate.Pod, failures map[string]runtimestate.StartFailure, restartAll podplan.RestartAll, terminal bool) corev1.PodStatus {
-	pod = s.allocated(pod)
-	probes := s.probes(pod, rt)
-	actuated, actuatedPod := s.actuatedResources(pod.UID)
-	status := podstatus.Generate(podstatus.Input{
-		Pod:         pod,
-		Runtime:     rt,
-		Previous:    s.previous(pod),
-		Failures:    failures,
-		RestartAll:  restartAll,
-		Readiness:   probes.Readiness,
-		Startup:     probes.Startup,
-		Terminal:    terminal,
-		Termination: s.termination(pod.UID),
-		HostIPs:     s.cfg.HostIPs,
-		RuntimeName: s.cfg.RuntimeName,
-		Now:         s.cfg.Clock.Now(),
-		Resize:      s.resizeConditions(pod.UID),
-		Actuated:    actuated, ActuatedPod: actuatedPod,
-	})
-	s.terminal(pod, &status)
-	s.cfg.Statuses.Set(pod.UID, status)
-	return status
 }
 
 func failuresError(f map[string]runtimestate.StartFailure) error {
