@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/berthk8s/berth/internal/node/cpumanager"
+	"github.com/berthk8s/berth/internal/node/topology"
 )
 
 // validateCPUManager checks the CPU manager's fields at load, where
@@ -25,7 +26,7 @@ func validateCPUManager(kc *kubeletconfigv1beta1.KubeletConfiguration) (*cpumana
 		return nil, []problem{fieldProblem("cpuManagerPolicy", "unknown policy: %q (must be %q or %q)", kc.CPUManagerPolicy, cpumanager.PolicyNone, cpumanager.PolicyStatic)}
 	}
 	var ps []problem
-	opts, err := cpumanager.ParseOptions(kc.CPUManagerPolicyOptions, cpumanager.Gates{
+	opts, err := cpumanager.ParseOptions(kc.CPUManagerPolicyOptions, topology.Gates{
 		AlphaOptions: gateOn(kc, "CPUManagerPolicyAlphaOptions"),
 		BetaOptions:  gateOn(kc, "CPUManagerPolicyBetaOptions"),
 	})

@@ -3,6 +3,9 @@ package cpumanager
 import (
 	"fmt"
 	"strconv"
+	"strings"
+
+	"github.com/berthk8s/berth/internal/node/topology"
 )
 
 // Policy names of cpuManagerPolicy.
@@ -42,12 +45,6 @@ var notImplemented = map[string]bool{
 	PreferAlignByUnCoreCacheOption: true,
 }
 
-// Gates are the feature gates the options depend on, resolved at load.
-type Gates struct {
-	AlphaOptions bool // CPUManagerPolicyAlphaOptions
-	BetaOptions  bool // CPUManagerPolicyBetaOptions
-}
-
 // Options are the static policy's options, parsed.
 type Options struct {
 	FullPhysicalCPUsOnly      bool
@@ -59,21 +56,16 @@ type Options struct {
 // NewStaticPolicyOptions does (names, gates, boolean values, the pairs that
 // exclude each other) and refuses the options berth does not implement.
 // Pure; config.Load calls it, so a bad option stops berth before it starts.
-func ParseOptions(opts map[string]string, g Gates) (Options, error) {
+func ParseOptions(opts map[string]string, g topology.Gates) (Options, error) {
 	var o Options
 	var set = map[string]bool{}
 	for name, value := range opts {
-		switch optionMaturity[name] {
-		case "":
+		level := optionMaturity[name]
+		if level == "" {
 			return o, fmt.Errorf("unknown CPU Manager Policy option: %q", name)
-		case "alpha":
-			if !g.AlphaOptions {
-				return o, fmt.Errorf("CPU Manager Policy Alpha-level Options not enabled, but option %q provided", name)
-			}
-		case "beta":
-			if !g.BetaOptions {
-				return o, fmt.Errorf("CPU Manager Policy Beta-level Options not enabled, but option %q provided", name)
-			}
+		}
+		if !g.Allows(level) {
+			return o, fmt.Errorf("CPU Manager Policy %s-level Options not enabled, but option %q provided", strings.ToUpper(level[:1])+level[1:], name)
 		}
 		v, err := strconv.ParseBool(value)
 		if err != nil {

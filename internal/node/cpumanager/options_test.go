@@ -4,14 +4,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/berthk8s/berth/internal/node/topology"
 )
 
 func TestParseOptions(t *testing.T) {
-	beta := Gates{BetaOptions: true}
+	beta := topology.Gates{BetaOptions: true}
 	tests := []struct {
 		name    string
 		opts    map[string]string
-		gates   Gates
+		gates   topology.Gates
 		want    Options
 		wantErr string
 	}{
@@ -23,11 +25,11 @@ func TestParseOptions(t *testing.T) {
 		{name: "bad value", opts: map[string]string{"full-pcpus-only": "yes"}, wantErr: `bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax`},
 		{name: "alpha without its gate", opts: map[string]string{"distribute-cpus-across-cores": "true"}, gates: beta,
 			wantErr: `CPU Manager Policy Alpha-level Options not enabled, but option "distribute-cpus-across-cores" provided`},
-		{name: "alpha with its gate", opts: map[string]string{"distribute-cpus-across-cores": "true"}, gates: Gates{AlphaOptions: true},
+		{name: "alpha with its gate", opts: map[string]string{"distribute-cpus-across-cores": "true"}, gates: topology.Gates{AlphaOptions: true},
 			want: Options{DistributeCPUsAcrossCores: true}},
 		{name: "beta without its gate", opts: map[string]string{"distribute-cpus-across-numa": "true"},
 			wantErr: `CPU Manager Policy Beta-level Options not enabled, but option "distribute-cpus-across-numa" provided`},
-		{name: "exclusive pair", opts: map[string]string{"full-pcpus-only": "true", "distribute-cpus-across-cores": "true"}, gates: Gates{AlphaOptions: true},
+		{name: "exclusive pair", opts: map[string]string{"full-pcpus-only": "true", "distribute-cpus-across-cores": "true"}, gates: topology.Gates{AlphaOptions: true},
 			wantErr: "static policy options full-pcpus-only and distribute-cpus-across-cores can not be used at the same time"},
 		{name: "not implemented", opts: map[string]string{"distribute-cpus-across-numa": "true"}, gates: beta,
 			wantErr: `cpu manager policy option "distribute-cpus-across-numa" is not implemented by berth yet`},

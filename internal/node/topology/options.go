@@ -38,10 +38,27 @@ var optionMaturity = map[string]string{
 	MaxAllowableNUMANodesOption:  "stable",
 }
 
-// Gates are the feature gates the options depend on, resolved at load.
+// Gates are the two feature gates a manager's policy options depend on
+// (the topology manager's TopologyManagerPolicyAlphaOptions and
+// TopologyManagerPolicyBetaOptions; the CPU manager's
+// CPUManagerPolicyAlphaOptions and CPUManagerPolicyBetaOptions), resolved
+// at load.
 type Gates struct {
-	AlphaOptions bool // TopologyManagerPolicyAlphaOptions
-	BetaOptions  bool // TopologyManagerPolicyBetaOptions
+	AlphaOptions bool
+	BetaOptions  bool
+}
+
+// Allows reports whether an option of the given maturity ("alpha",
+// "beta", "stable") may be set: alpha options need AlphaOptions, beta
+// ones BetaOptions, as upstream's policy options of both managers.
+func (g Gates) Allows(maturity string) bool {
+	switch maturity {
+	case "alpha":
+		return g.AlphaOptions
+	case "beta":
+		return g.BetaOptions
+	}
+	return true
 }
 
 // Options are topologyManagerPolicyOptions, parsed.
@@ -62,17 +79,12 @@ type Options struct {
 func ParseOptions(opts map[string]string, g Gates) (Options, error) {
 	o := Options{MaxAllowableNUMANodes: DefaultMaxAllowableNUMANodes}
 	for name, value := range opts {
-		switch optionMaturity[name] {
-		case "":
+		level := optionMaturity[name]
+		if level == "" {
 			return o, fmt.Errorf("unknown Topology Manager Policy option: %q", name)
-		case "alpha":
-			if !g.AlphaOptions {
-				return o, fmt.Errorf("topology manager policy alpha-level options not enabled, but option %q provided", name)
-			}
-		case "beta":
-			if !g.BetaOptions {
-				return o, fmt.Errorf("topology manager policy beta-level options not enabled, but option %q provided", name)
-			}
+		}
+		if !g.Allows(level) {
+			return o, fmt.Errorf("topology manager policy %s-level options not enabled, but option %q provided", level, name)
 		}
 		switch name {
 		case PreferClosestNUMANodesOption:

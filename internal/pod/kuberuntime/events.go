@@ -27,7 +27,6 @@ const (
 // Waiting reasons of a container that could not start, as upstream names
 // them (kubecontainer and images errors).
 const (
-	ReasonCrashLoopBackOff           = "CrashLoopBackOff"
 	ReasonErrImagePull               = "ErrImagePull"
 	ReasonImagePullBackOff           = "ImagePullBackOff"
 	ReasonErrImageNeverPull          = "ErrImageNeverPull"

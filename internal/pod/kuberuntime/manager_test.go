@@ -275,7 +275,7 @@ func TestSyncPodCrashLoop(t *testing.T) {
 	e.clock.Step(time.Second)
 	e.events.take()
 	f := e.sync(pod)["app"]
-	if f.Reason != ReasonCrashLoopBackOff || !strings.Contains(f.Message, "back-off 10s restarting failed container=app") {
+	if f.Reason != podplan.WaitingReasonCrashLoopBackOff || !strings.Contains(f.Message, "back-off 10s restarting failed container=app") {
 		t.Fatalf("failure = %+v, want CrashLoopBackOff 10s", f)
 	}
 	if evs := e.events.take(); !hasEvent(evs, "Warning BackOff Back-off restarting failed container app in pod web_default(uid-1)") {

@@ -37,7 +37,6 @@ func TestReasonsMatchUpstream(t *testing.T) {
 		{eventFailedKillPod, events, "FailedToKillPod"},
 		{eventFailedPostStartHook, events, "FailedPostStartHook"},
 		{eventFailedPreStopHook, events, "FailedPreStopHook"},
-		{ReasonCrashLoopBackOff, container, "ErrCrashLoopBackOff"},
 		{ReasonRunContainerError, container, "ErrRunContainer"},
 		{ReasonErrImagePull, images, "ErrImagePull"},
 		{ReasonImagePullBackOff, images, "ErrImagePullBackOff"},

@@ -55,17 +55,35 @@ type Objects interface {
 	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 }
 
-// fetchConfigMap reads one configMap into into, nil when it does not
-// exist: the payload decides what a missing object means. A required one
-// missing right after the pod was created is retried first (package
-// transient): it may be created together with the pod.
+// fetchConfigMap reads one configMap into into (fetchObject).
 func (m *Manager) fetchConfigMap(ctx context.Context, pod *corev1.Pod, st *podState, name string, optional bool, into map[string]*corev1.ConfigMap) error {
 	if m.cfg.Objects == nil {
-		return fmt.Errorf("configmap %q needs an API server (berth runs standalone)", name)
+		return fetchObject(ctx, m, pod, st, "configmap", name, optional, nil, into)
 	}
-	var cm *corev1.ConfigMap
-	err := m.retry(ctx, pod, st, "get configmap", func(ctx context.Context) (err error) {
-		cm, err = m.cfg.Objects.ConfigMap(ctx, pod.Namespace, name)
+	return fetchObject(ctx, m, pod, st, "configmap", name, optional, m.cfg.Objects.ConfigMap, into)
+}
+
+// fetchSecret reads one secret into into (fetchObject).
+func (m *Manager) fetchSecret(ctx context.Context, pod *corev1.Pod, st *podState, name string, optional bool, into map[string]*corev1.Secret) error {
+	if m.cfg.Objects == nil {
+		return fetchObject(ctx, m, pod, st, "secret", name, optional, nil, into)
+	}
+	return fetchObject(ctx, m, pod, st, "secret", name, optional, m.cfg.Objects.Secret, into)
+}
+
+// fetchObject reads one object of the pod's namespace into into, nil when
+// it does not exist: the payload decides what a missing object means. A
+// required one missing right after the pod was created is retried first
+// (package transient): it may be created together with the pod. get is
+// nil in standalone mode, where no object can be read.
+func fetchObject[T any](ctx context.Context, m *Manager, pod *corev1.Pod, st *podState, kind, name string, optional bool,
+	get func(ctx context.Context, namespace, name string) (*T, error), into map[string]*T) error {
+	if get == nil {
+		return fmt.Errorf("%s %q needs an API server (berth runs standalone)", kind, name)
+	}
+	var obj *T
+	err := m.retry(ctx, pod, st, "get "+kind, func(ctx context.Context) (err error) {
+		obj, err = get(ctx, pod.Namespace, name)
 		return missingOptional(err, optional)
 	})
 	switch {
@@ -74,7 +92,7 @@ func (m *Manager) fetchConfigMap(ctx context.Context, pod *corev1.Pod, st *podSt
 	case err != nil:
 		return err // it names the object
 	default:
-		into[name] = cm
+		into[name] = obj
 	}
 	return nil
 }
@@ -87,27 +105,6 @@ func missingOptional(err error, optional bool) error {
 		return nil
 	}
 	return err
-}
-
-// fetchSecret is fetchConfigMap for a secret.
-func (m *Manager) fetchSecret(ctx context.Context, pod *corev1.Pod, st *podState, name string, optional bool, into map[string]*corev1.Secret) error {
-	if m.cfg.Objects == nil {
-		return fmt.Errorf("secret %q needs an API server (berth runs standalone)", name)
-	}
-	var sec *corev1.Secret
-	err := m.retry(ctx, pod, st, "get secret", func(ctx context.Context) (err error) {
-		sec, err = m.cfg.Objects.Secret(ctx, pod.Namespace, name)
-		return missingOptional(err, optional)
-	})
-	switch {
-	case apierrors.IsNotFound(err):
-		into[name] = nil
-	case err != nil:
-		return err // it names the object
-	default:
-		into[name] = sec
-	}
-	return nil
 }
 
 // retry runs one API read of the pod's volumes, retrying at once (short
