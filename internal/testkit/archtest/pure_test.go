@@ -29,6 +29,8 @@ var rules = []rule{
 	// that podplan may not.
 	{dir: "pod/containerconfig", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock"}},
 	{dir: "pod/podstatus"},
+	// The route by which per-pod state ends: a registry, no effects.
+	{dir: "pod/podgone", also: []string{"os", "math/rand", "math/rand/v2", "k8s.io/utils/clock"}},
 	{dir: "podkit/podutil", also: []string{"os", "k8s.io/klog/v2", "k8s.io/apimachinery/pkg/util/runtime"}},
 	{dir: "pod/pleg", files: []string{"diff.go", "cache.go"}},
 	// Admission counts requests with upstream's own pure helper,
