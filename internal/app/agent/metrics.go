@@ -38,9 +38,9 @@ func (s observedStatuses) Set(uid types.UID, status corev1.PodStatus) corev1.Pod
 	return out
 }
 
-func (s observedStatuses) Delete(uid types.UID) {
-	s.StatusStore.Delete(uid)
-	s.metrics.ForgetPod(uid)
+func (s observedStatuses) Forget(ctx context.Context, uid types.UID) {
+	s.StatusStore.Forget(ctx, uid)
+	s.metrics.Forget(ctx, uid)
 }
 
 // observeUpdate shows each pod of a source update to the pod startup

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -197,9 +198,10 @@ func reconcileTrigger(old, pod *corev1.Pod) string {
 	return trigger
 }
 
-// Release forgets a pod that is gone and retries the pending resizes,
-// which may fit now.
-func (m *Manager) Release(ctx context.Context, uid types.UID) {
+// Forget drops the allocation, actuation, resize conditions and pending
+// resize of a pod that is gone (podgone.Owner), and retries the pending
+// resizes, which may fit now.
+func (m *Manager) Forget(ctx context.Context, uid types.UID) {
 	logger := klog.FromContext(ctx)
 	for _, s := range []*Store{m.cfg.Allocated, m.cfg.Actuated} {
 		if err := s.Retain(func(u types.UID) bool { return u != uid }); err != nil {
@@ -219,6 +221,27 @@ func (m *Manager) Release(ctx context.Context, uid types.UID) {
 		default:
 		}
 	}
+}
+
+// HeldPods lists the pods with an allocation, an actuation, resize
+// conditions or a pending resize (podgone.Holder): after a restart of
+// berth, the checkpoints hold the pods that left while it was down.
+func (m *Manager) HeldPods() []types.UID {
+	held := map[types.UID]struct{}{}
+	for _, s := range []*Store{m.cfg.Allocated, m.cfg.Actuated} {
+		for _, uid := range s.uids() {
+			held[uid] = struct{}{}
+		}
+	}
+	m.mu.Lock()
+	for uid := range m.conds {
+		held[uid] = struct{}{}
+	}
+	for _, uid := range m.pending {
+		held[uid] = struct{}{}
+	}
+	m.mu.Unlock()
+	return slices.Collect(maps.Keys(held))
 }
 
 // Cleanup drops the allocations, actuations and resize conditions of

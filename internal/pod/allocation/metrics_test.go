@@ -89,7 +89,7 @@ func TestResizeMetrics(t *testing.T) {
 	f.expect(t, "kubelet_pod_pending_resizes", map[string]string{"priority_bucket=high,reason=deferred": "1"})
 	f.clock.Step(30 * time.Second)
 	delete(f.pods, a.UID)
-	f.m.Release(ctx, a.UID)
+	f.m.Forget(ctx, a.UID)
 	<-f.m.retry
 	f.m.mu.Lock()
 	f.m.retryPending(ctx, triggerPodsRemoved)
@@ -229,7 +229,7 @@ func TestGonePodResolvesDeferredResize(t *testing.T) {
 	f.update(podWithCPU("b", "400m", 2))
 	f.expect(t, "kubelet_pod_pending_resizes", map[string]string{"priority_bucket=normal,reason=deferred": "2"})
 	f.clock.Step(5 * time.Second)
-	f.m.Release(ctx, a.UID)
+	f.m.Forget(ctx, a.UID)
 	f.m.Cleanup(ctx, func(uid types.UID) bool { return uid == b.UID })
 	f.expect(t, "kubelet_pod_pending_resizes", map[string]string{})
 	f.expect(t, "kubelet_pod_deferred_resize_duration_seconds", map[string]string{"priority_bucket=unknown,resolution=terminated": "2/10"})

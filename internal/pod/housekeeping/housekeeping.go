@@ -31,7 +31,9 @@ type Config struct {
 	PodsDir      string
 	// PodLogsDir holds one <namespace>_<name>_<uid> directory per pod.
 	PodLogsDir string
-	Statuses   interface{ Delete(uid types.UID) }
+	Statuses   interface {
+		Forget(ctx context.Context, uid types.UID)
+	}
 	// TearDown releases what is left of a pod's volumes (tmpfs mounts)
 	// before its directory is removed.
 	TearDown func(ctx context.Context, uid types.UID) error
@@ -179,6 +181,6 @@ func (h *Housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UI
 			continue
 		}
 		klog.FromContext(ctx).V(2).Info("Removed orphaned pod directory", "path", path)
-		h.cfg.Statuses.Delete(uid)
+		h.cfg.Statuses.Forget(ctx, uid)
 	}
 }

@@ -43,7 +43,9 @@ func (r keeperRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Po
 
 type forgetter struct{ uids []string }
 
-func (f *forgetter) Delete(uid types.UID) { f.uids = append(f.uids, "status "+string(uid)) }
+func (f *forgetter) Forget(_ context.Context, uid types.UID) {
+	f.uids = append(f.uids, "status "+string(uid))
+}
 
 // cgroupCleaner records what housekeeping asks of the container manager:
 // the active pods and the gone verdict of every UID it asks about.

@@ -39,7 +39,7 @@ type Runtime interface {
 type StatusStore interface {
 	Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus
 	Get(uid types.UID) (corev1.PodStatus, bool)
-	Delete(uid types.UID)
+	Forget(ctx context.Context, uid types.UID)
 }
 
 // Volumes sets up and tears down pods' volumes.
@@ -415,9 +415,9 @@ func (s *Syncer) Forget(uid types.UID) {
 
 // forget drops the status and probes of a pod that is gone for good.
 func (s *Syncer) forget(ctx context.Context, uid types.UID) {
-	s.cfg.Statuses.Delete(uid)
+	s.cfg.Statuses.Forget(ctx, uid)
 	if s.cfg.Allocation != nil {
-		s.cfg.Allocation.Release(ctx, uid)
+		s.cfg.Allocation.Forget(ctx, uid)
 	}
 	if s.cfg.Prober != nil {
 		s.cfg.Prober.RemovePod(uid)

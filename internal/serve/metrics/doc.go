@@ -5,7 +5,8 @@
 //	metrics.go   the registry, the node name gauge, the Go and process collectors, the /metrics handler
 //	runtime.go   kubelet_runtime_operations_* and started pods/containers, fed by the CRI interceptor (ObserveCRI)
 //	pleg.go      kubelet_pleg_* and the running pods/containers gauges, fed by the PLEG (ObserveRelist)
-//	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker
+//	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker;
+//	             Forget drops a pod that is gone (internal/pod/podgone)
 //	certificate.go the certificate managers' renewal errors, rotation ages and TTLs (internal/cluster/certificate)
 //	eviction.go  kubelet_evictions and kubelet_eviction_stats_age_seconds, fed by the eviction manager
 //	userns.go    kubelet_started_user_namespaced_pods_total and _errors_total, fed by kuberuntime's Apply

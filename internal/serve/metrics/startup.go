@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -79,8 +80,9 @@ func (m *Metrics) ObservePodStatus(uid types.UID, status *corev1.PodStatus) {
 	m.startup.statusUpdated(uid, status)
 }
 
-// ForgetPod drops what the tracker holds for a pod.
-func (m *Metrics) ForgetPod(uid types.UID) { m.startup.forget(uid) }
+// Forget drops what the pod startup tracker holds for a pod: the pod is
+// gone (podgone.Owner).
+func (m *Metrics) Forget(_ context.Context, uid types.UID) { m.startup.forget(uid) }
 
 // startupTracker follows each pod from the moment berth first sees it to
 // the moment the watch shows it with every container started, and records
