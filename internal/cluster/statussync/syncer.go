@@ -175,12 +175,6 @@ func (s *Syncer) entries(periodic bool) map[types.UID]podstatus.Entry {
 	if periodic {
 		entries, seq := s.cfg.Store.Entries()
 		s.seq = seq
-		for uid := range s.records {
-			if _, ok := entries[uid]; !ok {
-				delete(s.records, uid)
-			}
-		}
-		s.prunePending(entries)
 		return entries
 	}
 	for uid := range s.carry {

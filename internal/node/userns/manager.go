@@ -152,21 +152,10 @@ func (m *Manager) releaseLocked(ctx context.Context, uid types.UID) {
 	}
 }
 
-// Cleanup frees the mappings of pods gone for good (upstream
-// CleanupOrphanedPodUsernsAllocations, which housekeeping calls).
-func (m *Manager) Cleanup(ctx context.Context, gone func(types.UID) bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, uid := range m.alloc.Pods() {
-		if gone(uid) {
-			m.releaseLocked(ctx, uid)
-		}
-	}
-}
-
 // Forget frees the mapping of a pod that is gone (podgone.Owner): pods
 // that left while berth was down, whose mappings New read back, are
-// housekeeping's orphans. It is Release.
+// housekeeping's orphans (upstream's
+// CleanupOrphanedPodUsernsAllocations). It is Release.
 func (m *Manager) Forget(ctx context.Context, uid types.UID) { m.Release(ctx, uid) }
 
 // HeldPods lists the pods holding a mapping (podgone.Holder).

@@ -244,27 +244,6 @@ func (m *Manager) HeldPods() []types.UID {
 	return slices.Collect(maps.Keys(held))
 }
 
-// Cleanup drops the allocations, actuations and resize conditions of
-// pods gone for good (housekeeping: pods that left while berth was down,
-// or whose worker never reported them finished).
-func (m *Manager) Cleanup(ctx context.Context, gone func(types.UID) bool) {
-	keep := func(uid types.UID) bool { return !gone(uid) }
-	for _, s := range []*Store{m.cfg.Allocated, m.cfg.Actuated} {
-		if err := s.Retain(keep); err != nil {
-			klog.FromContext(ctx).Error(err, "Failed to prune checkpoint")
-		}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for uid := range m.conds {
-		if gone(uid) {
-			m.resolvePending(uid, nil, resolutionTerminated)
-			delete(m.conds, uid)
-		}
-	}
-	m.publish()
-}
-
 // retryPending tries every pending resize, most likely to succeed first
 // (upstream's sortPendingResizes); the deferred ones stay pending, and
 // the Deferred ones that leave are counted for trigger (mu held).

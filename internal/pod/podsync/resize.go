@@ -25,7 +25,6 @@ type Allocation interface {
 	SetInProgress(uid types.UID, reason, message string, generation int64) (int64, bool)
 	ClearInProgress(uid types.UID) (int64, bool)
 	Terminated(pod *corev1.Pod)
-	Forget(ctx context.Context, uid types.UID)
 }
 
 // allocated is the pod with its allocation: what it runs with and what
