@@ -84,6 +84,12 @@ func (m *Metrics) ObservePodStatus(uid types.UID, status *corev1.PodStatus) {
 // gone (podgone.Owner).
 func (m *Metrics) Forget(_ context.Context, uid types.UID) { m.startup.forget(uid) }
 
+// HeldPods lists the pods the startup tracker holds state for
+// (podgone.Holder): the tracker sees every pod the sources show, mirror
+// pods too, which no pod worker runs, so no worker's end forgets them;
+// housekeeping finds them once the API has them no more.
+func (m *Metrics) HeldPods() []types.UID { return m.startup.held() }
+
 // startupTracker follows each pod from the moment berth first sees it to
 // the moment the watch shows it with every container started, and records
 // upstream's pod startup latencies: the SLI (creation to watch-observed
