@@ -471,7 +471,7 @@ func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager, route *podgone.Ro
 	kc := &n.cfg.Kubelet
 	keeperCfg := housekeeping.Config{
 		Workers: n.workers, Gone: route, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
-		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
+		PodLogsDir: kc.PodLogsDir, TearDown: n.volumes.TearDown,
 		Mirrors: func() []*corev1.Pod { return n.loop.MirrorPods() }, // n.loop is set before the loop runs
 	}
 	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface

@@ -9,8 +9,8 @@ import (
 // one way that state ends (internal/pod/podgone, STYLE rule 20), once
 // every component is built and before anything runs. The pod workers tell
 // route of a pod that is finished and no longer desired, housekeeping of
-// the orphans the Holders (allocations, user namespaces, the pod startup
-// tracker, which sees mirror pods no worker runs) hold; each owner
+// the orphans the Holders (statuses, allocations, user namespaces, the pod
+// startup tracker, which sees mirror pods no worker runs) hold; each owner
 // then forgets the pod, in this order: the syncer's record, the probes,
 // the status and what the status writer wrote of it, the allocations, the
 // user namespace, the volumes, the configMap and secret references, the

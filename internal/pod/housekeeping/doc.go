@@ -11,13 +11,15 @@
 //
 // A pod is gone for good when no source has it (neither a desired pod nor
 // a mirror pod), no worker and nothing of it is in the runtime. An orphan
-// is such a pod that an owner of per-pod state holds state for (the
+// is such a pod that an owner of per-pod state still holds state for (the
 // route's Holders: after a restart of berth, the allocations and user
 // namespaces of the pods that left while it was down; the mirror pods the
-// pod startup tracker saw, once the API has them no more): it is
-// announced on the second round in a row that finds it, so that the
-// state a pod gets as it is admitted, before it is desired and has a
-// worker, is never taken for an orphan's.
+// pod startup tracker saw, once the API has them no more; any status no
+// worker's end covered). Housekeeping drops none of that itself: it tells
+// the route, and every owner forgets the pod. It does so on the second
+// round in a row that finds the orphan, so that the state a pod gets as
+// it is admitted, before it is desired and has a worker, is never taken
+// for an orphan's.
 //
 // The sync loop runs it in a goroutine of its own, woken by the
 // housekeeping tick, so that runtime work here never delays a dispatch.

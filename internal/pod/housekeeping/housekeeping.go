@@ -41,9 +41,6 @@ type Config struct {
 	PodsDir      string
 	// PodLogsDir holds one <namespace>_<name>_<uid> directory per pod.
 	PodLogsDir string
-	Statuses   interface {
-		Forget(ctx context.Context, uid types.UID)
-	}
 	// TearDown releases what is left of a pod's volumes (tmpfs mounts)
 	// before its directory is removed.
 	TearDown func(ctx context.Context, uid types.UID) error
@@ -69,8 +66,8 @@ type Housekeeper struct {
 // New validates cfg and returns a Housekeeper.
 func New(cfg Config) (*Housekeeper, error) {
 	if cfg.Workers == nil || cfg.Gone == nil || cfg.Runtime == nil || cfg.SourcesReady == nil || cfg.PodsDir == "" ||
-		cfg.PodLogsDir == "" || cfg.Statuses == nil || cfg.TearDown == nil {
-		return nil, errors.New("housekeeping: Workers, Gone, Runtime, SourcesReady, PodsDir, PodLogsDir, Statuses and TearDown are required")
+		cfg.PodLogsDir == "" || cfg.TearDown == nil {
+		return nil, errors.New("housekeeping: Workers, Gone, Runtime, SourcesReady, PodsDir, PodLogsDir and TearDown are required")
 	}
 	return &Housekeeper{cfg: cfg}, nil
 }
@@ -186,8 +183,9 @@ func listedUID(e os.DirEntry, uidPart string) (types.UID, bool) {
 	return uid, true
 }
 
-// removeOrphanedDirs removes pod directories of pods gone for good, and
-// forgets their status.
+// removeOrphanedDirs removes pod directories of pods gone for good. What
+// berth held of them in memory (their status, ...) is the route's to end
+// (announceOrphans), never dropped here.
 func (h *Housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UID) bool) {
 	entries, err := os.ReadDir(h.cfg.PodsDir)
 	if err != nil {
@@ -209,6 +207,5 @@ func (h *Housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UI
 			continue
 		}
 		klog.FromContext(ctx).V(2).Info("Removed orphaned pod directory", "path", path)
-		h.cfg.Statuses.Forget(ctx, uid)
 	}
 }

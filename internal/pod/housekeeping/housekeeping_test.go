@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/berthk8s/berth/internal/pod/podgone"
+	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
@@ -43,11 +44,8 @@ func (r keeperRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Po
 	return r, nil
 }
 
-type forgetter struct{ uids []string }
-
-func (f *forgetter) Forget(_ context.Context, uid types.UID) {
-	f.uids = append(f.uids, "status "+string(uid))
-}
+// callLog records what housekeeping tears down.
+type callLog struct{ uids []string }
 
 // cgroupCleaner records what housekeeping asks of the container manager:
 // the active pods and the gone verdict of every UID it asks about.
@@ -111,11 +109,11 @@ func TestHousekeeping(t *testing.T) {
 	}
 	workers := &keeperWorkers{known: map[types.UID]podworker.KnownState{"worker": {}}}
 	runtime := keeperRuntime{"running": {UID: "running"}, "orphan": {UID: "orphan"}}
-	var calls forgetter
+	var calls callLog
 	cgroups := &cgroupCleaner{}
 	h := mustNew(t, Config{
 		Workers: workers, Gone: podgone.New(), Runtime: runtime, SourcesReady: func() bool { return true },
-		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
+		PodsDir: pods, PodLogsDir: logs,
 		TearDown: func(_ context.Context, uid types.UID) error {
 			calls.uids = append(calls.uids, "teardown "+string(uid))
 			return nil
@@ -140,7 +138,7 @@ func TestHousekeeping(t *testing.T) {
 	if diff := cmp.Diff([]string{"create desired", "kill orphan", "kill running"}, sorted(workers.updates)); diff != "" {
 		t.Errorf("worker updates (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"teardown gone", "status gone"}, calls.uids); diff != "" {
+	if diff := cmp.Diff([]string{"teardown gone"}, calls.uids); diff != "" {
 		t.Errorf("cleanup calls (-want +got):\n%s", diff)
 	}
 	for path, want := range map[string]bool{
@@ -178,7 +176,7 @@ func TestHousekeepingAnnouncesOrphans(t *testing.T) {
 		Gone:    route(map[string]podgone.Owner{"users": users, "allocations": allocs}),
 		Runtime: keeperRuntime{"running": {UID: "running"}},
 		Mirrors: mirrors("mirror"),
-		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Statuses: &forgetter{},
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(),
 		TearDown: func(context.Context, types.UID) error { return nil }, SourcesReady: func() bool { return true },
 	})
 	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
@@ -204,7 +202,7 @@ func TestHousekeepingSparesStateCreatedDuringARound(t *testing.T) {
 	allocs := newHolder("new")
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{}, Gone: route(map[string]podgone.Owner{"allocations": allocs}), Runtime: keeperRuntime{},
-		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Statuses: &forgetter{},
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(),
 		TearDown: func(context.Context, types.UID) error { return nil }, SourcesReady: func() bool { return true },
 	})
 	h.Run(ctx, nil) // the desired pods of the round's start: not yet "new"
@@ -239,10 +237,10 @@ func TestHousekeepingRemovesOnlyListedDirectories(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var calls forgetter
+	var calls callLog
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{}, Runtime: keeperRuntime{}, SourcesReady: func() bool { return true },
-		PodsDir: pods, PodLogsDir: logs, Statuses: &calls, Gone: podgone.New(),
+		PodsDir: pods, PodLogsDir: logs, Gone: podgone.New(),
 		TearDown: func(_ context.Context, uid types.UID) error {
 			calls.uids = append(calls.uids, "teardown "+string(uid))
 			return nil
@@ -250,7 +248,7 @@ func TestHousekeepingRemovesOnlyListedDirectories(t *testing.T) {
 	})
 	h.Run(ctx, nil)
 
-	if diff := cmp.Diff([]string{"teardown gone", "status gone"}, calls.uids); diff != "" {
+	if diff := cmp.Diff([]string{"teardown gone"}, calls.uids); diff != "" {
 		t.Errorf("cleanup calls (-want +got):\n%s", diff)
 	}
 	for path, want := range map[string]bool{
@@ -268,7 +266,7 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	workers := &keeperWorkers{}
 	h := mustNew(t, Config{Workers: workers, Runtime: keeperRuntime{"x": {UID: "x"}}, SourcesReady: func() bool { return false },
-		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Statuses: &forgetter{}, Gone: podgone.New(),
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Gone: podgone.New(),
 		TearDown: func(context.Context, types.UID) error { return nil }})
 	h.Run(ctx, nil)
 	if len(workers.updates) != 0 {
@@ -289,4 +287,36 @@ func mustNew(t *testing.T, cfg Config) *Housekeeper {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestOrphanStatusIsForgottenThroughTheRoute (issue #23): housekeeping
+// dropped the status of an orphan through the raw status store, so no
+// other owner heard of it (the pod startup tracker kept the pod). The
+// status store is an owner like the others: housekeeping tells the route,
+// and every owner forgets the pod.
+func TestOrphanStatusIsForgottenThroughTheRoute(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pods := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(pods, "gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := podstatus.NewStore()
+	store.Set("gone", corev1.PodStatus{Phase: corev1.PodRunning})
+	tracker := newHolder() // another owner, which holds nothing housekeeping could see
+	r := podgone.New()
+	r.Register("statuses", store)
+	r.Register("pod startup tracker", tracker)
+	h := mustNew(t, Config{
+		Workers: &keeperWorkers{}, Gone: r, Runtime: keeperRuntime{}, SourcesReady: func() bool { return true },
+		PodsDir: pods, PodLogsDir: t.TempDir(),
+		TearDown: func(context.Context, types.UID) error { return nil },
+	})
+	h.Run(ctx, nil)
+	h.Run(ctx, nil)
+	if _, ok := store.Get("gone"); ok {
+		t.Error("the orphan's status is kept")
+	}
+	if diff := cmp.Diff([]types.UID{"gone"}, tracker.forgot); diff != "" {
+		t.Errorf("the other owners did not hear of the status drop (-want +got):\n%s", diff)
+	}
 }

@@ -37,7 +37,7 @@ func TestHousekeepingUnmountsSubPathsBeforeRemoving(t *testing.T) {
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{known: map[types.UID]podworker.KnownState{}}, Runtime: keeperRuntime{},
 		SourcesReady: func() bool { return true }, PodsDir: pods, PodLogsDir: logs,
-		Statuses: &forgetter{}, TearDown: vols.TearDown, Gone: podgone.New(),
+		TearDown: vols.TearDown, Gone: podgone.New(),
 	})
 	h.Run(ctx, nil)
 	if _, err := os.Stat(podDir); !os.IsNotExist(err) {

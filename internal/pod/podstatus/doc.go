@@ -36,7 +36,8 @@
 //   - Store (store.go) holds the latest generated status of every pod on
 //     the node and refuses to move a terminal phase backwards; a pod's
 //     status ends with the pod (Forget, told by the route by which
-//     per-pod state ends, internal/pod/podgone). The status writer
+//     per-pod state ends, internal/pod/podgone; HeldPods lets
+//     housekeeping find a status no worker's end covered). The status writer
 //     (internal/cluster/statussync) patches the API server from it.
 //
 // The generator does not import grpc, client-go or net/http and takes the

@@ -111,6 +111,18 @@ func (s *Store) Forget(_ context.Context, uid types.UID) {
 	}
 }
 
+// HeldPods lists the pods with a stored status (podgone.Holder), so
+// housekeeping finds a status no worker's end covered.
+func (s *Store) HeldPods() []types.UID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]types.UID, 0, len(s.statuses))
+	for uid := range s.statuses {
+		out = append(out, uid)
+	}
+	return out
+}
+
 // Snapshot returns a copy of every stored status.
 func (s *Store) Snapshot() map[types.UID]corev1.PodStatus {
 	s.mu.Lock()

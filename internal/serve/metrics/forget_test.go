@@ -12,7 +12,6 @@ import (
 
 	"github.com/berthk8s/berth/internal/pod/housekeeping"
 	"github.com/berthk8s/berth/internal/pod/podgone"
-	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
@@ -57,7 +56,7 @@ func TestMirrorPodsAreForgottenOnceGone(t *testing.T) {
 	var inAPI []*corev1.Pod
 	keeper, err := housekeeping.New(housekeeping.Config{
 		Workers: noWorkers{}, Gone: route, Runtime: noRuntime{}, SourcesReady: func() bool { return true },
-		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Statuses: podstatus.NewStore(),
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(),
 		TearDown: func(context.Context, types.UID) error { return nil },
 		Mirrors:  func() []*corev1.Pod { return inAPI },
 	})
