@@ -449,8 +449,6 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 // at the same 2.5 s; more CPUs let the runtime do more at once.
 func parallelPodStarts(cpus int) int { return 4 * max(cpus, 1) }
 
-// newHousekeeper builds the housekeeper that removes what pods no longer
-// need: pod and log directories, statuses, volumes and pod cgroups.
 // newPLEG builds the PLEG over the runtime manager, following the
 // runtime's container event stream unless EventedPLEG=false
 // (config.ContainerEvents).
@@ -467,6 +465,9 @@ func (n *node) newPLEG(runtimeMgr *kuberuntime.Manager, cache *pleg.Cache) (*ple
 	return p, nil
 }
 
+// newHousekeeper builds the housekeeper that removes what pods no longer
+// need (pod and log directories, volumes and pod cgroups) and tells route
+// of the orphans.
 func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager, route *podgone.Route) (*housekeeping.Housekeeper, error) {
 	kc := &n.cfg.Kubelet
 	keeperCfg := housekeeping.Config{

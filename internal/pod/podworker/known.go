@@ -59,7 +59,9 @@ func (w *Workers) syncKnown(want map[types.UID]bool) (out map[types.UID]KnownSta
 		if orphan || wk.restartRequested {
 			if wk.phase == Finished {
 				w.forget(wk)
-				if orphan && !wk.gone {
+				// A UID created again is desired again, whatever the
+				// (older) desired pods say: not gone.
+				if orphan && !wk.gone && !wk.restartRequested {
 					gone = append(gone, uid)
 				}
 				continue

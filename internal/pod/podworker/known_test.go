@@ -323,6 +323,23 @@ func TestNotGoneWhenCreatedAgain(t *testing.T) {
 	}
 }
 
+// TestNotGoneWhenCreatedAgainAfterTheSnapshot: the desired pods
+// housekeeping passes are those of the round's start; a pod removed and
+// created again with the same UID since (a static pod's manifest put
+// back) is desired again, and is not gone: its new admission stays.
+func TestNotGoneWhenCreatedAgainAfterTheSnapshot(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	h.next("SyncPod", "a").ok()
+	h.finishPod("a", newPod("a", "1"))
+	h.w.Wait()
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "2")})
+	h.w.SyncKnownPods(h.ctx, nil) // the round's snapshot: without a
+	if got := h.goneCalls(); len(got) != 0 {
+		t.Errorf("Gone %v for a pod created again", got)
+	}
+}
+
 // TestGoneAsARuntimeOrphanIsRemoved: a runtime pod no source knows is gone
 // once its worker killed and removed it.
 func TestGoneAsARuntimeOrphanIsRemoved(t *testing.T) {
