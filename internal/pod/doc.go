@@ -15,6 +15,7 @@
 //	declaredfeatures the node's declared features and their admission check
 //	allocation       what each pod is allocated and actuated (resize)
 //	housekeeping     cleanup after pods no source wants
+//	podgone          the one route by which per-pod state ends (Gone)
 //
 // It may import podkit, platform, images, node and volumes
 // (archtest.Wings holds it); the cluster side and the servers import it,

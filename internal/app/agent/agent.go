@@ -36,6 +36,7 @@ import (
 	"github.com/berthk8s/berth/internal/pod/housekeeping"
 	"github.com/berthk8s/berth/internal/pod/kuberuntime"
 	"github.com/berthk8s/berth/internal/pod/pleg"
+	"github.com/berthk8s/berth/internal/pod/podgone"
 	"github.com/berthk8s/berth/internal/pod/podplan"
 	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/pod/podsync"
@@ -267,6 +268,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return err
 	}
 	admit.alloc = n.alloc
+	// Per-pod state ends through route alone: the workers and housekeeping
+	// tell it, the owners register with it (registerOwners, below).
+	route := podgone.New()
 	// The funcs below read n.loop and n.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
 		Runtime: runtimeMgr, Statuses: observedStatuses{n.statuses, n.metrics}, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
@@ -287,13 +291,13 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if err != nil {
 		return fmt.Errorf("create pod syncer: %w", err)
 	}
-	if n.workers, err = n.newWorkers(syncer, cache); err != nil {
+	if n.workers, err = n.newWorkers(syncer, cache, route); err != nil {
 		return err
 	}
 	if n.sources, err = newSources(cfg, clk, cl.api); err != nil {
 		return err
 	}
-	keeper, err := n.newHousekeeper(runtimeMgr)
+	keeper, err := n.newHousekeeper(runtimeMgr, route)
 	if err != nil {
 		return err
 	}
@@ -328,7 +332,11 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.evictor, err = n.newEviction(); err != nil {
 		return err
 	}
-	return cl.startStatusSync(n.statuses, n.loop, n.workers, observeWritten(n.metrics))
+	if err := cl.startStatusSync(n.statuses, n.loop, n.workers, observeWritten(n.metrics)); err != nil {
+		return err
+	}
+	n.registerOwners(route, syncer)
+	return nil
 }
 
 // newResourceManagers builds the CPU, topology and memory managers, which
@@ -373,8 +381,9 @@ func (n *node) newVolumes(subPaths *subpath.Binder) (*volume.Manager, error) {
 	return v, nil
 }
 
-// newWorkers builds the pod workers over the syncer.
-func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache) (*podworker.Workers, error) {
+// newWorkers builds the pod workers over the syncer; they tell route of
+// every pod that is gone.
+func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podgone.Route) (*podworker.Workers, error) {
 	kc := &n.cfg.Kubelet
 	w, err := podworker.New(podworker.Config{
 		Syncer: syncer, Cache: cache, Clock: n.clock,
@@ -387,9 +396,9 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache) (*podworker
 		// What a sync did reaches the status cache and the next sync at
 		// once, not at the next relist (upstream's PLEGOnDemandRelist).
 		Relist: n.relister.RelistPod,
-		// The pod's record goes with its worker; the status writer deletes
-		// a deleted API pod once it is Finished.
-		OnFinished: func(uid types.UID) { syncer.Forget(uid); n.cluster.wakeStatus(uid) },
+		// The status writer deletes a deleted API pod once it is Finished.
+		OnFinished: n.cluster.wakeStatus,
+		Gone:       route.Gone,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create pod workers: %w", err)
@@ -443,8 +452,6 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 // at the same 2.5 s; more CPUs let the runtime do more at once.
 func parallelPodStarts(cpus int) int { return 4 * max(cpus, 1) }
 
-// newHousekeeper builds the housekeeper that removes what pods no longer
-// need: pod and log directories, statuses, volumes and pod cgroups.
 // newPLEG builds the PLEG over the runtime manager, following the
 // runtime's container event stream unless EventedPLEG=false
 // (config.ContainerEvents).
@@ -461,12 +468,15 @@ func (n *node) newPLEG(runtimeMgr *kuberuntime.Manager, cache *pleg.Cache) (*ple
 	return p, nil
 }
 
-func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager) (*housekeeping.Housekeeper, error) {
+// newHousekeeper builds the housekeeper that removes what pods no longer
+// need (pod and log directories, volumes and pod cgroups) and tells route
+// of the orphans.
+func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager, route *podgone.Route) (*housekeeping.Housekeeper, error) {
 	kc := &n.cfg.Kubelet
 	keeperCfg := housekeeping.Config{
-		Workers: n.workers, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
-		PodLogsDir: kc.PodLogsDir, Statuses: n.statuses, TearDown: n.volumes.TearDown,
-		UserNamespaces: n.userns, Allocations: n.alloc,
+		Workers: n.workers, Gone: route, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
+		PodLogsDir: kc.PodLogsDir, TearDown: n.volumes.TearDown,
+		Mirrors: func() []*corev1.Pod { return n.loop.MirrorPods() }, // n.loop is set before the loop runs
 	}
 	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
 		keeperCfg.Cgroups = n.cgroups

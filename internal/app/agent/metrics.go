@@ -25,7 +25,8 @@ func newMetrics(nodeName string, clk clock.PassiveClock) (*metrics.Metrics, erro
 }
 
 // observedStatuses shows every status the pod syncer stores to the pod
-// startup tracker, and forgets a pod when its status is dropped.
+// startup tracker. (Both forget a pod that is gone through the route:
+// registerOwners.)
 type observedStatuses struct {
 	podsync.StatusStore
 	metrics *metrics.Metrics
@@ -37,11 +38,6 @@ func (s observedStatuses) Set(uid types.UID, status corev1.PodStatus) corev1.Pod
 	out := s.StatusStore.Set(uid, status)
 	s.metrics.ObservePodStatus(uid, &out)
 	return out
-}
-
-func (s observedStatuses) Delete(uid types.UID) {
-	s.StatusStore.Delete(uid)
-	s.metrics.ForgetPod(uid)
 }
 
 // observeUpdate shows each pod of a source update to the pod startup

@@ -61,6 +61,10 @@
 // (latency.go; the store stamps its changes): upstream's pod status sync
 // latency, the cache → PATCH stage of a pod's start.
 //
+// What the syncer remembers of a pod (what it last wrote, its pending
+// change) ends with the pod: Forget, which the route by which per-pod
+// state ends (internal/pod/podgone) calls, drops it at the next pass.
+//
 // A failed write leaves the pod unsettled, so the next pass (at the latest
 // the periodic one) retries: losing the API server loses no status. The syncer never writes to the store.
 package statussync

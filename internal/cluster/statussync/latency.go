@@ -17,16 +17,6 @@ type pendingChange struct {
 	last, since time.Time
 }
 
-// prunePending forgets the pods no longer stored (entries is the whole
-// store).
-func (s *Syncer) prunePending(entries map[types.UID]podstatus.Entry) {
-	for uid := range s.pending {
-		if _, ok := entries[uid]; !ok {
-			delete(s.pending, uid)
-		}
-	}
-}
-
 // notePending records the changes the store shows since the last pass: a
 // change while none was pending starts the pod's status sync latency.
 func (s *Syncer) notePending(entries map[types.UID]podstatus.Entry) {

@@ -70,9 +70,11 @@ type Written struct {
 type Syncer struct {
 	cfg  Config
 	wake chan struct{}
-	// mu guards woken: the pods Wake named since the last pass.
-	mu    sync.Mutex
-	woken map[types.UID]struct{}
+	// mu guards woken and forgotten: the pods Wake and Forget named since
+	// the last pass.
+	mu        sync.Mutex
+	woken     map[types.UID]struct{}
+	forgotten map[types.UID]struct{}
 	// records, pending, seq and carry are owned by the Run goroutine.
 	records map[types.UID]Record
 	pending map[types.UID]pendingChange
@@ -94,7 +96,7 @@ func New(cfg Config) (*Syncer, error) {
 	if cfg.SyncPeriod <= 0 {
 		cfg.SyncPeriod = DefaultSyncPeriod
 	}
-	return &Syncer{cfg: cfg, wake: make(chan struct{}, 1), woken: map[types.UID]struct{}{},
+	return &Syncer{cfg: cfg, wake: make(chan struct{}, 1), woken: map[types.UID]struct{}{}, forgotten: map[types.UID]struct{}{},
 		records: map[types.UID]Record{}, pending: map[types.UID]pendingChange{}, carry: map[types.UID]struct{}{}}, nil
 }
 
@@ -111,10 +113,28 @@ func (s *Syncer) Wake(uid types.UID) {
 	}
 }
 
-// takeWoken returns the pods woken since the last call.
+// Forget drops what the syncer remembers of a pod that is gone
+// (podgone.Owner): what it last wrote and its pending status change. The
+// Run goroutine, which owns them, drops them at the start of its next
+// pass; the store has forgotten the pod's status by then, so no pass
+// plans it again. It never blocks.
+func (s *Syncer) Forget(_ context.Context, uid types.UID) {
+	s.mu.Lock()
+	s.forgotten[uid] = struct{}{}
+	s.mu.Unlock()
+}
+
+// takeWoken returns the pods woken since the last call, after dropping
+// the records of the pods forgotten since.
 func (s *Syncer) takeWoken() map[types.UID]struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for uid := range s.forgotten {
+		delete(s.records, uid)
+		delete(s.pending, uid)
+		delete(s.carry, uid)
+	}
+	s.forgotten = map[types.UID]struct{}{}
 	w := s.woken
 	s.woken = map[types.UID]struct{}{}
 	return w
@@ -155,12 +175,6 @@ func (s *Syncer) entries(periodic bool) map[types.UID]podstatus.Entry {
 	if periodic {
 		entries, seq := s.cfg.Store.Entries()
 		s.seq = seq
-		for uid := range s.records {
-			if _, ok := entries[uid]; !ok {
-				delete(s.records, uid)
-			}
-		}
-		s.prunePending(entries)
 		return entries
 	}
 	for uid := range s.carry {

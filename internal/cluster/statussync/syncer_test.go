@@ -376,11 +376,30 @@ func TestRunForgetsPodsGoneFromTheServer(t *testing.T) {
 	if diff := cmp.Diff([]string{"get pods default/web"}, e.requests()); diff != "" {
 		t.Errorf("requests of the full pass (-want +got):\n%s", diff)
 	}
-	e.store.Delete("u1")
+	e.store.Forget(context.Background(), "u1")
 	e.waitPass(false)
 	e.tick()
 	if len(e.s.records) != 0 {
 		t.Errorf("records left: %v", e.s.records)
+	}
+}
+
+// TestForgetDropsTheRecords: once a pod is gone (the store and the syncer
+// told by the route), the next pass holds nothing of it, periodic or not.
+func TestForgetDropsTheRecords(t *testing.T) {
+	e := newEnv(t, apiPod("u1", corev1.PodPending))
+	e.start()
+	e.store.Set("u1", running())
+	e.waitPass(false)
+	if len(e.s.records) != 1 || len(e.s.pending) != 1 {
+		t.Fatalf("after a write: records %v, pending %v; want u1's", e.s.records, e.s.pending)
+	}
+	ctx := context.Background()
+	e.store.Forget(ctx, "u1")
+	e.s.Forget(ctx, "u1")
+	e.waitPass(false)
+	if len(e.s.records) != 0 || len(e.s.pending) != 0 || len(e.s.carry) != 0 {
+		t.Errorf("after Forget: records %v, pending %v, carry %v; want none", e.s.records, e.s.pending, e.s.carry)
 	}
 }
 

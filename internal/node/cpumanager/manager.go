@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/cpuset"
@@ -210,6 +211,27 @@ func (m *Manager) removeStaleLocked(ctx context.Context, snap Snapshot) bool {
 		}
 	}
 	return changed
+}
+
+// Forget releases the CPUs of a pod that is gone (podgone.Owner) and
+// persists the state. The stale-state removal of Admit, RemoveStale and
+// Reconcile (upstream's removeStaleState) releases them earlier, once the
+// pod is no longer active; the end of a pod that is gone is this one.
+func (m *Manager) Forget(ctx context.Context, uid types.UID) {
+	if m.static == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pod := string(uid)
+	containers := slices.Sorted(maps.Keys(m.state.Assignments[pod]))
+	if len(containers) == 0 {
+		return
+	}
+	for _, container := range containers {
+		m.state = m.static.Remove(m.state, pod, container)
+	}
+	m.persistLogged(ctx)
 }
 
 // sentCopy is for tests.

@@ -128,6 +128,34 @@ func TestAdmitAllocatesAndPersists(t *testing.T) {
 	}
 }
 
+// TestForgetReleasesAndPersists: a pod that is gone gives its CPUs back
+// to the shared pool, in the checkpoint too; another pod keeps its own.
+func TestForgetReleasesAndPersists(t *testing.T) {
+	dir := t.TempDir()
+	snap, u := &Snapshot{SourcesReady: true}, &updates{got: map[string]string{}}
+	m, err := newManager(t, dir, PolicyStatic, snap, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	gu, other := pod("gu", nil, container("c", "2", "2")), pod("other", nil, container("c", "2", "2"))
+	for _, p := range []*corev1.Pod{gu, other} {
+		if ok, r, msg := m.Admit(ctx, p, Snapshot{SourcesReady: true, Active: []*corev1.Pod{gu}}); !ok {
+			t.Fatalf("Admit(%s) = %s: %s", p.Name, r, msg)
+		}
+	}
+	m.Forget(ctx, "gu")
+	m.Forget(ctx, "gu") // idempotent
+	c, _, err := state.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := state.Checkpoint{PolicyName: "static", DefaultCPUSet: "0-1,3-5,7", Entries: map[string]map[string]string{"other": {"c": "2,6"}}}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("checkpoint after Forget(gu) (-want +got):\n%s", diff)
+	}
+}
+
 func TestNoneAdmitsAndPinsNothing(t *testing.T) {
 	snap, u := &Snapshot{}, &updates{got: map[string]string{}}
 	m, err := newManager(t, t.TempDir(), PolicyNone, snap, u)

@@ -1,6 +1,7 @@
 package memorymanager
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/node/memorymanager/state"
 )
@@ -132,6 +135,32 @@ func releaseStale(st state.Checkpoint, active []*corev1.Pod) state.Checkpoint {
 		}
 	}
 	return st
+}
+
+// Forget gives back the memory of a pod that is gone (podgone.Owner) and
+// writes the checkpoint; a failed write keeps the state as last written.
+// Admit releases stale containers' memory earlier (upstream's
+// removeStaleState); the end of a pod that is gone is this one.
+func (m *Manager) Forget(ctx context.Context, uid types.UID) {
+	if m.static == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pod := string(uid)
+	containers := slices.Sorted(maps.Keys(m.state.Entries[pod]))
+	if len(containers) == 0 {
+		return
+	}
+	next := m.state
+	for _, c := range containers {
+		next = Release(next, pod, c)
+	}
+	if err := state.Write(m.dir, next); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to write the memory manager checkpoint", "podUID", uid)
+		return
+	}
+	m.state = next
 }
 
 // CPUSetMems is the cpuset.mems a container is created with, as

@@ -1,6 +1,7 @@
 package memorymanager
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -69,6 +70,35 @@ func TestStaticManager(t *testing.T) {
 	}
 	if _, ok := c.Entries["a"]; ok || c.Entries["b"] == nil {
 		t.Errorf("checkpoint entries %v, want b's only", c.Entries)
+	}
+}
+
+// TestForgetGivesTheMemoryBack: a pod that is gone gives its memory back
+// at once, in the checkpoint too, so the next pod fits.
+func TestForgetGivesTheMemoryBack(t *testing.T) {
+	dir := t.TempDir()
+	p := fourNodes(t)
+	m, err := New(Config{Policy: PolicyStatic, StateDir: dir, Static: p})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	a := namedPod("a", guaranteed("wide", "memory", "1Gi", "hugepages-1Gi", "1Gi"), guaranteed("narrow", "memory", "256Mi"))
+	if ok, reason, msg := m.Admit(a, nil, true); !ok {
+		t.Fatalf("Admit a: %s %s", reason, msg)
+	}
+	ctx := context.Background()
+	m.Forget(ctx, "a")
+	m.Forget(ctx, "a") // idempotent
+	c, _, err := state.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(empty(p).MachineState, c.MachineState); diff != "" || len(c.Entries) != 0 {
+		t.Errorf("checkpoint after Forget(a): entries %v, machine state (-want +got):\n%s", c.Entries, diff)
+	}
+	// Not admitted before every source is ready: the memory is free all the same.
+	if ok, reason, msg := m.Admit(namedPod("b", guaranteed("c", "memory", "2Gi")), nil, false); !ok {
+		t.Errorf("Admit b after a was forgotten: %s %s", reason, msg)
 	}
 }
 

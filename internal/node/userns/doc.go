@@ -22,9 +22,11 @@
 //	                Status runtime_handlers[].features.user_namespaces)
 //	manager.go      Manager: PodMapping (kuberuntime asks it for every
 //	                sandbox and container config), Release (podsync, once
-//	                the pod has terminated), Cleanup (housekeeping, pods
-//	                gone for good); New rebuilds the allocations from the
-//	                pod directories
+//	                the pod has terminated), Forget and HeldPods (the
+//	                route by which per-pod state ends,
+//	                internal/pod/podgone: a pod gone, the mappings held,
+//	                whose orphans housekeeping finds); New rebuilds the
+//	                allocations from the pod directories
 //
 // The CRI side (NamespaceOption.UsernsOptions in mode POD, and the same
 // mappings on every mount so the runtime idmaps volumes and the kubelet's

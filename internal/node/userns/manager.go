@@ -135,7 +135,7 @@ func (m *Manager) PodMapping(ctx context.Context, pod *corev1.Pod, handler strin
 }
 
 // Release frees the pod's mapping and removes its file (upstream
-// Release, once the pod has terminated).
+// Release, once the pod has terminated: podsync).
 func (m *Manager) Release(ctx context.Context, uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -152,20 +152,14 @@ func (m *Manager) releaseLocked(ctx context.Context, uid types.UID) {
 	}
 }
 
-// Cleanup frees the mappings of pods gone for good (upstream
-// CleanupOrphanedPodUsernsAllocations, which housekeeping calls).
-func (m *Manager) Cleanup(ctx context.Context, gone func(types.UID) bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, uid := range m.alloc.Pods() {
-		if gone(uid) {
-			m.releaseLocked(ctx, uid)
-		}
-	}
-}
+// Forget frees the mapping of a pod that is gone (podgone.Owner): pods
+// that left while berth was down, whose mappings New read back, are
+// housekeeping's orphans (upstream's
+// CleanupOrphanedPodUsernsAllocations). It is Release.
+func (m *Manager) Forget(ctx context.Context, uid types.UID) { m.Release(ctx, uid) }
 
-// Allocated lists the pods holding a mapping.
-func (m *Manager) Allocated() []types.UID {
+// HeldPods lists the pods holding a mapping (podgone.Holder).
+func (m *Manager) HeldPods() []types.UID {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.alloc.Pods()

@@ -113,7 +113,7 @@ func TestMappingsSurviveARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]types.UID{"a", "b"}, restarted.Allocated()); diff != "" {
+	if diff := cmp.Diff([]types.UID{"a", "b"}, restarted.HeldPods()); diff != "" {
 		t.Errorf("rebuilt allocations (-want +got):\n%s", diff)
 	}
 	got, err := restarted.PodMapping(ctx, testPod("b", ptr.To(false)), "")
@@ -129,9 +129,10 @@ func TestMappingsSurviveARestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "a", MappingsFile)); !os.IsNotExist(err) {
 		t.Errorf("a's mappings file after release: %v", err)
 	}
-	restarted.Cleanup(ctx, func(uid types.UID) bool { return uid == "c" })
-	if diff := cmp.Diff([]types.UID{"b"}, restarted.Allocated()); diff != "" {
-		t.Errorf("allocations after release and cleanup (-want +got):\n%s", diff)
+	restarted.Forget(ctx, "c") // gone (podgone)
+	restarted.Forget(ctx, "c") // idempotent
+	if diff := cmp.Diff([]types.UID{"b"}, restarted.HeldPods()); diff != "" {
+		t.Errorf("allocations after release and forget (-want +got):\n%s", diff)
 	}
 	mkPodDirs(t, dir, "d")
 	got, err = restarted.PodMapping(ctx, testPod("d", ptr.To(false)), "")
@@ -187,8 +188,8 @@ func TestNeverFollowsSymlinks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(elsewhere, MappingsFile)); !os.IsNotExist(err) {
 		t.Errorf("a mappings file was written outside the pods directory: %v", err)
 	}
-	if len(m.Allocated()) != 0 {
-		t.Errorf("a failed allocation was kept: %v", m.Allocated())
+	if len(m.HeldPods()) != 0 {
+		t.Errorf("a failed allocation was kept: %v", m.HeldPods())
 	}
 	if _, err := m.PodMapping(ctx, testPod("../x", ptr.To(false)), ""); errText(err) != `invalid pod UID "../x": not a single path element` {
 		t.Errorf("a UID with a slash: %v", err)

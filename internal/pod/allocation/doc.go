@@ -35,6 +35,11 @@
 // PodResizeInProgress) live here too (conditions.go); podstatus places
 // them.
 //
+// A pod's allocation, actuation and resize conditions end with the pod:
+// Forget, which the route by which per-pod state ends
+// (internal/pod/podgone) calls; HeldPods says which pods they are held
+// for, so housekeeping finds the ones that left while berth was down.
+//
 // The Manager's decisions feed upstream's resize metrics (Config.Metrics,
 // metrics.go): the changes each update requests (requested.go), the
 // infeasible resizes by reason (feasible.go), the pending and in-progress

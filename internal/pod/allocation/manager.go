@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -195,9 +196,10 @@ func reconcileTrigger(old, pod *corev1.Pod) string {
 	return trigger
 }
 
-// Release forgets a pod that is gone and retries the pending resizes,
-// which may fit now.
-func (m *Manager) Release(ctx context.Context, uid types.UID) {
+// Forget drops the allocation, actuation, resize conditions and pending
+// resize of a pod that is gone (podgone.Owner), and retries the pending
+// resizes, which may fit now.
+func (m *Manager) Forget(ctx context.Context, uid types.UID) {
 	logger := klog.FromContext(ctx)
 	for _, s := range []*Store{m.cfg.Allocated, m.cfg.Actuated} {
 		if err := s.Retain(func(u types.UID) bool { return u != uid }); err != nil {
@@ -219,25 +221,25 @@ func (m *Manager) Release(ctx context.Context, uid types.UID) {
 	}
 }
 
-// Cleanup drops the allocations, actuations and resize conditions of
-// pods gone for good (housekeeping: pods that left while berth was down,
-// or whose worker never reported them finished).
-func (m *Manager) Cleanup(ctx context.Context, gone func(types.UID) bool) {
-	keep := func(uid types.UID) bool { return !gone(uid) }
+// HeldPods lists the pods with an allocation, an actuation, resize
+// conditions or a pending resize (podgone.Holder): after a restart of
+// berth, the checkpoints hold the pods that left while it was down.
+func (m *Manager) HeldPods() []types.UID {
+	held := map[types.UID]struct{}{}
 	for _, s := range []*Store{m.cfg.Allocated, m.cfg.Actuated} {
-		if err := s.Retain(keep); err != nil {
-			klog.FromContext(ctx).Error(err, "Failed to prune checkpoint")
+		for _, uid := range s.uids() {
+			held[uid] = struct{}{}
 		}
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for uid := range m.conds {
-		if gone(uid) {
-			m.resolvePending(uid, nil, resolutionTerminated)
-			delete(m.conds, uid)
-		}
+		held[uid] = struct{}{}
 	}
-	m.publish()
+	for _, uid := range m.pending {
+		held[uid] = struct{}{}
+	}
+	m.mu.Unlock()
+	return slices.Collect(maps.Keys(held))
 }
 
 // retryPending tries every pending resize, most likely to succeed first

@@ -3,6 +3,7 @@ package allocation
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,16 +155,22 @@ func TestResizeAdmittedDeferredRetried(t *testing.T) {
 		t.Errorf("last event = %+v, want a ResizeDeferred warning", last)
 	}
 
+	if held := f.m.HeldPods(); !slices.Contains(held, a.UID) || !slices.Contains(held, b.UID) {
+		t.Errorf("HeldPods = %v, want a and b", held)
+	}
 	// a leaves: the retry admits b's resize.
 	delete(f.pods, a.UID)
-	f.m.Release(ctx, a.UID)
+	f.m.Forget(ctx, a.UID)
+	if held := f.m.HeldPods(); slices.Contains(held, a.UID) || !slices.Contains(held, b.UID) {
+		t.Errorf("HeldPods after Forget(a) = %v, want b only", held)
+	}
 	select {
 	case <-f.m.retry:
 		f.m.mu.Lock()
 		f.m.retryPending(ctx, triggerPodsRemoved)
 		f.m.mu.Unlock()
 	default:
-		t.Fatalf("Release did not ask for a retry")
+		t.Fatalf("Forget did not ask for a retry")
 	}
 	if got := f.m.Allocated(b2).Spec.Containers[0].Resources.Requests.Cpu().String(); got != "600m" {
 		t.Errorf("allocation after the retry = %s, want 600m", got)

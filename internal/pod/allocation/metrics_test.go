@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -89,7 +88,7 @@ func TestResizeMetrics(t *testing.T) {
 	f.expect(t, "kubelet_pod_pending_resizes", map[string]string{"priority_bucket=high,reason=deferred": "1"})
 	f.clock.Step(30 * time.Second)
 	delete(f.pods, a.UID)
-	f.m.Release(ctx, a.UID)
+	f.m.Forget(ctx, a.UID)
 	<-f.m.retry
 	f.m.mu.Lock()
 	f.m.retryPending(ctx, triggerPodsRemoved)
@@ -217,8 +216,9 @@ kubelet_pod_infeasible_resizes_total{reason_detail="guaranteed_pod_cpu_manager_s
 
 // TestGonePodResolvesDeferredResize: a pod that leaves with its resize
 // Deferred resolves it as terminated, in the unknown bucket (the pod is
-// gone, as upstream's deletePodStatus finds it), whether it leaves through
-// Release or housekeeping's Cleanup.
+// gone, as upstream's deletePodStatus finds it), at Forget (told by the
+// route by which per-pod state ends, for its worker's end or as
+// housekeeping's orphan).
 func TestGonePodResolvesDeferredResize(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 500)
@@ -229,8 +229,8 @@ func TestGonePodResolvesDeferredResize(t *testing.T) {
 	f.update(podWithCPU("b", "400m", 2))
 	f.expect(t, "kubelet_pod_pending_resizes", map[string]string{"priority_bucket=normal,reason=deferred": "2"})
 	f.clock.Step(5 * time.Second)
-	f.m.Release(ctx, a.UID)
-	f.m.Cleanup(ctx, func(uid types.UID) bool { return uid == b.UID })
+	f.m.Forget(ctx, a.UID)
+	f.m.Forget(ctx, b.UID)
 	f.expect(t, "kubelet_pod_pending_resizes", map[string]string{})
 	f.expect(t, "kubelet_pod_deferred_resize_duration_seconds", map[string]string{"priority_bucket=unknown,resolution=terminated": "2/10"})
 }

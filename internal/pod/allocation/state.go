@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -157,6 +158,13 @@ func (s *Store) Update(uid types.UID, f func(*PodResources)) error {
 	}
 	s.entries[uid] = r
 	return s.persist()
+}
+
+// uids lists the pods with an entry.
+func (s *Store) uids() []types.UID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Keys(s.entries))
 }
 
 // Retain drops the entries of pods keep does not want.

@@ -19,9 +19,19 @@ import (
 // Config holds what housekeeping needs.
 type Config struct {
 	Workers interface {
-		SyncKnownPods(desired []*corev1.Pod) map[types.UID]podworker.KnownState
+		SyncKnownPods(ctx context.Context, desired []*corev1.Pod) map[types.UID]podworker.KnownState
 		Update(ctx context.Context, opts podworker.UpdateOptions)
 	}
+	// Gone is the route by which per-pod state ends (podgone.Route):
+	// housekeeping asks it which pods its Holders hold state for, and
+	// tells it of the orphans among them.
+	Gone interface {
+		Held() map[types.UID]struct{}
+		Gone(ctx context.Context, uid types.UID)
+	}
+	// Mirrors returns the mirror pods the API source has (the sync loop's;
+	// nil: none). A mirror pod is known to a source: never an orphan.
+	Mirrors func() []*corev1.Pod
 	Runtime interface {
 		ListPods(ctx context.Context) (map[types.UID]*runtimestate.Pod, error)
 	}
@@ -31,7 +41,6 @@ type Config struct {
 	PodsDir      string
 	// PodLogsDir holds one <namespace>_<name>_<uid> directory per pod.
 	PodLogsDir string
-	Statuses   interface{ Delete(uid types.UID) }
 	// TearDown releases what is left of a pod's volumes (tmpfs mounts)
 	// before its directory is removed.
 	TearDown func(ctx context.Context, uid types.UID) error
@@ -41,46 +50,44 @@ type Config struct {
 	Cgroups interface {
 		Cleanup(ctx context.Context, active []*corev1.Pod, gone func(types.UID) bool) error
 	}
-	// UserNamespaces (internal/node/userns; nil: none) frees the user
-	// namespace IDs of pods gone for good (upstream
-	// CleanupOrphanedPodUsernsAllocations).
-	UserNamespaces interface {
-		Cleanup(ctx context.Context, gone func(types.UID) bool)
-	}
-	// Allocations (internal/pod/allocation; nil: none) forgets the
-	// allocations and actuations of pods gone for good (upstream's
-	// RemoveOrphanedPods).
-	Allocations interface {
-		Cleanup(ctx context.Context, gone func(types.UID) bool)
-	}
 }
 
 // Housekeeper cleans up after pods no source wants any more. Run is called
-// from one goroutine at a time (the sync loop's housekeeping goroutine); the
-// Housekeeper keeps no state between calls.
+// from one goroutine at a time (the sync loop's housekeeping goroutine),
+// which alone reads and writes suspects.
 type Housekeeper struct {
 	cfg Config
+	// suspects are the orphans the last round found: a pod is announced
+	// gone when the next round finds it an orphan again. Rebuilt whole
+	// every round.
+	suspects map[types.UID]struct{}
 }
 
 // New validates cfg and returns a Housekeeper.
 func New(cfg Config) (*Housekeeper, error) {
-	if cfg.Workers == nil || cfg.Runtime == nil || cfg.SourcesReady == nil || cfg.PodsDir == "" ||
-		cfg.PodLogsDir == "" || cfg.Statuses == nil || cfg.TearDown == nil {
-		return nil, errors.New("housekeeping: every Config field is required")
+	if cfg.Workers == nil || cfg.Gone == nil || cfg.Runtime == nil || cfg.SourcesReady == nil || cfg.PodsDir == "" ||
+		cfg.PodLogsDir == "" || cfg.TearDown == nil {
+		return nil, errors.New("housekeeping: Workers, Gone, Runtime, SourcesReady, PodsDir, PodLogsDir and TearDown are required")
 	}
 	return &Housekeeper{cfg: cfg}, nil
 }
 
 // Run forgets finished workers, restarts workers for desired pods that lost
 // theirs (a UID re-added after termination), kills runtime pods that no
-// worker owns, and removes what is left of pods gone for good.
+// worker owns, announces the orphans (announceOrphans) and removes what
+// is left of pods gone for good.
 func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 	if !h.cfg.SourcesReady() {
 		return
 	}
 	logger := klog.FromContext(ctx)
-	known := h.cfg.Workers.SyncKnownPods(desired)
+	known := h.cfg.Workers.SyncKnownPods(ctx, desired)
 	want := make(map[types.UID]bool, len(desired))
+	if h.cfg.Mirrors != nil {
+		for _, m := range h.cfg.Mirrors() {
+			want[m.UID] = true
+		}
+	}
 	for _, pod := range desired {
 		want[pod.UID] = true
 		if _, ok := known[pod.UID]; !ok {
@@ -99,17 +106,14 @@ func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 		logger.V(2).Info("Killing runtime pod no source wants", "podUID", uid, "pod", klog.KRef(rp.Namespace, rp.Name))
 		h.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodKill, RuntimePod: rp})
 	}
+	// gone: no source has the pod (desired or mirror), no worker, nothing
+	// in the runtime.
 	gone := func(uid types.UID) bool {
 		_, isKnown := known[uid]
 		_, isRunning := running[uid]
 		return !want[uid] && !isKnown && !isRunning
 	}
-	if h.cfg.UserNamespaces != nil {
-		h.cfg.UserNamespaces.Cleanup(ctx, gone)
-	}
-	if h.cfg.Allocations != nil {
-		h.cfg.Allocations.Cleanup(ctx, gone)
-	}
+	h.announceOrphans(ctx, gone)
 	h.removeOrphanedDirs(ctx, gone)
 	h.removeOrphanedLogDirs(ctx, gone)
 	if h.cfg.Cgroups != nil {
@@ -117,6 +121,29 @@ func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 			logger.Error(err, "Housekeeping: pod cgroups")
 		}
 	}
+}
+
+// announceOrphans tells the route of the pods a Holder holds state for that
+// are gone this round and were last round: after a restart of berth, the
+// pods that left while it was down (upstream's RemoveOrphanedPods and
+// CleanupOrphanedPodUsernsAllocations); otherwise a pod whose state no
+// worker's end covered. Two rounds, because the state of a pod new to
+// berth is created as it is admitted, before it is desired and has a
+// worker: a round that runs meanwhile must not take it for an orphan's.
+func (h *Housekeeper) announceOrphans(ctx context.Context, gone func(types.UID) bool) {
+	next := map[types.UID]struct{}{}
+	for uid := range h.cfg.Gone.Held() {
+		if !gone(uid) {
+			continue
+		}
+		if _, again := h.suspects[uid]; !again {
+			next[uid] = struct{}{}
+			continue
+		}
+		klog.FromContext(ctx).V(2).Info("Forgetting the state of a pod gone for good", "podUID", uid)
+		h.cfg.Gone.Gone(ctx, uid)
+	}
+	h.suspects = next
 }
 
 // removeOrphanedLogDirs removes the log directories of pods gone for good.
@@ -156,8 +183,9 @@ func listedUID(e os.DirEntry, uidPart string) (types.UID, bool) {
 	return uid, true
 }
 
-// removeOrphanedDirs removes pod directories of pods gone for good, and
-// forgets their status.
+// removeOrphanedDirs removes pod directories of pods gone for good. What
+// berth held of them in memory (their status, ...) is the route's to end
+// (announceOrphans), never dropped here.
 func (h *Housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UID) bool) {
 	entries, err := os.ReadDir(h.cfg.PodsDir)
 	if err != nil {
@@ -179,6 +207,5 @@ func (h *Housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UI
 			continue
 		}
 		klog.FromContext(ctx).V(2).Info("Removed orphaned pod directory", "path", path)
-		h.cfg.Statuses.Delete(uid)
 	}
 }

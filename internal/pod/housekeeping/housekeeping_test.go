@@ -2,6 +2,7 @@ package housekeeping
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/berthk8s/berth/internal/pod/podgone"
+	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
@@ -22,7 +25,7 @@ type keeperWorkers struct {
 	updates []string
 }
 
-func (w *keeperWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworker.KnownState {
+func (w *keeperWorkers) SyncKnownPods(context.Context, []*corev1.Pod) map[types.UID]podworker.KnownState {
 	return w.known
 }
 func (w *keeperWorkers) Update(_ context.Context, o podworker.UpdateOptions) {
@@ -41,9 +44,8 @@ func (r keeperRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Po
 	return r, nil
 }
 
-type forgetter struct{ uids []string }
-
-func (f *forgetter) Delete(uid types.UID) { f.uids = append(f.uids, "status "+string(uid)) }
+// callLog records what housekeeping tears down.
+type callLog struct{ uids []string }
 
 // cgroupCleaner records what housekeeping asks of the container manager:
 // the active pods and the gone verdict of every UID it asks about.
@@ -57,21 +59,41 @@ func (c *cgroupCleaner) Cleanup(_ context.Context, active []*corev1.Pod, gone fu
 		c.active = append(c.active, p.UID)
 	}
 	c.gone = map[types.UID]bool{}
-	for _, uid := range []types.UID{"desired", "worker", "running", "gone"} {
+	for _, uid := range []types.UID{"desired", "worker", "running", "mirror", "gone"} {
 		c.gone[uid] = gone(uid)
 	}
 	return nil
 }
 
-// usernsCleaner records the gone verdicts housekeeping gives the user
-// namespace manager.
-type usernsCleaner struct{ gone map[types.UID]bool }
+// holder is an owner of per-pod state (a podgone.Holder) that holds
+// pods until it is told they are gone.
+type holder struct {
+	held   map[types.UID]bool
+	forgot []types.UID
+}
 
-func (u *usernsCleaner) Cleanup(_ context.Context, gone func(types.UID) bool) {
-	u.gone = map[types.UID]bool{}
-	for _, uid := range []types.UID{"desired", "worker", "running", "gone"} {
-		u.gone[uid] = gone(uid)
+func newHolder(uids ...types.UID) *holder {
+	h := &holder{held: map[types.UID]bool{}}
+	for _, uid := range uids {
+		h.held[uid] = true
 	}
+	return h
+}
+
+func (h *holder) Forget(_ context.Context, uid types.UID) {
+	delete(h.held, uid)
+	h.forgot = append(h.forgot, uid)
+}
+
+func (h *holder) HeldPods() []types.UID { return slices.Collect(maps.Keys(h.held)) }
+
+// route returns a route with owners registered.
+func route(owners map[string]podgone.Owner) *podgone.Route {
+	r := podgone.New()
+	for _, name := range slices.Sorted(maps.Keys(owners)) {
+		r.Register(name, owners[name])
+	}
+	return r
 }
 
 func TestHousekeeping(t *testing.T) {
@@ -87,19 +109,17 @@ func TestHousekeeping(t *testing.T) {
 	}
 	workers := &keeperWorkers{known: map[types.UID]podworker.KnownState{"worker": {}}}
 	runtime := keeperRuntime{"running": {UID: "running"}, "orphan": {UID: "orphan"}}
-	var calls forgetter
+	var calls callLog
 	cgroups := &cgroupCleaner{}
-	users, allocs := &usernsCleaner{}, &usernsCleaner{}
 	h := mustNew(t, Config{
-		Workers: workers, Runtime: runtime, SourcesReady: func() bool { return true },
-		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
+		Workers: workers, Gone: podgone.New(), Runtime: runtime, SourcesReady: func() bool { return true },
+		PodsDir: pods, PodLogsDir: logs,
 		TearDown: func(_ context.Context, uid types.UID) error {
 			calls.uids = append(calls.uids, "teardown "+string(uid))
 			return nil
 		},
-		Cgroups:        cgroups,
-		UserNamespaces: users,
-		Allocations:    allocs,
+		Cgroups: cgroups,
+		Mirrors: mirrors("mirror"),
 	})
 	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
 	h.Run(ctx, desired)
@@ -109,16 +129,8 @@ func TestHousekeeping(t *testing.T) {
 	if diff := cmp.Diff([]types.UID{"desired"}, cgroups.active); diff != "" {
 		t.Errorf("active pods for cgroups (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "gone": true}, cgroups.gone); diff != "" {
+	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "mirror": false, "gone": true}, cgroups.gone); diff != "" {
 		t.Errorf("gone verdicts for cgroups (-want +got):\n%s", diff)
-	}
-
-	// User namespaces and allocations: the same verdicts.
-	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "gone": true}, users.gone); diff != "" {
-		t.Errorf("gone verdicts for user namespaces (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(users.gone, allocs.gone); diff != "" {
-		t.Errorf("gone verdicts for allocations (-want +got):\n%s", diff)
 	}
 
 	// A desired pod without a worker gets one; a runtime pod nobody owns
@@ -126,7 +138,7 @@ func TestHousekeeping(t *testing.T) {
 	if diff := cmp.Diff([]string{"create desired", "kill orphan", "kill running"}, sorted(workers.updates)); diff != "" {
 		t.Errorf("worker updates (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"teardown gone", "status gone"}, calls.uids); diff != "" {
+	if diff := cmp.Diff([]string{"teardown gone"}, calls.uids); diff != "" {
 		t.Errorf("cleanup calls (-want +got):\n%s", diff)
 	}
 	for path, want := range map[string]bool{
@@ -136,6 +148,68 @@ func TestHousekeeping(t *testing.T) {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s exists = %v, want %v", path, err == nil, want)
 		}
+	}
+}
+
+// mirrors returns the Mirrors of a sync loop that has mirror pods of
+// these UIDs.
+func mirrors(uids ...types.UID) func() []*corev1.Pod {
+	return func() []*corev1.Pod {
+		var out []*corev1.Pod
+		for _, uid := range uids {
+			out = append(out, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m-" + string(uid), UID: uid}})
+		}
+		return out
+	}
+}
+
+// TestHousekeepingAnnouncesOrphans: a pod some owner holds state for (its
+// checkpoint restored after a restart of berth) that no source, worker or
+// runtime has is an orphan; the route is told of it, once, on the second
+// round that finds it, so every owner forgets it. A desired pod, a pod
+// with a worker, one in the runtime and a mirror pod are none.
+func TestHousekeepingAnnouncesOrphans(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	users, allocs := newHolder("desired", "worker", "running", "mirror", "gone"), newHolder("gone")
+	h := mustNew(t, Config{
+		Workers: &keeperWorkers{known: map[types.UID]podworker.KnownState{"worker": {}}},
+		Gone:    route(map[string]podgone.Owner{"users": users, "allocations": allocs}),
+		Runtime: keeperRuntime{"running": {UID: "running"}},
+		Mirrors: mirrors("mirror"),
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(),
+		TearDown: func(context.Context, types.UID) error { return nil }, SourcesReady: func() bool { return true },
+	})
+	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
+	h.Run(ctx, desired)
+	if len(users.forgot) != 0 || len(allocs.forgot) != 0 {
+		t.Errorf("orphans forgotten on the first round: %v, %v", users.forgot, allocs.forgot)
+	}
+	h.Run(ctx, desired)
+	h.Run(ctx, desired)
+	for name, o := range map[string]*holder{"users": users, "allocations": allocs} {
+		if diff := cmp.Diff([]types.UID{"gone"}, o.forgot); diff != "" {
+			t.Errorf("%s forgot (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// TestHousekeepingSparesStateCreatedDuringARound: state created for a pod
+// while a round runs (admission records an allocation before the pod is
+// desired and has a worker) is not an orphan's: by the next round the pod
+// is desired.
+func TestHousekeepingSparesStateCreatedDuringARound(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	allocs := newHolder("new")
+	h := mustNew(t, Config{
+		Workers: &keeperWorkers{}, Gone: route(map[string]podgone.Owner{"allocations": allocs}), Runtime: keeperRuntime{},
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(),
+		TearDown: func(context.Context, types.UID) error { return nil }, SourcesReady: func() bool { return true },
+	})
+	h.Run(ctx, nil) // the desired pods of the round's start: not yet "new"
+	h.Run(ctx, []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "new"}}})
+	h.Run(ctx, nil) // gone now, but not the round before: a suspect again
+	if len(allocs.forgot) != 0 {
+		t.Errorf("forgot %v, a pod desired by the next round", allocs.forgot)
 	}
 }
 
@@ -163,10 +237,10 @@ func TestHousekeepingRemovesOnlyListedDirectories(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var calls forgetter
+	var calls callLog
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{}, Runtime: keeperRuntime{}, SourcesReady: func() bool { return true },
-		PodsDir: pods, PodLogsDir: logs, Statuses: &calls,
+		PodsDir: pods, PodLogsDir: logs, Gone: podgone.New(),
 		TearDown: func(_ context.Context, uid types.UID) error {
 			calls.uids = append(calls.uids, "teardown "+string(uid))
 			return nil
@@ -174,7 +248,7 @@ func TestHousekeepingRemovesOnlyListedDirectories(t *testing.T) {
 	})
 	h.Run(ctx, nil)
 
-	if diff := cmp.Diff([]string{"teardown gone", "status gone"}, calls.uids); diff != "" {
+	if diff := cmp.Diff([]string{"teardown gone"}, calls.uids); diff != "" {
 		t.Errorf("cleanup calls (-want +got):\n%s", diff)
 	}
 	for path, want := range map[string]bool{
@@ -192,7 +266,7 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	workers := &keeperWorkers{}
 	h := mustNew(t, Config{Workers: workers, Runtime: keeperRuntime{"x": {UID: "x"}}, SourcesReady: func() bool { return false },
-		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Statuses: &forgetter{},
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Gone: podgone.New(),
 		TearDown: func(context.Context, types.UID) error { return nil }})
 	h.Run(ctx, nil)
 	if len(workers.updates) != 0 {
@@ -213,4 +287,36 @@ func mustNew(t *testing.T, cfg Config) *Housekeeper {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestOrphanStatusIsForgottenThroughTheRoute (issue #23): housekeeping
+// dropped the status of an orphan through the raw status store, so no
+// other owner heard of it (the pod startup tracker kept the pod). The
+// status store is an owner like the others: housekeeping tells the route,
+// and every owner forgets the pod.
+func TestOrphanStatusIsForgottenThroughTheRoute(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pods := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(pods, "gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := podstatus.NewStore()
+	store.Set("gone", corev1.PodStatus{Phase: corev1.PodRunning})
+	tracker := newHolder() // another owner, which holds nothing housekeeping could see
+	r := podgone.New()
+	r.Register("statuses", store)
+	r.Register("pod startup tracker", tracker)
+	h := mustNew(t, Config{
+		Workers: &keeperWorkers{}, Gone: r, Runtime: keeperRuntime{}, SourcesReady: func() bool { return true },
+		PodsDir: pods, PodLogsDir: t.TempDir(),
+		TearDown: func(context.Context, types.UID) error { return nil },
+	})
+	h.Run(ctx, nil)
+	h.Run(ctx, nil)
+	if _, ok := store.Get("gone"); ok {
+		t.Error("the orphan's status is kept")
+	}
+	if diff := cmp.Diff([]types.UID{"gone"}, tracker.forgot); diff != "" {
+		t.Errorf("the other owners did not hear of the status drop (-want +got):\n%s", diff)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/pod/podgone"
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/volumes/subpath"
 	"github.com/berthk8s/berth/internal/volumes/volume"
@@ -37,7 +38,7 @@ func TestHousekeepingUnmountsSubPathsBeforeRemoving(t *testing.T) {
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{known: map[types.UID]podworker.KnownState{}}, Runtime: keeperRuntime{},
 		SourcesReady: func() bool { return true }, PodsDir: pods, PodLogsDir: logs,
-		Statuses: &forgetter{}, TearDown: vols.TearDown,
+		TearDown: vols.TearDown, Gone: podgone.New(),
 	})
 	h.Run(ctx, nil)
 	if _, err := os.Stat(podDir); !os.IsNotExist(err) {

@@ -35,8 +35,11 @@
 //   - NeedsReadinessReconcile (conditions.go) tells whether an API-side
 //     change to a readiness gate's condition calls for a new sync.
 //   - Store (store.go) holds the latest generated status of every pod on
-//     the node and refuses to move a terminal phase backwards. It grows
-//     into the status manager that patches the API server.
+//     the node and refuses to move a terminal phase backwards; a pod's
+//     status ends with the pod (Forget, told by the route by which
+//     per-pod state ends, internal/pod/podgone; HeldPods lets
+//     housekeeping find a status no worker's end covered). The status writer
+//     (internal/cluster/statussync) patches the API server from it.
 //
 // The generator does not import grpc, client-go or net/http and takes the
 // time as an input.

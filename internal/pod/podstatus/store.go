@@ -1,6 +1,7 @@
 package podstatus
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -14,12 +15,13 @@ import (
 
 // Store holds the node's latest generated status of every pod, by UID.
 //
-// Concurrency: safe for use from any goroutine. Pod workers write (Set,
-// Delete); the API server syncer, the kubelet API and the probers read.
+// Concurrency: safe for use from any goroutine. Pod workers write (Set);
+// the route by which per-pod state ends (internal/pod/podgone) forgets
+// (Forget); the API server syncer, the kubelet API and the probers read.
 // Statuses are deep-copied in and out, so callers own what they pass and
 // what they get.
 //
-// Changed signals every Set or Delete that changed what is stored; the
+// Changed signals every Set or Forget that changed what is stored; the
 // signal coalesces (capacity 1), so a reader that wakes on it reads every
 // change since its last read: the whole store (Entries), or only the
 // entries changed since a sequence number it kept (EntriesSince). Each
@@ -53,7 +55,7 @@ func NewStoreWithClock(clk clock.PassiveClock) *Store {
 	return &Store{clock: clk, statuses: make(map[types.UID]Entry), changed: make(chan struct{}, 1)}
 }
 
-// Changed returns a channel that receives a value after a Set or Delete
+// Changed returns a channel that receives a value after a Set or Forget
 // changed the store. Several changes in a row may yield one value. There
 // is one channel per store: give it one reader.
 func (s *Store) Changed() <-chan struct{} { return s.changed }
@@ -98,8 +100,8 @@ func (s *Store) Get(uid types.UID) (corev1.PodStatus, bool) {
 	return *e.Status.DeepCopy(), true
 }
 
-// Delete forgets the pod.
-func (s *Store) Delete(uid types.UID) {
+// Forget drops the pod's status: the pod is gone (podgone.Owner).
+func (s *Store) Forget(_ context.Context, uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.statuses[uid]; ok {
@@ -107,6 +109,18 @@ func (s *Store) Delete(uid types.UID) {
 		s.seq++
 		s.notify()
 	}
+}
+
+// HeldPods lists the pods with a stored status (podgone.Holder), so
+// housekeeping finds a status no worker's end covered.
+func (s *Store) HeldPods() []types.UID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]types.UID, 0, len(s.statuses))
+	for uid := range s.statuses {
+		out = append(out, uid)
+	}
+	return out
 }
 
 // Snapshot returns a copy of every stored status.

@@ -1,6 +1,7 @@
 package podstatus
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -59,12 +60,12 @@ func TestStoreCopiesAndSnapshot(t *testing.T) {
 	if diff := cmp.Diff(want, snap); diff != "" {
 		t.Errorf("snapshot mismatch (-want +got):\n%s", diff)
 	}
-	s.Delete("a")
+	s.Forget(context.Background(), "a")
 	if _, ok := s.Get("a"); ok {
-		t.Error("Get after Delete found the pod")
+		t.Error("Get after Forget found the pod")
 	}
 	if len(snap) != 2 {
-		t.Error("snapshot changed after Delete")
+		t.Error("snapshot changed after Forget")
 	}
 }
 
@@ -81,7 +82,7 @@ func TestStoreConcurrent(t *testing.T) {
 				s.Get(uid)
 				s.Snapshot()
 			}
-			s.Delete(uid)
+			s.Forget(context.Background(), uid)
 		}(i)
 	}
 	wg.Wait()
@@ -112,8 +113,8 @@ func TestStoreChanged(t *testing.T) {
 		{"new status", func() { s.Set("a", corev1.PodStatus{Phase: corev1.PodFailed}) }, true},
 		{"refused move out of terminal phase changes nothing", func() { s.Set("a", corev1.PodStatus{Phase: corev1.PodRunning}) }, false},
 		{"two changes coalesce", func() { s.Set("b", running); s.Set("c", running) }, true},
-		{"delete of an unknown pod", func() { s.Delete("zzz") }, false},
-		{"delete", func() { s.Delete("b") }, true},
+		{"delete of an unknown pod", func() { s.Forget(context.Background(), "zzz") }, false},
+		{"delete", func() { s.Forget(context.Background(), "b") }, true},
 	}
 	for _, st := range steps {
 		st.do()
@@ -173,7 +174,7 @@ func TestStoreEntriesSince(t *testing.T) {
 		{"the same status again is no change", func() { s.Set("a", running) }, nil, nil},
 		{"asked for, unchanged", func() {}, []types.UID{"b"}, []types.UID{"b"}},
 		{"asked for and gone", func() {}, []types.UID{"zzz"}, nil},
-		{"a new pod and a deletion", func() { s.Set("c", pending); s.Delete("b") }, nil, []types.UID{"c"}},
+		{"a new pod and a deletion", func() { s.Set("c", pending); s.Forget(context.Background(), "b") }, nil, []types.UID{"c"}},
 		{"changed and asked for", func() { s.Set("c", running) }, []types.UID{"c", "a"}, []types.UID{"a", "c"}},
 	}
 	for _, st := range steps {

@@ -42,8 +42,15 @@
 //
 // What berth remembers about a pod between syncs is one record per UID,
 // owned here: the CrashLoopBackOff entries, the image pull back-off and the
-// start failures of the last apply (ErrImagePull, ...). It is dropped once,
-// by Forget, when the pod's worker finishes.
+// start failures of the last apply (ErrImagePull, ...). The last sync of
+// the pod's worker, SyncTerminatedPod, drops it (a pod created again with
+// the same UID starts afresh); Forget, which the route by which per-pod
+// state ends (internal/pod/podgone) calls, drops whatever is left.
+//
+// podsync keeps no other forget path: SyncTerminatedPod reports a pod it
+// removed (no longer desired) as gone, and the pod's worker tells the
+// route, which has every owner (the status store, the allocations, the
+// prober, ...) forget it.
 //
 // podsync is where pods are registered with the node's source of
 // configMaps and secrets (internal/volumes/objectcache): SyncPod registers the pod

@@ -209,7 +209,7 @@ func TestForgetDropsTheRecord(t *testing.T) {
 	if st, _ := e.store.Get(pod.UID); stateOf(st.ContainerStatuses[0].State) != "waiting:CrashLoopBackOff" {
 		t.Fatalf("state = %s, want waiting:CrashLoopBackOff", stateOf(st.ContainerStatuses[0].State))
 	}
-	e.s.Forget(pod.UID)
+	e.s.Forget(e.ctx, pod.UID)
 	e.fake.ResetCalls()
 	e.sync(pod)
 	if diff := cmp.Diff([]string{"CreateContainer", "StartContainer"}, mutatingCalls(e.fake.Calls())); diff != "" {

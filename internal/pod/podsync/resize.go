@@ -4,7 +4,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berthk8s/berth/internal/pod/allocation"
 	"github.com/berthk8s/berth/internal/pod/kuberuntime"
@@ -16,12 +15,11 @@ import (
 // conditions for the sync's snapshot, and one call that records what the
 // sync decided and applied (the actuation, the PodResizeInProgress
 // condition the plan sets or clears, a terminal pod's resize conditions
-// going) and returns what is held afterwards. Release forgets a pod gone
-// for good.
+// going) and returns what is held afterwards. A pod gone for good is
+// forgotten through the pod-gone route (internal/pod/podgone), not here.
 type Allocation interface {
 	Snapshot(pod *corev1.Pod) allocation.PodSnapshot
 	Record(ctx context.Context, pod *corev1.Pod, r allocation.SyncRecord) allocation.PodSnapshot
-	Release(ctx context.Context, uid types.UID)
 }
 
 var _ Allocation = (*allocation.Manager)(nil)

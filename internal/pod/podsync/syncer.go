@@ -35,11 +35,12 @@ type Runtime interface {
 	PodStatus(ctx context.Context, uid types.UID, name, namespace string) (*runtimestate.Pod, error)
 }
 
-// StatusStore keeps the latest generated status per pod.
+// StatusStore keeps the latest generated status per pod. A pod's status
+// ends with the pod, through the route by which per-pod state ends
+// (internal/pod/podgone), not here.
 type StatusStore interface {
 	Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus
 	Get(uid types.UID) (corev1.PodStatus, bool)
-	Delete(uid types.UID)
 }
 
 // Volumes sets up and tears down pods' volumes.
@@ -152,7 +153,7 @@ type Syncer struct {
 
 // record is what berth remembers about a pod between its syncs. It is
 // written only by the pod's own sync (one at a time per UID) and dropped
-// once, by Forget, when the pod's worker finishes.
+// by the last one, SyncTerminatedPod (or by Forget, the pod gone).
 type record struct {
 	// crash is the CrashLoopBackOff state: podplan.Compute's input, and
 	// replaced by the plan's Backoff.
@@ -331,20 +332,23 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate
 	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {
 		return fmt.Errorf("remove orphaned pod %q: %w", rt.UID, err)
 	}
-	s.forget(ctx, rt.UID)
 	return nil
 }
 
 // syncTerminatedPod records the pod's final status and, when no source
-// wants the pod any more, removes its containers, sandboxes and directories.
-// A finished pod that is still desired keeps its containers for their logs.
-func (s *Syncer) syncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error {
+// wants the pod any more, removes its containers, sandboxes and directories
+// and reports it gone (its worker then tells the route by which per-pod
+// state ends). A finished pod that is still desired keeps its containers
+// for their logs. Either way the pod's record is dropped: this is the
+// last call of the pod's worker, and a pod created again with the same
+// UID starts afresh.
+func (s *Syncer) syncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) (gone bool, err error) {
 	if s.cfg.Prober != nil {
 		s.cfg.Prober.RemovePod(pod.UID)
 	}
 	if s.cfg.Volumes != nil {
 		if err := s.cfg.Volumes.TearDown(ctx, pod.UID); err != nil {
-			return fmt.Errorf("tear down volumes of pod %q: %w", klog.KObj(pod), err)
+			return false, fmt.Errorf("tear down volumes of pod %q: %w", klog.KObj(pod), err)
 		}
 	}
 	if s.cfg.Objects != nil {
@@ -363,21 +367,22 @@ func (s *Syncer) syncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 		// must end in a terminal phase, or a deleted pod whose containers
 		// never started would never be removed from the API.
 		s.cfg.Statuses.Set(pod.UID, podstatus.Terminated(&pod.Spec, status, s.cfg.IsStatic != nil && s.cfg.IsStatic(pod)))
-		return nil
+		s.dropRecord(pod.UID)
+		return false, nil
 	}
 	if err := s.cfg.Runtime.RemovePod(ctx, rt); err != nil {
-		return fmt.Errorf("remove pod %q: %w", klog.KObj(pod), err)
+		return false, fmt.Errorf("remove pod %q: %w", klog.KObj(pod), err)
 	}
 	if s.cfg.Mirrors != nil && s.cfg.IsStatic(pod) {
 		if err := s.cfg.Mirrors.Delete(ctx, pod); err != nil {
-			return fmt.Errorf("delete mirror pod of %q: %w", klog.KObj(pod), err)
+			return false, fmt.Errorf("delete mirror pod of %q: %w", klog.KObj(pod), err)
 		}
 	}
 	if err := os.RemoveAll(s.PodDir(pod.UID)); err != nil {
-		return fmt.Errorf("remove pod directory: %w", err)
+		return false, fmt.Errorf("remove pod directory: %w", err)
 	}
-	s.forget(ctx, pod.UID)
-	return nil
+	s.dropRecord(pod.UID)
+	return true, nil
 }
 
 // syncMirror keeps a static pod's mirror pod in the API server. A failure
@@ -406,24 +411,17 @@ func (s *Syncer) record(uid types.UID) *record {
 	return rec
 }
 
-// Forget drops the pod's record: its back-offs and start failures. The pod
-// workers call it once, when the pod's worker finishes (podworker's
-// OnFinished); a pod that comes back starts afresh, as upstream's.
-func (s *Syncer) Forget(uid types.UID) {
+// Forget drops the record of a pod that is gone (podgone.Owner): its
+// back-offs, start failures and termination. SyncTerminatedPod has
+// dropped it already, unless the worker never got that far.
+func (s *Syncer) Forget(_ context.Context, uid types.UID) { s.dropRecord(uid) }
+
+// dropRecord drops the pod's record; a pod that comes back starts afresh,
+// as upstream's.
+func (s *Syncer) dropRecord(uid types.UID) {
 	s.mu.Lock()
 	delete(s.records, uid)
 	s.mu.Unlock()
-}
-
-// forget drops the status and probes of a pod that is gone for good.
-func (s *Syncer) forget(ctx context.Context, uid types.UID) {
-	s.cfg.Statuses.Delete(uid)
-	if s.cfg.Allocation != nil {
-		s.cfg.Allocation.Release(ctx, uid)
-	}
-	if s.cfg.Prober != nil {
-		s.cfg.Prober.RemovePod(uid)
-	}
 }
 
 // probes returns the prober's results for the pod (none without a prober).

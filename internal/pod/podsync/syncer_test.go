@@ -192,12 +192,14 @@ func TestTermination(t *testing.T) {
 		desired   bool
 		wantCalls []string
 		wantDir   bool
-		wantState bool
+		// wantGone: SyncTerminatedPod reports the pod gone (its worker
+		// then tells the route, which drops the status: not podsync).
+		wantGone bool
 	}{
 		{name: "still desired keeps containers for logs", desired: true,
-			wantCalls: []string{"kill web grace=3s", "status u1"}, wantDir: true, wantState: true},
+			wantCalls: []string{"kill web grace=3s", "status u1"}, wantDir: true},
 		{name: "removed pod is cleaned up", desired: false,
-			wantCalls: []string{"kill web grace=3s", "status u1", "remove u1"}, wantDir: false, wantState: false},
+			wantCalls: []string{"kill web grace=3s", "status u1", "remove u1"}, wantDir: false, wantGone: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -212,11 +214,15 @@ func TestTermination(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A killed pod is terminal: Always restarts nothing any more.
-			if st, ok := f.store.Get("u1"); tc.wantState && (!ok || st.Phase != corev1.PodFailed) {
+			if st, ok := f.store.Get("u1"); !ok || st.Phase != corev1.PodFailed {
 				t.Errorf("phase after termination = %q, want Failed", st.Phase)
 			}
-			if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
+			gone, err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137))
+			if err != nil {
 				t.Fatal(err)
+			}
+			if gone != tc.wantGone {
+				t.Errorf("SyncTerminatedPod gone = %v, want %v", gone, tc.wantGone)
 			}
 			if diff := cmp.Diff(tc.wantCalls, f.rt.calls); diff != "" {
 				t.Errorf("runtime calls (-want +got):\n%s", diff)
@@ -224,8 +230,11 @@ func TestTermination(t *testing.T) {
 			if _, err := os.Stat(f.s.PodDir("u1")); (err == nil) != tc.wantDir {
 				t.Errorf("pod directory exists = %v, want %v", err == nil, tc.wantDir)
 			}
-			if _, ok := f.store.Get("u1"); ok != tc.wantState {
-				t.Errorf("status kept = %v, want %v", ok, tc.wantState)
+			if _, ok := f.store.Get("u1"); !ok {
+				t.Error("SyncTerminatedPod dropped the status: that is the route's (podgone)")
+			}
+			if len(f.s.records) != 0 {
+				t.Errorf("records left after the last sync: %v", f.s.records)
 			}
 		})
 	}
@@ -295,10 +304,10 @@ func TestProbesReachPlanAndStatus(t *testing.T) {
 	if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), podworker.Kill{GracePeriod: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
+	if _, err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"add u1", "add u1", "stop u1", "remove u1", "remove u1"}, pr.calls); diff != "" {
+	if diff := cmp.Diff([]string{"add u1", "add u1", "stop u1", "remove u1"}, pr.calls); diff != "" {
 		t.Errorf("prober calls (-want +got):\n%s", diff)
 	}
 }
@@ -335,7 +344,7 @@ func TestObjectsFollowThePodsLife(t *testing.T) {
 			if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), podworker.Kill{GracePeriod: 3}); err != nil {
 				t.Fatal(err)
 			}
-			if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
+			if _, err := f.s.SyncTerminatedPod(f.ctx, pod, exited(137)); err != nil {
 				t.Fatal(err)
 			}
 			want := []string{"register web", "sync web", "register web", "sync web", "kill web grace=3s", "status u1", "unregister web"}
@@ -393,7 +402,7 @@ func TestTerminationReasonInStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after the kill")
-	if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(0)); err != nil {
+	if _, err := f.s.SyncTerminatedPod(f.ctx, pod, exited(0)); err != nil {
 		t.Fatal(err)
 	}
 	check("once terminated")
@@ -424,7 +433,7 @@ func TestTerminatedPodReleasesItsUserNamespace(t *testing.T) {
 		if len(users.released) != 0 {
 			t.Errorf("desired %v: released %v before the pod terminated", desired, users.released)
 		}
-		if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(0)); err != nil {
+		if _, err := f.s.SyncTerminatedPod(f.ctx, pod, exited(0)); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]types.UID{"u1"}, users.released); diff != "" {

@@ -44,7 +44,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *ru
 }
 
 // SyncTerminatedPod is syncTerminatedPod in a "syncTerminatedPod" span.
-func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) (err error) {
+func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) (gone bool, err error) {
 	ctx, span := s.startSpan(ctx, spanSyncTerminatedPod, pod)
 	defer func() { endSpan(span, err) }()
 	return s.syncTerminatedPod(ctx, pod, rt)

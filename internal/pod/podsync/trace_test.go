@@ -29,7 +29,7 @@ func TestSyncsAreTraced(t *testing.T) {
 	if err := f.s.SyncTerminatingPod(f.ctx, pod, running(), podworker.Kill{GracePeriod: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.SyncTerminatedPod(f.ctx, pod, exited(0)); err != nil {
+	if _, err := f.s.SyncTerminatedPod(f.ctx, pod, exited(0)); err != nil {
 		t.Fatal(err)
 	}
 	type span struct {

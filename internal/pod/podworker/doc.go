@@ -17,6 +17,14 @@
 //   - static.go: static pods with the same full name start one at a time.
 //   - known.go: queries for the sync loop and housekeeping, SyncKnownPods.
 //
+// The workers send the one "pod gone" signal (Config.Gone, the route of
+// internal/pod/podgone), once per worker: as it finishes, when
+// SyncTerminatedPod reported the pod gone (it was no longer desired and
+// was removed) or the worker was a runtime pod's; else when SyncKnownPods
+// forgets the finished worker because its UID is no longer desired. A
+// finished worker forgotten because its UID was created again is not
+// gone. OnFinished only wakes (the status writer).
+//
 // The package does no work of its own on pods: what a sync means is the
 // Syncer's business (internal/pod/podsync); when to resync is the sync loop's
 // (it calls SyncDue every second).

@@ -42,6 +42,8 @@ type fakeResult struct {
 	outcome SyncOutcome
 	wakeAt  time.Time
 	err     error
+	// gone is SyncTerminatedPod's answer.
+	gone bool
 }
 
 // fakeSyncer hands every call to the test, in order.
@@ -52,13 +54,18 @@ type fakeSyncer struct {
 func newFakeSyncer() *fakeSyncer { return &fakeSyncer{calls: make(chan *fakeCall, 100)} }
 
 func (f *fakeSyncer) do(ctx context.Context, c *fakeCall) (SyncResult, error) {
+	r, err := f.doGone(ctx, c)
+	return SyncResult{Outcome: r.outcome, WakeAt: r.wakeAt}, err
+}
+
+func (f *fakeSyncer) doGone(ctx context.Context, c *fakeCall) (fakeResult, error) {
 	c.ctx, c.reply = ctx, make(chan fakeResult, 1)
 	f.calls <- c
 	select {
 	case r := <-c.reply:
-		return SyncResult{Outcome: r.outcome, WakeAt: r.wakeAt}, r.err
+		return r, r.err
 	case <-ctx.Done():
-		return SyncResult{}, ctx.Err()
+		return fakeResult{}, ctx.Err()
 	}
 }
 
@@ -76,9 +83,9 @@ func (f *fakeSyncer) SyncTerminatingRuntimePod(ctx context.Context, rt *runtimes
 	return err
 }
 
-func (f *fakeSyncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, _ *runtimestate.Pod) error {
-	_, err := f.do(ctx, &fakeCall{Method: "SyncTerminatedPod", UID: pod.UID, Version: pod.ResourceVersion})
-	return err
+func (f *fakeSyncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, _ *runtimestate.Pod) (bool, error) {
+	r, err := f.doGone(ctx, &fakeCall{Method: "SyncTerminatedPod", UID: pod.UID, Version: pod.ResourceVersion})
+	return r.gone, err
 }
 
 // fakeCache returns an empty runtime pod and records the minTime asked for.
@@ -111,6 +118,8 @@ type harness struct {
 	finished chan finishedCall
 	// relists receives the UID of every Relist call.
 	relists chan types.UID
+	// gone receives every Gone call.
+	gone chan types.UID
 }
 
 // finishedCall is one OnFinished call and what ShouldPodBeFinished said
@@ -138,6 +147,7 @@ func newHarness(t *testing.T) *harness {
 		clock:    testingclock.NewFakeClock(epoch),
 		finished: make(chan finishedCall, 100),
 		relists:  make(chan types.UID, 100),
+		gone:     make(chan types.UID, 100),
 	}
 	var w *Workers
 	w, err := New(Config{
@@ -149,6 +159,7 @@ func newHarness(t *testing.T) *harness {
 		OnFinished: func(uid types.UID) {
 			h.finished <- finishedCall{uid: uid, shouldBeFinished: w.ShouldPodBeFinished(uid)}
 		},
+		Gone: func(_ context.Context, uid types.UID) { h.gone <- uid },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +192,7 @@ func (h *harness) next(method string, uid types.UID) *fakeCall {
 }
 
 func (c *fakeCall) ok()                   { c.reply <- fakeResult{} }
+func (c *fakeCall) removed()              { c.reply <- fakeResult{gone: true} }
 func (c *fakeCall) terminal()             { c.reply <- fakeResult{outcome: SyncTerminal} }
 func (c *fakeCall) again()                { c.reply <- fakeResult{outcome: SyncAgain} }
 func (c *fakeCall) wakeAt(t time.Time)    { c.reply <- fakeResult{wakeAt: t} }

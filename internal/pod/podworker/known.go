@@ -1,6 +1,8 @@
 package podworker
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -21,29 +23,47 @@ type KnownState struct {
 }
 
 // SyncKnownPods reconciles the workers with the pods the node should have.
-// A Finished worker is forgotten when its UID is not desired, or when the
-// same UID was created again after it was asked to terminate: the caller
-// must then send a Create for every desired pod missing from the result.
-// A worker whose UID is not desired and is not Finished is terminated
-// (deleted, grace period from its pod) and woken, so it finishes on its own.
+// A Finished worker is forgotten when its UID is not desired (the pod is
+// gone: announced through Config.Gone, unless it was as the worker
+// finished), or when the same UID was created again after it was asked to
+// terminate: the caller must then send a Create for every desired pod
+// missing from the result. A worker whose UID is not desired and is not
+// Finished is terminated (deleted, grace period from its pod) and woken,
+// so it finishes on its own.
 //
 // It returns every remaining worker's state, so housekeeping can find
 // runtime pods no worker owns. After the first call, queries treat an
 // unknown UID as one with nothing running.
-func (w *Workers) SyncKnownPods(desired []*corev1.Pod) map[types.UID]KnownState {
+func (w *Workers) SyncKnownPods(ctx context.Context, desired []*corev1.Pod) map[types.UID]KnownState {
 	want := make(map[types.UID]bool, len(desired))
 	for _, pod := range desired {
 		want[pod.UID] = true
 	}
+	out, gone := w.syncKnown(want)
+	if w.cfg.Gone != nil {
+		for _, uid := range gone {
+			w.cfg.Gone(ctx, uid)
+		}
+	}
+	return out
+}
+
+// syncKnown is SyncKnownPods under the lock; gone are the pods to announce.
+func (w *Workers) syncKnown(want map[types.UID]bool) (out map[types.UID]KnownState, gone []types.UID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.synced = true
-	out := make(map[types.UID]KnownState, len(w.workers))
+	out = make(map[types.UID]KnownState, len(w.workers))
 	for uid, wk := range w.workers {
 		orphan := !want[uid]
 		if orphan || wk.restartRequested {
 			if wk.phase == Finished {
 				w.forget(wk)
+				// A UID created again is desired again, whatever the
+				// (older) desired pods say: not gone.
+				if orphan && !wk.gone && !wk.restartRequested {
+					gone = append(gone, uid)
+				}
 				continue
 			}
 			if orphan {
@@ -53,7 +73,7 @@ func (w *Workers) SyncKnownPods(desired []*corev1.Pod) map[types.UID]KnownState 
 		pod := wk.lastPod()
 		out[uid] = KnownState{Phase: wk.phase, Orphan: orphan, HasConfig: pod != nil, Static: pod != nil && podutil.IsStatic(pod)}
 	}
-	return out
+	return out, gone
 }
 
 // forget drops a Finished worker so its UID may start again. Called with

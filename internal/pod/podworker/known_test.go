@@ -33,7 +33,7 @@ func TestUIDReuseWaitsUntilForgotten(t *testing.T) {
 	}
 	// ...until SyncKnownPods forgets it: the create asked for a restart, so
 	// it goes even though the UID is desired, and the caller re-creates it.
-	known := h.w.SyncKnownPods([]*corev1.Pod{newPod("a", "3")})
+	known := h.w.SyncKnownPods(h.ctx, []*corev1.Pod{newPod("a", "3")})
 	if _, ok := known["a"]; ok {
 		t.Fatalf("SyncKnownPods kept a: %+v", known)
 	}
@@ -57,12 +57,12 @@ func TestFinishedDesiredPodIsKept(t *testing.T) {
 
 	// A terminal pod still in config stays known (and is not restarted).
 	want := map[types.UID]KnownState{"a": {Phase: Finished, HasConfig: true}}
-	if diff := cmp.Diff(want, h.w.SyncKnownPods([]*corev1.Pod{pod})); diff != "" {
+	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, []*corev1.Pod{pod})); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 	h.update(UpdateOptions{Type: SyncPodUpdate, Pod: pod})
 	// Once out of config it is forgotten.
-	if diff := cmp.Diff(map[types.UID]KnownState{}, h.w.SyncKnownPods(nil)); diff != "" {
+	if diff := cmp.Diff(map[types.UID]KnownState{}, h.w.SyncKnownPods(h.ctx, nil)); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 	if h.w.CouldHaveRunningContainers("a") || !h.w.ShouldPodBeFinished("a") {
@@ -83,7 +83,7 @@ func TestSyncKnownPodsTerminatesOrphans(t *testing.T) {
 		"a": {Phase: Terminating, Orphan: true, HasConfig: true},
 		"s": {Phase: Syncing, HasConfig: true, Static: true},
 	}
-	if diff := cmp.Diff(want, h.w.SyncKnownPods([]*corev1.Pod{newPod("s", "1", static("web"))})); diff != "" {
+	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, []*corev1.Pod{newPod("s", "1", static("web"))})); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 	term := h.next("SyncTerminatingPod", "a")
@@ -97,7 +97,7 @@ func TestSyncKnownPodsTerminatesOrphans(t *testing.T) {
 		t.Error("an orphan is deleted: its content may go once terminated")
 	}
 	want = map[types.UID]KnownState{"s": {Phase: Syncing, HasConfig: true, Static: true}}
-	if diff := cmp.Diff(want, h.w.SyncKnownPods([]*corev1.Pod{newPod("s", "1", static("web"))})); diff != "" {
+	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, []*corev1.Pod{newPod("s", "1", static("web"))})); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 }
@@ -106,7 +106,7 @@ func TestSyncKnownPodsCancelsOrphanSync(t *testing.T) {
 	h := newHarness(t)
 	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
 	sync := h.next("SyncPod", "a")
-	h.w.SyncKnownPods(nil)
+	h.w.SyncKnownPods(h.ctx, nil)
 	h.waitCancelled(sync)
 	h.next("SyncTerminatingPod", "a").ok()
 	h.next("SyncTerminatedPod", "a").ok()
@@ -118,7 +118,7 @@ func TestSyncKnownPodsReportsRuntimeOrphan(t *testing.T) {
 	h.update(UpdateOptions{Type: SyncPodKill, RuntimePod: &runtimestate.Pod{UID: "o", Name: "ghost"}})
 	c := h.next("SyncTerminatingRuntimePod", "o")
 	want := map[types.UID]KnownState{"o": {Phase: Terminating, Orphan: true}}
-	if diff := cmp.Diff(want, h.w.SyncKnownPods(nil)); diff != "" {
+	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, nil)); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 	c.ok()
@@ -140,7 +140,7 @@ func TestQueriesForUnknownUIDs(t *testing.T) {
 	if diff := cmp.Diff(answers{CouldRun: true}, ask()); diff != "" {
 		t.Errorf("before sync (-want +got):\n%s", diff)
 	}
-	h.w.SyncKnownPods(nil)
+	h.w.SyncKnownPods(h.ctx, nil)
 	if diff := cmp.Diff(answers{Finished: true, RuntimeGone: true, ContentGone: true}, ask()); diff != "" {
 		t.Errorf("after sync (-want +got):\n%s", diff)
 	}
@@ -246,5 +246,109 @@ func TestOnFinishedAfterThePhaseIsRecorded(t *testing.T) {
 	c := <-h.finished
 	if c.uid != "a" || !c.shouldBeFinished {
 		t.Errorf("OnFinished got %+v, want uid a with ShouldPodBeFinished already true", c)
+	}
+}
+
+// goneCalls returns the Gone calls so far.
+func (h *harness) goneCalls() []types.UID {
+	var out []types.UID
+	for {
+		select {
+		case uid := <-h.gone:
+			out = append(out, uid)
+		default:
+			return out
+		}
+	}
+}
+
+// TestGoneAsTheRemovedPodFinishes: a pod whose last sync removed it (it
+// was no longer desired) is gone as its worker finishes, and is not
+// announced again when SyncKnownPods forgets the worker.
+func TestGoneAsTheRemovedPodFinishes(t *testing.T) {
+	h := newHarness(t)
+	pod := newPod("a", "1")
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: pod})
+	h.next("SyncPod", "a").ok()
+	h.update(UpdateOptions{Type: SyncPodKill, Pod: pod})
+	h.next("SyncTerminatingPod", "a").ok()
+	h.next("SyncTerminatedPod", "a").removed()
+	h.w.Wait() // the worker goroutine announced and returned
+	if !h.w.ShouldPodBeFinished("a") {
+		t.Error("gone before the worker recorded Finished")
+	}
+	h.w.SyncKnownPods(h.ctx, nil)
+	h.w.SyncKnownPods(h.ctx, nil)
+	if diff := cmp.Diff([]types.UID{"a"}, h.goneCalls()); diff != "" {
+		t.Errorf("Gone calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestGoneOnceNoLongerDesired: a finished pod still desired (kept for its
+// logs and status) is not gone; once it is no longer desired,
+// SyncKnownPods announces it, once.
+func TestGoneOnceNoLongerDesired(t *testing.T) {
+	h := newHarness(t)
+	pod := newPod("a", "1")
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: pod})
+	h.next("SyncPod", "a").ok()
+	h.finishPod("a", pod)
+	h.w.Wait()
+	h.w.SyncKnownPods(h.ctx, []*corev1.Pod{pod})
+	if got := h.goneCalls(); len(got) != 0 {
+		t.Fatalf("Gone %v while the pod is desired", got)
+	}
+	h.w.SyncKnownPods(h.ctx, nil)
+	h.w.SyncKnownPods(h.ctx, nil)
+	if diff := cmp.Diff([]types.UID{"a"}, h.goneCalls()); diff != "" {
+		t.Errorf("Gone calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestNotGoneWhenCreatedAgain: a finished worker forgotten because its UID
+// was created again (a static pod with a fixed UID) is not gone: the pod
+// is desired and starts again.
+func TestNotGoneWhenCreatedAgain(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	h.next("SyncPod", "a").ok()
+	h.finishPod("a", newPod("a", "1"))
+	h.w.Wait()
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "2")})
+	if known := h.w.SyncKnownPods(h.ctx, []*corev1.Pod{newPod("a", "2")}); len(known) != 0 {
+		t.Fatalf("SyncKnownPods kept %v", known)
+	}
+	if got := h.goneCalls(); len(got) != 0 {
+		t.Errorf("Gone %v for a pod created again", got)
+	}
+}
+
+// TestNotGoneWhenCreatedAgainAfterTheSnapshot: the desired pods
+// housekeeping passes are those of the round's start; a pod removed and
+// created again with the same UID since (a static pod's manifest put
+// back) is desired again, and is not gone: its new admission stays.
+func TestNotGoneWhenCreatedAgainAfterTheSnapshot(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	h.next("SyncPod", "a").ok()
+	h.finishPod("a", newPod("a", "1"))
+	h.w.Wait()
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "2")})
+	h.w.SyncKnownPods(h.ctx, nil) // the round's snapshot: without a
+	if got := h.goneCalls(); len(got) != 0 {
+		t.Errorf("Gone %v for a pod created again", got)
+	}
+}
+
+// TestGoneAsARuntimeOrphanIsRemoved: a runtime pod no source knows is gone
+// once its worker killed and removed it.
+func TestGoneAsARuntimeOrphanIsRemoved(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodKill, RuntimePod: &runtimestate.Pod{UID: "o", Name: "ghost"}})
+	h.next("SyncTerminatingRuntimePod", "o").ok()
+	h.w.Wait()
+	h.w.SyncKnownPods(h.ctx, nil)
+	if diff := cmp.Diff([]types.UID{"o"}, h.goneCalls()); diff != "" {
+		t.Errorf("Gone calls (-want +got):\n%s", diff)
 	}
 }

@@ -43,16 +43,19 @@ func (w *Workers) run(ctx context.Context, wk *worker) {
 			logger := klog.FromContext(ctx).WithValues("pod", ref, "podUID", wk.uid)
 			callCtx = klog.NewContext(callCtx, logger)
 			w.observeStart(wk.uid, s)
-			res, err := w.perform(callCtx, s, lastSync)
+			res, gone, err := w.perform(callCtx, s, lastSync)
 			lastSync = w.cfg.Clock.Now()
 			if ctx.Err() != nil {
 				return
 			}
 			w.relist(callCtx, s)
 			w.observe(s)
-			if finished := w.finish(logger, wk, s, res, err); finished {
+			if finished, announce := w.finish(logger, wk, s, res, gone, err); finished {
 				if w.cfg.OnFinished != nil {
 					w.cfg.OnFinished(wk.uid)
+				}
+				if announce && w.cfg.Gone != nil {
+					w.cfg.Gone(ctx, wk.uid)
 				}
 				return
 			}
@@ -96,28 +99,31 @@ func (w *Workers) take(ctx context.Context, wk *worker) (context.Context, step, 
 }
 
 // perform makes the Syncer call of s, reading the runtime status it needs
-// first (an orphan's runtime pod is its status).
-func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (SyncResult, error) {
+// first (an orphan's runtime pod is its status). gone is
+// SyncTerminatedPod's word that the pod is gone.
+func (w *Workers) perform(ctx context.Context, s step, lastSync time.Time) (res SyncResult, gone bool, err error) {
 	if s.orphan() {
 		if s.action != CallSyncTerminatingPod {
-			return SyncResult{}, fmt.Errorf("call %v for runtime pod %q: runtime pods can only be killed", s.action, s.opts.RuntimePod.UID)
+			return SyncResult{}, false, fmt.Errorf("call %v for runtime pod %q: runtime pods can only be killed", s.action, s.opts.RuntimePod.UID)
 		}
-		return SyncResult{}, w.cfg.Syncer.SyncTerminatingRuntimePod(ctx, s.opts.RuntimePod)
+		return SyncResult{}, false, w.cfg.Syncer.SyncTerminatingRuntimePod(ctx, s.opts.RuntimePod)
 	}
 	pod := s.opts.Pod
 	rt, err := w.cfg.Cache.GetNewerThan(ctx, pod.UID, lastSync)
 	if err != nil {
-		return SyncResult{}, fmt.Errorf("get runtime status of pod %q: %w", pod.UID, err)
+		return SyncResult{}, false, fmt.Errorf("get runtime status of pod %q: %w", pod.UID, err)
 	}
 	switch s.action {
 	case CallSyncPod:
-		return w.cfg.Syncer.SyncPod(ctx, s.opts.Type, pod, rt)
+		res, err = w.cfg.Syncer.SyncPod(ctx, s.opts.Type, pod, rt)
+		return res, false, err
 	case CallSyncTerminatingPod:
-		return SyncResult{}, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.kill)
+		return SyncResult{}, false, w.cfg.Syncer.SyncTerminatingPod(ctx, pod, rt, s.kill)
 	case CallSyncTerminatedPod:
-		return SyncResult{}, w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
+		gone, err = w.cfg.Syncer.SyncTerminatedPod(ctx, pod, rt)
+		return SyncResult{}, gone, err
 	}
-	return SyncResult{}, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
+	return SyncResult{}, false, fmt.Errorf("perform %v for pod %q: not a call", s.action, pod.UID)
 }
 
 // relist has the pod relisted on demand after a call that may have acted
@@ -189,9 +195,11 @@ func resultEvent(s step, outcome SyncOutcome, err error) Event {
 
 // finish records the outcome of a call: the next phase, then either an
 // immediate next call (via a replayed update), a requeue (no later than
-// the result's WakeAt), or retirement. It returns true when the pod is
-// Finished and the goroutine must exit.
-func (w *Workers) finish(logger klog.Logger, wk *worker, s step, res SyncResult, err error) bool {
+// the result's WakeAt), or retirement. It returns finished when the pod
+// is Finished and the goroutine must exit, and announce when the pod is
+// gone now (gone: SyncTerminatedPod said so; or the worker was an
+// orphan's), which the caller announces once the lock is released.
+func (w *Workers) finish(logger klog.Logger, wk *worker, s step, res SyncResult, gone bool, err error) (finished, announce bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wk.cancel() // release the call's context
@@ -237,10 +245,11 @@ func (w *Workers) finish(logger klog.Logger, wk *worker, s step, res SyncResult,
 		logger.Error(err, "Pod worker call failed", "call", s.action, "phase", next, "retryAfter", retryAfter)
 	}
 	if next == Finished {
+		wk.gone = s.orphan() || gone
 		w.retire(logger, wk)
-		return true
+		return true, wk.gone
 	}
-	return false
+	return false, false
 }
 
 // wakeBy shortens a requeue delay (0: none) so that it comes no later than
@@ -255,7 +264,8 @@ func wakeBy(delay time.Duration, wakeAt, now time.Time) time.Duration {
 
 // retire cleans up after a worker reached Finished: it frees a static pod's
 // full name (waking the next pod waiting for it) and forgets an orphan at
-// once (it has no config to be remembered by). Called with w.mu held.
+// once (it has no config to be remembered by; finish announces it gone).
+// Called with w.mu held.
 func (w *Workers) retire(logger klog.Logger, wk *worker) {
 	w.retry.remove(wk.uid)
 	w.releaseName(wk)

@@ -128,8 +128,12 @@ type Syncer interface {
 	// SyncTerminatingRuntimePod kills an orphaned runtime pod (no config).
 	SyncTerminatingRuntimePod(ctx context.Context, rt *runtimestate.Pod) error
 	// SyncTerminatedPod releases what is left (sandbox, directories) after
-	// every container has stopped.
-	SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) error
+	// every container has stopped. It reports gone when the pod was no
+	// longer desired and everything of it was removed: the worker then
+	// announces the pod gone as it finishes (Config.Gone). A pod still
+	// desired (kept for its logs and status) is announced once it is not
+	// (SyncKnownPods).
+	SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod) (gone bool, err error)
 }
 
 // StatusCache is the PLEG's pod status cache as the workers read it.

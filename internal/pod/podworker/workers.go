@@ -69,8 +69,18 @@ type Config struct {
 	// Finished (SyncTerminatedPod succeeded: containers stopped, volumes
 	// torn down), once the phase is recorded, so ShouldPodBeFinished is
 	// already true. It is called on the pod's worker goroutine and must not
-	// block.
+	// block. It wakes; it forgets nothing (that is Gone's).
 	OnFinished func(uid types.UID)
+	// Gone, if set, is the one "pod gone" signal (podgone.Route.Gone):
+	// the workers send it once per worker, when the worker is Finished and
+	// its pod is no longer desired: as it finishes, when SyncTerminatedPod
+	// reported the pod gone or the worker was a runtime pod's (an orphan
+	// kill); else when SyncKnownPods forgets it, its UID no longer desired.
+	// A worker forgotten because its UID was created again is not gone.
+	// It is called without the Workers' lock, on the pod's worker
+	// goroutine or SyncKnownPods' caller, once the worker's phase is
+	// recorded.
+	Gone func(ctx context.Context, uid types.UID)
 }
 
 // Workers runs one goroutine per pod UID. All methods are safe for
@@ -124,6 +134,9 @@ type worker struct {
 	// transientFailures counts the calls in a row that failed transiently
 	// (Config.Transient); any other outcome resets it.
 	transientFailures int
+	// gone: the pod was announced gone as the worker finished
+	// (Config.Gone); SyncKnownPods does not announce it again.
+	gone bool
 }
 
 // New validates cfg, fills in defaults and returns idle Workers.

@@ -21,6 +21,8 @@
 //	grpc.go     grpc handler (grpc.health.v1 Check)
 //	runner.go   handler dispatch, retries, Unhealthy/ProbeWarning events
 //	worker.go   the per-container worker loop
-//	prober.go   Prober: Config, New, Run, AddPod, Snapshot, Updates
+//	prober.go   Prober: Config, New, Run, AddPod, RemovePod (a terminated
+//	            pod), Forget (a pod that is gone: internal/pod/podgone),
+//	            Snapshot, Updates
 //	metrics.go  prober_probe_total, prober_probe_duration_seconds
 package prober

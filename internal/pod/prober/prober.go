@@ -165,7 +165,12 @@ func (p *Prober) StopLivenessAndStartup(uid types.UID) {
 	}
 }
 
-// RemovePod ends every probe of the pod and forgets its results.
+// Forget ends every probe of a pod that is gone and forgets its results
+// (podgone.Owner): RemovePod.
+func (p *Prober) Forget(_ context.Context, uid types.UID) { p.RemovePod(uid) }
+
+// RemovePod ends every probe of the pod and forgets its results: the pod
+// terminated (podsync), or is gone (Forget).
 func (p *Prober) RemovePod(uid types.UID) {
 	p.mu.Lock()
 	_, ok := p.pods[uid]

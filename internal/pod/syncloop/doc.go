@@ -6,5 +6,7 @@
 // goroutine of its own that the housekeeping tick only wakes.
 //
 // The desired pods are published as an immutable snapshot (Pods) that any
-// goroutine may read.
+// goroutine may read; so are the API source's mirror pods (MirrorPod,
+// MirrorPods), which are never run: housekeeping counts them as known to
+// a source.
 package syncloop

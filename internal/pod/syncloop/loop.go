@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -116,6 +117,12 @@ func (l *Loop) Pod(uid types.UID) (*corev1.Pod, bool) {
 func (l *Loop) MirrorPod(fullName string) (*corev1.Pod, bool) {
 	p, ok := (*l.mirrorSnapshot.Load())[fullName]
 	return p, ok
+}
+
+// MirrorPods returns the mirror pods the API source has, in no order. The
+// pods are shared: callers must not mutate them.
+func (l *Loop) MirrorPods() []*corev1.Pod {
+	return slices.Collect(maps.Values(*l.mirrorSnapshot.Load()))
 }
 
 // LastIteration is when the loop last went round; for health checks.

@@ -6,7 +6,9 @@
 //	runtime.go   kubelet_runtime_operations_* and started pods/containers, fed by the CRI interceptor (ObserveCRI)
 //	pleg.go      kubelet_pleg_* and the running pods/containers gauges, fed by the PLEG (ObserveRelist of
 //	             a Relist, the figures they need, which the agent copies from pleg.RelistStats)
-//	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker
+//	startup.go   kubelet_pod_start_sli_duration_seconds and friends: the pod startup latency tracker;
+//	             Forget drops a pod that is gone (internal/pod/podgone); HeldPods lets housekeeping
+//	             find the pods no worker's end covers: the mirror pods, once the API has them no more
 //	certificate.go the certificate managers' renewal errors, rotation ages and TTLs (internal/cluster/certificate)
 //	eviction.go  kubelet_evictions and kubelet_eviction_stats_age_seconds, fed by the eviction manager
 //	userns.go    kubelet_started_user_namespaced_pods_total and _errors_total, fed by kuberuntime's Apply

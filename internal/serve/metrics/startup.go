@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -79,8 +80,15 @@ func (m *Metrics) ObservePodStatus(uid types.UID, status *corev1.PodStatus) {
 	m.startup.statusUpdated(uid, status)
 }
 
-// ForgetPod drops what the tracker holds for a pod.
-func (m *Metrics) ForgetPod(uid types.UID) { m.startup.forget(uid) }
+// Forget drops what the pod startup tracker holds for a pod: the pod is
+// gone (podgone.Owner).
+func (m *Metrics) Forget(_ context.Context, uid types.UID) { m.startup.forget(uid) }
+
+// HeldPods lists the pods the startup tracker holds state for
+// (podgone.Holder): the tracker sees every pod the sources show, mirror
+// pods too, which no pod worker runs, so no worker's end forgets them;
+// housekeeping finds them once the API has them no more.
+func (m *Metrics) HeldPods() []types.UID { return m.startup.held() }
 
 // startupTracker follows each pod from the moment berth first sees it to
 // the moment the watch shows it with every container started, and records

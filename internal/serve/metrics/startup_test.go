@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -111,8 +112,8 @@ func TestStartupTrackerForgetsTerminalPods(t *testing.T) {
 		t.Errorf("tracker still holds %d pods", len(m.startup.pods))
 	}
 	m.ObservePodsOnWatch([]*corev1.Pod{pod}, func(*corev1.Pod) bool { return false }, clk.Now())
-	m.ForgetPod("u")
+	m.Forget(context.Background(), "u")
 	if len(m.startup.pods) != 0 {
-		t.Errorf("tracker still holds %d pods after ForgetPod", len(m.startup.pods))
+		t.Errorf("tracker still holds %d pods after Forget", len(m.startup.pods))
 	}
 }

@@ -86,6 +86,21 @@ func (t *startupTracker) imagePulled(uid types.UID, start, end time.Time) {
 	}
 }
 
+func (t *startupTracker) held() []types.UID {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]types.UID, 0, len(t.pods)+len(t.excluded))
+	for uid := range t.pods {
+		out = append(out, uid)
+	}
+	for uid := range t.excluded {
+		if _, ok := t.pods[uid]; !ok {
+			out = append(out, uid)
+		}
+	}
+	return out
+}
+
 func (t *startupTracker) forget(uid types.UID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -32,6 +32,8 @@ var rules = []rule{
 	// The cgroup arithmetic containers and pod cgroups share: plain values
 	// only, not even the CRI or API types.
 	{dir: "podkit/cgroupmath", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api", "k8s.io/api"}},
+	// The route by which per-pod state ends: a registry, no effects.
+	{dir: "pod/podgone", also: []string{"os", "math/rand", "math/rand/v2", "k8s.io/utils/clock"}},
 	{dir: "podkit/podutil", also: []string{"os", "k8s.io/klog/v2", "k8s.io/apimachinery/pkg/util/runtime"}},
 	{dir: "pod/pleg", files: []string{"diff.go", "cache.go"}},
 	// Admission counts requests with podutil's PodRequests and

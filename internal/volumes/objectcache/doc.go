@@ -31,7 +31,9 @@
 // Registration (one place): podsync.SyncPod registers the pod before it
 // sets up volumes and starts containers, on every sync (a changed spec
 // replaces the pod's references); podsync.SyncTerminatedPod unregisters it
-// once its volumes are torn down. That is where upstream does it (SyncPod,
+// once its volumes are torn down; Forget, which the route by which
+// per-pod state ends (internal/pod/podgone) calls for a pod that is gone,
+// unregisters whatever is left. That is where upstream does it (SyncPod,
 // SyncTerminatedPod), and it means an object is watched exactly while a pod
 // that may read it has not terminated.
 //

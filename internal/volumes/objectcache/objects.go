@@ -125,17 +125,23 @@ func (o *Objects) RegisterPod(pod *corev1.Pod) {
 
 // UnregisterPod drops the references of the pod (by UID); the watch of an
 // object no other registered pod references stops. Idempotent.
-func (o *Objects) UnregisterPod(pod *corev1.Pod) {
+func (o *Objects) UnregisterPod(pod *corev1.Pod) { o.unregister(pod.UID) }
+
+// Forget unregisters a pod that is gone (podgone.Owner); podsync has
+// unregistered it as it terminated.
+func (o *Objects) Forget(_ context.Context, uid types.UID) { o.unregister(uid) }
+
+func (o *Objects) unregister(uid types.UID) {
 	if o.configMaps == nil {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	prev, ok := o.pods[pod.UID]
+	prev, ok := o.pods[uid]
 	if !ok {
 		return
 	}
-	delete(o.pods, pod.UID)
+	delete(o.pods, uid)
 	o.update(prev, podRefs{namespace: prev.namespace})
 }
 

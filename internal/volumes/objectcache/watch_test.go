@@ -107,7 +107,8 @@ func TestWatchIsSharedAndStopsAfterLastPod(t *testing.T) {
 		t.Errorf("configMap value = %q, want v1", got)
 	}
 
-	o.UnregisterPod(b)
+	// b is gone (podgone): Forget drops its references as UnregisterPod does.
+	o.Forget(context.Background(), b.UID)
 	eventually(t, "watch stopped after the last pod", func() bool { return isStopped(w) })
 	if _, err := o.ConfigMap(testCtx(t), "ns", "cfg"); err == nil || apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap after the last pod = %v, want a not-registered error", err)

@@ -28,7 +28,9 @@
 //
 // Effects:
 //
-//	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state
+//	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state;
+//	               TearDown drops a pod's state, Forget (internal/pod/podgone) that
+//	               of a pod gone without one
 //	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath
 //	ready.go       the on-disk ready marker: ownership was applied, never walk again
 //	fetch.go       configMaps and secrets from Objects (internal/volumes/objectcache), tokens with their cache;

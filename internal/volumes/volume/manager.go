@@ -188,6 +188,15 @@ func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 	return nil
 }
 
+// Forget drops what the Manager remembers of a pod that is gone
+// (podgone.Owner). It unmounts nothing: a pod is gone only once its
+// volumes were torn down (TearDown), by its worker or by housekeeping.
+func (m *Manager) Forget(_ context.Context, uid types.UID) {
+	m.mu.Lock()
+	delete(m.pods, uid)
+	m.mu.Unlock()
+}
+
 func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
 	dirs, err := filepath.Glob(filepath.Join(volumesDir, "*", "*"))
 	if err != nil {

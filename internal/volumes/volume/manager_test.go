@@ -266,6 +266,28 @@ func TestSetUpRefreshTearDown(t *testing.T) {
 	}
 }
 
+// TestForgetDropsThePod: a pod that is gone leaves nothing in the
+// Manager; its mounts are TearDown's, not Forget's.
+func TestForgetDropsThePod(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, clusterObjects()...)
+	if _, err := e.m.SetUp(ctx, fullPod(filepath.Join(t.TempDir(), "host"))); err != nil {
+		t.Fatalf("SetUp() = %v", err)
+	}
+	mounts := e.mounter.snapshot()
+	e.m.Forget(ctx, "uid-1")
+	e.m.Forget(ctx, "uid-1") // idempotent
+	e.m.mu.Lock()
+	n := len(e.m.pods)
+	e.m.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d pods remembered after Forget, want 0", n)
+	}
+	if diff := cmp.Diff(mounts, e.mounter.snapshot()); diff != "" {
+		t.Errorf("Forget changed the mounts (-before +after):\n%s", diff)
+	}
+}
+
 func TestSetUpErrors(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)

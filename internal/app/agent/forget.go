@@ -1,0 +1,32 @@
+package agent
+
+import (
+	"github.com/berthk8s/berth/internal/pod/podgone"
+	"github.com/berthk8s/berth/internal/pod/podsync"
+)
+
+// registerOwners registers every owner of per-pod state with route, the
+// one way that state ends (internal/pod/podgone, STYLE rule 20), once
+// every component is built and before anything runs. The pod workers tell
+// route of a pod that is finished and no longer desired, housekeeping of
+// the orphans the Holders (statuses, allocations, user namespaces, the pod
+// startup tracker, which sees mirror pods no worker runs) hold; each owner
+// then forgets the pod, in this order: the syncer's record, the probes,
+// the status and what the status writer wrote of it, the allocations, the
+// user namespace, the volumes, the configMap and secret references, the
+// exclusive CPUs and memory.
+func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
+	route.Register("pod records", syncer)
+	route.Register("probes", n.prober)
+	route.Register("statuses", n.statuses)
+	if n.cluster.status != nil { // cluster mode
+		route.Register("status writer", n.cluster.status)
+	}
+	route.Register("pod startup tracker", n.metrics)
+	route.Register("allocations", n.alloc)
+	route.Register("user namespaces", n.userns)
+	route.Register("volumes", n.volumes)
+	route.Register("configMaps and secrets", n.objects)
+	route.Register("cpu manager", n.cpus)
+	route.Register("memory manager", n.memory)
+}
