@@ -256,7 +256,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.relister, err = n.newPLEG(runtimeMgr, cache); err != nil {
 		return err
 	}
-	n.statuses = podstatus.NewStoreWithClock(clk)
+	n.statuses = podstatus.NewStore(clk)
 	if n.prober, n.probeMetrics, err = n.newProber(); err != nil {
 		return err
 	}

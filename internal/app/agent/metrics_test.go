@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/pod/pleg"
@@ -29,7 +30,7 @@ func TestObservedUpdateStartsThePodStartupClock(t *testing.T) {
 	observeUpdate(m, clk)(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod}})
 	// The syncer's status store reports the pod running; the pod start
 	// duration is recorded from the update's first sighting.
-	statuses := observedStatuses{podstatus.NewStore(), m}
+	statuses := observedStatuses{podstatus.NewStore(clock.RealClock{}), m}
 	clk.Step(2 * time.Second)
 	statuses.Set("u", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
 		Name: "c", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(clk.Now())}},

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/clock"
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/pod/podstatus"
@@ -27,7 +28,7 @@ func BenchmarkPassOneChange(b *testing.B) {
 		objs = append(objs, p)
 		pods[p.UID] = p
 	}
-	store := podstatus.NewStore()
+	store := podstatus.NewStore(clock.RealClock{})
 	s, err := New(Config{
 		Client: fake.NewClientset(objs...), Store: store, Clock: testclock.NewFakeClock(now),
 		Pod:          func(uid types.UID) (*corev1.Pod, bool) { p, ok := pods[uid]; return p, ok },

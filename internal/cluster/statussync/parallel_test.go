@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/pod/podstatus"
@@ -62,7 +63,7 @@ func TestPassWritesPodsConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := podstatus.NewStore()
+	store := podstatus.NewStore(clock.RealClock{})
 	s, err := New(Config{
 		Client: client, Store: store, Clock: testclock.NewFakeClock(now),
 		Pod: func(uid types.UID) (*corev1.Pod, bool) {

@@ -48,7 +48,7 @@ type env struct {
 func newEnv(t *testing.T, objs ...runtime.Object) *env {
 	clk := testclock.NewFakeClock(now)
 	e := &env{
-		t: t, cs: fake.NewClientset(objs...), store: podstatus.NewStoreWithClock(clk),
+		t: t, cs: fake.NewClientset(objs...), store: podstatus.NewStore(clk),
 		clock: clk, passes: make(chan bool, 100),
 		static: map[types.UID]*corev1.Pod{}, finished: map[types.UID]bool{}, lookups: map[types.UID]int{},
 		stale: map[types.UID]*corev1.Pod{},

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/pod/podgone"
 	"github.com/berthk8s/berth/internal/pod/podstatus"
@@ -300,7 +301,7 @@ func TestOrphanStatusIsForgottenThroughTheRoute(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(pods, "gone"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	store := podstatus.NewStore()
+	store := podstatus.NewStore(clock.RealClock{})
 	store.Set("gone", corev1.PodStatus{Phase: corev1.PodRunning})
 	tracker := newHolder() // another owner, which holds nothing housekeeping could see
 	r := podgone.New()

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/pod/podplan"
 	"github.com/berthk8s/berth/internal/serve/metrics"
@@ -27,7 +28,7 @@ func cpuMem(cpu, mem string) corev1.ResourceRequirements {
 // or not.
 func TestApplyResize(t *testing.T) {
 	cg := &fakeCgroups{resizeTakes: 20 * time.Millisecond}
-	mt, err := metrics.New(metrics.Config{NodeName: "node"})
+	mt, err := metrics.New(metrics.Config{NodeName: "node", Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}

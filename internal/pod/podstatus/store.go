@@ -47,11 +47,8 @@ type Entry struct {
 	Seq uint64
 }
 
-// NewStore returns an empty store that stamps changes with the real clock.
-func NewStore() *Store { return NewStoreWithClock(clock.RealClock{}) }
-
-// NewStoreWithClock returns an empty store that stamps changes with clk.
-func NewStoreWithClock(clk clock.PassiveClock) *Store {
+// NewStore returns an empty store that stamps changes with clk.
+func NewStore(clk clock.PassiveClock) *Store {
 	return &Store{clock: clk, statuses: make(map[types.UID]Entry), changed: make(chan struct{}, 1)}
 }
 

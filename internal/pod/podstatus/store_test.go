@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -29,7 +30,7 @@ func TestStoreNeverLeavesTerminalPhase(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewStore()
+			s := NewStore(clock.RealClock{})
 			s.Set("u", tc.stored)
 			tc.set.HostIP = "10.0.0.1"
 			ret := s.Set("u", tc.set)
@@ -45,7 +46,7 @@ func TestStoreNeverLeavesTerminalPhase(t *testing.T) {
 }
 
 func TestStoreCopiesAndSnapshot(t *testing.T) {
-	s := NewStore()
+	s := NewStore(clock.RealClock{})
 	in := corev1.PodStatus{Phase: corev1.PodRunning, PodIPs: []corev1.PodIP{{IP: "10.1.1.1"}}}
 	s.Set("a", in)
 	s.Set("b", corev1.PodStatus{Phase: corev1.PodPending})
@@ -70,7 +71,7 @@ func TestStoreCopiesAndSnapshot(t *testing.T) {
 }
 
 func TestStoreConcurrent(t *testing.T) {
-	s := NewStore()
+	s := NewStore(clock.RealClock{})
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
@@ -92,7 +93,7 @@ func TestStoreConcurrent(t *testing.T) {
 }
 
 func TestStoreChanged(t *testing.T) {
-	s := NewStore()
+	s := NewStore(clock.RealClock{})
 	pending := func() bool {
 		select {
 		case <-s.Changed():
@@ -129,7 +130,7 @@ func TestStoreChanged(t *testing.T) {
 func TestStoreEntriesChangeTime(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(t0)
-	s := NewStoreWithClock(clk)
+	s := NewStore(clk)
 	running := corev1.PodStatus{Phase: corev1.PodRunning}
 	steps := []struct {
 		name        string
@@ -158,7 +159,7 @@ func TestStoreEntriesChangeTime(t *testing.T) {
 // TestStoreEntriesSince: a reader that keeps the change count gets the
 // entries changed since, plus the ones it asks for, and nothing else.
 func TestStoreEntriesSince(t *testing.T) {
-	s := NewStore()
+	s := NewStore(clock.RealClock{})
 	pending, running := corev1.PodStatus{Phase: corev1.PodPending}, corev1.PodStatus{Phase: corev1.PodRunning}
 	s.Set("a", pending)
 	s.Set("b", pending)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -23,7 +24,7 @@ import (
 func TestSyncPodActiveDeadline(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
-	rt, store, rec := &runtime{}, podstatus.NewStore(), &events{}
+	rt, store, rec := &runtime{}, podstatus.NewStore(clock.RealClock{}), &events{}
 	s, err := New(Config{
 		Runtime: rt, Statuses: store, Clock: clk, PodsDir: t.TempDir(), Recorder: rec,
 		Desired: func(types.UID) bool { return true },

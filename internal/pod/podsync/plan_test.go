@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/platform/cri/crifake"
@@ -52,7 +53,7 @@ func newPlanEnv(t *testing.T) *planEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &planEnv{t: t, ctx: ctx, clock: clk, fake: fake, rt: rt, store: podstatus.NewStore()}
+	e := &planEnv{t: t, ctx: ctx, clock: clk, fake: fake, rt: rt, store: podstatus.NewStore(clock.RealClock{})}
 	if e.s, err = New(Config{Runtime: rt, Statuses: e.store, Clock: clk, PodsDir: dir + "/pods",
 		Desired: func(types.UID) bool { return true }}); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/utils/clock"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -149,7 +150,7 @@ func TestSyncPodResize(t *testing.T) {
 // resize is resolved as terminated.
 func TestTerminalPodDropsResizeConditions(t *testing.T) {
 	f := newFixture(t)
-	mt, err := metrics.New(metrics.Config{NodeName: "node"})
+	mt, err := metrics.New(metrics.Config{NodeName: "node", Clock: clock.RealClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}

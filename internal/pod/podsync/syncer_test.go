@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/pod/kuberuntime"
@@ -86,7 +87,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
-	f := &fixture{rt: &runtime{}, store: podstatus.NewStore(), desired: map[types.UID]bool{}, ctx: ctx}
+	f := &fixture{rt: &runtime{}, store: podstatus.NewStore(clock.RealClock{}), desired: map[types.UID]bool{}, ctx: ctx}
 	s, err := New(Config{
 		Runtime: f.rt, Statuses: f.store, Clock: clocktesting.NewFakePassiveClock(time.Unix(1000, 0)),
 		PodsDir: t.TempDir(), HostIPs: []string{"192.0.2.10"},

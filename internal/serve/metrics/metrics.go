@@ -30,7 +30,7 @@ var (
 type Config struct {
 	// NodeName labels kubelet_node_name.
 	NodeName string
-	// Clock stamps pod startup observations; nil means the real clock.
+	// Clock stamps pod startup observations (required).
 	Clock clock.PassiveClock
 }
 
@@ -56,7 +56,7 @@ func New(cfg Config) (*Metrics, error) {
 		return nil, errors.New("create metrics: node name is required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		return nil, errors.New("create metrics: clock is required")
 	}
 	m := &Metrics{
 		reg:      prometheus.NewRegistry(),
