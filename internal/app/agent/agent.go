@@ -91,6 +91,9 @@ type node struct {
 	workers  *podworker.Workers
 	sources  *sources
 	loop     *syncloop.Loop
+	// desired is the sync loop's published view of the desired pods,
+	// built before the loop and every reader of it.
+	desired *syncloop.Desired
 	metrics  *metrics.Metrics
 	streams  streamingHandlers
 	observe  observability
@@ -150,7 +153,7 @@ func runWith(ctx context.Context, cfg *config.Config, version string, clk clock.
 // assemble connects to the runtime and builds every component.
 func assemble(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) (*node, error) {
 	kc := &cfg.Kubelet
-	n := &node{cfg: cfg, clock: clk}
+	n := &node{cfg: cfg, clock: clk, desired: syncloop.NewDesired()}
 	m, err := newMetrics(cfg.NodeName, n.clock)
 	if err != nil {
 		return nil, err
@@ -271,12 +274,12 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	// Per-pod state ends through route alone: the workers and housekeeping
 	// tell it, the owners register with it (registerOwners, below).
 	route := podgone.New()
-	// The funcs below read n.loop and n.workers, set further down.
+	// The func below reads n.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
 		Runtime: runtimeMgr, Statuses: observedStatuses{n.statuses, n.metrics}, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
 		RuntimeName: info.RuntimeName, IsStatic: podutil.IsStatic,
-		Desired: func(uid types.UID) bool { _, ok := n.loop.Pod(uid); return ok },
-		Mirrors: cl.mirrors(func(fullName string) (*corev1.Pod, bool) { return n.loop.MirrorPod(fullName) },
+		Desired: n.desired.Has,
+		Mirrors: cl.mirrors(n.desired.MirrorPod,
 			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),
 		Volumes:        n.volumes,
 		Prober:         n.prober,
@@ -312,7 +315,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	admit.cpus, admit.memory, admit.sysctls, admit.features = n.admitResources, n.admitMemory, sysctls, n.declared.Admit
 	if n.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
-		Admit: admit.Admit, Resize: n.alloc.Resize, Reconciled: n.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk,
+		Admit: admit.Admit, Resize: n.alloc.Resize, Reconciled: n.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk, Desired: n.desired,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
 	}
@@ -332,7 +335,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.evictor, err = n.newEviction(); err != nil {
 		return err
 	}
-	if err := cl.startStatusSync(n.statuses, n.loop, n.workers, observeWritten(n.metrics)); err != nil {
+	if err := cl.startStatusSync(n.statuses, n.desired, n.workers, observeWritten(n.metrics)); err != nil {
 		return err
 	}
 	n.registerOwners(route, syncer)
@@ -476,7 +479,7 @@ func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager, route *podgone.Ro
 	keeperCfg := housekeeping.Config{
 		Workers: n.workers, Gone: route, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
 		PodLogsDir: kc.PodLogsDir, TearDown: n.volumes.TearDown,
-		Mirrors: func() []*corev1.Pod { return n.loop.MirrorPods() }, // n.loop is set before the loop runs
+		Mirrors: n.desired.MirrorPods,
 	}
 	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
 		keeperCfg.Cgroups = n.cgroups
@@ -500,7 +503,7 @@ func (n *node) run(ctx context.Context) error {
 		}
 		return nil
 	}
-	listPods := func() []corev1.Pod { return podsWithStatus(n.loop.Pods(), n.statuses) }
+	listPods := func() []corev1.Pod { return podsWithStatus(n.desired.Pods(), n.statuses) }
 
 	g := newGroup(ctx, stopBudget, n.clock)
 	if n.system != nil {
@@ -576,13 +579,12 @@ func (n *node) close() {
 }
 
 // podCgroups is the container manager for kuberuntime; nil without
-// cgroupsPerQOS. EnsurePod counts the pods the sync loop wants (n.loop is
-// set before any pod syncs).
+// cgroupsPerQOS. EnsurePod counts the pods the sync loop wants.
 func (n *node) podCgroups() kuberuntime.PodCgroups {
 	if n.cgroups == nil {
 		return nil
 	}
-	return podCgroups{m: n.cgroups, active: func() []*corev1.Pod { return n.loop.Pods() }}
+	return podCgroups{m: n.cgroups, active: n.desired.Pods}
 }
 
 func (n *node) podsDir() string { return filepath.Join(n.cfg.RootDir, "pods") }

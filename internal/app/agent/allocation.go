@@ -45,7 +45,7 @@ func (n *node) newAllocation(admit *admitter, resize allocation.Node) (*allocati
 // activePods are the pods the sync loop wants that still count against
 // the node (admission's view).
 func (n *node) activePods() []*corev1.Pod {
-	all := n.loop.Pods()
+	all := n.desired.Pods()
 	out := make([]*corev1.Pod, 0, len(all))
 	for _, p := range all {
 		if isActive(n.statuses, n.workers, p.UID) {

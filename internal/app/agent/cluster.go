@@ -151,15 +151,15 @@ func (c *cluster) mirrors(lookup func(fullName string) (*corev1.Pod, bool), term
 }
 
 // startStatusSync builds the pod status writer (cluster mode only).
-func (c *cluster) startStatusSync(store *podstatus.Store, loop *syncloop.Loop, workers *podworker.Workers,
+func (c *cluster) startStatusSync(store *podstatus.Store, desired *syncloop.Desired, workers *podworker.Workers,
 	observe func(context.Context, statussync.Written)) error {
 	if c.clients == nil {
 		return nil
 	}
 	s, err := statussync.New(statussync.Config{
-		Client: c.clients.Main, Store: store, Pod: loop.Pod,
+		Client: c.clients.Main, Store: store, Pod: desired.Pod,
 		MirrorPod: func(static *corev1.Pod) (*corev1.Pod, bool) {
-			m, ok := loop.MirrorPod(podsource.GetPodFullName(static))
+			m, ok := desired.MirrorPod(podsource.GetPodFullName(static))
 			return m, ok && mirrorpod.IsMirrorOf(m, static)
 		},
 		// As upstream (PodCouldBeDeleted): only once the pod's resources

@@ -64,7 +64,7 @@ func (n *node) updateCPUSet(ctx context.Context, containerID string, cpus cpuset
 // active pods (upstream's GetActivePods) and their running containers.
 func (n *node) cpuSnapshot(cache *pleg.Cache) cpumanager.Snapshot {
 	snap := cpumanager.Snapshot{SourcesReady: n.sources.Ready(), Running: map[string]map[string]string{}}
-	for _, p := range n.loop.Pods() {
+	for _, p := range n.desired.Pods() {
 		if !isActive(n.statuses, n.workers, p.UID) {
 			continue
 		}

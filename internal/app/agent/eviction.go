@@ -78,7 +78,7 @@ func (n *node) memcgNotifier() (eviction.Notifier, eviction.MemoryCgroups) {
 // not requested yet (an evicted pod is not evicted again).
 func (n *node) evictablePods() []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, p := range n.loop.Pods() {
+	for _, p := range n.desired.Pods() {
 		if isActive(n.statuses, n.workers, p.UID) && !n.workers.IsPodTerminationRequested(p.UID) {
 			out = append(out, p)
 		}

@@ -14,7 +14,7 @@ import (
 // newShutdown builds the graceful node shutdown manager, or returns nil
 // when shutdownGracePeriod and shutdownGracePeriodByPodPriority ask for
 // none. It ends pods through their workers, with upstream's reason and
-// message, and reads n.loop and n.workers, which assemblePods sets first.
+// message, and reads n.desired and n.workers, which assemblePods sets first.
 func (n *node) newShutdown() (*nodeshutdown.Manager, error) {
 	periods := nodeshutdown.Periods(&n.cfg.Kubelet)
 	if periods == nil {
@@ -24,7 +24,7 @@ func (n *node) newShutdown() (*nodeshutdown.Manager, error) {
 		Periods: periods,
 		Pods: func() []*corev1.Pod {
 			var out []*corev1.Pod
-			for _, p := range n.loop.Pods() {
+			for _, p := range n.desired.Pods() {
 				if isActive(n.statuses, n.workers, p.UID) {
 					out = append(out, p)
 				}

@@ -21,7 +21,7 @@ type streamingHandlers struct {
 
 // newStreamingHandlers builds the container endpoints over the pods the
 // sync loop knows (with their latest status) and the runtime's view of
-// them in the PLEG cache. It reads n.loop and n.statuses when serving.
+// them in the PLEG cache. It reads n.desired and n.statuses when serving.
 func (n *node) newStreamingHandlers(cache *pleg.Cache) (streamingHandlers, error) {
 	kc := &n.cfg.Kubelet
 	container := func(uid types.UID, id string) (runtimestate.Container, bool) {
@@ -58,7 +58,7 @@ func (n *node) newStreamingHandlers(cache *pleg.Cache) (streamingHandlers, error
 // podByName returns the pod berth runs with that namespace and name,
 // carrying its latest status.
 func (n *node) podByName(namespace, name string) (*corev1.Pod, bool) {
-	for _, p := range n.loop.Pods() {
+	for _, p := range n.desired.Pods() {
 		if p.Namespace != namespace || p.Name != name {
 			continue
 		}

@@ -3,9 +3,6 @@ package syncloop
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
-	"sort"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +63,9 @@ type Config struct {
 	// ResyncPeriod is the dispatch tick (1 s); HousekeepingPeriod 2 s.
 	ResyncPeriod       time.Duration
 	HousekeepingPeriod time.Duration
+	// Desired is where the loop publishes the desired pods (nil: a new
+	// one, Loop.Desired).
+	Desired *Desired
 }
 
 // Loop is the sync loop. Run owns every field but the published snapshot.
@@ -75,9 +75,8 @@ type Loop struct {
 	// both owned by the Run goroutine.
 	pods    map[types.UID]*corev1.Pod
 	mirrors map[string]*corev1.Pod
-	// snapshot and mirrorSnapshot are the published, read-only copies.
-	snapshot       atomic.Pointer[[]*corev1.Pod]
-	mirrorSnapshot atomic.Pointer[map[string]*corev1.Pod]
+	// desired is the published, read-only view of both.
+	desired *Desired
 	// lastIteration is the unix nano time of the last loop iteration.
 	lastIteration atomic.Int64
 }
@@ -93,37 +92,19 @@ func New(cfg Config) (*Loop, error) {
 	if cfg.HousekeepingPeriod <= 0 {
 		cfg.HousekeepingPeriod = 2 * time.Second
 	}
-	l := &Loop{cfg: cfg, pods: map[types.UID]*corev1.Pod{}, mirrors: map[string]*corev1.Pod{}}
+	if cfg.Desired == nil {
+		cfg.Desired = NewDesired()
+	}
+	l := &Loop{cfg: cfg, pods: map[types.UID]*corev1.Pod{}, mirrors: map[string]*corev1.Pod{}, desired: cfg.Desired}
 	l.publish()
 	return l, nil
 }
 
-// Pods returns the desired pods, sorted by namespace and name. The pods are
-// shared: callers must not mutate them.
-func (l *Loop) Pods() []*corev1.Pod { return *l.snapshot.Load() }
+// Desired returns the view the loop publishes the desired pods into.
+func (l *Loop) Desired() *Desired { return l.desired }
 
-// Pod returns the desired pod with the given UID, if any.
-func (l *Loop) Pod(uid types.UID) (*corev1.Pod, bool) {
-	for _, p := range l.Pods() {
-		if p.UID == uid {
-			return p, true
-		}
-	}
-	return nil, false
-}
-
-// MirrorPod returns the mirror pod of the static pod with the given full
-// name (name_namespace), if the API source has one.
-func (l *Loop) MirrorPod(fullName string) (*corev1.Pod, bool) {
-	p, ok := (*l.mirrorSnapshot.Load())[fullName]
-	return p, ok
-}
-
-// MirrorPods returns the mirror pods the API source has, in no order. The
-// pods are shared: callers must not mutate them.
-func (l *Loop) MirrorPods() []*corev1.Pod {
-	return slices.Collect(maps.Values(*l.mirrorSnapshot.Load()))
-}
+// Pods returns the desired pods, sorted by namespace and name (Desired).
+func (l *Loop) Pods() []*corev1.Pod { return l.desired.Pods() }
 
 // LastIteration is when the loop last went round; for health checks.
 func (l *Loop) LastIteration() time.Time { return time.Unix(0, l.lastIteration.Load()) }
@@ -213,18 +194,4 @@ func (l *Loop) runtimeErr() error {
 	return l.cfg.RuntimeErr()
 }
 
-func (l *Loop) publish() {
-	out := make([]*corev1.Pod, 0, len(l.pods))
-	for _, p := range l.pods {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
-	l.snapshot.Store(&out)
-	mirrors := maps.Clone(l.mirrors)
-	l.mirrorSnapshot.Store(&mirrors)
-}
+func (l *Loop) publish() { l.desired.publish(l.pods, l.mirrors) }

@@ -161,7 +161,7 @@ func TestDispatchSourceUpdates(t *testing.T) {
 	if got := h.workers.next(t); got != "update a" {
 		t.Errorf("update: got %q", got)
 	}
-	if p, ok := h.loop.Pod("ua"); !ok || p.Labels["v"] != "2" {
+	if p, ok := h.loop.Desired().Pod("ua"); !ok || p.Labels["v"] != "2" {
 		t.Errorf("Pod(ua) = %v, %v; want the updated pod", p, ok)
 	}
 
@@ -174,7 +174,7 @@ func TestDispatchSourceUpdates(t *testing.T) {
 	if got := h.workers.next(t); got != "kill b grace=5s" {
 		t.Errorf("delete: got %q", got)
 	}
-	if _, ok := h.loop.Pod("ub"); !ok {
+	if _, ok := h.loop.Desired().Pod("ub"); !ok {
 		t.Errorf("a pod being deleted gracefully must stay desired until removed")
 	}
 	h.send(podsource.Update{Op: podsource.OpRemove, Pods: []*corev1.Pod{del}})
@@ -350,17 +350,17 @@ func TestMirrorPodsWakeTheirStaticPod(t *testing.T) {
 	if got := h.workers.next(t); got != "sync web-node" {
 		t.Errorf("mirror add: got %q, want a sync of the static pod", got)
 	}
-	if m, ok := h.loop.MirrorPod("web-node_default"); !ok || m.UID != "mirror-uid" {
+	if m, ok := h.loop.Desired().MirrorPod("web-node_default"); !ok || m.UID != "mirror-uid" {
 		t.Errorf("MirrorPod = %v, %v", m, ok)
 	}
-	if _, ok := h.loop.Pod("mirror-uid"); ok {
+	if _, ok := h.loop.Desired().Pod("mirror-uid"); ok {
 		t.Error("a mirror pod must not be desired")
 	}
 	h.send(podsource.Update{Op: podsource.OpRemove, Source: podutil.APISource, Pods: []*corev1.Pod{mirror}})
 	if got := h.workers.next(t); got != "sync web-node" {
 		t.Errorf("mirror remove: got %q, want a sync of the static pod", got)
 	}
-	if _, ok := h.loop.MirrorPod("web-node_default"); ok {
+	if _, ok := h.loop.Desired().MirrorPod("web-node_default"); ok {
 		t.Error("removed mirror pod still published")
 	}
 }
