@@ -144,9 +144,11 @@ lint:
 	@GO=$(GO) bash hack/lint.sh
 
 # The upstream source unit tests pin tables to (internal/testkit/upstreamsrc):
-# k8s.io/kubernetes at tools/kube's pin, a download of seconds.
+# the modules of tools/kube's build list at its pins (k8s.io/kubernetes, its
+# staging modules, cadvisor, ...), downloaded without building anything;
+# seconds once the module cache has them.
 upstream-src:
-	cd tools/kube && $(GO) mod download k8s.io/kubernetes
+	cd tools/kube && $(GO) mod download
 
 # Differential tests that run upstream Kubernetes code against berth's, in
 # a module of their own (berth's never requires k8s.io/kubernetes). They

@@ -31,6 +31,7 @@ import (
 	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/platform/machine"
 	"github.com/berthk8s/berth/internal/platform/tracing"
+	"github.com/berthk8s/berth/internal/pod/admission"
 	"github.com/berthk8s/berth/internal/pod/allocation"
 	"github.com/berthk8s/berth/internal/pod/declaredfeatures"
 	"github.com/berthk8s/berth/internal/pod/housekeeping"
@@ -70,59 +71,88 @@ const (
 	stopBudget = 30 * time.Second
 )
 
-// node is berth assembled: every component built, none started. Run owns
-// it; the fields are set once by assemble.
+// node is berth assembled: every component built, none started, grouped
+// by wing. Run owns it; the fields are set once by assemble.
 type node struct {
-	cfg     *config.Config
-	clock   clock.WithTicker
-	client  *cri.Client
-	runtime *kuberuntime.Manager
-	// cgroups is the container manager; nil without cgroupsPerQOS.
-	cgroups *cm.Manager
-	// system keeps systemCgroups; nil without it.
-	system   *cm.SystemCgroup
-	health   *cri.Health
+	cfg      *config.Config
+	clock    clock.WithTicker
+	conn     runtimeConn
 	cluster  *cluster
-	certs    *servingCerts
+	metrics  *metrics.Metrics
+	pods     podPath
+	vols     volumeWing
+	managers resourceManagers
+	guards   guards
+	serve    servers
+}
+
+// runtimeConn is the connection to the container runtime and what traces
+// it.
+type runtimeConn struct {
+	client *cri.Client
+	health *cri.Health
+	// tracer exports spans (kubelet tracing); nil without tracing.
+	tracer cbtracing.TracerProvider
+}
+
+// podPath is the pod wing: from the sources through the sync loop and the
+// workers to the runtime, and what they read.
+type podPath struct {
+	runtime  *kuberuntime.Manager
 	relister *pleg.PLEG
 	statuses *podstatus.Store
-	volumes  *volume.Manager
-	objects  *objectcache.Objects
+	prober   *prober.Prober
 	workers  *podworker.Workers
 	sources  *sources
 	loop     *syncloop.Loop
 	// desired is the sync loop's published view of the desired pods,
 	// built before the loop and every reader of it.
 	desired *syncloop.Desired
-	metrics  *metrics.Metrics
-	streams  streamingHandlers
-	observe  observability
-	prober   *prober.Prober
-	// shutdown is the graceful node shutdown manager (nil: none).
-	shutdown *nodeshutdown.Manager
-	guards   guards
-	// evictor is the eviction manager; nodestatus and admission read it.
-	evictor *eviction.Manager
+	// alloc holds the pods' allocations and actuations (in-place resize).
+	alloc *allocation.Manager
+	// declared are the node's declared features, fixed at start: node
+	// status and admission.
+	declared *declaredfeatures.Declared
+}
+
+// volumeWing is the volume manager and the objects volumes and
+// environments are made of.
+type volumeWing struct {
+	manager *volume.Manager
+	objects *objectcache.Objects
+}
+
+// resourceManagers are the node wing's managers that pods are admitted by
+// and placed with, and the guards that end pods (eviction, shutdown).
+type resourceManagers struct {
+	// cgroups is the container manager; nil without cgroupsPerQOS.
+	cgroups *cm.Manager
+	// system keeps systemCgroups; nil without it.
+	system *cm.SystemCgroup
 	// cpus is the CPU manager: admission, containers' cpusets.
 	cpus *cpumanager.Manager
 	// topology is the topology manager; nil with topologyManagerPolicy none.
 	topology *topology.Manager
-	// probeMetrics serves the prober's registry on /metrics/probes.
-	probeMetrics http.Handler
+	// memory is the memory manager: admission, containers' cpuset.mems.
+	memory *memorymanager.Manager
+	// userns gives hostUsers: false pods their user namespace.
+	userns *userns.Manager
 	// pullRecords are the image pull records; nil with
 	// KubeletEnsureSecretPulledImages off.
 	pullRecords *pullrecords.Manager
-	// userns gives hostUsers: false pods their user namespace.
-	userns *userns.Manager
-	// tracer exports spans (kubelet tracing); nil without tracing.
-	tracer cbtracing.TracerProvider
-	// memory is the memory manager: admission, containers' cpuset.mems.
-	memory *memorymanager.Manager
-	// declared are the node's declared features, fixed at start: node
-	// status and admission.
-	declared *declaredfeatures.Declared
-	// alloc holds the pods' allocations and actuations (in-place resize).
-	alloc *allocation.Manager
+	// evictor is the eviction manager; nodestatus and admission read it.
+	evictor *eviction.Manager
+	// shutdown is the graceful node shutdown manager (nil: none).
+	shutdown *nodeshutdown.Manager
+}
+
+// servers are what the kubelet API serves beside the pod path.
+type servers struct {
+	certs   *servingCerts
+	streams streamingHandlers
+	observe observability
+	// probeMetrics serves the prober's registry on /metrics/probes.
+	probeMetrics http.Handler
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -153,21 +183,21 @@ func runWith(ctx context.Context, cfg *config.Config, version string, clk clock.
 // assemble connects to the runtime and builds every component.
 func assemble(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) (*node, error) {
 	kc := &cfg.Kubelet
-	n := &node{cfg: cfg, clock: clk, desired: syncloop.NewDesired()}
+	n := &node{cfg: cfg, clock: clk, pods: podPath{desired: syncloop.NewDesired()}}
 	m, err := newMetrics(cfg.NodeName, n.clock)
 	if err != nil {
 		return nil, err
 	}
 	n.metrics = m
-	if n.tracer, err = tracing.New(ctx, kc.Tracing, cfg.NodeName); err != nil {
+	if n.conn.tracer, err = tracing.New(ctx, kc.Tracing, cfg.NodeName); err != nil {
 		return nil, err
 	}
-	client, info, err := connectRuntime(ctx, cfg, m.ObserveCRI, n.tracer)
+	client, info, err := connectRuntime(ctx, cfg, m.ObserveCRI, n.conn.tracer)
 	if err != nil {
 		n.shutdownTracing(ctx)
 		return nil, err
 	}
-	n.client = client
+	n.conn.client = client
 	driver := cgroupDriver(ctx, kc.CgroupDriver, info.CgroupDriver)
 	klog.FromContext(ctx).Info("Connected to container runtime", "runtime", info.RuntimeName, "version", info.RuntimeVersion,
 		"apiVersion", info.RuntimeAPIVersion, "cgroupDriver", driver)
@@ -191,12 +221,12 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 		return err
 	}
 	// Node status is kicked when the runtime's health changes.
-	n.health = cri.NewHealth(n.client, n.clock, runtimeCheckPeriod, func() { n.cluster.kickNode() })
-	n.health.Check(ctx) // a first verdict before anything asks for one
-	if n.declared, err = declareFeatures(ctx, cfg, info); err != nil {
+	n.conn.health = cri.NewHealth(n.conn.client, n.clock, runtimeCheckPeriod, func() { n.cluster.kickNode() })
+	n.conn.health.Check(ctx) // a first verdict before anything asks for one
+	if n.pods.declared, err = declareFeatures(ctx, cfg, info); err != nil {
 		return err
 	}
-	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.health, n.client.Image, n.clock, n.pressure, n.declared.Names())
+	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.conn.health, n.conn.client.Image, n.clock, n.pressure, n.pods.declared.Names())
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
@@ -209,20 +239,20 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err := placeProcess(ctx, &cfg.Kubelet); err != nil {
 		return err
 	}
-	if n.system, err = systemCgroup(&cfg.Kubelet, n.clock); err != nil {
+	if n.managers.system, err = systemCgroup(&cfg.Kubelet, n.clock); err != nil {
 		return err
 	}
-	if n.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
+	if n.managers.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
-	podCIDRs := startPodCIDR(ctx, n.client.Runtime, cfg.Kubelet.PodCIDR)
+	podCIDRs := startPodCIDR(ctx, n.conn.client.Runtime, cfg.Kubelet.PodCIDR)
 	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics, podCIDRs); err != nil {
 		return err
 	}
-	if n.certs, err = n.newServingCerts(ctx, ips); err != nil {
+	if n.serve.certs, err = n.newServingCerts(ctx, ips); err != nil {
 		return err
 	}
-	if n.objects, err = objectcache.New(objectcache.Config{
+	if n.vols.objects, err = objectcache.New(objectcache.Config{
 		Client: n.cluster.apiClient(), Strategy: cfg.Kubelet.ConfigMapAndSecretChangeDetectionStrategy,
 		Clock: n.clock, Node: n.cluster.node,
 	}); err != nil {
@@ -232,10 +262,10 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err != nil {
 		return err
 	}
-	if n.pullRecords, err = n.newPullRecords(ctx); err != nil {
+	if n.managers.pullRecords, err = n.newPullRecords(ctx); err != nil {
 		return err
 	}
-	if n.userns, err = n.newUserNamespaces(ctx); err != nil {
+	if n.managers.userns, err = n.newUserNamespaces(ctx); err != nil {
 		return err
 	}
 	return n.assemblePods(info, ips, inputs.Machine(), creds)
@@ -244,7 +274,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 // assemblePods builds the pod machinery: runtime manager, PLEG, syncer,
 // workers, sources, admission, housekeeping and the sync loop.
 func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider) error {
-	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
+	cfg, clk, cl := n.cfg, n.clock, n.cluster
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
 	cache := pleg.NewCache()
@@ -255,90 +285,124 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if err != nil {
 		return err
 	}
-	n.runtime = runtimeMgr
-	if n.relister, err = n.newPLEG(runtimeMgr, cache); err != nil {
+	n.pods.runtime = runtimeMgr
+	if n.pods.relister, err = n.newPLEG(runtimeMgr, cache); err != nil {
 		return err
 	}
-	n.statuses = podstatus.NewStore(clk)
-	if n.prober, n.probeMetrics, err = n.newProber(); err != nil {
+	n.pods.statuses = podstatus.NewStore(clk)
+	if n.pods.prober, n.serve.probeMetrics, err = n.newProber(); err != nil {
 		return err
 	}
-	if n.volumes, err = n.newVolumes(subPaths); err != nil {
+	if n.vols.manager, err = n.newVolumes(subPaths); err != nil {
 		return err
 	}
-	admit := &admitter{}
-	if n.alloc, err = n.newAllocation(admit, resizeNode(cfg, host)); err != nil {
+	// The allocation manager admits resizes through the admit handlers,
+	// which need the eviction manager, built last (it evicts through the
+	// workers, which sync through the syncer, which records allocations):
+	// the one late-bound link, as upstream's AddPodAdmitHandlers.
+	handlers := &admission.Handlers{}
+	if n.pods.alloc, err = n.newAllocation(handlers.Resize, resizeNode(cfg, host)); err != nil {
 		return err
 	}
-	admit.alloc = n.alloc
 	// Per-pod state ends through route alone: the workers and housekeeping
 	// tell it, the owners register with it (registerOwners, below).
 	route := podgone.New()
-	// The func below reads n.workers, set further down.
-	syncer, err := podsync.New(podsync.Config{
-		Runtime: runtimeMgr, Statuses: observedStatuses{n.statuses, n.metrics}, Clock: clk, PodsDir: n.podsDir(), HostIPs: ips,
-		RuntimeName: info.RuntimeName, IsStatic: podutil.IsStatic,
-		Desired: n.desired.Has,
-		Mirrors: cl.mirrors(n.desired.MirrorPod,
-			func(uid types.UID) bool { return n.workers.IsPodTerminationRequested(uid) }),
-		Volumes:        n.volumes,
-		Prober:         n.prober,
-		Objects:        n.objects,
-		UserNamespaces: n.userns,
-		Tracer:         tracing.Tracer(n.tracerProvider()),
-		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
-		Recorder:       cl.recorder,
-		Allocation:     n.alloc,
-		Reinspect:      func(uid types.UID) { n.relister.Reinspect(uid) },
-	})
+	syncer, err := n.newSyncer(info, ips)
 	if err != nil {
-		return fmt.Errorf("create pod syncer: %w", err)
-	}
-	if n.workers, err = n.newWorkers(syncer, cache, route); err != nil {
 		return err
 	}
-	if n.sources, err = newSources(cfg, clk, cl.api); err != nil {
+	if n.pods.workers, err = n.newWorkers(syncer, cache, route); err != nil {
+		return err
+	}
+	if n.pods.sources, err = newSources(cfg, clk, cl.api); err != nil {
 		return err
 	}
 	keeper, err := n.newHousekeeper(runtimeMgr, route)
 	if err != nil {
 		return err
 	}
-	sysctls, err := sysctl.NodeAllowlist(host.KernelVersion, kc.AllowedUnsafeSysctls)
-	if err != nil {
-		return fmt.Errorf("check allowed unsafe sysctls: %w", err)
+	if err := n.assembleGuards(); err != nil {
+		return err
 	}
-	admit.node, admit.maxPods, admit.recorder, admit.shuttingDown = cl.node, int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)), cl.recorder, n.shuttingDown
-	admit.pressure = func(pod *corev1.Pod) (bool, string) { return n.evictor.AdmitPod(pod) }
-	admit.active = func(uid types.UID) bool { return isActive(n.statuses, n.workers, uid) }
-	admit.reject = func(uid types.UID, st corev1.PodStatus) { n.statuses.Set(uid, st) }
-	admit.cpus, admit.memory, admit.sysctls, admit.features = n.admitResources, n.admitMemory, sysctls, n.declared.Admit
-	if n.loop, err = syncloop.New(syncloop.Config{
-		Updates: n.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.relister.Events(), ProbeResults: n.prober.Updates(), Workers: n.workers,
-		Admit: admit.Admit, Resize: n.alloc.Resize, Reconciled: n.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.health.Err, Clock: clk, Desired: n.desired,
-	}); err != nil {
-		return fmt.Errorf("create sync loop: %w", err)
-	}
-	if n.shutdown, err = n.newShutdown(); err != nil {
+	if err := n.newLoop(host, handlers, keeper); err != nil {
 		return err
 	}
 	cl.shuttingDown = n.shuttingDown
-	if n.streams, err = n.newStreamingHandlers(cache); err != nil {
+	if n.serve.streams, err = n.newStreamingHandlers(cache); err != nil {
 		return err
 	}
-	if n.observe, err = n.newObservability(); err != nil {
+	if err := cl.startStatusSync(n.pods.statuses, n.pods.desired, n.pods.workers, observeWritten(n.metrics)); err != nil {
+		return err
+	}
+	n.registerOwners(route, syncer)
+	return nil
+}
+
+// newSyncer builds the pod workers' Syncer over the pod path built so far.
+func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
+	kc, cl := &n.cfg.Kubelet, n.cluster
+	// The func below reads n.pods.workers, set further down.
+	syncer, err := podsync.New(podsync.Config{
+		Runtime: n.pods.runtime, Statuses: observedStatuses{n.pods.statuses, n.metrics}, Clock: n.clock, PodsDir: n.podsDir(), HostIPs: ips,
+		RuntimeName: info.RuntimeName, IsStatic: podutil.IsStatic,
+		Desired: n.pods.desired.Has,
+		Mirrors: cl.mirrors(n.pods.desired.MirrorPod,
+			func(uid types.UID) bool { return n.pods.workers.IsPodTerminationRequested(uid) }),
+		Volumes:        n.vols.manager,
+		Prober:         n.pods.prober,
+		Objects:        n.vols.objects,
+		UserNamespaces: n.managers.userns,
+		Tracer:         tracing.Tracer(n.tracerProvider()),
+		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
+		Recorder:       cl.recorder,
+		Allocation:     n.pods.alloc,
+		Reinspect:      func(uid types.UID) { n.pods.relister.Reinspect(uid) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create pod syncer: %w", err)
+	}
+	return syncer, nil
+}
+
+// assembleGuards builds the node's guards over the pod path: graceful
+// node shutdown, the stats provider, log rotation and GC, eviction.
+func (n *node) assembleGuards() (err error) {
+	if n.managers.shutdown, err = n.newShutdown(); err != nil {
+		return err
+	}
+	if n.serve.observe, err = n.newObservability(); err != nil {
 		return err
 	}
 	if n.guards, err = n.newGuards(); err != nil {
 		return err
 	}
-	if n.evictor, err = n.newEviction(); err != nil {
-		return err
+	n.managers.evictor, err = n.newEviction()
+	return err
+}
+
+// newLoop completes the admit handlers (the allocation manager holds them
+// already) and builds the admitter and the sync loop.
+func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *housekeeping.Housekeeper) error {
+	kc, clk, cl := &n.cfg.Kubelet, n.clock, n.cluster
+	sysctls, err := sysctl.NodeAllowlist(host.KernelVersion, kc.AllowedUnsafeSysctls)
+	if err != nil {
+		return fmt.Errorf("check allowed unsafe sysctls: %w", err)
 	}
-	if err := cl.startStatusSync(n.statuses, n.desired, n.workers, observeWritten(n.metrics)); err != nil {
-		return err
+	*handlers = admission.Handlers{
+		Node: cl.node, MaxPods: int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)),
+		Pressure: n.managers.evictor.AdmitPod, Sysctls: sysctls, ShuttingDown: n.shuttingDown,
+		CPUs: n.admitResources, Memory: n.admitMemory, Features: n.pods.declared.Admit,
 	}
-	n.registerOwners(route, syncer)
+	admit := &admission.Admitter{
+		Handlers: handlers, Active: n.isActive, Allocations: n.pods.alloc, Recorder: cl.recorder,
+		Reject: func(uid types.UID, st corev1.PodStatus) { n.pods.statuses.Set(uid, st) },
+	}
+	if n.pods.loop, err = syncloop.New(syncloop.Config{
+		Updates: n.pods.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.pods.relister.Events(), ProbeResults: n.pods.prober.Updates(), Workers: n.pods.workers,
+		Admit: admit.Admit, Resize: n.pods.alloc.Resize, Reconciled: n.pods.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.conn.health.Err, Clock: clk, Desired: n.pods.desired,
+	}); err != nil {
+		return fmt.Errorf("create sync loop: %w", err)
+	}
 	return nil
 }
 
@@ -350,13 +414,13 @@ func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
 		return machine.ReadTopology(os.DirFS(machine.SystemDir), host)
 	}))
 	var err error
-	if n.cpus, err = n.newCPUManager(cache, topo); err != nil {
+	if n.managers.cpus, err = n.newCPUManager(cache, topo); err != nil {
 		return err
 	}
-	if n.topology, err = n.newTopologyManager(n.cpus, topo); err != nil {
+	if n.managers.topology, err = n.newTopologyManager(n.managers.cpus, topo); err != nil {
 		return err
 	}
-	n.memory, err = n.newMemoryManager(host, topo)
+	n.managers.memory, err = n.newMemoryManager(host, topo)
 	return err
 }
 
@@ -369,7 +433,7 @@ type topologyReader func() (*machine.Topology, error)
 func (n *node) newVolumes(subPaths *subpath.Binder) (*volume.Manager, error) {
 	cl := n.cluster
 	v, err := volume.New(volume.Config{
-		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
+		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
 		SubPaths: subPaths,
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
@@ -398,7 +462,7 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 		Transient: func(err error) bool { return transient.Is(err, false) },
 		// What a sync did reaches the status cache and the next sync at
 		// once, not at the next relist (upstream's PLEGOnDemandRelist).
-		Relist: n.relister.RelistPod,
+		Relist: n.pods.relister.RelistPod,
 		// The status writer deletes a deleted API pod once it is Finished.
 		OnFinished: n.cluster.wakeStatus,
 		Gone:       route.Gone,
@@ -423,23 +487,23 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		return nil, err
 	}
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
-		Runtime: n.client.Runtime, Images: n.client.Image, Clock: clk, Recorder: cl.recorder,
+		Runtime: n.conn.client.Runtime, Images: n.conn.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
 		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
 		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
 		DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
-		PullSecrets: cl.pullSecrets(n.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.pullRecords), Env: n.objects, HostIPs: ips, SubPaths: subPaths,
+		PullSecrets: cl.pullSecrets(n.vols.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.managers.pullRecords), Env: n.vols.objects, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls:    cfg.ImagePullLimit(),
 		PullQPS:                  float32(ptr.Deref(kc.RegistryPullQPS, 0)),
 		PullBurst:                int(kc.RegistryBurst),
 		ParallelPodStarts:        parallelPodStarts(runtime.NumCPU()),
 		Cgroups:                  n.podCgroups(),
-		UserNamespaces:           n.userns,
+		UserNamespaces:           n.managers.userns,
 		UserNamespacedPodStarted: usernsMetrics.PodStarted,
 		ObservePodResize:         n.metrics.ObservePodResize,
-		CPUs:                     n.cpus,
-		Memory:                   n.memory,
+		CPUs:                     n.managers.cpus,
+		Memory:                   n.managers.memory,
 		KubernetesVersion:        config.KubernetesVersion,
 	})
 	if err != nil {
@@ -477,12 +541,12 @@ func (n *node) newPLEG(runtimeMgr *kuberuntime.Manager, cache *pleg.Cache) (*ple
 func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager, route *podgone.Route) (*housekeeping.Housekeeper, error) {
 	kc := &n.cfg.Kubelet
 	keeperCfg := housekeeping.Config{
-		Workers: n.workers, Gone: route, Runtime: runtimeMgr, SourcesReady: n.sources.Ready, PodsDir: n.podsDir(),
-		PodLogsDir: kc.PodLogsDir, TearDown: n.volumes.TearDown,
-		Mirrors: n.desired.MirrorPods,
+		Workers: n.pods.workers, Gone: route, Runtime: runtimeMgr, SourcesReady: n.pods.sources.Ready, PodsDir: n.podsDir(),
+		PodLogsDir: kc.PodLogsDir, TearDown: n.vols.manager.TearDown,
+		Mirrors: n.pods.desired.MirrorPods,
 	}
-	if n.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
-		keeperCfg.Cgroups = n.cgroups
+	if n.managers.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
+		keeperCfg.Cgroups = n.managers.cgroups
 	}
 	keeper, err := housekeeping.New(keeperCfg)
 	if err != nil {
@@ -495,42 +559,42 @@ func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager, route *podgone.Ro
 func (n *node) run(ctx context.Context) error {
 	kc := &n.cfg.Kubelet
 	healthCheck := func() error {
-		if ok, err := n.relister.Healthy(); !ok {
+		if ok, err := n.pods.relister.Healthy(); !ok {
 			return fmt.Errorf("PLEG is not healthy: %w", err)
 		}
-		if since := n.clock.Since(n.loop.LastIteration()); since > 2*time.Minute {
+		if since := n.clock.Since(n.pods.loop.LastIteration()); since > 2*time.Minute {
 			return fmt.Errorf("sync loop has not run for %s", since.Round(time.Second))
 		}
 		return nil
 	}
-	listPods := func() []corev1.Pod { return podsWithStatus(n.desired.Pods(), n.statuses) }
+	listPods := func() []corev1.Pod { return podsWithStatus(n.pods.desired.Pods(), n.pods.statuses) }
 
 	g := newGroup(ctx, stopBudget, n.clock)
-	if n.system != nil {
-		g.Go("system-cgroups", n.system.Run)
+	if n.managers.system != nil {
+		g.Go("system-cgroups", n.managers.system.Run)
 	}
-	g.Go("runtime-health", n.health.Run)
-	g.Go("pleg", n.relister.Run)
-	g.Go("prober", n.prober.Run)
-	g.Go("volumes", n.volumes.Run)
-	g.Go("objects", n.objects.Run)
+	g.Go("runtime-health", n.conn.health.Run)
+	g.Go("pleg", n.pods.relister.Run)
+	g.Go("prober", n.pods.prober.Run)
+	g.Go("volumes", n.vols.manager.Run)
+	g.Go("objects", n.vols.objects.Run)
 	for name, run := range n.cluster.runs() {
 		g.Go(name, run)
 	}
-	for name, run := range n.certs.runs {
+	for name, run := range n.serve.certs.runs {
 		g.Go(name, run)
 	}
-	g.Go("pod-sources", n.sources.Run)
-	g.Go("stats", n.observe.stats.Run)
+	g.Go("pod-sources", n.pods.sources.Run)
+	g.Go("stats", n.serve.observe.stats.Run)
 	g.Go("log-rotation", n.guards.logs.Run)
 	g.Go("container-gc", n.guards.containers.Run)
 	g.Go("image-gc", n.guards.images.Run)
-	g.Go("eviction", n.evictor.Run)
-	g.Go("cpu-manager", n.cpus.Run)
-	g.Go("sync-loop", n.loop.Run)
-	g.Go("pod-resizes", func(ctx context.Context) error { n.alloc.Run(ctx); return nil })
-	if n.shutdown != nil {
-		g.Go("node-shutdown", n.shutdown.Run)
+	g.Go("eviction", n.managers.evictor.Run)
+	g.Go("cpu-manager", n.managers.cpus.Run)
+	g.Go("sync-loop", n.pods.loop.Run)
+	g.Go("pod-resizes", func(ctx context.Context) error { n.pods.alloc.Run(ctx); return nil })
+	if n.managers.shutdown != nil {
+		g.Go("node-shutdown", n.managers.shutdown.Run)
 	}
 	if ptr.Deref(kc.MakeIPTablesUtilChains, true) {
 		g.Go("iptables", n.runIPTables)
@@ -561,7 +625,7 @@ func (n *node) run(ctx context.Context) error {
 // within stopBudget. They never stop a pod on the way out.
 func (n *node) waitWorkers(ctx context.Context) {
 	done := make(chan struct{})
-	go func() { n.workers.Wait(); close(done) }()
+	go func() { n.pods.workers.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-n.clock.After(stopBudget):
@@ -574,29 +638,30 @@ func (n *node) close() {
 	if n.cluster != nil {
 		n.cluster.recorder.Shutdown()
 	}
-	n.client.Close()
+	n.conn.client.Close()
 	n.shutdownTracing(context.Background())
 }
 
 // podCgroups is the container manager for kuberuntime; nil without
 // cgroupsPerQOS. EnsurePod counts the pods the sync loop wants.
 func (n *node) podCgroups() kuberuntime.PodCgroups {
-	if n.cgroups == nil {
+	if n.managers.cgroups == nil {
 		return nil
 	}
-	return podCgroups{m: n.cgroups, active: n.desired.Pods}
+	return podCgroups{m: n.managers.cgroups, active: n.pods.desired.Pods}
 }
 
 func (n *node) podsDir() string { return filepath.Join(n.cfg.RootDir, "pods") }
 
-// isActive reports whether an admitted pod still counts against the node:
-// its worker has not terminated it and its phase is not terminal.
-func isActive(statuses *podstatus.Store, workers *podworker.Workers, uid types.UID) bool {
-	if workers.IsPodKnownTerminated(uid) {
-		return false
-	}
-	st, ok := statuses.Get(uid)
-	return !ok || (st.Phase != corev1.PodSucceeded && st.Phase != corev1.PodFailed)
+// isActive reports whether an admitted pod still counts against the node
+// (podworker.Workers.IsActive).
+func (n *node) isActive(uid types.UID) bool { return n.pods.workers.IsActive(uid, n.pods.statuses.Get) }
+
+// activePods are the pods the sync loop wants that still count against
+// the node (podworker.Workers.ActivePods): admission's, the resource
+// managers', resizes' and node shutdown's view.
+func (n *node) activePods() []*corev1.Pod {
+	return n.pods.workers.ActivePods(n.pods.desired.Pods(), n.pods.statuses.Get)
 }
 
 // connectRuntime dials the CRI endpoints and checks the runtime answers.

@@ -21,7 +21,7 @@ import (
 // resize this node can make (resize) is admitted by admit.Resize, among
 // the active pods the sync loop wants; an admitted or pending resize
 // wakes the pod's worker. Its decisions feed the resize metrics.
-func (n *node) newAllocation(admit *admitter, resize allocation.Node) (*allocation.Manager, error) {
+func (n *node) newAllocation(admit func(ctx context.Context, pod *corev1.Pod, others []*corev1.Pod) (bool, string, string), resize allocation.Node) (*allocation.Manager, error) {
 	allocated, err := allocation.OpenStore(n.cfg.RootDir, allocation.AllocatedFile)
 	if err != nil {
 		return nil, fmt.Errorf("open pod allocations: %w", err)
@@ -33,26 +33,13 @@ func (n *node) newAllocation(admit *admitter, resize allocation.Node) (*allocati
 	return allocation.NewManager(allocation.Config{
 		Allocated: allocated, Actuated: actuated, Clock: n.clock,
 		Pods: n.activePods,
-		Node: resize, Admit: admit.Resize,
+		Node: resize, Admit: admit,
 		Sync: func(ctx context.Context, pod *corev1.Pod) {
-			n.workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: n.clock.Now()})
+			n.pods.workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: n.clock.Now()})
 		},
 		Recorder: n.cluster.recorder,
 		Metrics:  n.metrics,
 	})
-}
-
-// activePods are the pods the sync loop wants that still count against
-// the node (admission's view).
-func (n *node) activePods() []*corev1.Pod {
-	all := n.desired.Pods()
-	out := make([]*corev1.Pod, 0, len(all))
-	for _, p := range all {
-		if isActive(n.statuses, n.workers, p.UID) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // resizeNode is what decides whether this node can resize a pod at all.

@@ -26,11 +26,11 @@ const systemLogDir = "/var/log"
 // read-only port.
 func (n *node) apiHandlers() server.Handlers {
 	return server.Handlers{
-		ContainerLogs: n.streams.ContainerLogs, Exec: n.streams.Exec, Attach: n.streams.Attach,
-		PortForward: n.streams.PortForward, Run: n.streams.Run,
-		Stats: n.observe.Stats, Metrics: n.observe.Metrics, MetricsProbes: n.probeMetrics,
-		MetricsResource: n.observe.MetricsResource,
-		MetricsCadvisor: n.observe.MetricsCadvisor,
+		ContainerLogs: n.serve.streams.ContainerLogs, Exec: n.serve.streams.Exec, Attach: n.serve.streams.Attach,
+		PortForward: n.serve.streams.PortForward, Run: n.serve.streams.Run,
+		Stats: n.serve.observe.Stats, Metrics: n.serve.observe.Metrics, MetricsProbes: n.serve.probeMetrics,
+		MetricsResource: n.serve.observe.MetricsResource,
+		MetricsCadvisor: n.serve.observe.MetricsCadvisor,
 	}
 }
 
@@ -63,7 +63,7 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 }
 
 // servingTLS builds the TLS configuration from the serving certificate
-// and client CAs of n.certs, tlsMinVersion, tlsCipherSuites and
+// and client CAs of n.serve.certs, tlsMinVersion, tlsCipherSuites and
 // tlsCurvePreferences (validated by config.Load).
 func (n *node) servingTLS() (*tls.Config, error) {
 	kc := &n.cfg.Kubelet
@@ -80,7 +80,7 @@ func (n *node) servingTLS() (*tls.Config, error) {
 		return nil, err
 	}
 	return server.ServingTLS(server.TLSOptions{
-		Certificate: n.certs.current, ClientCAs: n.certs.clientCAs,
+		Certificate: n.serve.certs.current, ClientCAs: n.serve.certs.clientCAs,
 		MinVersion: minVersion, CipherSuites: suites, CurvePreferences: curves,
 	})
 }
@@ -90,7 +90,7 @@ func (n *node) servingTLS() (*tls.Config, error) {
 // config.Load has already refused them in standalone mode, as upstream.
 func (n *node) apiAuth() (server.Auth, error) {
 	kc := &n.cfg.Kubelet
-	authn := server.AuthnConfig{Anonymous: ptr.Deref(kc.Authentication.Anonymous.Enabled, false), ClientCAs: n.certs.clientCAs}
+	authn := server.AuthnConfig{Anonymous: ptr.Deref(kc.Authentication.Anonymous.Enabled, false), ClientCAs: n.serve.certs.clientCAs}
 	client := n.cluster.apiClient()
 	if ptr.Deref(kc.Authentication.Webhook.Enabled, false) {
 		if client == nil {
@@ -124,7 +124,7 @@ func (n *node) apiAuth() (server.Auth, error) {
 
 // runningPods lists the runtime's running pods for /runningpods/.
 func (n *node) runningPods(ctx context.Context) ([]corev1.Pod, error) {
-	list, err := n.runtime.ListPods(ctx)
+	list, err := n.pods.runtime.ListPods(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list runtime pods: %w", err)
 	}

@@ -50,7 +50,7 @@ func (n *node) newCPUManager(cache *pleg.Cache, hostTopology topologyReader) (*c
 // updateCPUSet sets a running container's cpuset, as upstream's
 // updateContainerCPUSet: only CpusetCpus in the request.
 func (n *node) updateCPUSet(ctx context.Context, containerID string, cpus cpuset.CPUSet) error {
-	_, err := n.client.Runtime.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{
+	_, err := n.conn.client.Runtime.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{
 		ContainerId: containerID,
 		Linux:       &runtimeapi.LinuxContainerResources{CpusetCpus: cpus.String()},
 	})
@@ -63,11 +63,8 @@ func (n *node) updateCPUSet(ctx context.Context, containerID string, cpus cpuset
 // cpuSnapshot is what the CPU manager's reconcile loop looks at: the
 // active pods (upstream's GetActivePods) and their running containers.
 func (n *node) cpuSnapshot(cache *pleg.Cache) cpumanager.Snapshot {
-	snap := cpumanager.Snapshot{SourcesReady: n.sources.Ready(), Running: map[string]map[string]string{}}
-	for _, p := range n.desired.Pods() {
-		if !isActive(n.statuses, n.workers, p.UID) {
-			continue
-		}
+	snap := cpumanager.Snapshot{SourcesReady: n.pods.sources.Ready(), Running: map[string]map[string]string{}}
+	for _, p := range n.activePods() {
 		snap.Active = append(snap.Active, p)
 		rt, err := cache.Get(p.UID)
 		if err != nil || rt == nil {

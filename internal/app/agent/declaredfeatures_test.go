@@ -10,6 +10,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/platform/cri"
+	"github.com/berthk8s/berth/internal/pod/admission"
 )
 
 // TestDeclareFeaturesAtDefaults: berth at its default gates declares what
@@ -44,22 +45,22 @@ func TestAdmitDeclaredFeaturesLast(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &admitter{
-				node: func() *corev1.Node {
+			a := &admission.Handlers{
+				Node: func() *corev1.Node {
 					n := &corev1.Node{}
 					n.Name = "node"
 					n.Status.Allocatable = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")}
 					return n
 				},
-				pressure: func(*corev1.Pod) (bool, string) { return true, "" },
-				features: d.Admit,
+				Pressure: func(*corev1.Pod) (bool, string) { return true, "" },
+				Features: d.Admit,
 			}
 			pod := &corev1.Pod{}
 			pod.Name, pod.UID, pod.Spec.NodeName = "p", "u", tt.nodeName
 			// A user namespace with the host's network: the library infers
 			// a feature berth never declares.
 			pod.Spec.HostNetwork, pod.Spec.HostUsers = true, new(false)
-			if got := a.decide(context.Background(), pod, nil); got.Reason != tt.want {
+			if got := a.Decide(context.Background(), pod, nil); got.Reason != tt.want {
 				t.Errorf("decide = %+v, want reason %q", got, tt.want)
 			}
 		})

@@ -9,7 +9,8 @@
 // admits pods through it (Static policy); the tracer provider
 // (internal/platform/tracing, only when tracing is set) is built first, traces the
 // CRI client and the pod syncs, and is flushed when berth stops.
-// admit.go runs the admit handlers in upstream's order; cpumanager.go
+// The admit handlers and their order are internal/pod/admission's
+// (Handlers, Admitter), which agent.go builds; cpumanager.go
 // builds the CPU manager and gives it the active pods and their running
 // containers; topology.go builds the topology manager over it (policy not
 // none) and admits pods through it. declaredfeatures.go discovers the

@@ -30,10 +30,10 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 		Thresholds: thresholds, TransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
 		LocalStorageCapacityIsolation: kc.LocalStorageCapacityIsolation == nil || *kc.LocalStorageCapacityIsolation,
 		MaxPodGracePeriod:             int64(kc.EvictionMaxPodGracePeriod),
-		Summary:                       n.observe.stats.Summary,
+		Summary:                       n.serve.observe.stats.Summary,
 		ActivePods:                    n.evictablePods,
-		PodCleanedUp:                  func(p *corev1.Pod) bool { return n.workers.ShouldPodBeFinished(p.UID) },
-		Killer:                        podKiller{workers: n.workers, clock: n.clock},
+		PodCleanedUp:                  func(p *corev1.Pod) bool { return n.pods.workers.ShouldPodBeFinished(p.UID) },
+		Killer:                        podKiller{workers: n.pods.workers, clock: n.clock},
 		Reclaimer:                     diskReclaimer{containers: n.guards.containers, images: n.guards.images},
 		Recorder:                      n.cluster.recorder,
 		Metrics:                       n.metrics,
@@ -55,8 +55,8 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 // cgroup and on kubepods. As upstream, none on cgroup v2 (nil: the
 // manager polls every monitoring period).
 func (n *node) memcgNotifier() (eviction.Notifier, eviction.MemoryCgroups) {
-	if n.cgroups != nil {
-		root, pods, ok := n.cgroups.MemoryCgroups()
+	if n.managers.cgroups != nil {
+		root, pods, ok := n.managers.cgroups.MemoryCgroups()
 		if !ok {
 			return nil, eviction.MemoryCgroups{}
 		}
@@ -78,8 +78,8 @@ func (n *node) memcgNotifier() (eviction.Notifier, eviction.MemoryCgroups) {
 // not requested yet (an evicted pod is not evicted again).
 func (n *node) evictablePods() []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, p := range n.desired.Pods() {
-		if isActive(n.statuses, n.workers, p.UID) && !n.workers.IsPodTerminationRequested(p.UID) {
+	for _, p := range n.activePods() {
+		if !n.pods.workers.IsPodTerminationRequested(p.UID) {
 			out = append(out, p)
 		}
 	}
@@ -122,9 +122,9 @@ func (k podKiller) Evict(ctx context.Context, ev eviction.Eviction) {
 // pressure is the eviction manager's verdicts for the node status (none
 // before the manager exists).
 func (n *node) pressure() (memory, disk, pid bool) {
-	if n.evictor == nil {
+	if n.managers.evictor == nil {
 		return false, false, false
 	}
-	p := n.evictor.Pressure()
+	p := n.managers.evictor.Pressure()
 	return p.Memory, p.Disk, p.PID
 }

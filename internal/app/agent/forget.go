@@ -17,16 +17,16 @@ import (
 // exclusive CPUs and memory.
 func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
 	route.Register("pod records", syncer)
-	route.Register("probes", n.prober)
-	route.Register("statuses", n.statuses)
+	route.Register("probes", n.pods.prober)
+	route.Register("statuses", n.pods.statuses)
 	if n.cluster.status != nil { // cluster mode
 		route.Register("status writer", n.cluster.status)
 	}
 	route.Register("pod startup tracker", n.metrics)
-	route.Register("allocations", n.alloc)
-	route.Register("user namespaces", n.userns)
-	route.Register("volumes", n.volumes)
-	route.Register("configMaps and secrets", n.objects)
-	route.Register("cpu manager", n.cpus)
-	route.Register("memory manager", n.memory)
+	route.Register("allocations", n.pods.alloc)
+	route.Register("user namespaces", n.managers.userns)
+	route.Register("volumes", n.vols.manager)
+	route.Register("configMaps and secrets", n.vols.objects)
+	route.Register("cpu manager", n.managers.cpus)
+	route.Register("memory manager", n.managers.memory)
 }

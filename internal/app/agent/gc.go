@@ -32,7 +32,7 @@ func (n *node) newGuards() (guards, error) {
 	}
 	var g guards
 	if g.logs, err = logrotate.New(logrotate.Config{
-		Runtime: n.client.Runtime, PodLogsDir: kc.PodLogsDir,
+		Runtime: n.conn.client.Runtime, PodLogsDir: kc.PodLogsDir,
 		Policy:  logrotate.Policy{MaxSize: maxSize, MaxFiles: int(ptr.Deref(kc.ContainerLogMaxFiles, 5))},
 		Workers: int(ptr.Deref(kc.ContainerLogMaxWorkers, 1)), Interval: kc.ContainerLogMonitorInterval.Duration,
 		Clock: n.clock,
@@ -41,15 +41,15 @@ func (n *node) newGuards() (guards, error) {
 	}
 	p := n.cfg.ContainerGC
 	if g.containers, err = gc.NewContainerGC(gc.ContainerConfig{
-		Runtime: n.runtime, CleanLogs: g.logs.Clean,
+		Runtime: n.pods.runtime, CleanLogs: g.logs.Clean,
 		Policy:       gc.ContainerPolicy{MinAge: p.MinAge.Duration, MaxPerPodContainer: p.MaxPerPodContainer, MaxContainers: p.MaxContainers},
-		SourcesReady: n.sources.Ready, ContentRemovable: n.workers.ShouldPodContentBeRemoved,
-		RuntimeRemovable: n.workers.ShouldPodRuntimeBeRemoved, Clock: n.clock, Recorder: cl.recorder,
+		SourcesReady: n.pods.sources.Ready, ContentRemovable: n.pods.workers.ShouldPodContentBeRemoved,
+		RuntimeRemovable: n.pods.workers.ShouldPodRuntimeBeRemoved, Clock: n.clock, Recorder: cl.recorder,
 	}); err != nil {
 		return guards{}, err
 	}
 	if g.images, err = gc.NewImageGC(gc.ImageConfig{
-		Images: n.client.Image, Containers: n.client.Runtime, FsStats: n.observe.stats.ImageFsStats,
+		Images: n.conn.client.Image, Containers: n.conn.client.Runtime, FsStats: n.serve.observe.stats.ImageFsStats,
 		Policy: gc.ImagePolicy{
 			HighThresholdPercent: int(ptr.Deref(kc.ImageGCHighThresholdPercent, 85)),
 			LowThresholdPercent:  int(ptr.Deref(kc.ImageGCLowThresholdPercent, 80)),
@@ -66,8 +66,8 @@ func (n *node) newGuards() (guards, error) {
 // pruneRecords returns the image GC's Remaining hook: the image pull
 // records forget images the runtime no longer has; nil without records.
 func (n *node) pruneRecords() func(ctx context.Context, ids []string, listedAt time.Time) {
-	if n.pullRecords == nil {
+	if n.managers.pullRecords == nil {
 		return nil
 	}
-	return n.pullRecords.Prune
+	return n.managers.pullRecords.Prune
 }

@@ -48,6 +48,6 @@ func (n *node) newMemoryManager(host machine.Info, hostTopology topologyReader) 
 // admitMemory is the memory manager's admission of a pod among the active
 // ones, as upstream's resource managers' admit handler.
 func (n *node) admitMemory(_ context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
-	ok, reason, message := n.memory.Admit(pod, active, n.sources.Ready())
+	ok, reason, message := n.managers.memory.Admit(pod, active, n.pods.sources.Ready())
 	return admission.Result{Admit: ok, Reason: reason, Message: message}
 }

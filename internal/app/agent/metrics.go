@@ -81,7 +81,7 @@ type observability struct {
 func (n *node) newObservability() (observability, error) {
 	kc := &n.cfg.Kubelet
 	p, err := stats.New(stats.Config{
-		Runtime: n.client.Runtime, Images: n.client.Image, NodeName: n.cfg.NodeName,
+		Runtime: n.conn.client.Runtime, Images: n.conn.client.Image, NodeName: n.cfg.NodeName,
 		RootDir: n.cfg.RootDir, PodLogsDir: kc.PodLogsDir, Clock: n.clock, PodsDir: n.podsDir(),
 		VolumeStatsAggPeriod: kc.VolumeStatsAggPeriod.Duration, VolumeStatsOff: kc.VolumeStatsAggPeriod.Duration <= 0,
 		SystemCgroups: statsSystemCgroups(n.cfg), SamplePeriod: n.cfg.HousekeepingInterval.Duration,

@@ -16,7 +16,7 @@ import (
 func (n *node) newProber() (*prober.Prober, http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	p, err := prober.New(prober.Config{
-		Statuses: n.statuses, Runtime: n.client.Runtime, Recorder: n.cluster.recorder,
+		Statuses: n.pods.statuses, Runtime: n.conn.client.Runtime, Recorder: n.cluster.recorder,
 		Clock: n.clock, Registerer: reg, KubernetesVersion: config.KubernetesVersion,
 	})
 	if err != nil {

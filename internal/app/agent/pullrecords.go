@@ -28,7 +28,7 @@ func (n *node) newPullRecords(ctx context.Context) (*pullrecords.Manager, error)
 	if err != nil {
 		return nil, err
 	}
-	images, err := n.client.Image.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	images, err := n.conn.client.Image.ListImages(ctx, &runtimeapi.ListImagesRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("list images for the image pull records: %w", err)
 	}

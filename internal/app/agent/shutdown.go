@@ -14,7 +14,7 @@ import (
 // newShutdown builds the graceful node shutdown manager, or returns nil
 // when shutdownGracePeriod and shutdownGracePeriodByPodPriority ask for
 // none. It ends pods through their workers, with upstream's reason and
-// message, and reads n.desired and n.workers, which assemblePods sets first.
+// message, and reads n.pods.desired and n.pods.workers, which assemblePods sets first.
 func (n *node) newShutdown() (*nodeshutdown.Manager, error) {
 	periods := nodeshutdown.Periods(&n.cfg.Kubelet)
 	if periods == nil {
@@ -22,22 +22,14 @@ func (n *node) newShutdown() (*nodeshutdown.Manager, error) {
 	}
 	m, err := nodeshutdown.New(nodeshutdown.Config{
 		Periods: periods,
-		Pods: func() []*corev1.Pod {
-			var out []*corev1.Pod
-			for _, p := range n.desired.Pods() {
-				if isActive(n.statuses, n.workers, p.UID) {
-					out = append(out, p)
-				}
-			}
-			return out
-		},
+		Pods:    n.activePods,
 		Kill: func(ctx context.Context, pod *corev1.Pod, grace int64) {
-			n.workers.Update(ctx, podworker.UpdateOptions{
+			n.pods.workers.Update(ctx, podworker.UpdateOptions{
 				Type: podworker.SyncPodKill, Pod: pod, StartTime: n.clock.Now(), KillGracePeriod: &grace,
 				KillReason: nodeshutdown.Reason, KillMessage: nodeshutdown.Message,
 			})
 		},
-		Finished: n.workers.ShouldPodBeFinished,
+		Finished: n.pods.workers.ShouldPodBeFinished,
 		Changed:  n.cluster.kickNode,
 		Event: func(eventType, reason, message string) {
 			n.cluster.recorder.NodeEventf(eventType, reason, "%s", message)
@@ -51,7 +43,9 @@ func (n *node) newShutdown() (*nodeshutdown.Manager, error) {
 }
 
 // shuttingDown reports whether a graceful node shutdown is under way.
-func (n *node) shuttingDown() bool { return n.shutdown != nil && n.shutdown.ShuttingDown() }
+func (n *node) shuttingDown() bool {
+	return n.managers.shutdown != nil && n.managers.shutdown.ShuttingDown()
+}
 
 // nodeInputs adds what the node status needs beyond the sampler's
 // snapshot: whether the node is shutting down.

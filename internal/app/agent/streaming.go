@@ -21,7 +21,7 @@ type streamingHandlers struct {
 
 // newStreamingHandlers builds the container endpoints over the pods the
 // sync loop knows (with their latest status) and the runtime's view of
-// them in the PLEG cache. It reads n.desired and n.statuses when serving.
+// them in the PLEG cache. It reads n.pods.desired and n.pods.statuses when serving.
 func (n *node) newStreamingHandlers(cache *pleg.Cache) (streamingHandlers, error) {
 	kc := &n.cfg.Kubelet
 	container := func(uid types.UID, id string) (runtimestate.Container, bool) {
@@ -44,7 +44,7 @@ func (n *node) newStreamingHandlers(cache *pleg.Cache) (streamingHandlers, error
 		return streamingHandlers{}, fmt.Errorf("create container logs handler: %w", err)
 	}
 	srv, err := streaming.New(streaming.Config{
-		Runtime: n.client.Runtime, Pod: n.podByName, RuntimePod: runtimePod,
+		Runtime: n.conn.client.Runtime, Pod: n.podByName, RuntimePod: runtimePod,
 		IdleTimeout: kc.StreamingConnectionIdleTimeout.Duration, Clock: n.clock,
 	})
 	if err != nil {
@@ -58,12 +58,12 @@ func (n *node) newStreamingHandlers(cache *pleg.Cache) (streamingHandlers, error
 // podByName returns the pod berth runs with that namespace and name,
 // carrying its latest status.
 func (n *node) podByName(namespace, name string) (*corev1.Pod, bool) {
-	for _, p := range n.desired.Pods() {
+	for _, p := range n.pods.desired.Pods() {
 		if p.Namespace != namespace || p.Name != name {
 			continue
 		}
 		c := p.DeepCopy()
-		if st, ok := n.statuses.Get(p.UID); ok {
+		if st, ok := n.pods.statuses.Get(p.UID); ok {
 			c.Status = st
 		}
 		return c, true

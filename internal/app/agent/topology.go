@@ -46,12 +46,12 @@ func (n *node) newTopologyManager(cpus *cpumanager.Manager, hostTopology topolog
 // manager's when its policy is not none (the CPU manager's stale state
 // released first, as its hint calls do upstream), else the CPU manager's.
 func (n *node) admitResources(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
-	snap := cpumanager.Snapshot{SourcesReady: n.sources.Ready(), Active: active}
-	if n.topology == nil {
-		ok, reason, message := n.cpus.Admit(ctx, pod, snap)
+	snap := cpumanager.Snapshot{SourcesReady: n.pods.sources.Ready(), Active: active}
+	if n.managers.topology == nil {
+		ok, reason, message := n.managers.cpus.Admit(ctx, pod, snap)
 		return admission.Result{Admit: ok, Reason: reason, Message: message}
 	}
-	n.cpus.RemoveStale(ctx, pod, snap)
-	ok, reason, message := n.topology.Admit(ctx, pod)
+	n.managers.cpus.RemoveStale(ctx, pod, snap)
+	ok, reason, message := n.managers.topology.Admit(ctx, pod)
 	return admission.Result{Admit: ok, Reason: reason, Message: message}
 }

@@ -15,21 +15,21 @@ const tracingShutdownBudget = 5 * time.Second
 // shutdownTracing flushes and stops the tracer provider, if any, within
 // its budget, whatever ctx's state (it runs while berth stops).
 func (n *node) shutdownTracing(ctx context.Context) {
-	if n.tracer == nil {
+	if n.conn.tracer == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingShutdownBudget)
 	defer cancel()
-	if err := n.tracer.Shutdown(ctx); err != nil {
+	if err := n.conn.tracer.Shutdown(ctx); err != nil {
 		klog.FromContext(ctx).Error(err, "Failed to flush the traces")
 	}
 }
 
-// tracerProvider is n.tracer as an OpenTelemetry TracerProvider: nil (not
+// tracerProvider is n.conn.tracer as an OpenTelemetry TracerProvider: nil (not
 // a non-nil interface holding nil) without tracing.
 func (n *node) tracerProvider() trace.TracerProvider {
-	if n.tracer == nil {
+	if n.conn.tracer == nil {
 		return nil
 	}
-	return n.tracer
+	return n.conn.tracer
 }

@@ -24,7 +24,7 @@ func (n *node) newUserNamespaces(ctx context.Context) (*userns.Manager, error) {
 	}
 	mgr, err := userns.New(ctx, userns.Config{
 		PodsDir: n.podsDir(), IDsPerPod: idsPerPod, MaxPods: int(kc.MaxPods), Range: r,
-		Handlers: func() []cri.RuntimeHandler { return n.health.Info().Handlers },
+		Handlers: func() []cri.RuntimeHandler { return n.conn.health.Info().Handlers },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create user namespace manager: %w", err)

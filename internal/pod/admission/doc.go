@@ -28,14 +28,19 @@
 //	              static pods)
 //
 // sysctls.go holds Sysctls, upstream's sysctl admit handler
-// (SysctlForbidden), which the caller runs apart from Admit, right after
-// the eviction check, as upstream orders them.
+// (SysctlForbidden), which Decide runs apart from Admit, right after the
+// eviction check, as upstream orders them.
 //
-// Not done here, unlike upstream's other admit handlers: eviction pressure,
-// AppArmor, node shutdown, the resource managers (the CPU
-// manager's admission is internal/node/cpumanager's, which internal/app/agent runs
-// before these checks, as upstream; memory, topology and devices are not
-// done), the node's declared features (internal/pod/declaredfeatures, which
-// internal/app/agent runs last, as upstream) and the preemption of
-// lower-priority pods for a critical pod that does not fit.
+// chain.go holds the node's admit handlers in upstream's order
+// (Handlers.Decide: eviction, sysctls, node shutdown, the resource
+// managers, Admit, the declared features; Handlers.Resize for an in-place
+// resize, without the resource managers) and the Admitter, the sync loop's
+// Admit: the pods that still count (podworker's IsActive), at their
+// allocations, and a rejected pod's status and event.
+//
+// The handlers Decide calls are their owners' (the eviction manager's
+// pressure, internal/node/nodeshutdown's state, the topology, CPU and
+// memory managers, internal/pod/declaredfeatures). Not done, unlike
+// upstream: AppArmor, devices and the preemption of lower-priority pods
+// for a critical pod that does not fit.
 package admission

@@ -16,6 +16,8 @@
 //     back-off period, instead of the back-off period.
 //   - static.go: static pods with the same full name start one at a time.
 //   - known.go: queries for the sync loop and housekeeping, SyncKnownPods.
+//   - active.go: IsActive and ActivePods, the one rule for whether an
+//     admitted pod still counts against the node.
 //
 // The workers send the one "pod gone" signal (Config.Gone, the route of
 // internal/pod/podgone), once per worker: as it finishes, when

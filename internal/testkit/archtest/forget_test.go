@@ -68,6 +68,7 @@ var notPerPodState = map[string]string{
 	"pod/podworker.Workers.workers":            "the pod workers themselves: a worker is forgotten as it announces its pod gone",
 	"pod/podworker.retryQueue.due":             "a worker's requeue time, removed with the worker",
 	"pod/syncloop.Loop.pods":                   "the desired set itself: a pod leaves it when its source removes it",
+	"pod/syncloop.desiredSnapshot.byUID":       "the published copy of the desired set, replaced whole on every change",
 	"pod/podsource.apiStore.pods":              "the API's pods on this node as the watch last gave them: the source of what is desired, not state about a pod",
 	"pod/podsource.diffResult.next":            "the result of one snapshot's diff",
 	"pod/pleg.Cache.pods":                      "the runtime's pods as last listed: an entry ends when the runtime no longer has the pod, not when the pod is gone",

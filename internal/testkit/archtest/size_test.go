@@ -18,6 +18,9 @@ const (
 	maxFileLines = 800
 	maxFuncLines = 100
 	maxFields    = 20
+	// maxWiringFields holds the wiring to issue #23's bar: no struct of
+	// internal/app over 12 fields (no everything-struct).
+	maxWiringFields = 12
 )
 
 // oversize are the exceptions, each with its size today: a test fails when
@@ -30,9 +33,8 @@ var oversize = map[string]int{
 	"internal/config/configflags.go:configFlags":     112,
 	// The configuration itself: one field per setting.
 	"internal/config/config.go:Config": 26,
-	// Issue #23 step 3 splits these: one builder per wing, no
-	// everything-struct; the runtime manager's config by concern.
-	"internal/app/agent/agent.go:node":             32,
+	// The runtime manager's config and the node status inputs: to split
+	// by concern (issue #23).
 	"internal/pod/kuberuntime/manager.go:Config":   34,
 	"internal/cluster/nodestatus/inputs.go:Inputs": 29,
 }
@@ -90,7 +92,11 @@ func TestSizes(t *testing.T) {
 					for _, spec := range decl.Specs {
 						if ts, ok := spec.(*ast.TypeSpec); ok {
 							if st, ok := ts.Type.(*ast.StructType); ok {
-								check(rel+":"+ts.Name.Name, fields(st), maxFields, "fields")
+								limit := maxFields
+								if strings.HasPrefix(rel, "internal/app/") {
+									limit = maxWiringFields
+								}
+								check(rel+":"+ts.Name.Name, fields(st), limit, "fields")
 							}
 						}
 					}

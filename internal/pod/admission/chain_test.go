@@ -1,4 +1,4 @@
-package agent
+package admission
 
 import (
 	"context"
@@ -8,20 +8,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/berthk8s/berth/internal/pod/admission"
 	"github.com/berthk8s/berth/internal/podkit/sysctl"
 )
 
-// TestAdmitOrder holds the admit handlers to upstream's order: eviction,
+// TestDecideOrder holds the admit handlers to upstream's order: eviction,
 // sysctls, node shutdown, the CPU manager, the predicates.
-func TestAdmitOrder(t *testing.T) {
-	cpuReject := admission.Result{Reason: "SMTAlignmentError", Message: "SMT Alignment Error"}
+func TestDecideOrder(t *testing.T) {
+	cpuReject := Result{Reason: "SMTAlignmentError", Message: "SMT Alignment Error"}
 	tests := []struct {
 		name     string
 		pressure bool
 		shutdown bool
 		sysctl   bool // the pod sets an unsafe sysctl not allowed
-		cpus     *admission.Result
+		cpus     *Result
 		nodeName string
 		want     string
 	}{
@@ -35,19 +34,19 @@ func TestAdmitOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var asked []string
-			a := &admitter{
-				node: func() *corev1.Node {
+			a := &Handlers{
+				Node: func() *corev1.Node {
 					n := &corev1.Node{}
 					n.Name = "node"
 					n.Status.Allocatable = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")}
 					return n
 				},
-				shuttingDown: func() bool { return tt.shutdown },
-				pressure:     func(*corev1.Pod) (bool, string) { return !tt.pressure, "pressure" },
-				sysctls:      sysctl.SafeAllowlist("6.1.0"),
+				ShuttingDown: func() bool { return tt.shutdown },
+				Pressure:     func(*corev1.Pod) (bool, string) { return !tt.pressure, "pressure" },
+				Sysctls:      sysctl.SafeAllowlist("6.1.0"),
 			}
 			if tt.cpus != nil {
-				a.cpus = func(_ context.Context, p *corev1.Pod, _ []*corev1.Pod) admission.Result {
+				a.CPUs = func(_ context.Context, p *corev1.Pod, _ []*corev1.Pod) Result {
 					asked = append(asked, p.Name)
 					return *tt.cpus
 				}
@@ -58,7 +57,7 @@ func TestAdmitOrder(t *testing.T) {
 			if tt.sysctl {
 				pod.Spec.SecurityContext.Sysctls = append(pod.Spec.SecurityContext.Sysctls, corev1.Sysctl{Name: "kernel.msgmax", Value: "1"})
 			}
-			got := a.decide(context.Background(), pod, nil)
+			got := a.Decide(context.Background(), pod, nil)
 			if got.Reason != tt.want {
 				t.Errorf("decide = %+v, want reason %q", got, tt.want)
 			}
