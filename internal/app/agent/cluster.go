@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/berthk8s/berth/internal/podkit/podutil"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -159,7 +161,7 @@ func (c *cluster) startStatusSync(store *podstatus.Store, desired *syncloop.Desi
 	s, err := statussync.New(statussync.Config{
 		Client: c.clients.Main, Store: store, Pod: desired.Pod,
 		MirrorPod: func(static *corev1.Pod) (*corev1.Pod, bool) {
-			m, ok := desired.MirrorPod(podsource.GetPodFullName(static))
+			m, ok := desired.MirrorPod(podutil.FullName(static))
 			return m, ok && mirrorpod.IsMirrorOf(m, static)
 		},
 		// As upstream (PodCouldBeDeleted): only once the pod's resources

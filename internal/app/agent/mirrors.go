@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/berthk8s/berth/internal/podkit/podutil"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berthk8s/berth/internal/cluster/mirrorpod"
-	"github.com/berthk8s/berth/internal/pod/podsource"
 )
 
 // mirrors keeps static pods' mirror pods in the API server, deciding with
@@ -23,7 +24,7 @@ type mirrors struct {
 
 // Sync creates, replaces or leaves the mirror pod of a desired static pod.
 func (m *mirrors) Sync(ctx context.Context, static *corev1.Pod) error {
-	mirror, _ := m.lookup(podsource.GetPodFullName(static))
+	mirror, _ := m.lookup(podutil.FullName(static))
 	switch mirrorpod.Plan(static, mirror, m.terminating(static.UID)) {
 	case mirrorpod.Create:
 		return m.client.Create(ctx, static)
@@ -39,7 +40,7 @@ func (m *mirrors) Sync(ctx context.Context, static *corev1.Pod) error {
 // Delete removes the mirror pod of a static pod no source wants any more,
 // unless a newer static pod of the same name owns it now.
 func (m *mirrors) Delete(ctx context.Context, static *corev1.Pod) error {
-	mirror, ok := m.lookup(podsource.GetPodFullName(static))
+	mirror, ok := m.lookup(podutil.FullName(static))
 	if !ok || !mirrorpod.IsMirrorOf(mirror, static) {
 		return nil
 	}

@@ -270,7 +270,7 @@ func diffAPIList(old podSet, list []*corev1.Pod) (podSet, []Update) {
 		}
 	}
 	sort.Slice(byOp[OpRemove], func(i, j int) bool {
-		return GetPodFullName(byOp[OpRemove][i]) < GetPodFullName(byOp[OpRemove][j])
+		return podutil.FullName(byOp[OpRemove][i]) < podutil.FullName(byOp[OpRemove][j])
 	})
 	var updates []Update
 	for _, op := range []Op{OpRemove, OpAdd, OpUpdate, OpDelete, OpReconcile} {

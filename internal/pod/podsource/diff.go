@@ -63,7 +63,7 @@ func diffPods(source string, old podSet, incoming []*corev1.Pod, now time.Time) 
 			r.refused = append(r.refused, refusal{pod: ref, err: err})
 			continue
 		}
-		fullName := GetPodFullName(ref)
+		fullName := podutil.FullName(ref)
 		if names[fullName] || r.next[ref.UID] != nil {
 			r.duplicates = append(r.duplicates, ref)
 			continue
@@ -109,7 +109,7 @@ func diffPods(source string, old podSet, incoming []*corev1.Pod, now time.Time) 
 			r.removes = append(r.removes, pod)
 		}
 	}
-	sort.Slice(r.removes, func(i, j int) bool { return GetPodFullName(r.removes[i]) < GetPodFullName(r.removes[j]) })
+	sort.Slice(r.removes, func(i, j int) bool { return podutil.FullName(r.removes[i]) < podutil.FullName(r.removes[j]) })
 	return r
 }
 
@@ -212,7 +212,7 @@ func applyUpdate(old podSet, u Update) []*corev1.Pod {
 	}
 	byName := make([]named, 0, len(next))
 	for _, pod := range next {
-		byName = append(byName, named{GetPodFullName(pod), pod})
+		byName = append(byName, named{podutil.FullName(pod), pod})
 	}
 	sort.Slice(byName, func(i, j int) bool { return byName[i].name < byName[j].name })
 	pods := make([]*corev1.Pod, len(byName))

@@ -71,8 +71,8 @@ func TestLoadManifestStaticPodFields(t *testing.T) {
 	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		t.Errorf("API defaults not applied: restartPolicy %q", pod.Spec.RestartPolicy)
 	}
-	if !podutil.IsStatic(pod) || podutil.IsMirror(pod) || GetPodFullName(pod) != "web-node1_default" {
-		t.Errorf("helpers: static %v mirror %v full name %q", podutil.IsStatic(pod), podutil.IsMirror(pod), GetPodFullName(pod))
+	if !podutil.IsStatic(pod) || podutil.IsMirror(pod) || podutil.FullName(pod) != "web-node1_default" {
+		t.Errorf("helpers: static %v mirror %v full name %q", podutil.IsStatic(pod), podutil.IsMirror(pod), podutil.FullName(pod))
 	}
 }
 
@@ -124,7 +124,7 @@ items:
 	pods := mustLoad(t, list, o)
 	var names []string
 	for _, p := range pods {
-		names = append(names, GetPodFullName(p))
+		names = append(names, podutil.FullName(p))
 		if len(p.Spec.Tolerations) != 0 {
 			t.Errorf("pod %s: URL pods get no toleration, got %v", p.Name, p.Spec.Tolerations)
 		}

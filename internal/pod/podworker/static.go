@@ -1,14 +1,8 @@
 package podworker
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// podFullName is upstream's pod full name: name_namespace.
-func podFullName(pod *corev1.Pod) string {
-	return pod.Name + "_" + pod.Namespace
-}
 
 // staticGate serializes static pods with the same full name: editing a
 // manifest gives the pod a new UID under the same name, and the new UID may

@@ -246,7 +246,7 @@ func admit(logger klog.Logger, wk *worker, opts *UpdateOptions) bool {
 func (w *Workers) startWorker(ctx context.Context, uid types.UID, opts UpdateOptions) *worker {
 	wk := &worker{uid: uid, phase: Waiting, wake: make(chan struct{}, 1)}
 	if opts.Pod != nil && podutil.IsStatic(opts.Pod) {
-		wk.fullName = podFullName(opts.Pod)
+		wk.fullName = podutil.FullName(opts.Pod)
 		w.static.enqueue(wk.fullName, uid)
 	}
 	w.workers[uid] = wk
@@ -301,7 +301,7 @@ const evictedReason = "Evicted"
 func updateEvent(opts UpdateOptions) Event {
 	switch {
 	case opts.Type == SyncPodKill, opts.Pod == nil, opts.Pod.DeletionTimestamp != nil,
-		opts.Pod.Status.Phase == corev1.PodSucceeded, opts.Pod.Status.Phase == corev1.PodFailed:
+		podutil.IsTerminal(opts.Pod.Status.Phase):
 		return UpdateKill
 	}
 	return UpdateSync

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berthk8s/berth/internal/podkit/podutil"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -62,7 +64,7 @@ func decide(t ProbeType, spec *corev1.Probe, st instance, obs observation) tick 
 	if !obs.HasStatus {
 		return out
 	}
-	if obs.Phase == corev1.PodSucceeded || obs.Phase == corev1.PodFailed {
+	if podutil.IsTerminal(obs.Phase) {
 		out.Stop = true
 		return out
 	}

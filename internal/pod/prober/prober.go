@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berthk8s/berth/internal/podkit/podutil"
+
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -327,7 +329,7 @@ func probedContainers(pod *corev1.Pod) []*corev1.Container {
 	var out []*corev1.Container
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		if podutil.IsSidecar(c) {
 			out = append(out, c)
 		}
 	}

@@ -115,14 +115,14 @@ func (l *Loop) admit(ctx context.Context, pod *corev1.Pod) {
 // updateMirror records a mirror pod change and wakes the static pod it
 // mirrors, which re-creates or replaces the mirror as needed.
 func (l *Loop) updateMirror(op podsource.Op, mirror *corev1.Pod, now time.Time) []podworker.UpdateOptions {
-	name := podsource.GetPodFullName(mirror)
+	name := podutil.FullName(mirror)
 	if op == podsource.OpRemove {
 		delete(l.mirrors, name)
 	} else {
 		l.mirrors[name] = mirror
 	}
 	for _, p := range l.pods {
-		if podutil.IsStatic(p) && podsource.GetPodFullName(p) == name {
+		if podutil.IsStatic(p) && podutil.FullName(p) == name {
 			return []podworker.UpdateOptions{{Type: podworker.SyncPodSync, Pod: p, StartTime: now}}
 		}
 	}
@@ -137,7 +137,7 @@ func byCreation(pods []*corev1.Pod) []*corev1.Pod {
 		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 			return c
 		}
-		return strings.Compare(podsource.GetPodFullName(a), podsource.GetPodFullName(b))
+		return strings.Compare(podutil.FullName(a), podutil.FullName(b))
 	})
 	return out
 }

@@ -3,7 +3,8 @@
 //
 //	source.go   where a pod came from: the config.source annotation, the
 //	            source names, IsStatic, IsMirror
-//	kinds.go    IsSidecar (restartable init container), IsTerminal (phase)
+//	kinds.go    IsSidecar (restartable init container), IsTerminal (phase),
+//	            FullName (upstream's name_namespace)
 //	critical.go IsCritical (upstream's IsCriticalPod: static, mirror or of
 //	            system-critical priority), which eviction and the
 //	            containers' swap and OOM score ask

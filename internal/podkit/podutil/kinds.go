@@ -38,3 +38,10 @@ func IsSidecarIn(spec *corev1.PodSpec, c *corev1.Container) bool {
 func EphemeralAsContainer(ec *corev1.EphemeralContainer) *corev1.Container {
 	return (*corev1.Container)(&ec.EphemeralContainerCommon)
 }
+
+// FullName is upstream's pod full name, "<name>_<namespace>": the name
+// that is unique among a node's pods across all sources (a static pod and
+// its mirror share it).
+func FullName(pod *corev1.Pod) string {
+	return pod.Name + "_" + pod.Namespace
+}

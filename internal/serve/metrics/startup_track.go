@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/berthk8s/berth/internal/podkit/podutil"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -12,7 +14,7 @@ import (
 func (t *startupTracker) observedOnWatch(pod *corev1.Pod, static bool, when time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if podutil.IsTerminal(pod.Status.Phase) {
 		delete(t.pods, pod.UID)
 		return
 	}

@@ -3,6 +3,8 @@ package volume
 import (
 	"fmt"
 
+	"github.com/berthk8s/berth/internal/podkit/podutil"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -65,7 +67,7 @@ func podMemoryLimit(pod *corev1.Pod) int64 {
 		if !ok {
 			return 0
 		}
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		if podutil.IsSidecar(&c) {
 			sidecars += q.Value()
 			continue
 		}
