@@ -149,7 +149,7 @@ func (c *cluster) mirrors(lookup func(fullName string) (*corev1.Pod, bool), term
 	if c.clients == nil {
 		return nil
 	}
-	return &mirrors{client: mirrorpod.New(c.clients.Main, c.nodeName, c.nodeCtl.NodeUID), lookup: lookup, terminating: terminating}
+	return &mirrorpod.Keeper{Client: mirrorpod.New(c.clients.Main, c.nodeName, c.nodeCtl.NodeUID), Lookup: lookup, Terminating: terminating}
 }
 
 // startStatusSync builds the pod status writer (cluster mode only).

@@ -14,7 +14,10 @@
 //     owner reference to the Node, as the NodeRestriction admission plugin
 //     requires; Delete removes a mirror with grace period 0 and a UID
 //     precondition. Apply performs what Plan returned.
+//   - Keeper (keeper.go) is podsync's Mirrors: on a static pod's sync it
+//     plans with the mirror pod the API source reports and whether the
+//     pod's worker is stopping it, and performs the plan with Client.
 //
-// The caller (the agent's wiring) decides when to plan and holds the Node's
-// UID; this package keeps no state of its own.
+// The pod syncer decides when to sync a mirror; the wiring hands the
+// Keeper its lookups. This package keeps no state of its own.
 package mirrorpod
