@@ -33,6 +33,8 @@
 //     enableSystemLogQuery as upstream validates them, and
 //     --housekeeping-interval.
 //   - process.go: BlockProfiling, the decision on enableContentionProfiling.
+//   - host.go:    CheckHost, the checks of the configuration against the
+//     host's facts at start (swap, cgroup v1, singleProcessOOMKill).
 //   - validate_cgroups.go: the container manager's fields as upstream
 //     validates them (cgroupsPerQOS, systemCgroups, reservedSystemCPUs,
 //     enforceNodeAllocatable and the reserved cgroups), and
@@ -41,7 +43,8 @@
 //     component-base's featuregate (featuregates_table.go, generated, for
 //     the kubelet's own gates; component-base and client-go add theirs),
 //     which gates berth always implements, and the refusal of the rest
-//     away from their defaults.
+//     away from their defaults.; gateOn, the one reading of a gate, behind the
+//     Config's methods (MemoryQoS, EnsureSecretPulledImages, ...).
 //   - problemfields.go: ValidationError.Fields, the fields and flags a
 //     failed Load is about, for callers that must tell what blocks a start.
 //   - compatdoc.go: renders docs/config-compat.md from support.go.

@@ -230,10 +230,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
-	if err := checkSwap(ctx, &cfg.Kubelet, inputs.Machine()); err != nil {
-		return err
-	}
-	if err := machine.CheckCgroupV1(ptr.Deref(cfg.Kubelet.FailCgroupV1, true), inputs.Machine()); err != nil {
+	if err := cfg.CheckHost(ctx, inputs.Machine()); err != nil {
 		return err
 	}
 	if err := placeProcess(ctx, &cfg.Kubelet); err != nil {
@@ -477,10 +474,7 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 // CRI, from the kubelet configuration.
 func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
 	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
-	resources, err := resourceSettings(kc, host.CgroupV2)
-	if err != nil {
-		return nil, fmt.Errorf("check kubelet configuration: %w", err)
-	}
+	resources := resourceSettings(kc, host.CgroupV2)
 	resources.Memory = memorySettings(cfg, host, int64(os.Getpagesize()))
 	usernsMetrics, err := n.metrics.NewUserNamespaces()
 	if err != nil {

@@ -129,18 +129,3 @@ func (p podCgroups) EnsurePod(ctx context.Context, pod *corev1.Pod) error {
 func (p podCgroups) ResizePod(ctx context.Context, from, to *corev1.Pod, widen bool) error {
 	return p.m.ResizePod(ctx, from, to, widen)
 }
-
-// checkSwap makes upstream's start checks on swap, in its order:
-// LimitedSwap is refused on cgroup v1, then failSwapOn refuses a node with
-// swap on; without failSwapOn and with memorySwap unset, upstream's notice
-// that containers get no swap is logged.
-func checkSwap(ctx context.Context, kc *kubeletconfigv1beta1.KubeletConfiguration, host machine.Info) error {
-	if err := machine.CheckLimitedSwap(kc.MemorySwap.SwapBehavior, host); err != nil {
-		return err
-	}
-	failSwapOn := ptr.Deref(kc.FailSwapOn, true)
-	if !failSwapOn && kc.MemorySwap.SwapBehavior == "" {
-		klog.FromContext(ctx).Info("NoSwap is set due to memorySwapBehavior not specified", "memorySwapBehavior", kc.MemorySwap.SwapBehavior, "FailSwapOn", failSwapOn)
-	}
-	return machine.CheckSwap(failSwapOn, host)
-}

@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"errors"
-
 	corev1 "k8s.io/api/core/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
@@ -24,17 +22,13 @@ func cfsSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) cgroupmath.CFS {
 }
 
 // resourceSettings are the settings containers' and sandboxes' Linux
-// resources are built with, on a host of the given cgroup version. As
-// upstream's OS-specific validation, singleProcessOOMKill set to false is
-// an error on cgroup v1, where the kernel kills single processes only.
-func resourceSettings(kc *kubeletconfigv1beta1.KubeletConfiguration, cgroupV2 bool) (containerconfig.ResourceSettings, error) {
-	if !cgroupV2 && kc.SingleProcessOOMKill != nil && !*kc.SingleProcessOOMKill {
-		return containerconfig.ResourceSettings{}, errors.New("singleProcessOOMKill must not be explicitly set to false when using cgroup v1")
-	}
+// resources are built with, on a host of the given cgroup version
+// (config.CheckHost has refused the settings it cannot have).
+func resourceSettings(kc *kubeletconfigv1beta1.KubeletConfiguration, cgroupV2 bool) containerconfig.ResourceSettings {
 	return containerconfig.ResourceSettings{
 		CFS:      cfsSettings(kc),
 		OOMGroup: containerconfig.OOMGroup(cgroupV2, kc.SingleProcessOOMKill),
-	}, nil
+	}
 }
 
 // memorySettings are the node facts and settings containers' and pods'

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2/ktesting"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
@@ -39,29 +38,20 @@ func TestCFSSettings(t *testing.T) {
 func TestResourceSettings(t *testing.T) {
 	cfs := cgroupmath.CFS{Period: 100000}
 	for _, tc := range []struct {
-		name    string
-		v2      bool
-		single  *bool
-		want    containerconfig.ResourceSettings
-		wantErr string
+		name   string
+		v2     bool
+		single *bool
+		want   containerconfig.ResourceSettings
 	}{
 		{name: "v2, unset: the whole container is killed", v2: true, want: containerconfig.ResourceSettings{CFS: cfs, OOMGroup: true}},
 		{name: "v2, false", v2: true, single: ptr.To(false), want: containerconfig.ResourceSettings{CFS: cfs, OOMGroup: true}},
 		{name: "v2, true: single process", v2: true, single: ptr.To(true), want: containerconfig.ResourceSettings{CFS: cfs}},
 		{name: "v1, unset", want: containerconfig.ResourceSettings{CFS: cfs}},
 		{name: "v1, true", single: ptr.To(true), want: containerconfig.ResourceSettings{CFS: cfs}},
-		{name: "v1, false: refused", single: ptr.To(false), wantErr: "singleProcessOOMKill must not be explicitly set to false when using cgroup v1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kc := &kubeletconfigv1beta1.KubeletConfiguration{CPUCFSQuotaPeriod: &metav1.Duration{Duration: 100 * time.Millisecond}, SingleProcessOOMKill: tc.single}
-			got, err := resourceSettings(kc, tc.v2)
-			var gotErr string
-			if err != nil {
-				gotErr = err.Error()
-			}
-			if gotErr != tc.wantErr {
-				t.Fatalf("resourceSettings error %q, want %q", gotErr, tc.wantErr)
-			}
+			got := resourceSettings(kc, tc.v2)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("resourceSettings (-want +got):\n%s", diff)
 			}
@@ -89,34 +79,5 @@ func TestMemorySettings(t *testing.T) {
 	cfg.Kubelet.FeatureGates = map[string]bool{"MemoryQoS": false}
 	if memorySettings(cfg, host, 4096).QoS {
 		t.Error("memorySettings with MemoryQoS off: QoS = true")
-	}
-}
-
-func TestCheckSwap(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		failSwapOn *bool
-		behavior   string
-		host       machine.Info
-		wantErr    string
-	}{
-		{name: "no swap", host: machine.Info{}},
-		{name: "swap on, failSwapOn default", host: machine.Info{SwapOn: true}, wantErr: "running with swap on is not supported, please disable swap or set --fail-swap-on flag to false"},
-		{name: "swap on, failSwapOn false, NoSwap", failSwapOn: ptr.To(false), behavior: "NoSwap", host: machine.Info{SwapOn: true}},
-		{name: "swap on, failSwapOn false, unset", failSwapOn: ptr.To(false), host: machine.Info{SwapOn: true}},
-		{name: "LimitedSwap on v1", failSwapOn: ptr.To(false), behavior: "LimitedSwap", host: machine.Info{SwapOn: true}, wantErr: "swap feature is enabled and LimitedSwap but it is only supported with cgroupv2"},
-		{name: "LimitedSwap on v2", failSwapOn: ptr.To(false), behavior: "LimitedSwap", host: machine.Info{SwapOn: true, CgroupV2: true}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			kc := &kubeletconfigv1beta1.KubeletConfiguration{FailSwapOn: tc.failSwapOn, MemorySwap: kubeletconfigv1beta1.MemorySwapConfiguration{SwapBehavior: tc.behavior}}
-			var got string
-			if err := checkSwap(ctx, kc, tc.host); err != nil {
-				got = err.Error()
-			}
-			if got != tc.wantErr {
-				t.Errorf("checkSwap = %q, want %q", got, tc.wantErr)
-			}
-		})
 	}
 }
