@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,7 +38,6 @@ var oversize = map[string]int{
 
 // TestSizes holds STYLE rule 10 over internal/ and cmd/.
 func TestSizes(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
 	seen := map[string]bool{}
 	check := func(key string, size, limit int, what string) {
 		max, excepted := oversize[key]
@@ -59,53 +55,31 @@ func TestSizes(t *testing.T) {
 			t.Errorf("%s has %d %s, over the limit of %d (STYLE rule 10): split it", key, size, what, limit)
 		}
 	}
-	for _, top := range []string{"internal", "cmd"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			if d.IsDir() || !strings.HasSuffix(path, ".go") {
-				return nil
-			}
-			rel, _ := filepath.Rel(root, path)
-			rel = filepath.ToSlash(rel)
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			check(rel, fset.File(f.Pos()).LineCount(), maxFileLines, "lines")
-			if strings.HasSuffix(path, "_test.go") {
-				return nil
-			}
-			lines := func(n ast.Node) int { return fset.Position(n.End()).Line - fset.Position(n.Pos()).Line + 1 }
-			for _, decl := range f.Decls {
-				switch decl := decl.(type) {
-				case *ast.FuncDecl:
-					if decl.Body != nil {
-						check(rel+":"+funcName(decl), lines(decl), maxFuncLines, "lines")
-					}
-				case *ast.GenDecl:
-					for _, spec := range decl.Specs {
-						if ts, ok := spec.(*ast.TypeSpec); ok {
-							if st, ok := ts.Type.(*ast.StructType); ok {
-								limit := maxFields
-								if strings.HasPrefix(rel, "internal/app/") {
-									limit = maxWiringFields
-								}
-								check(rel+":"+ts.Name.Name, fields(st), limit, "fields")
+	for _, f := range sourceFiles(t, parser.SkipObjectResolution, "internal", "cmd") {
+		check(f.rel, f.fset.File(f.ast.Pos()).LineCount(), maxFileLines, "lines")
+		if f.test {
+			continue
+		}
+		lines := func(n ast.Node) int { return f.fset.Position(n.End()).Line - f.fset.Position(n.Pos()).Line + 1 }
+		for _, decl := range f.ast.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				if decl.Body != nil {
+					check(f.rel+":"+funcName(decl), lines(decl), maxFuncLines, "lines")
+				}
+			case *ast.GenDecl:
+				for _, spec := range decl.Specs {
+					if ts, ok := spec.(*ast.TypeSpec); ok {
+						if st, ok := ts.Type.(*ast.StructType); ok {
+							limit := maxFields
+							if strings.HasPrefix(f.rel, "internal/app/") {
+								limit = maxWiringFields
 							}
+							check(f.rel+":"+ts.Name.Name, fields(st), limit, "fields")
 						}
 					}
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
 	}
 	for key := range oversize {

@@ -2,9 +2,8 @@ package archtest
 
 import (
 	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,44 +21,19 @@ type goFile struct {
 	internal  []string // import paths below internal/, without the prefix
 }
 
-// moduleFiles parses the imports of every Go file under the given
-// top-level directories of the module (testdata and hidden ones skipped).
+// moduleFiles is every Go file under tops with its imports of internal/.
 func moduleFiles(t *testing.T, tops ...string) []goFile {
 	t.Helper()
-	root := filepath.Join("..", "..", "..")
 	var files []goFile
-	for _, top := range tops {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
+	for _, sf := range sourceFiles(t, parser.ImportsOnly, tops...) {
+		g := goFile{path: sf.rel, dir: pathpkg.Dir(sf.rel), test: sf.test}
+		for _, imp := range sf.ast.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if rest, ok := strings.CutPrefix(p, module+"/internal/"); ok {
+				g.internal = append(g.internal, rest)
 			}
-			if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			if d.IsDir() || !strings.HasSuffix(path, ".go") {
-				return nil
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			g := goFile{path: filepath.ToSlash(rel), dir: filepath.ToSlash(filepath.Dir(rel)), test: strings.HasSuffix(path, "_test.go")}
-			for _, imp := range f.Imports {
-				p, _ := strconv.Unquote(imp.Path.Value)
-				if rest, ok := strings.CutPrefix(p, module+"/internal/"); ok {
-					g.internal = append(g.internal, rest)
-				}
-			}
-			files = append(files, g)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
-	if len(files) == 0 {
-		t.Fatal("no Go files found")
+		files = append(files, g)
 	}
 	return files
 }
