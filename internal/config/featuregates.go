@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
-
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/version"
 	clientfeatures "k8s.io/client-go/features"
@@ -14,6 +12,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	zpagesfeatures "k8s.io/component-base/zpages/features"
 	"k8s.io/klog/v2"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // gateSpec is a feature gate's spec in force at KubernetesVersion, one row

@@ -353,7 +353,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
 		Recorder:       cl.recorder,
 		Allocation:     n.pods.alloc,
-		Reinspect:      func(uid types.UID) { n.pods.relister.Reinspect(uid) },
+		Reinspect:      n.pods.relister.Reinspect,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)

@@ -4,17 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"sort"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/logs"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/config"
-	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 	"github.com/berthk8s/berth/internal/serve/server"
 )
 
@@ -42,7 +38,7 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 		return err
 	}
 	handler, err := server.NewHandler(server.Config{
-		Health: health, Pods: pods, RunningPods: n.runningPods,
+		Health: health, Pods: pods, RunningPods: n.pods.runtime.ListPods,
 		Configz: configzView(kc), Handlers: n.apiHandlers(), Auth: auth,
 		EnableDebuggingHandlers: ptr.Deref(kc.EnableDebuggingHandlers, true),
 		EnableSystemLogHandler:  ptr.Deref(kc.EnableSystemLogHandler, true),
@@ -120,36 +116,6 @@ func (n *node) apiAuth() (server.Auth, error) {
 		auth.Authz = authz
 	}
 	return auth, nil
-}
-
-// runningPods lists the runtime's running pods for /runningpods/.
-func (n *node) runningPods(ctx context.Context) ([]corev1.Pod, error) {
-	list, err := n.pods.runtime.ListPods(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list runtime pods: %w", err)
-	}
-	return toRunningPods(list), nil
-}
-
-// toRunningPods converts runtime pods as upstream's /runningpods/ shows
-// them: pods with a ready sandbox or a running container, each with its
-// name, namespace, UID and running containers' names and images, by UID.
-func toRunningPods(list map[types.UID]*runtimestate.Pod) []corev1.Pod {
-	out := make([]corev1.Pod, 0, len(list))
-	for _, p := range list {
-		pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID}}
-		for _, c := range p.Containers {
-			if c.State == runtimestate.ContainerRunning {
-				pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
-			}
-		}
-		if sb := p.LatestSandbox(); len(pod.Spec.Containers) == 0 && (sb == nil || sb.State != runtimestate.SandboxReady) {
-			continue
-		}
-		out = append(out, pod)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
-	return out
 }
 
 // configzView is the effective configuration as /configz shows it: the

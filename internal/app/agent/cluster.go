@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/berthk8s/berth/internal/podkit/podutil"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -25,6 +23,7 @@ import (
 	"github.com/berthk8s/berth/internal/pod/podsync"
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/pod/syncloop"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/serve/metrics"
 	"github.com/berthk8s/berth/internal/volumes/objectcache"
 )

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/utils/clock"
-
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"

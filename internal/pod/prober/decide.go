@@ -4,9 +4,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/berthk8s/berth/internal/podkit/podutil"
-
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // instance is a worker's state about the container instance it probes.

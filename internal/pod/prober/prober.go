@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/berthk8s/berth/internal/podkit/podutil"
-
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/pod/podplan"
 	"github.com/berthk8s/berth/internal/podkit/httpget"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 

@@ -4,10 +4,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/berthk8s/berth/internal/podkit/podutil"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // observedOnWatch handles one sighting of a pod from the sources.

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
 // HealthFunc reports why berth is unhealthy, or nil.
@@ -15,10 +19,10 @@ type HealthFunc func() error
 // PodsFunc returns the pods berth runs, with their current status.
 type PodsFunc func() []corev1.Pod
 
-// RunningPodsFunc returns the pods the container runtime holds, as upstream
-// /runningpods/ shows them: name, namespace, UID and containers (name and
-// image) only.
-type RunningPodsFunc func(ctx context.Context) ([]corev1.Pod, error)
+// RunningPodsFunc lists the pods the container runtime holds
+// (kuberuntime.Manager.ListPods), which /runningpods/ shows as upstream
+// (toRunningPods).
+type RunningPodsFunc func(ctx context.Context) (map[types.UID]*runtimestate.Pod, error)
 
 // healthz answers "ok" with 200, or the failure with 500, as upstream.
 func healthz(check HealthFunc) http.HandlerFunc {
@@ -52,13 +56,34 @@ func pods(list PodsFunc) http.HandlerFunc {
 // runningPods answers the runtime's pods as a v1.PodList.
 func runningPods(list RunningPodsFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		items, err := list(r.Context())
+		listed, err := list(r.Context())
 		if err != nil {
-			http.Error(w, "list running pods: "+err.Error(), http.StatusInternalServerError)
+			http.Error(w, "list running pods: list runtime pods: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
-		writePodList(w, items)
+		writePodList(w, toRunningPods(listed))
 	}
+}
+
+// toRunningPods converts the runtime's pods as upstream's /runningpods/ shows
+// them: pods with a ready sandbox or a running container, each with its
+// name, namespace, UID and running containers' names and images, by UID.
+func toRunningPods(list map[types.UID]*runtimestate.Pod) []corev1.Pod {
+	out := make([]corev1.Pod, 0, len(list))
+	for _, p := range list {
+		pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID}}
+		for _, c := range p.Containers {
+			if c.State == runtimestate.ContainerRunning {
+				pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
+			}
+		}
+		if sb := p.LatestSandbox(); len(pod.Spec.Containers) == 0 && (sb == nil || sb.State != runtimestate.SandboxReady) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
 }
 
 func writePodList(w http.ResponseWriter, items []corev1.Pod) {

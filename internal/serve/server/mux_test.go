@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
 // grants authorizes "user/subresource" pairs; "*" as subresource is all.
@@ -46,8 +48,9 @@ func testHandler(t *testing.T, mutate func(*Config)) http.Handler {
 	cfg := Config{
 		Health: func() error { return nil },
 		Pods:   func() []corev1.Pod { return nil },
-		RunningPods: func(context.Context) ([]corev1.Pod, error) {
-			return []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"}}}, nil
+		RunningPods: func(context.Context) (map[types.UID]*runtimestate.Pod, error) {
+			return map[types.UID]*runtimestate.Pod{"u1": {UID: "u1", Name: "web", Namespace: "default",
+				Sandboxes: []runtimestate.Sandbox{{State: runtimestate.SandboxReady}}}}, nil
 		},
 		Configz:  map[string]any{"port": 10250},
 		Handlers: Handlers{Exec: echo, Attach: echo, PortForward: echo, Run: echo, ContainerLogs: echo, Stats: echo, MetricsCadvisor: echo},
@@ -191,7 +194,7 @@ func TestReadOnlySubset(t *testing.T) {
 func TestFlagsHandlerNeedsSetter(t *testing.T) {
 	cfg := Config{
 		Health: func() error { return nil }, Pods: func() []corev1.Pod { return nil },
-		RunningPods:             func(context.Context) ([]corev1.Pod, error) { return nil, nil },
+		RunningPods:             func(context.Context) (map[types.UID]*runtimestate.Pod, error) { return nil, nil },
 		Auth:                    Auth{Authn: NewAuthenticator(AuthnConfig{}), Authz: grants{}, NodeName: "node-1"},
 		EnableDebuggingHandlers: true, EnableDebugFlagsHandler: true,
 	}

@@ -3,10 +3,10 @@ package volume
 import (
 	"fmt"
 
-	"github.com/berthk8s/berth/internal/podkit/podutil"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // tmpfsSize decides whether a volume lives on tmpfs and the size of that
