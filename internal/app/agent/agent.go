@@ -198,7 +198,10 @@ func assemble(ctx context.Context, cfg *config.Config, version string, clk clock
 		return nil, err
 	}
 	n.conn.client = client
-	driver := cgroupDriver(ctx, kc.CgroupDriver, info.CgroupDriver)
+	driver, overridden := cm.PickDriver(kc.CgroupDriver, info.CgroupDriver)
+	if overridden {
+		klog.FromContext(ctx).Info("Using the container runtime's cgroup driver", "configured", kc.CgroupDriver, "runtime", info.CgroupDriver)
+	}
 	klog.FromContext(ctx).Info("Connected to container runtime", "runtime", info.RuntimeName, "version", info.RuntimeVersion,
 		"apiVersion", info.RuntimeAPIVersion, "cgroupDriver", driver)
 	info.CgroupDriver = driver
@@ -491,7 +494,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		MaxParallelImagePulls:    cfg.ImagePullLimit(),
 		PullQPS:                  float32(ptr.Deref(kc.RegistryPullQPS, 0)),
 		PullBurst:                int(kc.RegistryBurst),
-		ParallelPodStarts:        parallelPodStarts(runtime.NumCPU()),
+		ParallelPodStarts:        kuberuntime.ParallelPodStarts(runtime.NumCPU()),
 		Cgroups:                  n.podCgroups(),
 		UserNamespaces:           n.managers.userns,
 		UserNamespacedPodStarted: usernsMetrics.PodStarted,
@@ -505,13 +508,6 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 	}
 	return runtimeMgr, nil
 }
-
-// parallelPodStarts is how many new pods berth starts at once on a host
-// of cpus CPUs (kuberuntime's start pace): 4 a CPU. On the bench machine
-// (2 cores) bursts of 30 pods through the CRI alone started with a median
-// of 1.5 s at 4 or 8 at a time against 2.2-2.4 s all at once, the last pod
-// at the same 2.5 s; more CPUs let the runtime do more at once.
-func parallelPodStarts(cpus int) int { return 4 * max(cpus, 1) }
 
 // newPLEG builds the PLEG over the runtime manager, following the
 // runtime's container event stream unless EventedPLEG=false
@@ -680,16 +676,6 @@ func connectRuntime(ctx context.Context, cfg *config.Config, observe cri.Observe
 		return nil, cri.Info{}, fmt.Errorf("verify container runtime %q: %w", kc.ContainerRuntimeEndpoint, err)
 	}
 	return client, info, nil
-}
-
-// cgroupDriver picks the runtime's cgroup driver when it reports one, as
-// upstream does, and says so when it differs from the configured one.
-func cgroupDriver(ctx context.Context, configured, fromRuntime string) string {
-	if fromRuntime == "" || fromRuntime == configured {
-		return configured
-	}
-	klog.FromContext(ctx).Info("Using the container runtime's cgroup driver", "configured", configured, "runtime", fromRuntime)
-	return fromRuntime
 }
 
 // podsWithStatus returns copies of pods carrying their latest status.

@@ -26,6 +26,16 @@ const (
 	DriverSystemd  = "systemd"
 )
 
+// PickDriver is the cgroup driver berth uses: the runtime's when it
+// reports one, as upstream (KubeletCgroupDriverFromCRI, GA), else the
+// configured one; overridden says the runtime's differs from it.
+func PickDriver(configured, fromRuntime string) (driver string, overridden bool) {
+	if fromRuntime == "" || fromRuntime == configured {
+		return configured, false
+	}
+	return fromRuntime, true
+}
+
 // Config is what the Manager needs; config.Config gives it, validated by
 // the config package with upstream's rules.
 type Config struct {

@@ -78,3 +78,19 @@ func TestPodUIDFromComponent(t *testing.T) {
 		}
 	}
 }
+
+func TestPickDriver(t *testing.T) {
+	for _, tc := range []struct {
+		configured, fromRuntime, want string
+		overridden                    bool
+	}{
+		{DriverCgroupfs, "", DriverCgroupfs, false},
+		{DriverCgroupfs, DriverCgroupfs, DriverCgroupfs, false},
+		{DriverCgroupfs, DriverSystemd, DriverSystemd, true},
+		{DriverSystemd, DriverCgroupfs, DriverCgroupfs, true},
+	} {
+		if got, over := PickDriver(tc.configured, tc.fromRuntime); got != tc.want || over != tc.overridden {
+			t.Errorf("PickDriver(%q, %q) = %q, %v; want %q, %v", tc.configured, tc.fromRuntime, got, over, tc.want, tc.overridden)
+		}
+	}
+}
