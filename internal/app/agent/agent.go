@@ -299,7 +299,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	// The allocation manager admits resizes through the admit handlers,
 	// which need the eviction manager, built last (it evicts through the
 	// workers, which sync through the syncer, which records allocations):
-	// the one late-bound link, as upstream's AddPodAdmitHandlers.
+	// a late-bound link, as upstream's AddPodAdmitHandlers (doc.go).
 	handlers := &admission.Handlers{}
 	if n.pods.alloc, err = n.newAllocation(handlers.Resize, resizeNode(cfg, host)); err != nil {
 		return err

@@ -34,6 +34,7 @@ func (n *node) newAllocation(admit func(ctx context.Context, pod *corev1.Pod, ot
 		Allocated: allocated, Actuated: actuated, Clock: n.clock,
 		Pods: n.activePods,
 		Node: resize, Admit: admit,
+		// n.pods.workers is built over the syncer, after this (doc.go).
 		Sync: func(ctx context.Context, pod *corev1.Pod) {
 			n.pods.workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: n.clock.Now()})
 		},
