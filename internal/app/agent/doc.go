@@ -15,7 +15,9 @@
 // containers; topology.go builds the topology manager over it (policy not
 // none) and admits pods through it. declaredfeatures.go discovers the
 // node's declared features once at start (internal/pod/declaredfeatures), for
-// the node status and the last admit handler. forget.go registers every
+// the node status and the last admit handler. plugins.go builds the plugin
+// manager (internal/platform/pluginmanager) over <root-dir>/plugins_registry,
+// with no handlers yet. forget.go registers every
 // owner of per-pod state with the route by which that state ends
 // (internal/pod/podgone), which the pod workers and housekeeping tell.
 package agent
