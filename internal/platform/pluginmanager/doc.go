@@ -7,8 +7,9 @@
 // it when its socket goes. Plugins do not register again when berth
 // restarts: the walk at start finds their sockets.
 //
-//	manager.go   Config, New, Run and its owner goroutine (the one writer of the
-//	             desired and registered plugins), Snapshot, DirName
+//	manager.go   Config, New, Run, Snapshot, DirName
+//	owner.go     Run's owner goroutine, the one writer of the desired and
+//	             registered plugins: events in, operations out, results back
 //	handler.go   Handler: what a plugin type's consumer implements
 //	watch.go     the desired sockets: the walk at start and the fsnotify events;
 //	             symlinks are never followed, names starting with "." are ignored

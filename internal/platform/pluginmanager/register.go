@@ -43,10 +43,10 @@ type result struct {
 	err    error
 }
 
-// run performs o. A deregistration is given the plugin registered at the
+// perform performs o. A deregistration is given the plugin registered at the
 // socket. It runs in its own goroutine; the queue keeps a second operation
 // on the same socket from starting meanwhile.
-func (m *Manager) run(ctx context.Context, o op, reg *registered) result {
+func (m *Manager) perform(ctx context.Context, o op, reg *registered) result {
 	if o.Kind == opDeregister {
 		reg.handler.DeRegisterPlugin(ctx, reg.Name, reg.Endpoint)
 		return result{op: o}
