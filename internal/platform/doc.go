@@ -11,6 +11,8 @@
 //	lockfile       --lock-file
 //	sdnotify       systemd's sd_notify protocol
 //	tracing        the OpenTelemetry tracer provider
+//	pluginmanager  node plugins' registration (<root-dir>/plugins_registry):
+//	               CSI and DRA drivers registered with their type's handler
 //
 // Platform packages may import podkit's pure helpers and no other wing
 // (archtest.Wings holds it).

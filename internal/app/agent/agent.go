@@ -30,6 +30,7 @@ import (
 	"github.com/berthk8s/berth/internal/node/userns"
 	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/platform/machine"
+	"github.com/berthk8s/berth/internal/platform/pluginmanager"
 	"github.com/berthk8s/berth/internal/platform/tracing"
 	"github.com/berthk8s/berth/internal/pod/admission"
 	"github.com/berthk8s/berth/internal/pod/allocation"
@@ -144,6 +145,9 @@ type resourceManagers struct {
 	evictor *eviction.Manager
 	// shutdown is the graceful node shutdown manager (nil: none).
 	shutdown *nodeshutdown.Manager
+	// plugins registers the node plugins (CSI, DRA) that announce
+	// themselves in <root-dir>/plugins_registry.
+	plugins *pluginmanager.Manager
 }
 
 // servers are what the kubelet API serves beside the pod path.
@@ -160,9 +164,9 @@ type servers struct {
 // reads (clock.RealClock{} outside tests). Start order: runtime connection,
 // runtime manager, PLEG, pod workers, (in cluster mode) API clients, node
 // status, lease and status writer, sources, stats, log rotation, container
-// and image GC, sync loop, servers. When ctx
-// ends or a component fails, they stop in the reverse order; stopping berth
-// never stops a pod.
+// and image GC, eviction, CPU and plugin managers, sync loop, servers.
+// When ctx ends or a component fails, they stop in the reverse order;
+// stopping berth never stops a pod.
 func Run(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) error {
 	return runWith(ctx, cfg, version, clk, osProcess())
 }
@@ -407,8 +411,9 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 }
 
 // newResourceManagers builds the CPU, topology and memory managers, which
-// admission and container creation consult. The host topology they share
-// is read from sysfs once, by the first that needs it.
+// admission and container creation consult, and the plugin manager. The
+// host topology they share is read from sysfs once, by the first that
+// needs it.
 func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
 	topo := topologyReader(sync.OnceValues(func() (*machine.Topology, error) {
 		return machine.ReadTopology(os.DirFS(machine.SystemDir), host)
@@ -420,7 +425,10 @@ func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
 	if n.managers.topology, err = n.newTopologyManager(n.managers.cpus, topo); err != nil {
 		return err
 	}
-	n.managers.memory, err = n.newMemoryManager(host, topo)
+	if n.managers.memory, err = n.newMemoryManager(host, topo); err != nil {
+		return err
+	}
+	n.managers.plugins, err = n.newPluginManager()
 	return err
 }
 
@@ -581,6 +589,7 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("image-gc", n.guards.images.Run)
 	g.Go("eviction", n.managers.evictor.Run)
 	g.Go("cpu-manager", n.managers.cpus.Run)
+	g.Go("plugin-manager", n.managers.plugins.Run)
 	g.Go("sync-loop", n.pods.loop.Run)
 	g.Go("pod-resizes", func(ctx context.Context) error { n.pods.alloc.Run(ctx); return nil })
 	if n.managers.shutdown != nil {

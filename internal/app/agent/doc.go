@@ -36,6 +36,9 @@
 //	apiserver.go, streaming.go,         the kubelet API, streaming, stats
 //	metrics.go                          and metrics
 //	declaredfeatures.go                 the node's declared features
+//	plugins.go                          the plugin manager over
+//	                                    <root-dir>/plugins_registry (no
+//	                                    handlers yet)
 //	forget.go                           the owners of per-pod state,
 //	                                    registered with internal/pod/podgone
 //	systemd.go, process.go, tracing.go, the process's edges: systemd

@@ -104,9 +104,9 @@ func (n Node) AsInt() int64 {
 }
 
 // AsDuration evaluates a duration expression the way upstream writes
-// them: integers, time's units (time.Second), *, parentheses, and
+// them: integers, time's units (time.Second), * and +, parentheses, and
 // constants of the same package or an imported one ("5 * time.Minute",
-// "time.Minute * 15", retryDelay).
+// "time.Minute * 15", "2*time.Minute + 2*time.Second", retryDelay).
 func (n Node) AsDuration() time.Duration {
 	n.s.t.Helper()
 	switch x := n.Node.(type) {
@@ -115,8 +115,11 @@ func (n Node) AsDuration() time.Duration {
 	case *ast.ParenExpr:
 		return n.with(x.X).AsDuration()
 	case *ast.BinaryExpr:
-		if x.Op == token.MUL {
+		switch x.Op {
+		case token.MUL:
 			return n.with(x.X).AsDuration() * n.with(x.Y).AsDuration()
+		case token.ADD:
+			return n.with(x.X).AsDuration() + n.with(x.Y).AsDuration()
 		}
 	case *ast.SelectorExpr:
 		if id, ok := x.X.(*ast.Ident); ok && id.Name == "time" {

@@ -61,7 +61,8 @@ func TestValues(t *testing.T) {
 			s.Value("k8s.io/fake/pkg/consts", "Poll").AsDuration(),
 			s.Value("k8s.io/fake/pkg/consts", "Twice").AsDuration(),
 			s.Value("k8s.io/fake/pkg/consts", "Interval").AsDuration(),
-		}, []time.Duration{3 * time.Minute, 15 * time.Minute, 2 * time.Second, 6 * time.Minute, 500 * time.Millisecond}},
+			s.Value("k8s.io/fake/pkg/consts", "Offset").AsDuration(),
+		}, []time.Duration{3 * time.Minute, 15 * time.Minute, 2 * time.Second, 6 * time.Minute, 500 * time.Millisecond, 122 * time.Second}},
 		{"Linux files, tests left out", fileNames(s.Files(a)), []string{"a.go", "b.go"}},
 		{"calls by any matcher", len(s.Files(a)[0].CallsTo(func(x, f string) bool { return f == "Sprintf" || f == "New" })), 2},
 	}

@@ -19,4 +19,5 @@ const (
 	Poll     = (2 * time.Second)
 	Twice    = 2 * Retry
 	Interval = time.Duration(500) * time.Millisecond
+	Offset   = 2*time.Minute + 2*time.Second
 )
