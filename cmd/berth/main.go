@@ -13,7 +13,6 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/app/agent"
 	"github.com/berthk8s/berth/internal/config"
@@ -140,7 +139,7 @@ func start(ctx context.Context, flags *config.Flags, d deps) error {
 // by the kernel is a warning) and checks or sets the kernel tunables
 // (protectKernelDefaults), as upstream's kubelet does at start.
 func setupHost(ctx context.Context, cfg *config.Config) error {
-	hostsetup.ApplyOOMScoreAdj(ctx, hostsetup.WriteOOMScoreAdj, ptr.Deref(cfg.Kubelet.OOMScoreAdj, -999))
+	hostsetup.ApplyOOMScoreAdj(ctx, hostsetup.WriteOOMScoreAdj, cfg.Settings().OOMScoreAdj)
 	return hostsetup.EnsureKernelTunables(ctx, hostsetup.ProcSys, cfg.Kubelet.ProtectKernelDefaults)
 }
 

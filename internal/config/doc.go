@@ -33,6 +33,9 @@
 //     enableSystemLogQuery as upstream validates them, and
 //     --housekeeping-interval.
 //   - process.go: BlockProfiling, the decision on enableContentionProfiling.
+//   - resolved.go: Settings, the optional fields' values as the wings read
+//     them (unset: upstream's default, from SetDefaults); no code outside
+//     config restates a default (archtest).
 //   - host.go:    CheckHost, the checks of the configuration against the
 //     host's facts at start (swap, cgroup v1, singleProcessOOMKill).
 //   - validate_cgroups.go: the container manager's fields as upstream

@@ -11,12 +11,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cbtracing "k8s.io/component-base/tracing"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/cluster/nodestatus"
 	"github.com/berthk8s/berth/internal/config"
@@ -344,7 +342,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 
 // newSyncer builds the pod workers' Syncer over the pod path built so far.
 func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
-	kc, cl := &n.cfg.Kubelet, n.cluster
+	cl := n.cluster
 	// The func below reads n.pods.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
 		Runtime: n.pods.runtime, Statuses: observedStatuses{n.pods.statuses, n.metrics}, Clock: n.clock, PodsDir: n.podsDir(), HostIPs: ips,
@@ -357,7 +355,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 		Objects:        n.vols.objects,
 		UserNamespaces: n.managers.userns,
 		Tracer:         tracing.Tracer(n.tracerProvider()),
-		Backoff:        podplan.BackoffPolicy{Max: ptr.Deref(kc.CrashLoopBackOff.MaxContainerRestartPeriod, metav1.Duration{}).Duration},
+		Backoff:        podplan.BackoffPolicy{Max: n.cfg.Settings().MaxContainerRestartPeriod},
 		Recorder:       cl.recorder,
 		Allocation:     n.pods.alloc,
 		Reinspect:      n.pods.relister.Reinspect,
@@ -484,8 +482,8 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 // newRuntime builds the runtime manager that applies pod plans through the
 // CRI, from the kubelet configuration.
 func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
-	cfg, kc, clk, cl := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster
-	resources := resourceSettings(kc, host.CgroupV2)
+	cfg, kc, clk, cl, set := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster, n.cfg.Settings()
+	resources := resourceSettings(cfg, host.CgroupV2)
 	resources.Memory = memorySettings(cfg, host, int64(os.Getpagesize()))
 	usernsMetrics, err := n.metrics.NewUserNamespaces()
 	if err != nil {
@@ -494,14 +492,14 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: n.conn.client.Runtime, Images: n.conn.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
-		ResolvConf: ptr.Deref(kc.ResolverConfig, ""), PodInfraImage: cfg.PodInfraContainerImage,
-		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: ptr.Deref(kc.SeccompDefault, false),
+		ResolvConf: set.ResolverConfig, PodInfraImage: cfg.PodInfraContainerImage,
+		SeccompProfileRoot: filepath.Join(cfg.RootDir, "seccomp"), SeccompDefault: set.SeccompDefault,
 		DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.vols.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.managers.pullRecords), Env: n.vols.objects, HostIPs: ips, SubPaths: subPaths,
 		MaxParallelImagePulls:    cfg.ImagePullLimit(),
-		PullQPS:                  float32(ptr.Deref(kc.RegistryPullQPS, 0)),
-		PullBurst:                int(kc.RegistryBurst),
+		PullQPS:                  set.RegistryPullQPS,
+		PullBurst:                set.RegistryBurst,
 		ParallelPodStarts:        kuberuntime.ParallelPodStarts(runtime.NumCPU()),
 		Cgroups:                  n.podCgroups(),
 		UserNamespaces:           n.managers.userns,
@@ -595,7 +593,7 @@ func (n *node) run(ctx context.Context) error {
 	if n.managers.shutdown != nil {
 		g.Go("node-shutdown", n.managers.shutdown.Run)
 	}
-	if ptr.Deref(kc.MakeIPTablesUtilChains, true) {
+	if n.cfg.Settings().MakeIPTablesUtilChains {
 		g.Go("iptables", n.runIPTables)
 	}
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
@@ -608,7 +606,7 @@ func (n *node) run(ctx context.Context) error {
 			return server.Serve(ctx, "read-only", kc.Address, int(kc.ReadOnlyPort), server.ReadOnlyHandler(healthCheck, listPods, n.apiHandlers()))
 		})
 	}
-	if ptr.Deref(kc.EnableServer, true) {
+	if n.cfg.Settings().EnableServer {
 		g.Go("kubelet-api", func(ctx context.Context) error { return n.serveAPI(ctx, healthCheck, listPods) })
 	}
 	// Last, so it is the first to stop: no watchdog ping once berth stops.

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/logs"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
-	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/serve/server"
@@ -32,7 +31,7 @@ func (n *node) apiHandlers() server.Handlers {
 
 // serveAPI serves the kubelet API on address:port over TLS until ctx ends.
 func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods server.PodsFunc) error {
-	kc := &n.cfg.Kubelet
+	kc, set := &n.cfg.Kubelet, n.cfg.Settings().Server
 	auth, err := n.apiAuth()
 	if err != nil {
 		return err
@@ -40,13 +39,13 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 	handler, err := server.NewHandler(server.Config{
 		Health: health, Pods: pods, RunningPods: n.pods.runtime.ListPods,
 		Configz: configzView(kc), Handlers: n.apiHandlers(), Auth: auth,
-		EnableDebuggingHandlers: ptr.Deref(kc.EnableDebuggingHandlers, true),
-		EnableSystemLogHandler:  ptr.Deref(kc.EnableSystemLogHandler, true),
-		EnableProfilingHandler:  ptr.Deref(kc.EnableProfilingHandler, true),
-		EnableDebugFlagsHandler: ptr.Deref(kc.EnableDebugFlagsHandler, true),
+		EnableDebuggingHandlers: set.DebuggingHandlers,
+		EnableSystemLogHandler:  set.SystemLogHandler,
+		EnableProfilingHandler:  set.ProfilingHandler,
+		EnableDebugFlagsHandler: set.DebugFlagsHandler,
 		SetVerbosity:            logs.GlogSetter,
 		LogDir:                  systemLogDir,
-		EnableSystemLogQuery:    ptr.Deref(kc.EnableSystemLogQuery, false),
+		EnableSystemLogQuery:    set.SystemLogQuery,
 	})
 	if err != nil {
 		return err
@@ -86,9 +85,10 @@ func (n *node) servingTLS() (*tls.Config, error) {
 // config.Load has already refused them in standalone mode, as upstream.
 func (n *node) apiAuth() (server.Auth, error) {
 	kc := &n.cfg.Kubelet
-	authn := server.AuthnConfig{Anonymous: ptr.Deref(kc.Authentication.Anonymous.Enabled, false), ClientCAs: n.serve.certs.clientCAs}
+	set := n.cfg.Settings().Server
+	authn := server.AuthnConfig{Anonymous: set.AnonymousAuth, ClientCAs: n.serve.certs.clientCAs}
 	client := n.cluster.apiClient()
-	if ptr.Deref(kc.Authentication.Webhook.Enabled, false) {
+	if set.WebhookAuthn {
 		if client == nil {
 			return server.Auth{}, fmt.Errorf("no client provided, cannot use webhook authentication")
 		}

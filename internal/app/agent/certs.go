@@ -6,8 +6,6 @@ import (
 	"crypto/x509"
 	"net"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/berthk8s/berth/internal/cluster/certificate"
 	"github.com/berthk8s/berth/internal/serve/metrics"
 	"github.com/berthk8s/berth/internal/serve/server"
@@ -33,7 +31,7 @@ type servingCerts struct {
 func (n *node) newServingCerts(ctx context.Context, ips []string) (*servingCerts, error) {
 	cfg, kc := n.cfg, &n.cfg.Kubelet
 	s := &servingCerts{runs: map[string]func(ctx context.Context) error{}}
-	if !ptr.Deref(kc.EnableServer, true) {
+	if !cfg.Settings().EnableServer {
 		return s, nil
 	}
 	switch {

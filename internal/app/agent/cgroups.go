@@ -11,7 +11,6 @@ import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/node/cm"
@@ -62,7 +61,7 @@ func statsSystemCgroups(cfg *config.Config) map[string]string {
 // (the runtime's when it reports one).
 func startCgroups(ctx context.Context, cfg *config.Config, driver string, host machine.Info) (*cm.Manager, error) {
 	kc := &cfg.Kubelet
-	if !ptr.Deref(kc.CgroupsPerQOS, true) {
+	if !cfg.Settings().CgroupsPerQOS {
 		return nil, nil
 	}
 	m, err := cm.New(cm.Config{
@@ -71,8 +70,8 @@ func startCgroups(ctx context.Context, cfg *config.Config, driver string, host m
 		SystemReserved: resourceList(kc.SystemReserved), KubeReserved: resourceList(kc.KubeReserved),
 		SystemReservedCgroup: kc.SystemReservedCgroup, KubeReservedCgroup: kc.KubeReservedCgroup,
 		Pod: cm.PodOptions{
-			CFS:       cfsSettings(kc),
-			PidsLimit: ptr.Deref(kc.PodPidsLimit, -1),
+			CFS:       cfsSettings(cfg),
+			PidsLimit: cfg.Settings().PodPidsLimit,
 			Memory:    memorySettings(cfg, host, int64(os.Getpagesize())),
 		},
 		QOSReservedMemory: cfg.QOSReservedMemory(),

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/node/gc"
 	"github.com/berthk8s/berth/internal/node/logrotate"
@@ -33,8 +31,8 @@ func (n *node) newGuards() (guards, error) {
 	var g guards
 	if g.logs, err = logrotate.New(logrotate.Config{
 		Runtime: n.conn.client.Runtime, PodLogsDir: kc.PodLogsDir,
-		Policy:  logrotate.Policy{MaxSize: maxSize, MaxFiles: int(ptr.Deref(kc.ContainerLogMaxFiles, 5))},
-		Workers: int(ptr.Deref(kc.ContainerLogMaxWorkers, 1)), Interval: kc.ContainerLogMonitorInterval.Duration,
+		Policy:  logrotate.Policy{MaxSize: maxSize, MaxFiles: n.cfg.Settings().Logs.MaxFiles},
+		Workers: n.cfg.Settings().Logs.MaxWorkers, Interval: kc.ContainerLogMonitorInterval.Duration,
 		Clock: n.clock,
 	}); err != nil {
 		return guards{}, err
@@ -51,8 +49,8 @@ func (n *node) newGuards() (guards, error) {
 	if g.images, err = gc.NewImageGC(gc.ImageConfig{
 		Images: n.conn.client.Image, Containers: n.conn.client.Runtime, FsStats: n.serve.observe.stats.ImageFsStats,
 		Policy: gc.ImagePolicy{
-			HighThresholdPercent: int(ptr.Deref(kc.ImageGCHighThresholdPercent, 85)),
-			LowThresholdPercent:  int(ptr.Deref(kc.ImageGCLowThresholdPercent, 80)),
+			HighThresholdPercent: n.cfg.Settings().ImageGCHighThresholdPercent,
+			LowThresholdPercent:  n.cfg.Settings().ImageGCLowThresholdPercent,
 			MinAge:               kc.ImageMinimumGCAge.Duration, MaxAge: kc.ImageMaximumGCAge.Duration,
 		},
 		SandboxImage: n.cfg.PodInfraContainerImage, Clock: n.clock, Recorder: cl.recorder,

@@ -3,7 +3,6 @@ package agent
 import (
 	corev1 "k8s.io/api/core/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
-	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/node/cm"
@@ -14,20 +13,20 @@ import (
 
 // cfsSettings is cpuCFSQuota and cpuCFSQuotaPeriod as containers,
 // sandboxes and pod cgroups all use them.
-func cfsSettings(kc *kubeletconfigv1beta1.KubeletConfiguration) cgroupmath.CFS {
+func cfsSettings(cfg *config.Config) cgroupmath.CFS {
 	return cgroupmath.CFS{
-		Unenforced: !ptr.Deref(kc.CPUCFSQuota, true),
-		Period:     kc.CPUCFSQuotaPeriod.Microseconds(),
+		Unenforced: !cfg.Settings().CPUCFSQuota,
+		Period:     cfg.Kubelet.CPUCFSQuotaPeriod.Microseconds(),
 	}
 }
 
 // resourceSettings are the settings containers' and sandboxes' Linux
 // resources are built with, on a host of the given cgroup version
 // (config.CheckHost has refused the settings it cannot have).
-func resourceSettings(kc *kubeletconfigv1beta1.KubeletConfiguration, cgroupV2 bool) containerconfig.ResourceSettings {
+func resourceSettings(cfg *config.Config, cgroupV2 bool) containerconfig.ResourceSettings {
 	return containerconfig.ResourceSettings{
-		CFS:      cfsSettings(kc),
-		OOMGroup: containerconfig.OOMGroup(cgroupV2, kc.SingleProcessOOMKill),
+		CFS:      cfsSettings(cfg),
+		OOMGroup: containerconfig.OOMGroup(cgroupV2, cfg.Kubelet.SingleProcessOOMKill),
 	}
 }
 

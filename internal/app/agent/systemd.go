@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/berthk8s/berth/internal/platform/sdnotify"
 )
 
@@ -45,7 +43,7 @@ func (n *node) serverAddrs() []sdnotify.Listener {
 	if kc.ReadOnlyPort > 0 {
 		out = append(out, sdnotify.Listener{Addr: sdnotify.DialAddr(kc.Address, kc.ReadOnlyPort)})
 	}
-	if ptr.Deref(kc.EnableServer, true) {
+	if n.cfg.Settings().EnableServer {
 		out = append(out, sdnotify.Listener{Addr: sdnotify.DialAddr(kc.Address, kc.Port), TLS: true})
 	}
 	return out

@@ -34,3 +34,47 @@ func TestGatesReadInConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultsInConfig holds the other half of "config resolved once": no
+// code outside internal/config restates a KubeletConfiguration default as
+// ptr.Deref(kc.Field, default); it reads config.Config.Settings, where
+// the defaults are upstream's (SetDefaults). The KubeletConfiguration is
+// recognised as berth's code names it: kc, or a .Kubelet field.
+func TestDefaultsInConfig(t *testing.T) {
+	for _, f := range sourceFiles(t, parser.SkipObjectResolution, "internal", "cmd") {
+		if f.test || strings.HasPrefix(f.rel, "internal/config/") {
+			continue
+		}
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 2 {
+				return true
+			}
+			if fn, ok := call.Fun.(*ast.SelectorExpr); !ok || fn.Sel.Name != "Deref" || !isIdent(fn.X, "ptr") {
+				return true
+			}
+			if arg := exprText(call.Args[0]); strings.HasPrefix(arg, "kc.") || strings.Contains(arg, "Kubelet.") {
+				t.Errorf("%s restates the default of %s: read config.Config.Settings", f.fset.Position(call.Pos()), arg)
+			}
+			return true
+		})
+	}
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
+}
+
+// exprText is a selector chain as written (a.b.c); other expressions are "".
+func exprText(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		if x := exprText(e.X); x != "" {
+			return x + "." + e.Sel.Name
+		}
+	}
+	return ""
+}
