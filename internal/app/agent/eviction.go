@@ -31,7 +31,8 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 		LocalStorageCapacityIsolation: kc.LocalStorageCapacityIsolation == nil || *kc.LocalStorageCapacityIsolation,
 		MaxPodGracePeriod:             int64(kc.EvictionMaxPodGracePeriod),
 		Summary:                       n.serve.observe.stats.Summary,
-		ActivePods:                    n.evictablePods,
+		ActivePods:                    n.activePods,
+		Terminating:                   n.pods.workers.IsPodTerminationRequested,
 		PodCleanedUp:                  func(p *corev1.Pod) bool { return n.pods.workers.ShouldPodBeFinished(p.UID) },
 		Killer:                        podKiller{workers: n.pods.workers, clock: n.clock},
 		Reclaimer:                     diskReclaimer{containers: n.guards.containers, images: n.guards.images},
@@ -72,18 +73,6 @@ func (n *node) memcgNotifier() (eviction.Notifier, eviction.MemoryCgroups) {
 		return nil, eviction.MemoryCgroups{}
 	}
 	return eviction.MemcgNotifier{}, eviction.MemoryCgroups{Node: root}
-}
-
-// evictablePods are the admitted pods still active whose termination was
-// not requested yet (an evicted pod is not evicted again).
-func (n *node) evictablePods() []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range n.activePods() {
-		if !n.pods.workers.IsPodTerminationRequested(p.UID) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // diskReclaimer is the node-level reclaim: the container GC's and the

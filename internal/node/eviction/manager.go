@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
@@ -78,9 +79,12 @@ type Config struct {
 	// MonitoringPeriod is DefaultMonitoringPeriod when zero.
 	MonitoringPeriod time.Duration
 	Summary          SummaryFunc
-	// ActivePods are the pods that may be evicted: admitted, not
-	// terminal, and not already being terminated.
+	// ActivePods are the admitted pods that still count against the node
+	// (podworker.Workers.ActivePods).
 	ActivePods func() []*corev1.Pod
+	// Terminating reports a pod whose termination was requested already:
+	// it is not evicted again (nil: none is).
+	Terminating func(types.UID) bool
 	// PodCleanedUp reports whether an evicted pod is cleaned up: its
 	// containers stopped, its volumes torn down (upstream's
 	// PodCleanedUpFunc, the pod workers' ShouldPodBeFinished).
@@ -203,7 +207,7 @@ func (m *Manager) Pass(ctx context.Context) []*corev1.Pod {
 			m.cfg.OnConditions()
 		}
 	}
-	pods, stats, dedicated := m.cfg.ActivePods(), PodStatsOf(sum), DedicatedImageFs(sum)
+	pods, stats, dedicated := m.evictable(), PodStatsOf(sum), DedicatedImageFs(sum)
 	if evs := m.localStorageEvictions(pods, stats, dedicated); len(evs) > 0 {
 		evicted := make([]*corev1.Pod, 0, len(evs))
 		for _, ev := range evs {
@@ -307,3 +311,19 @@ func DedicatedImageFs(s *statsapi.Summary) bool {
 }
 
 func eq(a, b *uint64) bool { return a != nil && b != nil && *a == *b }
+
+// evictable are the active pods whose termination was not requested yet:
+// an evicted pod is not evicted again.
+func (m *Manager) evictable() []*corev1.Pod {
+	pods := m.cfg.ActivePods()
+	if m.cfg.Terminating == nil {
+		return pods
+	}
+	out := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if !m.cfg.Terminating(p.UID) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

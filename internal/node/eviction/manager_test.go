@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -327,4 +328,19 @@ func TestRunWaitsForCleanup(t *testing.T) {
 	}
 	n.clk.Step(podCleanupTimeout)
 	until(t, "the pass after the timeout", func() bool { return count(&n.passes) >= 3 })
+}
+
+// TestEvictableLeavesTerminatingPods: a pod whose termination was
+// requested already (an evicted one) is not a candidate again.
+func TestEvictableLeavesTerminatingPods(t *testing.T) {
+	a, b := &corev1.Pod{}, &corev1.Pod{}
+	a.UID, b.UID = "a", "b"
+	m := &Manager{cfg: Config{ActivePods: func() []*corev1.Pod { return []*corev1.Pod{a, b} }}}
+	if got := m.evictable(); len(got) != 2 {
+		t.Errorf("without Terminating: %d candidates, want 2", len(got))
+	}
+	m.cfg.Terminating = func(uid types.UID) bool { return uid == "a" }
+	if got := m.evictable(); len(got) != 1 || got[0] != b {
+		t.Errorf("evictable = %v, want only b", got)
+	}
 }
