@@ -21,6 +21,7 @@ type Settings struct {
 	CgroupsPerQOS                                           bool
 	PodPidsLimit                                            int64
 	CPUCFSQuota                                             bool
+	CPUCFSQuotaPeriod                                       time.Duration
 	// MaxContainerRestartPeriod is crashLoopBackOff's.
 	MaxContainerRestartPeriod time.Duration
 	ResolverConfig            string
@@ -71,6 +72,7 @@ func SettingsOf(kc *kubeletconfigv1beta1.KubeletConfiguration) Settings {
 		CgroupsPerQOS:               *d.CgroupsPerQOS,
 		PodPidsLimit:                *d.PodPidsLimit,
 		CPUCFSQuota:                 *d.CPUCFSQuota,
+		CPUCFSQuotaPeriod:           d.CPUCFSQuotaPeriod.Duration,
 		MaxContainerRestartPeriod:   restart,
 		ResolverConfig:              *d.ResolverConfig,
 		SeccompDefault:              *d.SeccompDefault,

@@ -20,7 +20,7 @@ func TestSettingsOf(t *testing.T) {
 			WebhookAuthn: true},
 		Logs:                        LogSettings{MaxFiles: 5, MaxWorkers: 1},
 		ImageGCHighThresholdPercent: 85, ImageGCLowThresholdPercent: 80,
-		CgroupsPerQOS: true, PodPidsLimit: -1, CPUCFSQuota: true,
+		CgroupsPerQOS: true, PodPidsLimit: -1, CPUCFSQuota: true, CPUCFSQuotaPeriod: 100 * time.Millisecond,
 		MaxContainerRestartPeriod: 300 * time.Second, ResolverConfig: DefaultResolvConf,
 		RegistryPullQPS: 5, RegistryBurst: 10, MakeIPTablesUtilChains: true, OOMScoreAdj: -999,
 	}

@@ -73,7 +73,9 @@ const (
 // node is berth assembled: every component built, none started, grouped
 // by wing. Run owns it; the fields are set once by assemble.
 type node struct {
-	cfg      *config.Config
+	cfg *config.Config
+	// set are cfg's settings, resolved once (config.Settings).
+	set      config.Settings
 	clock    clock.WithTicker
 	conn     runtimeConn
 	cluster  *cluster
@@ -185,7 +187,7 @@ func runWith(ctx context.Context, cfg *config.Config, version string, clk clock.
 // assemble connects to the runtime and builds every component.
 func assemble(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) (*node, error) {
 	kc := &cfg.Kubelet
-	n := &node{cfg: cfg, clock: clk, pods: podPath{desired: syncloop.NewDesired()}}
+	n := &node{cfg: cfg, set: cfg.Settings(), clock: clk, pods: podPath{desired: syncloop.NewDesired()}}
 	m, err := newMetrics(cfg.NodeName, n.clock)
 	if err != nil {
 		return nil, err
@@ -244,7 +246,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.managers.system, err = systemCgroup(&cfg.Kubelet, n.clock); err != nil {
 		return err
 	}
-	if n.managers.cgroups, err = startCgroups(ctx, cfg, info.CgroupDriver, inputs.Machine()); err != nil {
+	if n.managers.cgroups, err = startCgroups(ctx, cfg, n.set, info.CgroupDriver, inputs.Machine()); err != nil {
 		return err
 	}
 	podCIDRs := startPodCIDR(ctx, n.conn.client.Runtime, cfg.Kubelet.PodCIDR)
@@ -355,7 +357,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 		Objects:        n.vols.objects,
 		UserNamespaces: n.managers.userns,
 		Tracer:         tracing.Tracer(n.tracerProvider()),
-		Backoff:        podplan.BackoffPolicy{Max: n.cfg.Settings().MaxContainerRestartPeriod},
+		Backoff:        podplan.BackoffPolicy{Max: n.set.MaxContainerRestartPeriod},
 		Recorder:       cl.recorder,
 		Allocation:     n.pods.alloc,
 		Reinspect:      n.pods.relister.Reinspect,
@@ -482,8 +484,8 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 // newRuntime builds the runtime manager that applies pod plans through the
 // CRI, from the kubelet configuration.
 func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
-	cfg, kc, clk, cl, set := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster, n.cfg.Settings()
-	resources := resourceSettings(cfg, host.CgroupV2)
+	cfg, kc, clk, cl, set := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster, n.set
+	resources := resourceSettings(set, kc.SingleProcessOOMKill, host.CgroupV2)
 	resources.Memory = memorySettings(cfg, host, int64(os.Getpagesize()))
 	usernsMetrics, err := n.metrics.NewUserNamespaces()
 	if err != nil {
@@ -593,7 +595,7 @@ func (n *node) run(ctx context.Context) error {
 	if n.managers.shutdown != nil {
 		g.Go("node-shutdown", n.managers.shutdown.Run)
 	}
-	if n.cfg.Settings().MakeIPTablesUtilChains {
+	if n.set.MakeIPTablesUtilChains {
 		g.Go("iptables", n.runIPTables)
 	}
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
@@ -606,7 +608,7 @@ func (n *node) run(ctx context.Context) error {
 			return server.Serve(ctx, "read-only", kc.Address, int(kc.ReadOnlyPort), server.ReadOnlyHandler(healthCheck, listPods, n.apiHandlers()))
 		})
 	}
-	if n.cfg.Settings().EnableServer {
+	if n.set.EnableServer {
 		g.Go("kubelet-api", func(ctx context.Context) error { return n.serveAPI(ctx, healthCheck, listPods) })
 	}
 	// Last, so it is the first to stop: no watchdog ping once berth stops.

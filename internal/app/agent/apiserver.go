@@ -31,7 +31,7 @@ func (n *node) apiHandlers() server.Handlers {
 
 // serveAPI serves the kubelet API on address:port over TLS until ctx ends.
 func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods server.PodsFunc) error {
-	kc, set := &n.cfg.Kubelet, n.cfg.Settings().Server
+	kc, set := &n.cfg.Kubelet, n.set.Server
 	auth, err := n.apiAuth()
 	if err != nil {
 		return err
@@ -85,7 +85,7 @@ func (n *node) servingTLS() (*tls.Config, error) {
 // config.Load has already refused them in standalone mode, as upstream.
 func (n *node) apiAuth() (server.Auth, error) {
 	kc := &n.cfg.Kubelet
-	set := n.cfg.Settings().Server
+	set := n.set.Server
 	authn := server.AuthnConfig{Anonymous: set.AnonymousAuth, ClientCAs: n.serve.certs.clientCAs}
 	client := n.cluster.apiClient()
 	if set.WebhookAuthn {

@@ -31,7 +31,7 @@ type servingCerts struct {
 func (n *node) newServingCerts(ctx context.Context, ips []string) (*servingCerts, error) {
 	cfg, kc := n.cfg, &n.cfg.Kubelet
 	s := &servingCerts{runs: map[string]func(ctx context.Context) error{}}
-	if !cfg.Settings().EnableServer {
+	if !n.set.EnableServer {
 		return s, nil
 	}
 	switch {

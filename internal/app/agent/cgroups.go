@@ -59,9 +59,9 @@ func statsSystemCgroups(cfg *config.Config) map[string]string {
 // hierarchy (kubepods, its QoS classes, node allocatable) before any pod
 // runs; nil without cgroupsPerQOS. driver is the effective cgroup driver
 // (the runtime's when it reports one).
-func startCgroups(ctx context.Context, cfg *config.Config, driver string, host machine.Info) (*cm.Manager, error) {
+func startCgroups(ctx context.Context, cfg *config.Config, set config.Settings, driver string, host machine.Info) (*cm.Manager, error) {
 	kc := &cfg.Kubelet
-	if !cfg.Settings().CgroupsPerQOS {
+	if !set.CgroupsPerQOS {
 		return nil, nil
 	}
 	m, err := cm.New(cm.Config{
@@ -70,8 +70,8 @@ func startCgroups(ctx context.Context, cfg *config.Config, driver string, host m
 		SystemReserved: resourceList(kc.SystemReserved), KubeReserved: resourceList(kc.KubeReserved),
 		SystemReservedCgroup: kc.SystemReservedCgroup, KubeReservedCgroup: kc.KubeReservedCgroup,
 		Pod: cm.PodOptions{
-			CFS:       cfsSettings(cfg),
-			PidsLimit: cfg.Settings().PodPidsLimit,
+			CFS:       cfsSettings(set),
+			PidsLimit: set.PodPidsLimit,
 			Memory:    memorySettings(cfg, host, int64(os.Getpagesize())),
 		},
 		QOSReservedMemory: cfg.QOSReservedMemory(),

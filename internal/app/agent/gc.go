@@ -31,8 +31,8 @@ func (n *node) newGuards() (guards, error) {
 	var g guards
 	if g.logs, err = logrotate.New(logrotate.Config{
 		Runtime: n.conn.client.Runtime, PodLogsDir: kc.PodLogsDir,
-		Policy:  logrotate.Policy{MaxSize: maxSize, MaxFiles: n.cfg.Settings().Logs.MaxFiles},
-		Workers: n.cfg.Settings().Logs.MaxWorkers, Interval: kc.ContainerLogMonitorInterval.Duration,
+		Policy:  logrotate.Policy{MaxSize: maxSize, MaxFiles: n.set.Logs.MaxFiles},
+		Workers: n.set.Logs.MaxWorkers, Interval: kc.ContainerLogMonitorInterval.Duration,
 		Clock: n.clock,
 	}); err != nil {
 		return guards{}, err
@@ -49,8 +49,8 @@ func (n *node) newGuards() (guards, error) {
 	if g.images, err = gc.NewImageGC(gc.ImageConfig{
 		Images: n.conn.client.Image, Containers: n.conn.client.Runtime, FsStats: n.serve.observe.stats.ImageFsStats,
 		Policy: gc.ImagePolicy{
-			HighThresholdPercent: n.cfg.Settings().ImageGCHighThresholdPercent,
-			LowThresholdPercent:  n.cfg.Settings().ImageGCLowThresholdPercent,
+			HighThresholdPercent: n.set.ImageGCHighThresholdPercent,
+			LowThresholdPercent:  n.set.ImageGCLowThresholdPercent,
 			MinAge:               kc.ImageMinimumGCAge.Duration, MaxAge: kc.ImageMaximumGCAge.Duration,
 		},
 		SandboxImage: n.cfg.PodInfraContainerImage, Clock: n.clock, Recorder: cl.recorder,

@@ -13,20 +13,20 @@ import (
 
 // cfsSettings is cpuCFSQuota and cpuCFSQuotaPeriod as containers,
 // sandboxes and pod cgroups all use them.
-func cfsSettings(cfg *config.Config) cgroupmath.CFS {
+func cfsSettings(set config.Settings) cgroupmath.CFS {
 	return cgroupmath.CFS{
-		Unenforced: !cfg.Settings().CPUCFSQuota,
-		Period:     cfg.Kubelet.CPUCFSQuotaPeriod.Microseconds(),
+		Unenforced: !set.CPUCFSQuota,
+		Period:     set.CPUCFSQuotaPeriod.Microseconds(),
 	}
 }
 
 // resourceSettings are the settings containers' and sandboxes' Linux
 // resources are built with, on a host of the given cgroup version
 // (config.CheckHost has refused the settings it cannot have).
-func resourceSettings(cfg *config.Config, cgroupV2 bool) containerconfig.ResourceSettings {
+func resourceSettings(set config.Settings, singleProcessOOMKill *bool, cgroupV2 bool) containerconfig.ResourceSettings {
 	return containerconfig.ResourceSettings{
-		CFS:      cfsSettings(cfg),
-		OOMGroup: containerconfig.OOMGroup(cgroupV2, cfg.Kubelet.SingleProcessOOMKill),
+		CFS:      cfsSettings(set),
+		OOMGroup: containerconfig.OOMGroup(cgroupV2, singleProcessOOMKill),
 	}
 }
 

@@ -27,8 +27,8 @@ func TestCFSSettings(t *testing.T) {
 		{"quota on, 5ms", ptr.To(true), 5 * time.Millisecond, cgroupmath.CFS{Period: 5000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := &config.Config{Kubelet: kubeletconfigv1beta1.KubeletConfiguration{CPUCFSQuota: tc.quota, CPUCFSQuotaPeriod: &metav1.Duration{Duration: tc.period}}}
-			if diff := cmp.Diff(tc.want, cfsSettings(cfg)); diff != "" {
+			set := config.SettingsOf(&kubeletconfigv1beta1.KubeletConfiguration{CPUCFSQuota: tc.quota, CPUCFSQuotaPeriod: &metav1.Duration{Duration: tc.period}})
+			if diff := cmp.Diff(tc.want, cfsSettings(set)); diff != "" {
 				t.Errorf("cfsSettings (-want +got):\n%s", diff)
 			}
 		})
@@ -50,8 +50,8 @@ func TestResourceSettings(t *testing.T) {
 		{name: "v1, true", single: ptr.To(true), want: containerconfig.ResourceSettings{CFS: cfs}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := &config.Config{Kubelet: kubeletconfigv1beta1.KubeletConfiguration{CPUCFSQuotaPeriod: &metav1.Duration{Duration: 100 * time.Millisecond}, SingleProcessOOMKill: tc.single}}
-			got := resourceSettings(cfg, tc.v2)
+			set := config.SettingsOf(&kubeletconfigv1beta1.KubeletConfiguration{CPUCFSQuotaPeriod: &metav1.Duration{Duration: 100 * time.Millisecond}})
+			got := resourceSettings(set, tc.single, tc.v2)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("resourceSettings (-want +got):\n%s", diff)
 			}

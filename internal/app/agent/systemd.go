@@ -43,7 +43,7 @@ func (n *node) serverAddrs() []sdnotify.Listener {
 	if kc.ReadOnlyPort > 0 {
 		out = append(out, sdnotify.Listener{Addr: sdnotify.DialAddr(kc.Address, kc.ReadOnlyPort)})
 	}
-	if n.cfg.Settings().EnableServer {
+	if n.set.EnableServer {
 		out = append(out, sdnotify.Listener{Addr: sdnotify.DialAddr(kc.Address, kc.Port), TLS: true})
 	}
 	return out
