@@ -540,8 +540,7 @@ func (n *node) newHousekeeper(runtimeMgr *kuberuntime.Manager, route *podgone.Ro
 	kc := &n.cfg.Kubelet
 	keeperCfg := housekeeping.Config{
 		Workers: n.pods.workers, Gone: route, Runtime: runtimeMgr, SourcesReady: n.pods.sources.Ready, PodsDir: n.podsDir(),
-		PodLogsDir: kc.PodLogsDir, TearDown: n.vols.manager.TearDown,
-		Mirrors: n.pods.desired.MirrorPods,
+		PodLogsDir: kc.PodLogsDir, TearDown: n.vols.manager.TearDown, Desired: n.pods.desired,
 	}
 	if n.managers.cgroups != nil { // a nil *cm.Manager must not become a non-nil interface
 		keeperCfg.Cgroups = n.managers.cgroups

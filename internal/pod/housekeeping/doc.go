@@ -23,4 +23,11 @@
 //
 // The sync loop runs it in a goroutine of its own, woken by the
 // housekeeping tick, so that runtime work here never delays a dispatch.
+// The loop therefore admits pods while a round runs, and a round never
+// decides from a view older than what it acts on: the workers answer
+// SyncKnownPods from the desired view read under their lock, and "gone"
+// asks the live view and the live workers after each listing (a pod is
+// desired before it has a worker, and has a worker before it has a
+// directory, a cgroup or a sandbox). A runtime-only kill that still meets
+// a worker syncing its pod is ignored by the workers.
 package housekeeping

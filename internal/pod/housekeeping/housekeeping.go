@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,8 +20,17 @@ import (
 // Config holds what housekeeping needs.
 type Config struct {
 	Workers interface {
-		SyncKnownPods(ctx context.Context, desired []*corev1.Pod) map[types.UID]podworker.KnownState
+		SyncKnownPods(ctx context.Context, desired func(types.UID) bool) map[types.UID]podworker.KnownState
+		Known(uid types.UID) bool
 		Update(ctx context.Context, opts podworker.UpdateOptions)
+	}
+	// Desired is the sync loop's view of the desired pods and of the
+	// mirror pods the API source has (syncloop.Desired), read live: the
+	// loop admits pods while a round runs.
+	Desired interface {
+		Pods() []*corev1.Pod
+		Has(uid types.UID) bool
+		MirrorPods() []*corev1.Pod
 	}
 	// Gone is the route by which per-pod state ends (podgone.Route):
 	// housekeeping asks it which pods its Holders hold state for, and
@@ -29,9 +39,6 @@ type Config struct {
 		Held() map[types.UID]struct{}
 		Gone(ctx context.Context, uid types.UID)
 	}
-	// Mirrors returns the mirror pods the API source has (the sync loop's;
-	// nil: none). A mirror pod is known to a source: never an orphan.
-	Mirrors func() []*corev1.Pod
 	Runtime interface {
 		ListPods(ctx context.Context) (map[types.UID]*runtimestate.Pod, error)
 	}
@@ -65,9 +72,9 @@ type Housekeeper struct {
 
 // New validates cfg and returns a Housekeeper.
 func New(cfg Config) (*Housekeeper, error) {
-	if cfg.Workers == nil || cfg.Gone == nil || cfg.Runtime == nil || cfg.SourcesReady == nil || cfg.PodsDir == "" ||
+	if cfg.Workers == nil || cfg.Desired == nil || cfg.Gone == nil || cfg.Runtime == nil || cfg.SourcesReady == nil || cfg.PodsDir == "" ||
 		cfg.PodLogsDir == "" || cfg.TearDown == nil {
-		return nil, errors.New("housekeeping: Workers, Gone, Runtime, SourcesReady, PodsDir, PodLogsDir and TearDown are required")
+		return nil, errors.New("housekeeping: Workers, Desired, Gone, Runtime, SourcesReady, PodsDir, PodLogsDir and TearDown are required")
 	}
 	return &Housekeeper{cfg: cfg}, nil
 }
@@ -76,20 +83,22 @@ func New(cfg Config) (*Housekeeper, error) {
 // theirs (a UID re-added after termination), kills runtime pods that no
 // worker owns, announces the orphans (announceOrphans) and removes what
 // is left of pods gone for good.
-func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
+//
+// The sync loop admits pods while a round runs, so nothing here decides
+// from a view older than what it acts on. A pod is desired before it has a
+// worker, and has a worker before anything of it exists (directory, log
+// directory, cgroup, sandbox); so whatever a listing finds belongs to a pod
+// that was desired and had a worker before the listing, and gone, asked
+// after the listing, asks the live view and the live workers. A round
+// that asked a view taken at its start tore down the tmpfs of a pod
+// admitted during it, under its first container.
+func (h *Housekeeper) Run(ctx context.Context) {
 	if !h.cfg.SourcesReady() {
 		return
 	}
 	logger := klog.FromContext(ctx)
-	known := h.cfg.Workers.SyncKnownPods(ctx, desired)
-	want := make(map[types.UID]bool, len(desired))
-	if h.cfg.Mirrors != nil {
-		for _, m := range h.cfg.Mirrors() {
-			want[m.UID] = true
-		}
-	}
-	for _, pod := range desired {
-		want[pod.UID] = true
+	known := h.cfg.Workers.SyncKnownPods(ctx, h.cfg.Desired.Has)
+	for _, pod := range h.cfg.Desired.Pods() {
 		if _, ok := known[pod.UID]; !ok {
 			h.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodCreate, Pod: pod})
 		}
@@ -100,27 +109,37 @@ func (h *Housekeeper) Run(ctx context.Context, desired []*corev1.Pod) {
 		return
 	}
 	for uid, rp := range running {
-		if _, ok := known[uid]; ok || want[uid] {
+		if h.wanted(uid) {
 			continue
 		}
 		logger.V(2).Info("Killing runtime pod no source wants", "podUID", uid, "pod", klog.KRef(rp.Namespace, rp.Name))
 		h.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodKill, RuntimePod: rp})
 	}
 	// gone: no source has the pod (desired or mirror), no worker, nothing
-	// in the runtime.
+	// in the runtime's listing (a sandbox made since has a worker).
 	gone := func(uid types.UID) bool {
-		_, isKnown := known[uid]
 		_, isRunning := running[uid]
-		return !want[uid] && !isKnown && !isRunning
+		return !isRunning && !h.wanted(uid)
 	}
 	h.announceOrphans(ctx, gone)
 	h.removeOrphanedDirs(ctx, gone)
 	h.removeOrphanedLogDirs(ctx, gone)
 	if h.cfg.Cgroups != nil {
-		if err := h.cfg.Cgroups.Cleanup(ctx, desired, gone); err != nil {
+		if err := h.cfg.Cgroups.Cleanup(ctx, h.cfg.Desired.Pods(), gone); err != nil {
 			logger.Error(err, "Housekeeping: pod cgroups")
 		}
 	}
+}
+
+// wanted reports whether, now, a worker has uid or a source wants it (a
+// desired pod, or a mirror pod: known to a source, never an orphan). The
+// worker is asked first: a pod is desired before it gets a worker, so a
+// pod admitted between the two questions is still found.
+func (h *Housekeeper) wanted(uid types.UID) bool {
+	if h.cfg.Workers.Known(uid) || h.cfg.Desired.Has(uid) {
+		return true
+	}
+	return slices.ContainsFunc(h.cfg.Desired.MirrorPods(), func(m *corev1.Pod) bool { return m.UID == uid })
 }
 
 // announceOrphans tells the route of the pods a Holder holds state for that

@@ -2,6 +2,7 @@ package housekeeping
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -26,8 +27,12 @@ type keeperWorkers struct {
 	updates []string
 }
 
-func (w *keeperWorkers) SyncKnownPods(context.Context, []*corev1.Pod) map[types.UID]podworker.KnownState {
-	return w.known
+func (w *keeperWorkers) SyncKnownPods(context.Context, func(types.UID) bool) map[types.UID]podworker.KnownState {
+	return maps.Clone(w.known)
+}
+func (w *keeperWorkers) Known(uid types.UID) bool {
+	_, ok := w.known[uid]
+	return ok
 }
 func (w *keeperWorkers) Update(_ context.Context, o podworker.UpdateOptions) {
 	uid := types.UID("")
@@ -45,6 +50,34 @@ func (r keeperRuntime) ListPods(context.Context) (map[types.UID]*runtimestate.Po
 	return r, nil
 }
 
+// view is the sync loop's desired view (syncloop.Desired): the desired
+// pods and the UIDs of the mirror pods the API source has.
+type view struct {
+	pods    []*corev1.Pod
+	mirrors []types.UID
+}
+
+func (v *view) Pods() []*corev1.Pod { return v.pods }
+func (v *view) Has(uid types.UID) bool {
+	return slices.ContainsFunc(v.pods, func(p *corev1.Pod) bool { return p.UID == uid })
+}
+func (v *view) MirrorPods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, uid := range v.mirrors {
+		out = append(out, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m-" + string(uid), UID: uid}})
+	}
+	return out
+}
+
+// desire returns a view of these desired pods (named after their UIDs).
+func desire(uids ...types.UID) *view {
+	v := &view{}
+	for _, uid := range uids {
+		v.pods = append(v.pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: string(uid), UID: uid}})
+	}
+	return v
+}
+
 // callLog records what housekeeping tears down.
 type callLog struct{ uids []string }
 
@@ -60,7 +93,7 @@ func (c *cgroupCleaner) Cleanup(_ context.Context, active []*corev1.Pod, gone fu
 		c.active = append(c.active, p.UID)
 	}
 	c.gone = map[types.UID]bool{}
-	for _, uid := range []types.UID{"desired", "worker", "running", "mirror", "gone"} {
+	for _, uid := range []types.UID{"desired", "worker", "running", "mirror", "gone", "new"} {
 		c.gone[uid] = gone(uid)
 	}
 	return nil
@@ -120,17 +153,16 @@ func TestHousekeeping(t *testing.T) {
 			return nil
 		},
 		Cgroups: cgroups,
-		Mirrors: mirrors("mirror"),
+		Desired: &view{pods: desire("desired").pods, mirrors: []types.UID{"mirror"}},
 	})
-	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
-	h.Run(ctx, desired)
+	h.Run(ctx)
 
 	// Pod cgroups: the desired pods are active; only a pod no source,
 	// worker or runtime has is gone.
 	if diff := cmp.Diff([]types.UID{"desired"}, cgroups.active); diff != "" {
 		t.Errorf("active pods for cgroups (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "mirror": false, "gone": true}, cgroups.gone); diff != "" {
+	if diff := cmp.Diff(map[types.UID]bool{"desired": false, "worker": false, "running": false, "mirror": false, "gone": true, "new": true}, cgroups.gone); diff != "" {
 		t.Errorf("gone verdicts for cgroups (-want +got):\n%s", diff)
 	}
 
@@ -152,18 +184,6 @@ func TestHousekeeping(t *testing.T) {
 	}
 }
 
-// mirrors returns the Mirrors of a sync loop that has mirror pods of
-// these UIDs.
-func mirrors(uids ...types.UID) func() []*corev1.Pod {
-	return func() []*corev1.Pod {
-		var out []*corev1.Pod
-		for _, uid := range uids {
-			out = append(out, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m-" + string(uid), UID: uid}})
-		}
-		return out
-	}
-}
-
 // TestHousekeepingAnnouncesOrphans: a pod some owner holds state for (its
 // checkpoint restored after a restart of berth) that no source, worker or
 // runtime has is an orphan; the route is told of it, once, on the second
@@ -176,17 +196,16 @@ func TestHousekeepingAnnouncesOrphans(t *testing.T) {
 		Workers: &keeperWorkers{known: map[types.UID]podworker.KnownState{"worker": {}}},
 		Gone:    route(map[string]podgone.Owner{"users": users, "allocations": allocs}),
 		Runtime: keeperRuntime{"running": {UID: "running"}},
-		Mirrors: mirrors("mirror"),
+		Desired: &view{pods: desire("desired").pods, mirrors: []types.UID{"mirror"}},
 		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(),
 		TearDown: func(context.Context, types.UID) error { return nil }, SourcesReady: func() bool { return true },
 	})
-	desired := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "desired"}}}
-	h.Run(ctx, desired)
+	h.Run(ctx)
 	if len(users.forgot) != 0 || len(allocs.forgot) != 0 {
 		t.Errorf("orphans forgotten on the first round: %v, %v", users.forgot, allocs.forgot)
 	}
-	h.Run(ctx, desired)
-	h.Run(ctx, desired)
+	h.Run(ctx)
+	h.Run(ctx)
 	for name, o := range map[string]*holder{"users": users, "allocations": allocs} {
 		if diff := cmp.Diff([]types.UID{"gone"}, o.forgot); diff != "" {
 			t.Errorf("%s forgot (-want +got):\n%s", name, diff)
@@ -201,16 +220,94 @@ func TestHousekeepingAnnouncesOrphans(t *testing.T) {
 func TestHousekeepingSparesStateCreatedDuringARound(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	allocs := newHolder("new")
+	desired := desire()
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{}, Gone: route(map[string]podgone.Owner{"allocations": allocs}), Runtime: keeperRuntime{},
-		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(),
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Desired: desired,
 		TearDown: func(context.Context, types.UID) error { return nil }, SourcesReady: func() bool { return true },
 	})
-	h.Run(ctx, nil) // the desired pods of the round's start: not yet "new"
-	h.Run(ctx, []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "new"}}})
-	h.Run(ctx, nil) // gone now, but not the round before: a suspect again
+	h.Run(ctx) // admitted, not yet desired
+	desired.pods = desire("new").pods
+	h.Run(ctx)
+	desired.pods = nil
+	h.Run(ctx) // gone now, but not the round before: a suspect again
 	if len(allocs.forgot) != 0 {
 		t.Errorf("forgot %v, a pod desired by the next round", allocs.forgot)
+	}
+}
+
+// admitting is a runtime whose listing, while housekeeping waits for it,
+// sees the sync loop admit a pod: the pod is published as desired and gets
+// a worker, which makes its directories (volumes set up) and, when
+// sandbox, its sandbox, so the listing shows that.
+type admitting struct {
+	desired          *view
+	workers          *keeperWorkers
+	pods, logs, uid  string
+	sandbox          bool
+	listings, admits int
+}
+
+func (r *admitting) ListPods(context.Context) (map[types.UID]*runtimestate.Pod, error) {
+	r.listings++
+	if r.listings == 1 {
+		r.admits++
+		r.desired.pods = desire(types.UID(r.uid)).pods
+		r.workers.known[types.UID(r.uid)] = podworker.KnownState{Phase: podworker.Syncing, HasConfig: true}
+		for _, d := range []string{filepath.Join(r.pods, r.uid, "volumes"), filepath.Join(r.logs, "default_new_"+r.uid)} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !r.sandbox {
+		return nil, nil
+	}
+	return map[types.UID]*runtimestate.Pod{types.UID(r.uid): {UID: types.UID(r.uid), Name: "new", Namespace: "default"}}, nil
+}
+
+// TestHousekeepingSparesAPodAdmittedDuringARound (the tmpfs emptyDir
+// smoke failure): the sync loop admits pods while a housekeeping round
+// runs. A pod admitted after the round began, whose directories (and
+// sandbox) the round's listings then find, is not an orphan: its volumes
+// are not torn down (an emptyDir's tmpfs was unmounted under its first
+// container), its sandbox is not killed, its directories and cgroup stay.
+func TestHousekeepingSparesAPodAdmittedDuringARound(t *testing.T) {
+	for _, sandbox := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sandbox=%v", sandbox), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			pods, logs := t.TempDir(), t.TempDir()
+			desired, workers := desire(), &keeperWorkers{known: map[types.UID]podworker.KnownState{}}
+			runtime := &admitting{desired: desired, workers: workers, pods: pods, logs: logs, uid: "new", sandbox: sandbox}
+			var calls callLog
+			cgroups := &cgroupCleaner{}
+			h := mustNew(t, Config{
+				Workers: workers, Desired: desired, Gone: podgone.New(), Runtime: runtime, SourcesReady: func() bool { return true },
+				PodsDir: pods, PodLogsDir: logs, Cgroups: cgroups,
+				TearDown: func(_ context.Context, uid types.UID) error {
+					calls.uids = append(calls.uids, "teardown "+string(uid))
+					return nil
+				},
+			})
+			h.Run(ctx)
+			if runtime.admits != 1 {
+				t.Fatalf("the pod was admitted %d times during the round, want 1", runtime.admits)
+			}
+			if len(workers.updates) != 0 {
+				t.Errorf("worker updates %v for a pod admitted during the round, want none", workers.updates)
+			}
+			if len(calls.uids) != 0 {
+				t.Errorf("cleanup calls %v for a pod admitted during the round, want none", calls.uids)
+			}
+			if cgroups.gone["new"] {
+				t.Error("the pod's cgroup is gone's")
+			}
+			for _, path := range []string{filepath.Join(pods, "new"), filepath.Join(logs, "default_new_new")} {
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s removed: %v", path, err)
+				}
+			}
+		})
 	}
 }
 
@@ -241,13 +338,13 @@ func TestHousekeepingRemovesOnlyListedDirectories(t *testing.T) {
 	var calls callLog
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{}, Runtime: keeperRuntime{}, SourcesReady: func() bool { return true },
-		PodsDir: pods, PodLogsDir: logs, Gone: podgone.New(),
+		PodsDir: pods, PodLogsDir: logs, Gone: podgone.New(), Desired: desire(),
 		TearDown: func(_ context.Context, uid types.UID) error {
 			calls.uids = append(calls.uids, "teardown "+string(uid))
 			return nil
 		},
 	})
-	h.Run(ctx, nil)
+	h.Run(ctx)
 
 	if diff := cmp.Diff([]string{"teardown gone"}, calls.uids); diff != "" {
 		t.Errorf("cleanup calls (-want +got):\n%s", diff)
@@ -267,9 +364,9 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	workers := &keeperWorkers{}
 	h := mustNew(t, Config{Workers: workers, Runtime: keeperRuntime{"x": {UID: "x"}}, SourcesReady: func() bool { return false },
-		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Gone: podgone.New(),
+		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(), Gone: podgone.New(), Desired: desire(),
 		TearDown: func(context.Context, types.UID) error { return nil }})
-	h.Run(ctx, nil)
+	h.Run(ctx)
 	if len(workers.updates) != 0 {
 		t.Errorf("housekeeping acted before every source was seen: %v", workers.updates)
 	}
@@ -309,11 +406,11 @@ func TestOrphanStatusIsForgottenThroughTheRoute(t *testing.T) {
 	r.Register("pod startup tracker", tracker)
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{}, Gone: r, Runtime: keeperRuntime{}, SourcesReady: func() bool { return true },
-		PodsDir: pods, PodLogsDir: t.TempDir(),
+		PodsDir: pods, PodLogsDir: t.TempDir(), Desired: desire(),
 		TearDown: func(context.Context, types.UID) error { return nil },
 	})
-	h.Run(ctx, nil)
-	h.Run(ctx, nil)
+	h.Run(ctx)
+	h.Run(ctx)
 	if _, ok := store.Get("gone"); ok {
 		t.Error("the orphan's status is kept")
 	}

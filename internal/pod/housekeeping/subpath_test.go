@@ -38,9 +38,9 @@ func TestHousekeepingUnmountsSubPathsBeforeRemoving(t *testing.T) {
 	h := mustNew(t, Config{
 		Workers: &keeperWorkers{known: map[types.UID]podworker.KnownState{}}, Runtime: keeperRuntime{},
 		SourcesReady: func() bool { return true }, PodsDir: pods, PodLogsDir: logs,
-		TearDown: vols.TearDown, Gone: podgone.New(),
+		TearDown: vols.TearDown, Gone: podgone.New(), Desired: desire(),
 	})
-	h.Run(ctx, nil)
+	h.Run(ctx)
 	if _, err := os.Stat(podDir); !os.IsNotExist(err) {
 		t.Errorf("orphaned pod directory after housekeeping: %v", err)
 	}

@@ -3,7 +3,6 @@ package podworker
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berthk8s/berth/internal/podkit/podutil"
@@ -31,15 +30,18 @@ type KnownState struct {
 // Finished is terminated (deleted, grace period from its pod) and woken,
 // so it finishes on its own.
 //
+// desired reports whether a UID is desired now (syncloop.Desired.Has). It
+// is asked under the workers' lock, so it must not call back into w: the
+// sync loop publishes a pod as desired before it gives the pod a worker,
+// so every worker this call sees has its pod in the answer, however late
+// the caller's round started. A desired view read before the call could
+// miss a pod admitted meanwhile and terminate it as an orphan.
+//
 // It returns every remaining worker's state, so housekeeping can find
 // runtime pods no worker owns. After the first call, queries treat an
 // unknown UID as one with nothing running.
-func (w *Workers) SyncKnownPods(ctx context.Context, desired []*corev1.Pod) map[types.UID]KnownState {
-	want := make(map[types.UID]bool, len(desired))
-	for _, pod := range desired {
-		want[pod.UID] = true
-	}
-	out, gone := w.syncKnown(want)
+func (w *Workers) SyncKnownPods(ctx context.Context, desired func(types.UID) bool) map[types.UID]KnownState {
+	out, gone := w.syncKnown(desired)
 	if w.cfg.Gone != nil {
 		for _, uid := range gone {
 			w.cfg.Gone(ctx, uid)
@@ -49,13 +51,13 @@ func (w *Workers) SyncKnownPods(ctx context.Context, desired []*corev1.Pod) map[
 }
 
 // syncKnown is SyncKnownPods under the lock; gone are the pods to announce.
-func (w *Workers) syncKnown(want map[types.UID]bool) (out map[types.UID]KnownState, gone []types.UID) {
+func (w *Workers) syncKnown(want func(types.UID) bool) (out map[types.UID]KnownState, gone []types.UID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.synced = true
 	out = make(map[types.UID]KnownState, len(w.workers))
 	for uid, wk := range w.workers {
-		orphan := !want[uid]
+		orphan := !want(uid)
 		if orphan || wk.restartRequested {
 			if wk.phase == Finished {
 				w.forget(wk)
@@ -99,6 +101,12 @@ func (w *Workers) terminateOrphan(wk *worker) {
 		}
 	}
 	wk.replay()
+}
+
+// Known reports whether a worker has uid now: one was started for it and
+// SyncKnownPods has not forgotten it.
+func (w *Workers) Known(uid types.UID) bool {
+	return w.query(uid, func(*worker) bool { return true }, func(bool) bool { return false })
 }
 
 // IsPodTerminationRequested reports whether termination of uid was

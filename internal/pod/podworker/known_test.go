@@ -1,6 +1,7 @@
 package podworker
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,7 +34,7 @@ func TestUIDReuseWaitsUntilForgotten(t *testing.T) {
 	}
 	// ...until SyncKnownPods forgets it: the create asked for a restart, so
 	// it goes even though the UID is desired, and the caller re-creates it.
-	known := h.w.SyncKnownPods(h.ctx, []*corev1.Pod{newPod("a", "3")})
+	known := h.w.SyncKnownPods(h.ctx, desiredUIDs(newPod("a", "3")))
 	if _, ok := known["a"]; ok {
 		t.Fatalf("SyncKnownPods kept a: %+v", known)
 	}
@@ -57,16 +58,44 @@ func TestFinishedDesiredPodIsKept(t *testing.T) {
 
 	// A terminal pod still in config stays known (and is not restarted).
 	want := map[types.UID]KnownState{"a": {Phase: Finished, HasConfig: true}}
-	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, []*corev1.Pod{pod})); diff != "" {
+	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, desiredUIDs(pod))); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 	h.update(UpdateOptions{Type: SyncPodUpdate, Pod: pod})
 	// Once out of config it is forgotten.
-	if diff := cmp.Diff(map[types.UID]KnownState{}, h.w.SyncKnownPods(h.ctx, nil)); diff != "" {
+	if diff := cmp.Diff(map[types.UID]KnownState{}, h.w.SyncKnownPods(h.ctx, desiredUIDs())); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 	if h.w.CouldHaveRunningContainers("a") || !h.w.ShouldPodBeFinished("a") {
 		t.Error("a forgotten UID runs nothing after the first SyncKnownPods")
+	}
+}
+
+// TestRuntimeKillSparesASyncingPod: housekeeping kills the runtime pods no
+// worker owns, from a listing taken before it asks; a pod admitted
+// meanwhile has a worker by the time the kill arrives, and the kill (meant
+// for a runtime-only orphan) must not terminate it. Before the fix the
+// kill became a kill of the pod's config pod: a pod just admitted was
+// stopped, its volumes torn down under its first container.
+func TestRuntimeKillSparesASyncingPod(t *testing.T) {
+	h := newHarness(t)
+	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
+	h.next("SyncPod", "a").ok()
+	h.update(UpdateOptions{Type: SyncPodKill, RuntimePod: &runtimestate.Pod{UID: "a", Name: "a"}})
+	h.update(UpdateOptions{Type: SyncPodUpdate, Pod: newPod("a", "2")})
+	if c := h.next("SyncPod", "a"); c.Version != "2" {
+		t.Errorf("SyncPod of version %q, want 2", c.Version)
+	} else {
+		c.ok()
+	}
+	if h.w.IsPodTerminationRequested("a") {
+		t.Error("a runtime-only kill terminated a pod its worker is syncing")
+	}
+	// Nor does it touch a finished one.
+	h.finishPod("a", newPod("a", "2"))
+	h.update(UpdateOptions{Type: SyncPodKill, RuntimePod: &runtimestate.Pod{UID: "a"}})
+	if !h.w.ShouldPodBeFinished("a") {
+		t.Error("finished pod changed")
 	}
 }
 
@@ -83,7 +112,7 @@ func TestSyncKnownPodsTerminatesOrphans(t *testing.T) {
 		"a": {Phase: Terminating, Orphan: true, HasConfig: true},
 		"s": {Phase: Syncing, HasConfig: true, Static: true},
 	}
-	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, []*corev1.Pod{newPod("s", "1", static("web"))})); diff != "" {
+	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, desiredUIDs(newPod("s", "1", static("web"))))); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 	term := h.next("SyncTerminatingPod", "a")
@@ -97,7 +126,7 @@ func TestSyncKnownPodsTerminatesOrphans(t *testing.T) {
 		t.Error("an orphan is deleted: its content may go once terminated")
 	}
 	want = map[types.UID]KnownState{"s": {Phase: Syncing, HasConfig: true, Static: true}}
-	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, []*corev1.Pod{newPod("s", "1", static("web"))})); diff != "" {
+	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, desiredUIDs(newPod("s", "1", static("web"))))); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 }
@@ -106,7 +135,7 @@ func TestSyncKnownPodsCancelsOrphanSync(t *testing.T) {
 	h := newHarness(t)
 	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
 	sync := h.next("SyncPod", "a")
-	h.w.SyncKnownPods(h.ctx, nil)
+	h.w.SyncKnownPods(h.ctx, desiredUIDs())
 	h.waitCancelled(sync)
 	h.next("SyncTerminatingPod", "a").ok()
 	h.next("SyncTerminatedPod", "a").ok()
@@ -118,7 +147,7 @@ func TestSyncKnownPodsReportsRuntimeOrphan(t *testing.T) {
 	h.update(UpdateOptions{Type: SyncPodKill, RuntimePod: &runtimestate.Pod{UID: "o", Name: "ghost"}})
 	c := h.next("SyncTerminatingRuntimePod", "o")
 	want := map[types.UID]KnownState{"o": {Phase: Terminating, Orphan: true}}
-	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, nil)); diff != "" {
+	if diff := cmp.Diff(want, h.w.SyncKnownPods(h.ctx, desiredUIDs())); diff != "" {
 		t.Errorf("SyncKnownPods (-want +got):\n%s", diff)
 	}
 	c.ok()
@@ -140,7 +169,7 @@ func TestQueriesForUnknownUIDs(t *testing.T) {
 	if diff := cmp.Diff(answers{CouldRun: true}, ask()); diff != "" {
 		t.Errorf("before sync (-want +got):\n%s", diff)
 	}
-	h.w.SyncKnownPods(h.ctx, nil)
+	h.w.SyncKnownPods(h.ctx, desiredUIDs())
 	if diff := cmp.Diff(answers{Finished: true, RuntimeGone: true, ContentGone: true}, ask()); diff != "" {
 		t.Errorf("after sync (-want +got):\n%s", diff)
 	}
@@ -277,8 +306,8 @@ func TestGoneAsTheRemovedPodFinishes(t *testing.T) {
 	if !h.w.ShouldPodBeFinished("a") {
 		t.Error("gone before the worker recorded Finished")
 	}
-	h.w.SyncKnownPods(h.ctx, nil)
-	h.w.SyncKnownPods(h.ctx, nil)
+	h.w.SyncKnownPods(h.ctx, desiredUIDs())
+	h.w.SyncKnownPods(h.ctx, desiredUIDs())
 	if diff := cmp.Diff([]types.UID{"a"}, h.goneCalls()); diff != "" {
 		t.Errorf("Gone calls (-want +got):\n%s", diff)
 	}
@@ -294,12 +323,12 @@ func TestGoneOnceNoLongerDesired(t *testing.T) {
 	h.next("SyncPod", "a").ok()
 	h.finishPod("a", pod)
 	h.w.Wait()
-	h.w.SyncKnownPods(h.ctx, []*corev1.Pod{pod})
+	h.w.SyncKnownPods(h.ctx, desiredUIDs(pod))
 	if got := h.goneCalls(); len(got) != 0 {
 		t.Fatalf("Gone %v while the pod is desired", got)
 	}
-	h.w.SyncKnownPods(h.ctx, nil)
-	h.w.SyncKnownPods(h.ctx, nil)
+	h.w.SyncKnownPods(h.ctx, desiredUIDs())
+	h.w.SyncKnownPods(h.ctx, desiredUIDs())
 	if diff := cmp.Diff([]types.UID{"a"}, h.goneCalls()); diff != "" {
 		t.Errorf("Gone calls (-want +got):\n%s", diff)
 	}
@@ -315,7 +344,7 @@ func TestNotGoneWhenCreatedAgain(t *testing.T) {
 	h.finishPod("a", newPod("a", "1"))
 	h.w.Wait()
 	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "2")})
-	if known := h.w.SyncKnownPods(h.ctx, []*corev1.Pod{newPod("a", "2")}); len(known) != 0 {
+	if known := h.w.SyncKnownPods(h.ctx, desiredUIDs(newPod("a", "2"))); len(known) != 0 {
 		t.Fatalf("SyncKnownPods kept %v", known)
 	}
 	if got := h.goneCalls(); len(got) != 0 {
@@ -324,7 +353,7 @@ func TestNotGoneWhenCreatedAgain(t *testing.T) {
 }
 
 // TestNotGoneWhenCreatedAgainAfterTheSnapshot: the desired pods
-// housekeeping passes are those of the round's start; a pod removed and
+// housekeeping passes may be older than the workers; a pod removed and
 // created again with the same UID since (a static pod's manifest put
 // back) is desired again, and is not gone: its new admission stays.
 func TestNotGoneWhenCreatedAgainAfterTheSnapshot(t *testing.T) {
@@ -334,7 +363,7 @@ func TestNotGoneWhenCreatedAgainAfterTheSnapshot(t *testing.T) {
 	h.finishPod("a", newPod("a", "1"))
 	h.w.Wait()
 	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "2")})
-	h.w.SyncKnownPods(h.ctx, nil) // the round's snapshot: without a
+	h.w.SyncKnownPods(h.ctx, desiredUIDs()) // the round's snapshot: without a
 	if got := h.goneCalls(); len(got) != 0 {
 		t.Errorf("Gone %v for a pod created again", got)
 	}
@@ -347,8 +376,15 @@ func TestGoneAsARuntimeOrphanIsRemoved(t *testing.T) {
 	h.update(UpdateOptions{Type: SyncPodKill, RuntimePod: &runtimestate.Pod{UID: "o", Name: "ghost"}})
 	h.next("SyncTerminatingRuntimePod", "o").ok()
 	h.w.Wait()
-	h.w.SyncKnownPods(h.ctx, nil)
+	h.w.SyncKnownPods(h.ctx, desiredUIDs())
 	if diff := cmp.Diff([]types.UID{"o"}, h.goneCalls()); diff != "" {
 		t.Errorf("Gone calls (-want +got):\n%s", diff)
+	}
+}
+
+// desiredUIDs is a desired view (syncloop.Desired.Has) of these pods.
+func desiredUIDs(pods ...*corev1.Pod) func(types.UID) bool {
+	return func(uid types.UID) bool {
+		return slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return p.UID == uid })
 	}
 }

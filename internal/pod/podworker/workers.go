@@ -219,11 +219,19 @@ func identify(opts UpdateOptions) (types.UID, klog.ObjectRef, bool) {
 // kill into a kill of the config pod the worker knows.
 func admit(logger klog.Logger, wk *worker, opts *UpdateOptions) bool {
 	if opts.Pod == nil {
-		if wk.phase >= Terminated {
+		pod := wk.lastPod()
+		switch {
+		case wk.phase >= Terminated:
 			logger.V(3).Info("Ignoring runtime pod kill: the pod worker already stopped its containers")
 			return false
-		}
-		if pod := wk.lastPod(); pod != nil {
+		case pod != nil && wk.phase < Terminating:
+			// A runtime-only kill is for a runtime pod no worker owns,
+			// decided from a listing older than this worker: a pod a
+			// source wants, admitted meanwhile. Its own updates (or
+			// SyncKnownPods, once no source wants it) end it.
+			logger.V(3).Info("Ignoring runtime pod kill: a worker syncs the pod's config")
+			return false
+		case pod != nil:
 			opts.Pod, opts.RuntimePod = pod, nil
 		}
 	}

@@ -278,25 +278,6 @@ func TestOrphanKill(t *testing.T) {
 	h.waitGone("o")
 }
 
-func TestRuntimeKillOfKnownPodKillsConfigPod(t *testing.T) {
-	h := newHarness(t)
-	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})
-	h.next("SyncPod", "a").ok()
-	h.update(UpdateOptions{Type: SyncPodKill, RuntimePod: &runtimestate.Pod{UID: "a"}})
-	if c := h.next("SyncTerminatingPod", "a"); c.Version != "1" {
-		t.Errorf("terminating version %q, want the config pod's 1", c.Version)
-	} else {
-		c.ok()
-	}
-	h.next("SyncTerminatedPod", "a").ok()
-	h.waitPhase("a", Finished)
-	// A runtime kill of a finished pod is ignored.
-	h.update(UpdateOptions{Type: SyncPodKill, RuntimePod: &runtimestate.Pod{UID: "a"}})
-	if !h.w.ShouldPodBeFinished("a") {
-		t.Error("finished pod changed")
-	}
-}
-
 func TestDeletedPodIsTerminatedWithDeletionGrace(t *testing.T) {
 	h := newHarness(t)
 	h.update(UpdateOptions{Type: SyncPodCreate, Pod: newPod("a", "1")})

@@ -50,12 +50,13 @@ type Config struct {
 	// a pod that became terminal or shows a decrease applied may make
 	// room for a pending resize); nil: not told.
 	Reconciled func(ctx context.Context, changes [][2]*corev1.Pod)
-	// Housekeeping runs, on the housekeeping tick, with the desired pods
-	// of that moment, in a goroutine of its own: it does runtime work (CRI
-	// listings, tear-downs, directory removal) and must never hold up a
-	// dispatch. Ticks that come while it runs are merged into one more
-	// round. Nil disables it.
-	Housekeeping func(ctx context.Context, desired []*corev1.Pod)
+	// Housekeeping runs on the housekeeping tick, in a goroutine of its
+	// own: it does runtime work (CRI listings, tear-downs, directory
+	// removal) and must never hold up a dispatch. The loop keeps admitting
+	// pods while it runs, so it reads the desired pods itself (Desired),
+	// live, at each decision. Ticks that come while it runs are merged
+	// into one more round. Nil disables it.
+	Housekeeping func(ctx context.Context)
 	// RuntimeErr reports why the runtime cannot be used now (nil: healthy).
 	// While it errs the loop backs off and dispatches nothing.
 	RuntimeErr func() error
@@ -169,15 +170,14 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 }
 
-// runHousekeeping is the housekeeping goroutine: one round per wake, with
-// the desired pods published at the start of the round.
+// runHousekeeping is the housekeeping goroutine: one round per wake.
 func (l *Loop) runHousekeeping(ctx context.Context, wake <-chan struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-wake:
-			l.cfg.Housekeeping(ctx, l.Pods())
+			l.cfg.Housekeeping(ctx)
 		}
 	}
 }

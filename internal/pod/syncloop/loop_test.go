@@ -92,7 +92,7 @@ func start(t *testing.T) *harness {
 	}
 	loop, err := New(Config{
 		Updates: h.updates, Events: h.events, ProbeResults: h.probes, Workers: h.workers, Clock: h.clock,
-		Housekeeping: func(_ context.Context, desired []*corev1.Pod) { h.house <- desired },
+		Housekeeping: func(context.Context) { h.house <- h.loop.Pods() },
 		Admit: func(_ context.Context, p *corev1.Pod, others []*corev1.Pod) {
 			h.admit <- p.Name + " after " + strings.Join(names(others), ",")
 		},
@@ -378,7 +378,7 @@ func TestSlowHousekeepingDoesNotDelayDispatch(t *testing.T) {
 	var running, overlapped atomic.Int32
 	loop, err := New(Config{
 		Updates: updates, Workers: workers, Clock: clk,
-		Housekeeping: func(ctx context.Context, _ []*corev1.Pod) {
+		Housekeeping: func(ctx context.Context) {
 			if running.Add(1) > 1 {
 				overlapped.Add(1)
 			}

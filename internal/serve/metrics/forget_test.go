@@ -21,10 +21,19 @@ import (
 // the runtime.
 type noWorkers struct{}
 
-func (noWorkers) SyncKnownPods(context.Context, []*corev1.Pod) map[types.UID]podworker.KnownState {
+func (noWorkers) SyncKnownPods(context.Context, func(types.UID) bool) map[types.UID]podworker.KnownState {
 	return nil
 }
+func (noWorkers) Known(types.UID) bool                            { return false }
 func (noWorkers) Update(context.Context, podworker.UpdateOptions) {}
+
+// mirrorsOnly is a sync loop's desired view with no desired pod and the
+// mirror pods the API source shows.
+type mirrorsOnly struct{ inAPI *[]*corev1.Pod }
+
+func (mirrorsOnly) Pods() []*corev1.Pod         { return nil }
+func (mirrorsOnly) Has(types.UID) bool          { return false }
+func (d mirrorsOnly) MirrorPods() []*corev1.Pod { return *d.inAPI }
 
 type noRuntime struct{}
 
@@ -58,7 +67,7 @@ func TestMirrorPodsAreForgottenOnceGone(t *testing.T) {
 		Workers: noWorkers{}, Gone: route, Runtime: noRuntime{}, SourcesReady: func() bool { return true },
 		PodsDir: t.TempDir(), PodLogsDir: t.TempDir(),
 		TearDown: func(context.Context, types.UID) error { return nil },
-		Mirrors:  func() []*corev1.Pod { return inAPI },
+		Desired:  mirrorsOnly{&inAPI},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -74,14 +83,14 @@ func TestMirrorPodsAreForgottenOnceGone(t *testing.T) {
 	m.ObservePodsOnWatch(mirrors, podutil.IsStatic, clk.Now())
 	inAPI = mirrors
 	for range 3 {
-		keeper.Run(ctx, nil)
+		keeper.Run(ctx)
 	}
 	if n := m.held(); n != 100 {
 		t.Fatalf("%d mirror pods held while the API has them, want 100", n)
 	}
 	inAPI = nil // removed from the API (the source's REMOVE)
 	for range 2 {
-		keeper.Run(ctx, nil)
+		keeper.Run(ctx)
 	}
 	if n := m.held(); n != 0 {
 		t.Errorf("%d mirror pods still held after they are gone, want 0", n)
