@@ -52,21 +52,21 @@ func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes map[string]string,
 		if err != nil {
 			return nil, fmt.Errorf("volumeMount %q: %w", vm.MountPath, err)
 		}
-		readOnly := vm.ReadOnly || berthWrites(pod, vm.Name)
+		readOnly := vm.ReadOnly || forcedReadOnly(pod, vm.Name)
 		out = append(out, mountSpec{Volume: vm.Name, Index: i, VolumeDir: dir, SubPath: sub, ContainerPath: vm.MountPath, ReadOnly: readOnly, Propagation: prop})
 	}
 	return out, nil
 }
 
-// berthWrites reports whether the pod's volume name is one whose content
-// berth writes (volume.Kind.Atomic): such a volume is mounted read-only
-// whatever the volumeMount says, as upstream since CVE-2017-1002102, so
-// that no container can plant symlinks where berth's writer works.
-func berthWrites(pod *corev1.Pod, name string) bool {
+// forcedReadOnly reports whether containers mount the pod's volume name
+// read-only whatever the volumeMount says (volume.ForcedReadOnly): one
+// whose content berth writes, as upstream since CVE-2017-1002102, so that
+// no container can plant symlinks where berth's writer works, and a claim
+// the pod asks for read-only.
+func forcedReadOnly(pod *corev1.Pod, name string) bool {
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == name {
-			kind, err := volume.Classify(v)
-			return err == nil && kind.Atomic()
+			return volume.ForcedReadOnly(v)
 		}
 	}
 	return false

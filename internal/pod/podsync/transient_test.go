@@ -24,13 +24,20 @@ import (
 	"github.com/berthk8s/berth/internal/volumes/volume"
 )
 
-// memMounter pretends to mount tmpfs.
+// memMounter pretends to mount tmpfs and binds.
 type memMounter struct {
 	mu     sync.Mutex // guards mounts
 	mounts map[string]bool
 }
 
 func (m *memMounter) MountTmpfs(target string, _ int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mounts[target] = true
+	return nil
+}
+
+func (m *memMounter) BindMount(_, target string, _ bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.mounts[target] = true

@@ -1,13 +1,17 @@
 // Package volume sets up the volumes a pod mounts — emptyDir, hostPath,
 // configMap, secret, downwardAPI and projected (serviceAccountToken,
 // configMap, secret, downwardAPI sources, among them the kube-api-access-*
-// volume of every API pod) — keeps their content current while the pod
-// runs, and tears them down after it terminated.
+// volume of every API pod), and persistentVolumeClaim and generic
+// ephemeral volumes whose claims are bound to hostPath or local
+// persistent volumes — keeps their content current while the pod runs,
+// and tears them down after it terminated.
 //
 // Layout, as upstream: PodsDir/<uid>/volumes/<plugin>/<name>, with plugin
-// kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api, ~projected.
-// hostPath volumes are the host path itself. Secret and projected volumes
-// and emptyDir volumes of medium Memory are tmpfs mounts (Mounter).
+// kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api, ~projected,
+// and kubernetes.io~local-volume/<pv name> for local persistent volumes.
+// hostPath volumes (inline or persistent) are the host path itself.
+// Secret and projected volumes and emptyDir volumes of medium Memory are
+// tmpfs mounts, local persistent volumes bind mounts (Mounter).
 // configMap, secret, downwardAPI and projected content is written by the
 // atomic writer (package atomicwriter).
 //
@@ -15,7 +19,10 @@
 //
 //	plugins.go    Classify: which plugin serves a volume, the unsupported-type error;
 //	              Kind.Atomic: whether berth writes a volume's content (then
-//	              containers mount it read-only and its directory is 0755)
+//	              containers mount it read-only and its directory is 0755);
+//	              ForcedReadOnly: that, or a claim the pod asks for read-only
+//	claims.go     checkClaim, checkBinding, checkVolumeMode: upstream's refusals of a
+//	              claim and its volume; resolveClaim reads both from the API
 //	payload.go    Payload: (pod, fetched objects, tokens) -> files, content and modes
 //	downward.go   the downward API values and their key="value" format
 //	hostpath.go   checkHostPath: the hostPath type checks over an injected stat
@@ -31,7 +38,12 @@
 //	manager.go     Config, New, Manager, SetUp/Update/TearDown/Run, per-pod state;
 //	               TearDown drops a pod's state, Forget (internal/pod/podgone) that
 //	               of a pod gone without one
-//	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath
+//	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath;
+//	               a claim no container uses is skipped, as upstream
+//	persistent.go  a claim's volume: resolved once per pod, then its hostPath, or
+//	               its local directory bound (read-only if asked) with the fsGroup;
+//	               TearDown removes a bind's mount point only when it is empty,
+//	               so the data of a volume is never removed with the pod
 //	ready.go       the on-disk ready marker: ownership was applied, never walk again
 //	fetch.go       configMaps and secrets from Objects (internal/volumes/objectcache), tokens with their cache;
 //	               a failure that clears on its own (package transient: the node

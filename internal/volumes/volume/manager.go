@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -89,6 +90,7 @@ type podState struct {
 	ready    bool                                      // a SetUp succeeded: Run refreshes the pod
 	written  map[string]bool                           // volumes whose content this process wrote
 	tokens   map[string]*authenticationv1.TokenRequest // by tokenKey
+	claims   map[string]*claimed                       // by volume name: claims resolved to their volumes
 	reported map[string]bool                           // FailedMount messages already recorded
 	seen     time.Time                                 // when the Manager first heard of the pod (set once)
 }
@@ -118,7 +120,10 @@ func (m *Manager) state(uid types.UID) *podState {
 	defer m.mu.Unlock()
 	st := m.pods[uid]
 	if st == nil {
-		st = &podState{written: map[string]bool{}, tokens: map[string]*authenticationv1.TokenRequest{}, reported: map[string]bool{}, seen: m.cfg.Clock.Now()}
+		st = &podState{
+			written: map[string]bool{}, tokens: map[string]*authenticationv1.TokenRequest{}, claims: map[string]*claimed{},
+			reported: map[string]bool{}, seen: m.cfg.Clock.Now(),
+		}
 		m.pods[uid] = st
 	}
 	return st
@@ -212,6 +217,13 @@ func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
 				return fmt.Errorf("unmount volume %q: %w", dir, err)
 			}
 			klog.FromContext(ctx).V(4).Info("Unmounted volume", "path", dir)
+		}
+		// A bind mount shows data that outlives the pod: its mount point
+		// must be empty once unmounted, or nothing below it is removed.
+		if filepath.Base(filepath.Dir(dir)) == localVolumePlugin {
+			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove volume mount point %q: %w", dir, err)
+			}
 		}
 	}
 	if err := os.RemoveAll(volumesDir); err != nil {

@@ -39,6 +39,17 @@ func (f *fakeMounter) MountTmpfs(target string, size int64) error {
 	return nil
 }
 
+// BindMount records a bind as a mount of size -1 (-2 when read-only).
+func (f *fakeMounter) BindMount(source, target string, readOnly bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mounts[target] = -1
+	if readOnly {
+		f.mounts[target] = -2
+	}
+	return nil
+}
+
 func (f *fakeMounter) Unmount(target string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -294,7 +305,7 @@ func TestSetUpErrors(t *testing.T) {
 	e.m.cfg.Client, e.m.cfg.Objects = nil, nil // standalone
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{
-		{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},
+		{Name: "data", VolumeSource: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs", Path: "/x"}}},
 		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
 		kubeAPIAccess(),
 		{Name: "ok", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -302,7 +313,7 @@ func TestSetUpErrors(t *testing.T) {
 	for range 2 {
 		paths, err := e.m.SetUp(ctx, pod)
 		want := strings.Join([]string{
-			`volume "data": type persistentVolumeClaim is not supported by berth yet`,
+			`volume "data": type nfs is not supported by berth yet`,
 			`volume "cfg": configmap "cfg" needs an API server (berth runs standalone)`,
 			`volume "kube-api-access-abcde": token of service account "sa" needs an API server (berth runs standalone)`,
 		}, "\n")
@@ -314,7 +325,7 @@ func TestSetUpErrors(t *testing.T) {
 		}
 	}
 	wantEvents := []string{
-		`Warning FailedMount MountVolume.SetUp failed for volume "data" : type persistentVolumeClaim is not supported by berth yet`,
+		`Warning FailedMount MountVolume.SetUp failed for volume "data" : type nfs is not supported by berth yet`,
 		`Warning FailedMount MountVolume.SetUp failed for volume "cfg" : configmap "cfg" needs an API server (berth runs standalone)`,
 		`Warning FailedMount MountVolume.SetUp failed for volume "kube-api-access-abcde" : token of service account "sa" needs an API server (berth runs standalone)`,
 	}

@@ -10,11 +10,15 @@ import (
 )
 
 // Mounter mounts and unmounts the tmpfs that backs secret and projected
-// volumes and emptyDir volumes of medium Memory.
+// volumes and emptyDir volumes of medium Memory, and the bind mounts of
+// local persistent volumes.
 type Mounter interface {
 	// MountTmpfs mounts a tmpfs on target; sizeBytes 0 means the kernel's
 	// default size.
 	MountTmpfs(target string, sizeBytes int64) error
+	// BindMount binds the directory source on target, read-only when
+	// readOnly.
+	BindMount(source, target string, readOnly bool) error
 	// Unmount unmounts target.
 	Unmount(target string) error
 	// IsMountPoint reports whether path is a mount point.

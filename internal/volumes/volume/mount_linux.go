@@ -24,6 +24,22 @@ func (SysMounter) MountTmpfs(target string, sizeBytes int64) error {
 	return nil
 }
 
+// BindMount implements Mounter: a bind mount, remounted read-only when
+// readOnly (a bind mount takes no flags of its own at first).
+func (SysMounter) BindMount(source, target string, readOnly bool) error {
+	if err := syscall.Mount(source, target, "", syscall.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind mount %q on %q: %w", source, target, err)
+	}
+	if !readOnly {
+		return nil
+	}
+	if err := syscall.Mount("", target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		_ = syscall.Unmount(target, 0)
+		return fmt.Errorf("remount %q read-only: %w", target, err)
+	}
+	return nil
+}
+
 // Unmount implements Mounter.
 func (SysMounter) Unmount(target string) error {
 	if err := syscall.Unmount(target, 0); err != nil && !errors.Is(err, syscall.EINVAL) {

@@ -9,7 +9,10 @@ type SysMounter struct{}
 
 var _ Mounter = SysMounter{}
 
-var errNotLinux = errors.New("tmpfs volumes need Linux")
+var errNotLinux = errors.New("tmpfs and bind-mounted volumes need Linux")
+
+// BindMount implements Mounter.
+func (SysMounter) BindMount(string, string, bool) error { return errNotLinux }
 
 // MountTmpfs implements Mounter.
 func (SysMounter) MountTmpfs(string, int64) error { return errNotLinux }

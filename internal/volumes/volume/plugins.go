@@ -18,10 +18,15 @@ const (
 	KindSecret
 	KindDownwardAPI
 	KindProjected
+	// KindClaim is a persistentVolumeClaim or a generic ephemeral volume:
+	// served by the plugin of the persistent volume bound to its claim
+	// (setUpClaim).
+	KindClaim
 )
 
 // PluginDir returns the directory name of the plugin below
-// <pods>/<uid>/volumes, as upstream ("" for hostPath, which has none).
+// <pods>/<uid>/volumes, as upstream ("" for hostPath, which has none, and
+// for a claim, whose persistent volume decides).
 func (k Kind) PluginDir() string {
 	switch k {
 	case KindEmptyDir:
@@ -64,6 +69,18 @@ func (k Kind) dirMode() fs.FileMode {
 	return 0o777
 }
 
+// ForcedReadOnly reports whether containers mount the volume read-only
+// whatever their volumeMount says: a volume whose content berth writes
+// (Kind.Atomic), and a claim the pod's volume asks for read-only (as
+// upstream's mounters' ReadOnly attribute).
+func ForcedReadOnly(v corev1.Volume) bool {
+	if c := v.PersistentVolumeClaim; c != nil && c.ReadOnly {
+		return true
+	}
+	kind, err := Classify(v)
+	return err == nil && kind.Atomic()
+}
+
 // Classify returns the plugin of a volume, or an error naming the type
 // berth does not support (SetUp prefixes it with the volume's name).
 func Classify(v corev1.Volume) (Kind, error) {
@@ -79,6 +96,8 @@ func Classify(v corev1.Volume) (Kind, error) {
 		return KindSecret, nil
 	case s.DownwardAPI != nil:
 		return KindDownwardAPI, nil
+	case s.PersistentVolumeClaim != nil, s.Ephemeral != nil:
+		return KindClaim, nil
 	case s.Projected != nil:
 		for _, src := range s.Projected.Sources {
 			if src.ClusterTrustBundle != nil {
@@ -100,9 +119,7 @@ func sourceType(s corev1.VolumeSource) string {
 		set  bool
 		name string
 	}{
-		{s.PersistentVolumeClaim != nil, "persistentVolumeClaim"},
 		{s.CSI != nil, "csi"},
-		{s.Ephemeral != nil, "ephemeral"},
 		{s.Image != nil, "image"},
 		{s.NFS != nil, "nfs"},
 		{s.ISCSI != nil, "iscsi"},

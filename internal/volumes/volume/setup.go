@@ -20,6 +20,11 @@ func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState, r
 	out := map[string]string{}
 	var errs []error
 	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+			if mounted, device := usesVolume(pod, v.Name); !mounted && !device {
+				continue // a claim no container uses is not waited for, as upstream
+			}
+		}
 		dir, err := m.setUpVolume(ctx, pod, v, st, refresh)
 		if err != nil {
 			m.recordFailure(pod, st, v.Name, err)
@@ -43,8 +48,11 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 	if err != nil {
 		return "", err
 	}
-	if kind == KindHostPath {
+	switch kind {
+	case KindHostPath:
 		return setUpHostPath(v.HostPath)
+	case KindClaim:
+		return m.setUpClaim(ctx, pod, v, st)
 	}
 	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", kind.PluginDir(), v.Name)
 	fresh, err := m.prepareDir(dir, kind, pod, v)

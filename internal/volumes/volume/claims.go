@@ -1,0 +1,150 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/storage/ephemeral"
+)
+
+// pvcProtectionFinalizer is the finalizer of a claim in use
+// (kubernetes.io/pvc-protection): a claim being deleted that still has it
+// is in use by some pod and may still be mounted.
+const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
+
+// claimName returns the claim a persistentVolumeClaim or generic ephemeral
+// volume uses (ephemeral: <pod>-<volume>, as upstream), whether the volume
+// is ephemeral, and whether the pod's spec asks for it read-only.
+func claimName(pod *corev1.Pod, v corev1.Volume) (name string, isEphemeral, readOnly bool) {
+	if c := v.PersistentVolumeClaim; c != nil {
+		return c.ClaimName, false, c.ReadOnly
+	}
+	return ephemeral.VolumeClaimName(pod, &v), true, false
+}
+
+// claimed is a claim resolved to the persistent volume bound to it.
+type claimed struct {
+	claim    *corev1.PersistentVolumeClaim
+	volume   *corev1.PersistentVolume
+	readOnly bool // the pod's volume asks for it read-only
+}
+
+// checkClaim decides whether a claim can be used now, with upstream's
+// messages (the volume manager's populator): a claim being deleted and no
+// longer protected, not bound, or bound to no volume is refused. An
+// ephemeral volume's claim must also be the pod's (ephemeral.VolumeIsForPod).
+func checkClaim(pvc *corev1.PersistentVolumeClaim) error {
+	if pvc.DeletionTimestamp != nil && !slices.Contains(pvc.Finalizers, pvcProtectionFinalizer) {
+		return errors.New("PVC is being deleted")
+	}
+	if pvc.Status.Phase != corev1.ClaimBound {
+		return errors.New("PVC is not bound")
+	}
+	if pvc.Spec.VolumeName == "" {
+		return errors.New("PVC has empty pvc.Spec.VolumeName")
+	}
+	return nil
+}
+
+// checkBinding decides whether pv is the volume bound to pvc: its claimRef
+// must name the claim's UID, as upstream checks.
+func checkBinding(pv *corev1.PersistentVolume, pvc *corev1.PersistentVolumeClaim) error {
+	if pv.Spec.ClaimRef == nil {
+		return fmt.Errorf("found PV object %s but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim", pv.Name)
+	}
+	if pv.Spec.ClaimRef.UID != pvc.UID {
+		return fmt.Errorf("found PV object %s but its pv.Spec.ClaimRef.UID %s does not point to claim.UID %s", pv.Name, pv.Spec.ClaimRef.UID, pvc.UID)
+	}
+	return nil
+}
+
+// checkVolumeMode refuses a volume whose mode does not match how the pod
+// uses it, with upstream's message: a Block volume in volumeMounts, a
+// Filesystem one in volumeDevices.
+func checkVolumeMode(pod *corev1.Pod, name string, pv *corev1.PersistentVolume) error {
+	mode := corev1.PersistentVolumeFilesystem
+	if pv.Spec.VolumeMode != nil {
+		mode = *pv.Spec.VolumeMode
+	}
+	mounted, device := usesVolume(pod, name)
+	if mounted && mode != corev1.PersistentVolumeFilesystem {
+		return fmt.Errorf("volume %s has volumeMode %s, but is specified in volumeMounts", name, mode)
+	}
+	if device && mode != corev1.PersistentVolumeBlock {
+		return fmt.Errorf("volume %s has volumeMode %s, but is specified in volumeDevices", name, mode)
+	}
+	if device {
+		return fmt.Errorf("volume %s: volumeMode Block (volumeDevices) is not supported by berth yet", name)
+	}
+	return nil
+}
+
+// usesVolume reports whether a container of pod (init, regular or
+// ephemeral) mounts the volume name, or uses it as a device.
+func usesVolume(pod *corev1.Pod, name string) (mounted, device bool) {
+	visit := func(mounts []corev1.VolumeMount, devices []corev1.VolumeDevice) {
+		mounted = mounted || slices.ContainsFunc(mounts, func(m corev1.VolumeMount) bool { return m.Name == name })
+		device = device || slices.ContainsFunc(devices, func(d corev1.VolumeDevice) bool { return d.Name == name })
+	}
+	for _, c := range pod.Spec.InitContainers {
+		visit(c.VolumeMounts, c.VolumeDevices)
+	}
+	for _, c := range pod.Spec.Containers {
+		visit(c.VolumeMounts, c.VolumeDevices)
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		visit(c.VolumeMounts, c.VolumeDevices)
+	}
+	return mounted, device
+}
+
+// resolveClaim reads the claim of a persistentVolumeClaim or generic
+// ephemeral volume and the persistent volume bound to it from the API,
+// and checks both. An error is worded as upstream's ("error processing
+// PVC <namespace>/<name>: ..."), which FailedMount events show. Reads
+// that fail for a reason that clears on its own (the node authorizer not
+// knowing the pod yet) are retried as configMap reads are.
+func (m *Manager) resolveClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (*claimed, error) {
+	name, isEphemeral, readOnly := claimName(pod, v)
+	fail := func(err error) error { return fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, name, err) }
+	if m.cfg.Client == nil {
+		return nil, fail(errors.New("claims need an API server (berth runs standalone)"))
+	}
+	var pvc *corev1.PersistentVolumeClaim
+	err := m.retry(ctx, pod, st, "PersistentVolumeClaim "+name, func(ctx context.Context) error {
+		var err error
+		pvc, err = m.cfg.Client.CoreV1().PersistentVolumeClaims(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fail(fmt.Errorf("failed to fetch PVC from API server: %w", err))
+	}
+	if err := checkClaim(pvc); err != nil {
+		return nil, fail(err)
+	}
+	if isEphemeral {
+		if err := ephemeral.VolumeIsForPod(pod, pvc); err != nil {
+			return nil, err // upstream's message stands alone
+		}
+	}
+	var pv *corev1.PersistentVolume
+	err = m.retry(ctx, pod, st, "PersistentVolume "+pvc.Spec.VolumeName, func(ctx context.Context) error {
+		var err error
+		pv, err = m.cfg.Client.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fail(fmt.Errorf("failed to fetch PV %s from API server: %w", pvc.Spec.VolumeName, err))
+	}
+	if err := checkBinding(pv, pvc); err != nil {
+		return nil, fail(err)
+	}
+	if err := checkVolumeMode(pod, v.Name, pv); err != nil {
+		return nil, err
+	}
+	return &claimed{claim: pvc, volume: pv, readOnly: readOnly}, nil
+}

@@ -1,0 +1,121 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// localVolumePlugin is the plugin directory of local persistent volumes
+// below PodsDir/<uid>/volumes, as upstream's local-volume plugin; each is
+// a bind mount of the volume's path named after the PersistentVolume.
+const localVolumePlugin = "kubernetes.io~local-volume"
+
+// setUpClaim sets up the volume of a persistentVolumeClaim or generic
+// ephemeral volume and returns its host directory. The claim is resolved
+// to its persistent volume once per pod (a bound claim stays bound to the
+// same volume); later calls only check the volume is still in place.
+func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (string, error) {
+	c := st.claims[v.Name]
+	if c == nil {
+		var err error
+		if c, err = m.resolveClaim(ctx, pod, v, st); err != nil {
+			return "", err
+		}
+		st.claims[v.Name] = c
+	}
+	src := c.volume.Spec.PersistentVolumeSource
+	switch {
+	case src.HostPath != nil:
+		return setUpHostPath(src.HostPath)
+	case src.Local != nil:
+		return m.setUpLocal(pod, v, c)
+	}
+	return "", fmt.Errorf("PersistentVolume %s: type %s is not supported by berth yet", c.volume.Name, persistentSourceType(src))
+}
+
+// setUpLocal bind-mounts a local persistent volume's directory at
+// PodsDir/<uid>/volumes/kubernetes.io~local-volume/<pv name> (read-only
+// when the pod's claim asks for it) and, the first time and unless it is
+// read-only, applies the pod's fsGroup to it, as upstream's local-volume
+// plugin. A path that is not a directory (a block device, which upstream
+// formats and mounts) is refused.
+func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (string, error) {
+	pv := c.volume
+	path := pv.Spec.Local.Path
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("local PersistentVolume %s: %w", pv.Name, err)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("local PersistentVolume %s: %q is not a directory; a block device mounted as a filesystem is not supported by berth yet", pv.Name, path)
+	}
+	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", localVolumePlugin, pv.Name)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
+		return "", fmt.Errorf("create volume directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("create volume directory: %w", err)
+	}
+	mounted, err := m.cfg.Mounter.IsMountPoint(dir)
+	if err != nil {
+		return "", fmt.Errorf("check mount %q: %w", dir, err)
+	}
+	if !mounted {
+		if err := m.cfg.Mounter.BindMount(path, dir, c.readOnly); err != nil {
+			return "", err
+		}
+	}
+	marker := readyMarker(m.cfg.PodsDir, pod.UID, v.Name)
+	ready, err := checkReady(marker, !mounted)
+	if err != nil || ready {
+		return dir, err
+	}
+	if fsGroup, onRootMismatch := fsGroupOf(pod); fsGroup != nil && !c.readOnly {
+		if err := setOwnershipAt(dir, *fsGroup, false, onRootMismatch); err != nil {
+			return "", fmt.Errorf("set ownership: %w", err)
+		}
+	}
+	return dir, setReady(marker)
+}
+
+// persistentSourceType names the set field of a PersistentVolume's source
+// berth does not serve, by its JSON name.
+func persistentSourceType(s corev1.PersistentVolumeSource) string {
+	named := []struct {
+		set  bool
+		name string
+	}{
+		{s.CSI != nil, "csi"},
+		{s.NFS != nil, "nfs"},
+		{s.ISCSI != nil, "iscsi"},
+		{s.FC != nil, "fc"},
+		{s.GCEPersistentDisk != nil, "gcePersistentDisk"},
+		{s.AWSElasticBlockStore != nil, "awsElasticBlockStore"},
+		{s.AzureDisk != nil, "azureDisk"},
+		{s.AzureFile != nil, "azureFile"},
+		{s.VsphereVolume != nil, "vsphereVolume"},
+		{s.Cinder != nil, "cinder"},
+		{s.PortworxVolume != nil, "portworxVolume"},
+		{s.Glusterfs != nil, "glusterfs"},
+		{s.RBD != nil, "rbd"},
+		{s.CephFS != nil, "cephfs"},
+		{s.FlexVolume != nil, "flexVolume"},
+		{s.Flocker != nil, "flocker"},
+		{s.Quobyte != nil, "quobyte"},
+		{s.PhotonPersistentDisk != nil, "photonPersistentDisk"},
+		{s.ScaleIO != nil, "scaleIO"},
+		{s.StorageOS != nil, "storageos"},
+	}
+	for _, n := range named {
+		if n.set {
+			return n.name
+		}
+	}
+	return "<unknown>"
+}
