@@ -8,6 +8,9 @@
 //	objectcache   the configMaps and secrets volumes and the environment are
 //	              made of
 //	transient     which failures clear on their own, and how they are retried
+//	csi           the node side of CSI: the plugin manager's handler of CSI
+//	              drivers (the CSINode, the Node's annotation and labels),
+//	              the registry of drivers, a driver's node service client
 //
 // It may import podkit and platform (archtest.Wings holds it).
 package volumes

@@ -54,6 +54,10 @@ var rules = []rule{
 	{dir: "node/cm", files: []string{"name.go", "resources.go", "config.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "volumes/volume", files: []string{"plugins.go", "payload.go", "downward.go", "token.go", "tmpfs.go", "hostpath.go"}},
 	{dir: "volumes/atomicwriter", files: []string{"plan.go"}},
+	// What a CSI driver's registration changes in the Node and the
+	// CSINode, and which of its versions is spoken; nodeapi.go and
+	// handler.go perform it.
+	{dir: "volumes/csi", files: []string{"nodeinfo.go", "versions.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	// The eviction manager's decisions; manager.go performs them.
 	{dir: "node/eviction", files: []string{"threshold.go", "observe.go", "decide.go", "rank.go", "message.go", "local.go", "choose.go", "admit.go"},
 		also: []string{"os", "k8s.io/utils/clock"}},

@@ -1,0 +1,165 @@
+package csi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"strings"
+	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Timeout bounds every call of a driver (NodeGetInfo at registration,
+// and NodeClient's calls): upstream's csiTimeout. upstream_test.go pins
+// it.
+const Timeout = 2 * time.Minute
+
+// NodeInfo is what a driver's NodeGetInfo says about the node.
+type NodeInfo struct {
+	// NodeID is the node's ID in the driver.
+	NodeID string
+	// MaxVolumesPerNode is how many of the driver's volumes the node may
+	// have; 0 for no limit.
+	MaxVolumesPerNode int64
+	// Topology is the node's accessible topology: segment keys to values.
+	Topology map[string]string
+}
+
+// NodeCapabilities are the node service capabilities a driver advertises.
+// CSI's VOLUME_CONDITION is gone from the spec berth builds against (its
+// number is reserved); GetVolumeHealth is what upstream asks for instead.
+type NodeCapabilities struct {
+	StageUnstageVolume    bool // STAGE_UNSTAGE_VOLUME: NodeStageVolume and NodeUnstageVolume
+	GetVolumeStats        bool // GET_VOLUME_STATS: NodeGetVolumeStats
+	ExpandVolume          bool // EXPAND_VOLUME: NodeExpandVolume
+	SingleNodeMultiWriter bool // SINGLE_NODE_MULTI_WRITER: the single-node access modes
+	VolumeMountGroup      bool // VOLUME_MOUNT_GROUP: the driver applies the fsGroup
+	GetVolumeHealth       bool // GET_VOLUME_HEALTH: NodeGetVolumeHealth
+}
+
+// NodeClient calls the node service of one CSI driver. Every call is
+// bounded by Timeout (and by its context); errors are the driver's gRPC
+// status errors as they came, for the caller to classify. Safe for
+// concurrent use; Close it when done.
+type NodeClient struct {
+	conn *grpc.ClientConn
+	node csipb.NodeClient
+}
+
+// Dial returns a client of the node service at endpoint, a unix socket's
+// path (with or without unix://), as upstream's CSI client connects. It
+// connects on the first call.
+func Dial(endpoint string) (*NodeClient, error) {
+	addr := strings.TrimPrefix(endpoint, "unix://")
+	if addr == "" {
+		return nil, errors.New("CSI endpoint is empty")
+	}
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", addr)
+	}
+	conn, err := grpc.NewClient("passthrough:///csi", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dial), grpc.WithAuthority("localhost"))
+	if err != nil {
+		return nil, fmt.Errorf("connect to CSI endpoint %q: %w", endpoint, err)
+	}
+	return &NodeClient{conn: conn, node: csipb.NewNodeClient(conn)}, nil
+}
+
+// Close closes the connection.
+func (c *NodeClient) Close() error { return c.conn.Close() }
+
+// NodeGetInfo asks the driver what the node is to it.
+func (c *NodeClient) NodeGetInfo(ctx context.Context) (NodeInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	resp, err := c.node.NodeGetInfo(ctx, &csipb.NodeGetInfoRequest{})
+	if err != nil {
+		return NodeInfo{}, err
+	}
+	return NodeInfo{
+		NodeID:            resp.GetNodeId(),
+		MaxVolumesPerNode: resp.GetMaxVolumesPerNode(),
+		Topology:          maps.Clone(resp.GetAccessibleTopology().GetSegments()),
+	}, nil
+}
+
+// NodeGetCapabilities asks the driver which node service capabilities it
+// has. Capabilities berth does not know are ignored.
+func (c *NodeClient) NodeGetCapabilities(ctx context.Context) (NodeCapabilities, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	resp, err := c.node.NodeGetCapabilities(ctx, &csipb.NodeGetCapabilitiesRequest{})
+	if err != nil {
+		return NodeCapabilities{}, err
+	}
+	var caps NodeCapabilities
+	for _, capability := range resp.GetCapabilities() {
+		switch capability.GetRpc().GetType() {
+		case csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME:
+			caps.StageUnstageVolume = true
+		case csipb.NodeServiceCapability_RPC_GET_VOLUME_STATS:
+			caps.GetVolumeStats = true
+		case csipb.NodeServiceCapability_RPC_EXPAND_VOLUME:
+			caps.ExpandVolume = true
+		case csipb.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER:
+			caps.SingleNodeMultiWriter = true
+		case csipb.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP:
+			caps.VolumeMountGroup = true
+		case csipb.NodeServiceCapability_RPC_GET_VOLUME_HEALTH:
+			caps.GetVolumeHealth = true
+		}
+	}
+	return caps, nil
+}
+
+// NodeStageVolume calls NodeStageVolume.
+func (c *NodeClient) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVolumeRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	_, err := c.node.NodeStageVolume(ctx, req)
+	return err
+}
+
+// NodeUnstageVolume calls NodeUnstageVolume.
+func (c *NodeClient) NodeUnstageVolume(ctx context.Context, req *csipb.NodeUnstageVolumeRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	_, err := c.node.NodeUnstageVolume(ctx, req)
+	return err
+}
+
+// NodePublishVolume calls NodePublishVolume.
+func (c *NodeClient) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVolumeRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	_, err := c.node.NodePublishVolume(ctx, req)
+	return err
+}
+
+// NodeUnpublishVolume calls NodeUnpublishVolume.
+func (c *NodeClient) NodeUnpublishVolume(ctx context.Context, req *csipb.NodeUnpublishVolumeRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	_, err := c.node.NodeUnpublishVolume(ctx, req)
+	return err
+}
+
+// NodeGetVolumeStats calls NodeGetVolumeStats.
+func (c *NodeClient) NodeGetVolumeStats(ctx context.Context, req *csipb.NodeGetVolumeStatsRequest) (*csipb.NodeGetVolumeStatsResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	return c.node.NodeGetVolumeStats(ctx, req)
+}
+
+// NodeExpandVolume calls NodeExpandVolume.
+func (c *NodeClient) NodeExpandVolume(ctx context.Context, req *csipb.NodeExpandVolumeRequest) (*csipb.NodeExpandVolumeResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	return c.node.NodeExpandVolume(ctx, req)
+}
