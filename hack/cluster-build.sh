@@ -3,7 +3,9 @@
 #
 #   tools/etcd  etcd                      (go.etcd.io/etcd/server/v3)
 #   tools/kube  kube-apiserver, kube-controller-manager, kube-scheduler,
-#               kubectl                   (k8s.io/kubernetes, k8s.io/kubectl)
+#               kubectl                   (k8s.io/kubernetes, k8s.io/kubectl),
+#               csi-mock-driver           (upstream's e2e CSI mock driver with
+#               node-driver-registrar's registration, for the CSI tests)
 #   tools/registry  registry              (github.com/distribution/distribution/v3),
 #               the OCI registry the image pull tests push to
 #   tools/metrics  metrics-server         (sigs.k8s.io/metrics-server), for the
@@ -57,7 +59,7 @@ STAMP=$OUT/.stamp
 PARALLEL=${BERTH_TOOLS_BUILD_P:-2}
 
 ETCD_CMDS=(etcd)
-KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl csi-mock-driver)
 REGISTRY_CMDS=(registry)
 METRICS_CMDS=(metrics-server)
 CONTAINERD2_CMDS=(containerd2 containerd-shim-runc-v2)

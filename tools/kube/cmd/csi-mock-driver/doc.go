@@ -1,0 +1,68 @@
+// Command csi-mock-driver is a CSI driver for berth's end-to-end tests: it
+// runs on the host beside berth, as a CSI node plugin and its
+// node-driver-registrar sidecar would in a real cluster, and writes down
+// every call it gets so that a test can assert what berth asked for.
+//
+// It serves upstream's e2e CSI mock
+// (k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/mock/service, the
+// driver behind upstream's "CSI mock volume" specs) and does
+// node-driver-registrar's job itself, since neither the kubernetes-csi
+// drivers nor their sidecars are on the module proxy here:
+//
+//   - the CSI Identity, Node and Controller services on --csi-address, a
+//     unix socket (a stale socket there is removed first);
+//   - the pluginregistration/v1 Registration service on
+//     <--registration-dir>/<--name>-reg.sock, created after the CSI socket
+//     listens. GetInfo answers Type "CSIPlugin", Name --name, Endpoint the
+//     absolute --csi-address, SupportedVersions ["1.0.0"].
+//     NotifyRegistrationStatus is logged; when PluginRegistered is false the
+//     driver stops and exits 1, as node-driver-registrar does;
+//   - with --call-log FILE, one JSON object a line per gRPC call on either
+//     socket, appended as it completes (see callLog);
+//   - SIGTERM or SIGINT stops both servers, removes both sockets and exits 0.
+//
+// A test starts it before (or after) berth, with berth's registration
+// directory, and stops it with SIGTERM:
+//
+//	csi-mock-driver --csi-address=$DIR/csi.sock \
+//	    --registration-dir=<berth --root-dir>/plugins_registry \
+//	    --call-log=$DIR/calls.jsonl --disable-attach
+//
+// Both socket paths must fit a unix socket address (107 bytes): keep $DIR
+// short (os.MkdirTemp("", "csi"), not a deep t.TempDir()). The sockets
+// exist once it listens; the registration socket appearing is the signal
+// that both are up. "go test ./cmd/csi-mock-driver" in tools/kube runs it
+// in-process the same way.
+//
+// What the mock does, read from its source at k8s.io/kubernetes v1.37.2:
+//
+//   - The node ID is the driver name: service.New sets nodeID to
+//     Config.DriverName and nothing else sets it, so there is no --node-id.
+//     NodeGetInfo answers node_id = --name; max_volumes_per_node =
+//     --attach-limit when above 0 (else unset); accessible_topology
+//     {"io.kubernetes.storage.mock/node": "some-mock-node"} with
+//     --enable-topology (the key is fixed, whatever --name is), else unset.
+//   - It knows three volumes, IDs "1", "2" and "3" (CreateVolume adds
+//     more); NodeStageVolume and NodePublishVolume of any other ID fail with
+//     NotFound, except NodePublishVolume of an inline ephemeral volume
+//     (volume_context "csi.storage.k8s.io/ephemeral": "true"), any ID.
+//   - Without --disable-attach, NodeStageVolume and NodePublishVolume need
+//     publish_context "device", which only ControllerPublishVolume (an
+//     external-attacher) gives; a test without one passes --disable-attach
+//     (and its CSIDriver says attachRequired: false). With it,
+//     ControllerPublishVolume answers Unimplemented.
+//   - It mounts nothing. NodePublishVolume creates the target directory
+//     (its parent must exist) when missing; NodeUnpublishVolume removes the
+//     target path, and everything under it. NodeStageVolume records the
+//     staging path only. A repeated stage or publish of the same path
+//     succeeds (idempotent).
+//   - Node capabilities: STAGE_UNSTAGE_VOLUME and GET_VOLUME_STATS always,
+//     EXPAND_VOLUME with --node-expansion-required, VOLUME_MOUNT_GROUP with
+//     --enable-volume-mount-group.
+//   - --permissive-target-path is accepted for upstream's sake: in this
+//     release the check it relaxes (target path exists) builds an error and
+//     drops it, so it changes nothing.
+//
+// For berth's tests only: it is no storage driver, keeps its state in
+// memory, and logs CSI secrets along with the rest of each request.
+package main
