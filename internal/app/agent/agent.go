@@ -47,6 +47,7 @@ import (
 	"github.com/berthk8s/berth/internal/podkit/sysctl"
 	"github.com/berthk8s/berth/internal/serve/metrics"
 	"github.com/berthk8s/berth/internal/serve/server"
+	"github.com/berthk8s/berth/internal/volumes/csi"
 	"github.com/berthk8s/berth/internal/volumes/objectcache"
 	"github.com/berthk8s/berth/internal/volumes/subpath"
 	"github.com/berthk8s/berth/internal/volumes/transient"
@@ -121,6 +122,8 @@ type podPath struct {
 type volumeWing struct {
 	manager *volume.Manager
 	objects *objectcache.Objects
+	// csi handles the CSI drivers that register (nil standalone).
+	csi *csi.Handler
 }
 
 // resourceManagers are the node wing's managers that pods are admitted by
@@ -233,7 +236,8 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.pods.declared, err = declareFeatures(ctx, cfg, info); err != nil {
 		return err
 	}
-	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.conn.health, n.conn.client.Image, n.clock, n.pressure, n.pods.declared.Names())
+	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.conn.health, n.conn.client.Image, n.clock,
+		nodestatus.Guards{Pressure: n.pressure, Storage: n.storageErr}, n.pods.declared.Names())
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
@@ -298,6 +302,12 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 		return err
 	}
 	if n.vols.manager, err = n.newVolumes(subPaths); err != nil {
+		return err
+	}
+	if n.vols.csi, err = n.newCSI(); err != nil {
+		return err
+	}
+	if n.managers.plugins, err = n.newPluginManager(); err != nil {
 		return err
 	}
 	// The allocation manager admits resizes through the admit handlers,
@@ -425,10 +435,7 @@ func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
 	if n.managers.topology, err = n.newTopologyManager(n.managers.cpus, topo); err != nil {
 		return err
 	}
-	if n.managers.memory, err = n.newMemoryManager(host, topo); err != nil {
-		return err
-	}
-	n.managers.plugins, err = n.newPluginManager()
+	n.managers.memory, err = n.newMemoryManager(host, topo)
 	return err
 }
 
@@ -589,6 +596,9 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("eviction", n.managers.evictor.Run)
 	g.Go("cpu-manager", n.managers.cpus.Run)
 	g.Go("plugin-manager", n.managers.plugins.Run)
+	if n.vols.csi != nil {
+		g.Go("csinode", n.initCSINode)
+	}
 	g.Go("sync-loop", n.pods.loop.Run)
 	g.Go("pod-resizes", func(ctx context.Context) error { n.pods.alloc.Run(ctx); return nil })
 	if n.managers.shutdown != nil {

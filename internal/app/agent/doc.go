@@ -36,9 +36,10 @@
 //	apiserver.go, streaming.go,         the kubelet API, streaming, stats
 //	metrics.go                          and metrics
 //	declaredfeatures.go                 the node's declared features
-//	plugins.go                          the plugin manager over
-//	                                    <root-dir>/plugins_registry (no
-//	                                    handlers yet)
+//	plugins.go, csi.go                  the plugin manager over
+//	                                    <root-dir>/plugins_registry, the
+//	                                    CSI drivers' handler and the
+//	                                    CSINode's initialization
 //	forget.go                           the owners of per-pod state,
 //	                                    registered with internal/pod/podgone
 //	systemd.go, process.go, tracing.go, the process's edges: systemd

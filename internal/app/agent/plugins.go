@@ -4,17 +4,24 @@ import (
 	"fmt"
 	"path/filepath"
 
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+
 	"github.com/berthk8s/berth/internal/platform/pluginmanager"
 )
 
 // newPluginManager builds the plugin manager over
-// <root-dir>/plugins_registry, with upstream's metric in berth's registry.
-// It has no handlers yet (CSI and DRA come with issue #24's next steps):
-// a plugin that announces itself is told no handler has its type, as
-// upstream's kubelet tells a plugin of a type it does not know.
+// <root-dir>/plugins_registry, with upstream's metric in berth's registry
+// and the handler of CSI drivers in cluster mode. A plugin of a type
+// without a handler (DRA comes with issue #25; CSI standalone) is told no
+// handler has its type, as upstream's kubelet tells a plugin of a type it
+// does not know.
 func (n *node) newPluginManager() (*pluginmanager.Manager, error) {
+	handlers := map[string]pluginmanager.Handler{}
+	if n.vols.csi != nil {
+		handlers[registerapi.CSIPlugin] = n.vols.csi
+	}
 	m, err := pluginmanager.New(pluginmanager.Config{
-		Dir: filepath.Join(n.cfg.RootDir, pluginmanager.DirName), Clock: n.clock, Registerer: n.metrics.Registry(),
+		Dir: filepath.Join(n.cfg.RootDir, pluginmanager.DirName), Clock: n.clock, Registerer: n.metrics.Registry(), Handlers: handlers,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create plugin manager: %w", err)

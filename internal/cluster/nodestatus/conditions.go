@@ -39,9 +39,9 @@ type pressure struct {
 	falseEvent              string
 }
 
-// MemoryPressureCondition sets MemoryPressure from in.MemoryPressure.
+// MemoryPressureCondition sets MemoryPressure from in.Pressure.Memory.
 func MemoryPressureCondition(node *corev1.Node, in Inputs) []Event {
-	return setPressure(node, in, in.MemoryPressure, pressure{
+	return setPressure(node, in, in.Pressure.Memory, pressure{
 		typ:        corev1.NodeMemoryPressure,
 		trueReason: "KubeletHasInsufficientMemory", trueMessage: "kubelet has insufficient memory available",
 		trueEvent:   "NodeHasInsufficientMemory",
@@ -50,9 +50,9 @@ func MemoryPressureCondition(node *corev1.Node, in Inputs) []Event {
 	})
 }
 
-// DiskPressureCondition sets DiskPressure from in.DiskPressure.
+// DiskPressureCondition sets DiskPressure from in.Pressure.Disk.
 func DiskPressureCondition(node *corev1.Node, in Inputs) []Event {
-	return setPressure(node, in, in.DiskPressure, pressure{
+	return setPressure(node, in, in.Pressure.Disk, pressure{
 		typ:        corev1.NodeDiskPressure,
 		trueReason: "KubeletHasDiskPressure", trueMessage: "kubelet has disk pressure",
 		trueEvent:   "NodeHasDiskPressure",
@@ -61,9 +61,9 @@ func DiskPressureCondition(node *corev1.Node, in Inputs) []Event {
 	})
 }
 
-// PIDPressureCondition sets PIDPressure from in.PIDPressure.
+// PIDPressureCondition sets PIDPressure from in.Pressure.PID.
 func PIDPressureCondition(node *corev1.Node, in Inputs) []Event {
-	return setPressure(node, in, in.PIDPressure, pressure{
+	return setPressure(node, in, in.Pressure.PID, pressure{
 		typ:        corev1.NodePIDPressure,
 		trueReason: "KubeletHasInsufficientPID", trueMessage: "kubelet has insufficient PID available",
 		trueEvent:   "NodeHasInsufficientPID",
@@ -98,7 +98,7 @@ func setPressure(node *corev1.Node, in Inputs, under bool, p pressure) []Event {
 
 // ReadyCondition sets Ready: True with KubeletReady, or False with
 // KubeletNotReady and every reason the node is not ready (the runtime, its
-// network, missing capacity), joined the way upstream aggregates errors.
+// network, its storage, missing capacity), joined the way upstream aggregates errors.
 // The transition time moves only when the status changes; a change of an
 // existing condition is a NodeReady or NodeNotReady event.
 func ReadyCondition(node *corev1.Node, in Inputs) []Event {
@@ -137,6 +137,9 @@ func notReadyReasons(node *corev1.Node, in Inputs) []string {
 	}
 	if !in.NetworkReady {
 		out = append(out, orDefault(in.NetworkMessage, "container runtime network not ready"))
+	}
+	if in.StorageMessage != "" {
+		out = append(out, in.StorageMessage)
 	}
 	if in.ShuttingDown {
 		out = append(out, MessageShuttingDown)

@@ -46,7 +46,7 @@ func TestPressureConditions(t *testing.T) {
 		{
 			name:   "memory pressure begins",
 			set:    MemoryPressureCondition,
-			under:  func(in *Inputs) { in.MemoryPressure = true },
+			under:  func(in *Inputs) { in.Pressure.Memory = true },
 			prev:   []corev1.NodeCondition{cond("MemoryPressure", "False", "KubeletHasSufficientMemory", memOK, before, before)},
 			want:   []corev1.NodeCondition{cond("MemoryPressure", "True", "KubeletHasInsufficientMemory", memBad, now, now)},
 			events: []string{"NodeHasInsufficientMemory"},
@@ -60,7 +60,7 @@ func TestPressureConditions(t *testing.T) {
 		{
 			name:   "disk: pressure",
 			set:    DiskPressureCondition,
-			under:  func(in *Inputs) { in.DiskPressure = true },
+			under:  func(in *Inputs) { in.Pressure.Disk = true },
 			prev:   []corev1.NodeCondition{cond("Ready", "True", "KubeletReady", "kubelet is posting ready status", before, before)},
 			want:   []corev1.NodeCondition{cond("Ready", "True", "KubeletReady", "kubelet is posting ready status", before, before), cond("DiskPressure", "True", "KubeletHasDiskPressure", "kubelet has disk pressure", now, now)},
 			events: []string{"NodeHasDiskPressure"},
@@ -74,7 +74,7 @@ func TestPressureConditions(t *testing.T) {
 		{
 			name:   "PID: pressure",
 			set:    PIDPressureCondition,
-			under:  func(in *Inputs) { in.PIDPressure = true },
+			under:  func(in *Inputs) { in.Pressure.PID = true },
 			want:   []corev1.NodeCondition{cond("PIDPressure", "True", "KubeletHasInsufficientPID", "kubelet has insufficient PID available", now, now)},
 			events: []string{"NodeHasInsufficientPID"},
 		},
@@ -145,6 +145,19 @@ func TestReadyCondition(t *testing.T) {
 			},
 			want: cond("Ready", "False", "KubeletNotReady",
 				"container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized", now, now),
+		},
+		{
+			name:   "CSINode not yet initialized",
+			mutate: func(in *Inputs) { in.StorageMessage = "CSINode is not yet initialized" },
+			want:   cond("Ready", "False", "KubeletNotReady", "CSINode is not yet initialized", now, now),
+		},
+		{
+			name: "storage after the network and before the shutdown, in upstream's order",
+			mutate: func(in *Inputs) {
+				in.NetworkReady, in.ShuttingDown, in.StorageMessage = false, true, "CSINode is not yet initialized"
+			},
+			want: cond("Ready", "False", "KubeletNotReady",
+				"[container runtime network not ready, CSINode is not yet initialized, node is shutting down]", now, now),
 		},
 		{
 			name:   "shutting down",

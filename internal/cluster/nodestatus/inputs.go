@@ -53,6 +53,10 @@ type Inputs struct {
 	RuntimeMessage string
 	NetworkReady   bool
 	NetworkMessage string
+	// StorageMessage, when set, is why the node's storage is not ready
+	// (upstream's storage state: "CSINode is not yet initialized"); it is
+	// part of the Ready condition's message, after the network's.
+	StorageMessage string
 	// RuntimeHandlers and Features are what the runtime reports in its
 	// status, converted to the API types. Features nil leaves the field as
 	// it is, as upstream.
@@ -81,11 +85,9 @@ type Inputs struct {
 	Images    []Image
 	MaxImages int32
 
-	// MemoryPressure, DiskPressure and PIDPressure are the eviction
-	// manager's verdicts (false until berth has one).
-	MemoryPressure bool
-	DiskPressure   bool
-	PIDPressure    bool
+	// Pressure is the eviction manager's verdicts (none until berth has
+	// one).
+	Pressure Pressure
 
 	// ShuttingDown is true while a graceful node shutdown is under way
 	// (internal/node/nodeshutdown): the node is not ready.
@@ -93,6 +95,12 @@ type Inputs struct {
 
 	// Now is the time of this update: every heartbeat and transition time.
 	Now time.Time
+}
+
+// Pressure is whether the node is under memory, disk and PID pressure:
+// the MemoryPressure, DiskPressure and PIDPressure conditions.
+type Pressure struct {
+	Memory, Disk, PID bool
 }
 
 // Image is one image as the runtime lists it.

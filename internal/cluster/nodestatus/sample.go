@@ -33,22 +33,33 @@ type Sampler struct {
 	// pressure is the eviction manager's verdicts (MemoryPressure,
 	// DiskPressure, PIDPressure); nil reports none.
 	pressure func() (memory, disk, pid bool)
+	// storage is why the node's storage is not ready (the CSI handler's
+	// CSINode initialization); nil, or returning nil, reports ready.
+	storage func() error
 	// declared are the node's declared features, fixed at start.
 	declared []string
 }
 
+// Guards are the node's verdicts from other wings that node status shows.
+type Guards struct {
+	// Pressure gives the eviction manager's pressure verdicts (nil: none).
+	Pressure func() (memory, disk, pid bool)
+	// Storage says why the node's storage is not ready (nil: it is).
+	Storage func() error
+}
+
 // NewSampler reads the machine facts and returns a Sampler for the node of
 // cfg, whose runtime reported runtime at start and whose IPs are ips;
-// pressure (may be nil) gives the eviction manager's pressure verdicts;
-// declared are the node's declared features (sorted).
+// guards give the verdicts of other wings; declared are the node's
+// declared features (sorted).
 func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock,
-	pressure func() (memory, disk, pid bool), declared []string) (*Sampler, error) {
+	guards Guards, declared []string) (*Sampler, error) {
 	info, err := machine.Read(cfg.RootDir, machine.OSHost())
 	if err != nil {
 		return nil, err
 	}
 	n := &Sampler{
-		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: pressure, declared: declared,
+		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: guards.Pressure, storage: guards.Storage, declared: declared,
 		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
 	}
 	for _, ip := range ips {
@@ -91,7 +102,12 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 	in.RuntimeHandlers = runtimeHandlers(rt.Handlers)
 	in.DeclaredFeatures = n.declared
 	if n.pressure != nil {
-		in.MemoryPressure, in.DiskPressure, in.PIDPressure = n.pressure()
+		in.Pressure.Memory, in.Pressure.Disk, in.Pressure.PID = n.pressure()
+	}
+	if n.storage != nil {
+		if err := n.storage(); err != nil {
+			in.StorageMessage = err.Error()
+		}
 	}
 	if in.ExternalCloudProvider {
 		// Only --node-ip: the addresses are the cloud controller's to find.

@@ -1,0 +1,58 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/klog/v2"
+
+	"github.com/berthk8s/berth/internal/volumes/csi"
+)
+
+// newCSI builds the handler of the CSI drivers that register through the
+// plugin manager, in cluster mode (nil standalone: a driver records what
+// it is in the node's CSINode, which needs an API server, as upstream).
+func (n *node) newCSI() (*csi.Handler, error) {
+	client := n.cluster.apiClient()
+	if client == nil {
+		return nil, nil
+	}
+	h, err := csi.New(csi.Config{Client: client, NodeName: n.cfg.NodeName, Clock: n.clock})
+	if err != nil {
+		return nil, fmt.Errorf("create CSI handler: %w", err)
+	}
+	return h, nil
+}
+
+// storageErr is why the node's storage is not ready: the CSINode is not
+// initialized yet (upstream's storage state, which keeps the node from
+// being Ready). Read by node status through nodestatus.Guards, which is
+// built before the handler: nil until then, and standalone.
+func (n *node) storageErr() error {
+	if n.vols.csi == nil {
+		return nil
+	}
+	return n.vols.csi.InitError()
+}
+
+// initCSINode initializes the node's CSINode once the Node is registered
+// (its owner), asks for a node status update at once so that Ready need
+// not wait a status period, then waits for ctx. A failure after upstream's
+// retries stops berth, as it stops upstream's kubelet, to be restarted.
+func (n *node) initCSINode(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-n.cluster.nodeSynced:
+	}
+	if err := n.vols.csi.InitializeCSINode(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	klog.FromContext(ctx).V(2).Info("Initialized the node's CSINode")
+	n.cluster.kickNode()
+	<-ctx.Done()
+	return nil
+}
