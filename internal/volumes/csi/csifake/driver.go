@@ -2,14 +2,19 @@ package csifake
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"maps"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -26,6 +31,10 @@ type Config struct {
 	Capabilities []csi.NodeServiceCapability_RPC_Type
 	// Stats is NodeGetVolumeStats' answer (nil: an empty one).
 	Stats *csi.NodeGetVolumeStatsResponse
+	// ManageTargets makes NodePublishVolume create its target_path (a
+	// directory) and NodeUnpublishVolume remove it, as the CSI spec asks
+	// of a driver; without it the driver leaves the paths alone.
+	ManageTargets bool
 }
 
 // Call is one call the driver received: the method's name
@@ -90,6 +99,19 @@ func (d *Driver) Calls() []Call {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.calls)
+}
+
+// CallsTo returns the calls of method received so far, oldest first.
+func (d *Driver) CallsTo(method string) []Call {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []Call
+	for _, c := range d.calls {
+		if c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Methods returns the methods of the calls received so far, oldest first.
@@ -190,15 +212,27 @@ func (s node) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVolumeReq
 }
 
 func (s node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
-	if _, err := s.d.record("NodePublishVolume", req); err != nil {
+	cfg, err := s.d.record("NodePublishVolume", req)
+	if err != nil {
 		return nil, err
+	}
+	if cfg.ManageTargets {
+		if err := os.Mkdir(req.GetTargetPath(), 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, status.Errorf(codes.Internal, "create target path: %v", err)
+		}
 	}
 	return &csi.NodePublishVolumeResponse{}, nil
 }
 
 func (s node) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
-	if _, err := s.d.record("NodeUnpublishVolume", req); err != nil {
+	cfg, err := s.d.record("NodeUnpublishVolume", req)
+	if err != nil {
 		return nil, err
+	}
+	if cfg.ManageTargets {
+		if err := os.Remove(req.GetTargetPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, status.Errorf(codes.Internal, "remove target path: %v", err)
+		}
 	}
 	return &csi.NodeUnpublishVolumeResponse{}, nil
 }
