@@ -56,8 +56,9 @@ var rules = []rule{
 	{dir: "volumes/atomicwriter", files: []string{"plan.go"}},
 	// What a CSI driver's registration changes in the Node and the
 	// CSINode, and which of its versions is spoken; nodeapi.go and
-	// handler.go perform it.
-	{dir: "volumes/csi", files: []string{"nodeinfo.go", "versions.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
+	// handler.go perform it. What a driver is told of a volume and where
+	// the volume lives; mounter.go, publish.go and teardown.go perform it.
+	{dir: "volumes/csi", files: []string{"nodeinfo.go", "versions.go", "capability.go", "paths.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	// The eviction manager's decisions; manager.go performs them.
 	{dir: "node/eviction", files: []string{"threshold.go", "observe.go", "decide.go", "rank.go", "message.go", "local.go", "choose.go", "admit.go"},
 		also: []string{"os", "k8s.io/utils/clock"}},

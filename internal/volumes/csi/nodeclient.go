@@ -11,7 +11,9 @@ import (
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // Timeout bounds every call of a driver (NodeGetInfo at registration,
@@ -162,4 +164,46 @@ func (c *NodeClient) NodeExpandVolume(ctx context.Context, req *csipb.NodeExpand
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	return c.node.NodeExpandVolume(ctx, req)
+}
+
+// UncertainError is a failure of NodeStageVolume or NodePublishVolume
+// after which the driver may still be working on the volume (a timeout,
+// the driver unavailable or busy: upstream's UncertainProgressError). The
+// caller must treat the volume as maybe published, and tear it down if
+// the pod no longer wants it; the vol_data.json files stay for that.
+type UncertainError struct{ Err error }
+
+func (e *UncertainError) Error() string { return e.Err.Error() }
+func (e *UncertainError) Unwrap() error { return e.Err }
+
+// IsUncertain reports whether err is (or wraps) an UncertainError.
+func IsUncertain(err error) bool {
+	var u *UncertainError
+	return errors.As(err, &u)
+}
+
+// driverError wraps a failed NodeStageVolume or NodePublishVolume (op) of
+// path: an UncertainError unless the driver answered with a gRPC code that
+// says the operation is not in progress (uncertainCode). An error without
+// a gRPC status (the call never reached the driver, as far as the client
+// knows) is uncertain too, as upstream's.
+func driverError(op, path string, err error) error {
+	wrapped := fmt.Errorf("%s at %q: %w", op, path, err)
+	if st, ok := status.FromError(err); !ok || uncertainCode(st.Code()) {
+		return &UncertainError{Err: wrapped}
+	}
+	return wrapped
+}
+
+// uncertainCode reports whether a driver's gRPC code leaves an operation
+// maybe in progress (upstream's isFinalError, negated): the call was
+// cancelled or timed out, the driver is unavailable or out of resources,
+// or the operation is pending (Aborted). upstream_mount_test.go pins the
+// list.
+func uncertainCode(c codes.Code) bool {
+	switch c {
+	case codes.Canceled, codes.DeadlineExceeded, codes.Unavailable, codes.ResourceExhausted, codes.Aborted:
+		return true
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package csi
 
 import (
+	"errors"
 	"testing"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
@@ -120,5 +121,22 @@ func TestDialRefusesAnEmptyEndpoint(t *testing.T) {
 		if _, err := Dial(endpoint); err == nil {
 			t.Errorf("Dial(%q): no error", endpoint)
 		}
+	}
+}
+
+// TestDriverError: upstream's isFinalError, and the wrapping.
+func TestDriverError(t *testing.T) {
+	for code, uncertain := range map[codes.Code]bool{
+		codes.Canceled: true, codes.DeadlineExceeded: true, codes.Unavailable: true, codes.ResourceExhausted: true, codes.Aborted: true,
+		codes.Internal: false, codes.InvalidArgument: false, codes.NotFound: false, codes.FailedPrecondition: false, codes.Unknown: false,
+	} {
+		cause := status.Error(code, "x")
+		err := driverError("NodePublishVolume", "/t", cause)
+		if IsUncertain(err) != uncertain || !errors.Is(err, cause) {
+			t.Errorf("%v: IsUncertain %v (want %v), wraps the cause %v", code, IsUncertain(err), uncertain, errors.Is(err, cause))
+		}
+	}
+	if !IsUncertain(driverError("NodePublishVolume", "/t", errors.New("not gRPC"))) {
+		t.Error("an error without a gRPC status is final")
 	}
 }
