@@ -1,8 +1,10 @@
 // Package csi is the node side of CSI: the plugin manager's handler of
 // CSI drivers (upstream's pkg/volume/csi RegistrationHandler and
 // pkg/volume/csi/nodeinfomanager), the registry of the drivers registered
-// on the node, and a client of a driver's node service for the volume
-// code.
+// on the node, a client of a driver's node service, and the Mounter that
+// stages, publishes and tears down the CSI volumes of pods for the volume
+// manager (upstream's csiAttacher MountDevice and UnmountDevice, and
+// csiMountMgr SetUpAt and TearDownAt).
 //
 //	handler.go     Config, New, Handler: ValidatePlugin, RegisterPlugin,
 //	               DeRegisterPlugin (pluginmanager.Handler)
@@ -16,7 +18,25 @@
 //	nodeapi.go     the reads and writes of the Node and the CSINode,
 //	               serialized and retried
 //	backoff.go     upstream's back-offs; retry on an injected clock
-//	nodeclient.go  Timeout, Dial, NodeClient: a driver's node service
+//	nodeclient.go  Timeout, Dial, NodeClient: a driver's node service;
+//	               UncertainError: which of its failures leave an
+//	               operation maybe in progress
+//	mounter.go     Volume, MounterConfig, NewMounter, Mounter: SetUp,
+//	               UniqueName, AttachRequired; Published
+//	publish.go     the stage and the publish of SetUp
+//	teardown.go    TearDown: unpublish, and unstage after the last
+//	               publication
+//	apiread.go     the Mounter's reads: the CSIDriver, the
+//	               VolumeAttachment waited for, secrets, tokens
+//	capability.go  what a driver is told and what the kubelet does: the
+//	               CSIDriver's policy, lifecycle modes, access modes and
+//	               capabilities, the fsGroup rule, the pod's information.
+//	               Pure
+//	paths.go       TargetDir, the staging directory, the names of
+//	               attachments, inline handles and volumes. Pure
+//	voldata.go     vol_data.json: its keys, saving, loading; removing
+//	               the directories of a volume
+//	locks.go       one operation a volume at a time
 //
 // A driver's registration, as upstream's: its versions must include a
 // CSI 1.x one, higher than that of a driver of the same name already
@@ -32,6 +52,20 @@
 // migrates in its storage.alpha.kubernetes.io/migrated-plugins
 // annotation; a CSINode owned by an earlier Node of the same name is
 // deleted and made again.
+//
+// A volume's set-up, as upstream's: the driver registered; its CSIDriver
+// object read (none: attach required, no pod information, fsGroup policy
+// ReadWriteOnceWithFSType, persistent volumes only), the volume's
+// lifecycle mode checked against it; a persistent volume of a driver that
+// requires attach waits for its VolumeAttachment
+// (csi-<sha256(handle+driver+node)>) to be attached, whose metadata is
+// the publish context; with STAGE_UNSTAGE_VOLUME it is staged at
+// <plugins>/kubernetes.io/csi/<driver>/<sha256(handle)>/globalmount; it is
+// published at TargetDir with its volume context (the attributes, the
+// pod's information, the service account's tokens). Each step's
+// vol_data.json says what its tear-down needs, so that TearDown works from
+// the target alone, after a restart too. A volume is unstaged when the
+// last vol_data.json under the pods directory that names it goes.
 //
 // The fake driver of the tests is csifake.
 package csi

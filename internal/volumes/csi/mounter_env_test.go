@@ -1,0 +1,186 @@
+package csi
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/volumes/csi/csifake"
+)
+
+const (
+	testPodUID  = "pod-uid-1"
+	testHandle  = "vol-1"
+	testPVName  = "pv-1"
+	testPodNS   = "ns"
+	testFSGroup = int64(2000)
+)
+
+// testTokenExpiry is when the tokens of tokenReactor expire.
+var testTokenExpiry = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// mounterEnv is a Mounter over a fake driver registered as testDriver, a
+// fake clientset and a fake clock that steps whenever something waits on
+// it, with its plugins and pods directories in a temporary root.
+type mounterEnv struct {
+	m       *Mounter
+	drv     *csifake.Driver
+	drivers *Drivers
+	client  *fake.Clientset
+	clock   *clocktesting.FakeClock
+	root    string
+	// mountPoints are the paths IsMountPoint says are mount points.
+	mountPoints map[string]bool
+}
+
+func newMounterEnv(t *testing.T, caps []csipb.NodeServiceCapability_RPC_Type, objects ...runtime.Object) *mounterEnv {
+	t.Helper()
+	drv, endpoint := startDriver(t, csifake.Config{Name: testDriver, NodeID: "n1", Capabilities: caps})
+	e := &mounterEnv{
+		drv: drv, drivers: &Drivers{}, client: fake.NewClientset(objects...),
+		clock: clocktesting.NewFakeClock(time.Unix(0, 0)), root: t.TempDir(), mountPoints: map[string]bool{},
+	}
+	if err := e.drivers.add("test", testDriver, Driver{Endpoint: endpoint, Version: utilversion.MustParseGeneric("1.10.0")}); err != nil {
+		t.Fatal(err)
+	}
+	e.client.PrependReactor("create", "serviceaccounts", tokenReactor)
+	m, err := NewMounter(MounterConfig{
+		Drivers: e.drivers, Client: e.client, NodeName: testNode, Clock: e.clock,
+		PluginsDir: filepath.Join(e.root, "plugins"), PodsDir: filepath.Join(e.root, "pods"),
+		IsMountPoint: e.isMountPoint,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		drive(e.clock, done)
+	}()
+	t.Cleanup(func() { close(done); <-stopped })
+	return e
+}
+
+// isMountPoint is the Mounter's IsMountPoint: only the paths the test
+// named, and an error that is fs.ErrNotExist for a missing path, as
+// mount-utils'.
+func (e *mounterEnv) isMountPoint(path string) (bool, error) {
+	if _, err := os.Lstat(path); err != nil {
+		return false, err
+	}
+	return e.mountPoints[path], nil
+}
+
+// tokenReactor answers a TokenRequest with a token named after its
+// audiences, as the API server would with a real one.
+func tokenReactor(a k8stesting.Action) (bool, runtime.Object, error) {
+	ca, ok := a.(k8stesting.CreateAction)
+	if !ok || ca.GetSubresource() != "token" {
+		return false, nil, nil
+	}
+	tr := ca.GetObject().(*authenticationv1.TokenRequest).DeepCopy()
+	tr.Status = authenticationv1.TokenRequestStatus{
+		Token:               "token-for-" + strings.Join(tr.Spec.Audiences, ","),
+		ExpirationTimestamp: metav1.NewTime(testTokenExpiry),
+	}
+	return true, tr, nil
+}
+
+// podsDir and pluginsDir are the Mounter's directories.
+func (e *mounterEnv) podsDir() string    { return filepath.Join(e.root, "pods") }
+func (e *mounterEnv) pluginsDir() string { return filepath.Join(e.root, "plugins") }
+
+// target is where upstream publishes volume specName of pod uid,
+// written out by hand.
+func (e *mounterEnv) target(uid, specName string) string {
+	return filepath.Join(e.root, "pods", uid, "volumes", "kubernetes.io~csi", specName, "mount")
+}
+
+// staging is where upstream stages the volume of handle, written out by
+// hand.
+func (e *mounterEnv) staging(handle string) string {
+	return filepath.Join(e.root, "plugins", "kubernetes.io", "csi", testDriver, fmt.Sprintf("%x", sha256.Sum256([]byte(handle))), "globalmount")
+}
+
+func testPod(uid string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-" + uid, Namespace: testPodNS, UID: types.UID(uid)},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "sa",
+			SecurityContext:    &corev1.PodSecurityContext{FSGroup: ptr.To(testFSGroup)},
+		},
+	}
+}
+
+// testPV is a persistent volume with everything set.
+func testPV() Volume {
+	return Volume{
+		SpecName: testPVName, Driver: testDriver, Handle: testHandle, FSType: "ext4",
+		MountOptions: []string{"noatime"}, Attributes: map[string]string{"attr": "value"},
+		AccessModes:   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		StageSecret:   &corev1.SecretReference{Namespace: "kube-system", Name: "stage"},
+		PublishSecret: &corev1.SecretReference{Namespace: "kube-system", Name: "publish"},
+	}
+}
+
+func secret(ns, name string, data map[string]string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{}}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+// attachment is the VolumeAttachment of handle to the test node, as the
+// attach/detach controller and the external attacher leave it.
+func attachment(handle string, attached bool, metadata map[string]string) *storagev1.VolumeAttachment {
+	return &storagev1.VolumeAttachment{
+		ObjectMeta: metav1.ObjectMeta{Name: attachmentName(handle, testDriver, testNode)},
+		Spec: storagev1.VolumeAttachmentSpec{
+			Attacher: testDriver, NodeName: testNode,
+			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To(testPVName)},
+		},
+		Status: storagev1.VolumeAttachmentStatus{Attached: attached, AttachmentMetadata: metadata},
+	}
+}
+
+// readVolData reads dir's vol_data.json.
+func readVolData(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	data, err := loadVolData(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func exists(t *testing.T, path string) bool {
+	t.Helper()
+	_, err := os.Lstat(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func stageCaps() []csipb.NodeServiceCapability_RPC_Type {
+	return []csipb.NodeServiceCapability_RPC_Type{csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME}
+}
