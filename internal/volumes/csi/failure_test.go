@@ -106,7 +106,8 @@ func TestStageFailure(t *testing.T) {
 	}
 }
 
-// TestSetUpMissingSecret: upstream's message, nothing published.
+// TestSetUpMissingSecret: upstream's message; nothing published, no
+// volume directory made.
 func TestSetUpMissingSecret(t *testing.T) {
 	e := newMounterEnv(t, stageCaps(), noAttach(), secret("kube-system", "stage", nil))
 	_, err := e.m.SetUp(testContext(t), testPod("a"), testPV())
@@ -116,5 +117,8 @@ func TestSetUpMissingSecret(t *testing.T) {
 	}
 	if calls := e.drv.CallsTo("NodePublishVolume"); len(calls) != 0 {
 		t.Errorf("published: %v", calls)
+	}
+	if dir := filepath.Dir(e.target("a", testPVName)); exists(t, dir) {
+		t.Errorf("%s made", dir)
 	}
 }

@@ -81,19 +81,15 @@ func (m *Mounter) stage(ctx context.Context, client *NodeClient, p publication) 
 }
 
 // publish publishes the volume at its target (upstream's SetUpAt): the
-// target's parent made, the publish secret read, the volume context made
-// (the attributes, the pod's information with podInfoOnMount, the
-// service account's tokens with tokenRequests), the target's
+// publish secret read, the volume context made (the attributes, the pod's
+// information with podInfoOnMount, the service account's tokens with
+// tokenRequests), the target's parent made (after the reads, unlike
+// upstream, so that a failed read leaves no directory), its
 // vol_data.json written, NodePublishVolume called. When NodePublishVolume
 // fails for certain and the volume was not published before (not a
 // republish), the target, the file and the parent go again.
 func (m *Mounter) publish(ctx context.Context, client *NodeClient, p publication) error {
 	v := p.v
-	target := TargetDir(m.cfg.PodsDir, p.pod.UID, v.SpecName)
-	dataDir := filepath.Dir(target)
-	if err := os.MkdirAll(dataDir, dirMode); err != nil {
-		return fmt.Errorf("make the target's parent directory: %w", err)
-	}
 	secrets := map[string]string{}
 	if v.PublishSecret != nil {
 		ref := *v.PublishSecret
@@ -121,6 +117,11 @@ func (m *Mounter) publish(ctx context.Context, client *NodeClient, p publication
 		} else {
 			volumeContext = merged(volumeContext, tokens)
 		}
+	}
+	target := TargetDir(m.cfg.PodsDir, p.pod.UID, v.SpecName)
+	dataDir := filepath.Dir(target)
+	if err := os.MkdirAll(dataDir, dirMode); err != nil {
+		return fmt.Errorf("make the target's parent directory: %w", err)
 	}
 	published, err := hasVolData(dataDir)
 	if err != nil {
