@@ -154,8 +154,8 @@ func TestSetUpWithoutAttach(t *testing.T) {
 	}
 }
 
-// TestAttachRequiredAndUniqueName: upstream's CanAttach and unique
-// volume name.
+// TestAttachRequiredAndUniqueName: upstream's CanAttach, unique volume
+// name and RequiresRemount.
 func TestAttachRequiredAndUniqueName(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -177,7 +177,10 @@ func TestAttachRequiredAndUniqueName(t *testing.T) {
 			}
 		})
 	}
-	e := newMounterEnv(t, nil)
+	e := newMounterEnv(t, nil, csiDriver(func(s *storagev1.CSIDriverSpec) { s.RequiresRepublish = ptr.To(true) }))
+	if got, err := e.m.RequiresRepublish(testContext(t), testPV()); err != nil || !got {
+		t.Errorf("RequiresRepublish = %v, %v; want true", got, err)
+	}
 	if got, want := e.m.UniqueName(testPV()), "kubernetes.io/csi/csi.example.com^vol-1"; got != want {
 		t.Errorf("UniqueName = %q, want %q", got, want)
 	}

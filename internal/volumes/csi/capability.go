@@ -59,13 +59,16 @@ type driverPolicy struct {
 	// context.
 	TokenRequests   []storagev1.TokenRequest
 	TokensInSecrets bool
+	// RequiresRepublish: the driver wants NodePublishVolume again from
+	// time to time (to refresh the tokens, say).
+	RequiresRepublish bool
 }
 
 // policyOf reads a CSIDriver object (nil when there is none): no object
 // is upstream's defaults (attach required, no pod information, the
-// ReadWriteOnceWithFSType policy, persistent volumes only); an object's
-// unset attachRequired is true and its unset podInfoOnMount false, as
-// upstream reads them.
+// ReadWriteOnceWithFSType policy, persistent volumes only, no republish);
+// an object's unset attachRequired is true and its unset podInfoOnMount
+// and requiresRepublish false, as upstream reads them.
 func policyOf(d *storagev1.CSIDriver) driverPolicy {
 	if d == nil {
 		return driverPolicy{AttachRequired: true, FSGroupPolicy: storagev1.ReadWriteOnceWithFSTypeFSGroupPolicy,
@@ -78,6 +81,9 @@ func policyOf(d *storagev1.CSIDriver) driverPolicy {
 		Modes:           slices.Clone(d.Spec.VolumeLifecycleModes),
 		TokenRequests:   slices.Clone(d.Spec.TokenRequests),
 		TokensInSecrets: d.Spec.ServiceAccountTokenInSecrets != nil && *d.Spec.ServiceAccountTokenInSecrets,
+		// Upstream's RequiresRemount dereferences it: the API server
+		// always defaults it.
+		RequiresRepublish: d.Spec.RequiresRepublish != nil && *d.Spec.RequiresRepublish,
 	}
 	if d.Spec.FSGroupPolicy != nil {
 		p.FSGroupPolicy = *d.Spec.FSGroupPolicy

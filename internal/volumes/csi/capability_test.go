@@ -91,8 +91,10 @@ func TestPolicyOf(t *testing.T) {
 			s.AttachRequired, s.PodInfoOnMount, s.ServiceAccountTokenInSecrets = ptr.To(false), ptr.To(true), ptr.To(true)
 			s.FSGroupPolicy = ptr.To(storagev1.FileFSGroupPolicy)
 			s.TokenRequests = []storagev1.TokenRequest{{Audience: "a"}}
+			s.RequiresRepublish = ptr.To(true)
 		}), driverPolicy{Exists: true, PodInfoOnMount: true, FSGroupPolicy: storagev1.FileFSGroupPolicy,
-			Modes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent}, TokenRequests: []storagev1.TokenRequest{{Audience: "a"}}, TokensInSecrets: true}},
+			Modes:         []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
+			TokenRequests: []storagev1.TokenRequest{{Audience: "a"}}, TokensInSecrets: true, RequiresRepublish: true}},
 	} {
 		if diff := cmp.Diff(tc.want, policyOf(tc.d)); diff != "" {
 			t.Errorf("%s: policyOf (-want +got):\n%s", tc.name, diff)

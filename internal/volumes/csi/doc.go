@@ -22,7 +22,8 @@
 //	               UncertainError: which of its failures leave an
 //	               operation maybe in progress
 //	mounter.go     Volume, MounterConfig, NewMounter, Mounter: SetUp,
-//	               UniqueName, AttachRequired; Published
+//	               UniqueName, AttachRequired, RequiresRepublish;
+//	               Published
 //	publish.go     the stage and the publish of SetUp
 //	teardown.go    TearDown: unpublish, and unstage after the last
 //	               publication

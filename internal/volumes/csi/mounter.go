@@ -141,6 +141,14 @@ func (m *Mounter) AttachRequired(ctx context.Context, v Volume) (bool, error) {
 	return p.AttachRequired, err
 }
 
+// RequiresRepublish reports whether the volume's driver wants SetUp
+// called again while the volume is published, as upstream's
+// RequiresRemount (its CSIDriver's requiresRepublish; no object: no).
+func (m *Mounter) RequiresRepublish(ctx context.Context, v Volume) (bool, error) {
+	p, err := m.driverPolicy(ctx, v.Driver)
+	return p.RequiresRepublish, err
+}
+
 // SetUp makes v available to pod at TargetDir(PodsDir, pod.UID,
 // v.SpecName), as upstream's MountDevice then SetUpAt: the driver must be
 // registered and, by its CSIDriver object, support v's lifecycle mode; a
