@@ -3,16 +3,21 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/test/cluster"
 )
@@ -187,4 +192,159 @@ func TestCSIDriverRegistration(t *testing.T) {
 		_, ok := n.Annotations["csi.volume.kubernetes.io/nodeid"]
 		return !ok && n.Labels["io.kubernetes.storage.mock/node"] == "some-mock-node", nil
 	})
+}
+
+// csiCall is one line of the mock driver's call log.
+type csiCall struct {
+	Method  string
+	Request map[string]any
+}
+
+// nodeCalls returns the driver's node service calls, in order.
+func (m *csiMock) nodeCalls(t *testing.T) []csiCall {
+	t.Helper()
+	data, err := os.ReadFile(m.callLog)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	must(t, err)
+	var out []csiCall
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c csiCall
+		must(t, json.Unmarshal([]byte(line), &c))
+		if strings.HasPrefix(c.Method, "/csi.v1.Node/Node") && c.Method != "/csi.v1.Node/NodeGetCapabilities" && c.Method != "/csi.v1.Node/NodeGetInfo" {
+			c.Method = strings.TrimPrefix(c.Method, "/csi.v1.Node/")
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestCSIVolumes: with the e2e CSI mock driver registered, a pod with a
+// claim bound to a CSI PersistentVolume and an inline CSI volume runs; the
+// driver is asked as upstream's kubelet asks (stage, then publish at
+// upstream's paths with the pod's information; an inline volume published
+// only), the pod writes through both; berth restarted under the running
+// pod publishes nothing again; once the pod is deleted the volumes are
+// unpublished, then unstaged, and nothing of them is left on disk.
+func TestCSIVolumes(t *testing.T) {
+	e := startClusterEnv(t)
+	e.node.start()
+	ctx := context.Background()
+	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
+		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	_, err := e.admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{
+		ObjectMeta: metav1.ObjectMeta{Name: csiDriverName},
+		Spec: storagev1.CSIDriverSpec{
+			AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(true),
+			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent, storagev1.VolumeLifecycleEphemeral},
+		},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	driver := startCSIMock(t, e.node.rootDir, "--disable-attach")
+	e.waitAPI(t, "the driver in the CSINode", func(ctx context.Context) (bool, error) {
+		n, err := e.admin.StorageV1().CSINodes().Get(ctx, nodeName, metav1.GetOptions{})
+		return err == nil && csiNodeDriver(n, csiDriverName) != nil, nil
+	})
+	pv := claimVolume("e2e-csi", "e2e-csi", corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+		Driver: csiDriverName, VolumeHandle: "1", FSType: "ext4", VolumeAttributes: map[string]string{"from": "pv"},
+	}})
+	_, err = e.admin.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	must(t, err)
+	_, err = e.admin.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "csi-data"}, Spec: claimSpec("e2e-csi")}, metav1.CreateOptions{})
+	must(t, err)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "csi"},
+		Spec: corev1.PodSpec{
+			NodeName: nodeName, AutomountServiceAccountToken: ptr.To(false),
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "csi-data"}}},
+				{Name: "inline", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
+					Driver: csiDriverName, VolumeAttributes: map[string]string{"from": "inline"}}}},
+			},
+			Containers: []corev1.Container{{
+				Name: "main", Image: busybox, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:      []string{"sh", "-c", "echo pv > /data/out && echo inline > /inline/out && sleep 3600"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "inline", MountPath: "/inline"}},
+			}},
+		},
+	}
+	created, err := e.admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	must(t, err)
+	uid := string(created.UID)
+	running := e.waitPodRunning(t, "csi")
+	podDir := filepath.Join(e.node.rootDir, "pods", uid, "volumes", "kubernetes.io~csi")
+	for path, want := range map[string]string{filepath.Join(podDir, "e2e-csi", "mount", "out"): "pv\n", filepath.Join(podDir, "inline", "mount", "out"): "inline\n"} {
+		e.node.waitFor("the pod's write to "+path, func() bool { got, err := readFile(path); return err == nil && got == want })
+	}
+	var methods []string
+	publishes := map[string]map[string]any{}
+	for _, c := range driver.nodeCalls(t) {
+		methods = append(methods, c.Method)
+		if c.Method == "NodePublishVolume" {
+			publishes[c.Request["volume_id"].(string)] = c.Request
+		}
+	}
+	if len(methods) != 3 || methods[0] != "NodeStageVolume" || methods[1] == methods[2] {
+		t.Fatalf("node calls %v, want a stage and two publishes", methods)
+	}
+	staging := filepath.Join(e.node.rootDir, "plugins", "kubernetes.io", "csi", csiDriverName,
+		fmt.Sprintf("%x", sha256.Sum256([]byte("1"))), "globalmount")
+	pvPub := publishes["1"]
+	if pvPub["staging_target_path"] != staging || pvPub["target_path"] != filepath.Join(podDir, "e2e-csi", "mount") {
+		t.Errorf("PV publish paths: staging %v, target %v; want %s and the pod's", pvPub["staging_target_path"], pvPub["target_path"], staging)
+	}
+	volCtx, _ := pvPub["volume_context"].(map[string]any)
+	for k, want := range map[string]string{
+		"from": "pv", "csi.storage.k8s.io/pod.name": "csi", "csi.storage.k8s.io/pod.namespace": "default",
+		"csi.storage.k8s.io/pod.uid": uid, "csi.storage.k8s.io/serviceAccount.name": "default", "csi.storage.k8s.io/ephemeral": "false",
+	} {
+		if volCtx[k] != want {
+			t.Errorf("PV publish volume context %s = %v, want %q", k, volCtx[k], want)
+		}
+	}
+	inlineHandle := fmt.Sprintf("csi-%x", sha256.Sum256([]byte(uid+"inline")))
+	if inl := publishes[inlineHandle]; inl == nil {
+		t.Errorf("no publish of the inline volume %s: %v", inlineHandle, publishes)
+	} else if c, _ := inl["volume_context"].(map[string]any); c["csi.storage.k8s.io/ephemeral"] != "true" || c["from"] != "inline" {
+		t.Errorf("inline publish volume context %v", c)
+	}
+
+	// berth restarted under the running pod: nothing published again, no
+	// container restarted.
+	e.node.stop()
+	e.node.start()
+	e.node.waitFor("berth synced the pod again", func() bool {
+		p, err := e.admin.CoreV1().Pods("default").Get(ctx, "csi", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning
+	})
+	time.Sleep(5 * time.Second) // a few syncs
+	if n := len(driver.nodeCalls(t)); n != 3 {
+		t.Errorf("%d node calls after berth restarted, want still 3: %v", n, driver.nodeCalls(t))
+	}
+	after, err := e.admin.CoreV1().Pods("default").Get(ctx, "csi", metav1.GetOptions{})
+	must(t, err)
+	if after.Status.ContainerStatuses[0].RestartCount != 0 || after.Status.ContainerStatuses[0].ContainerID != running.Status.ContainerStatuses[0].ContainerID {
+		t.Errorf("the container restarted under berth's restart: %+v", after.Status.ContainerStatuses[0])
+	}
+
+	must(t, e.admin.CoreV1().Pods("default").Delete(ctx, "csi", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}))
+	e.node.waitFor("the volumes unpublished and unstaged", func() bool {
+		calls := driver.nodeCalls(t)
+		return len(calls) == 6 && calls[5].Method == "NodeUnstageVolume"
+	})
+	calls := driver.nodeCalls(t)
+	if calls[3].Method != "NodeUnpublishVolume" || calls[4].Method != "NodeUnpublishVolume" {
+		t.Errorf("tear-down calls %v, want two unpublishes before the unstage", calls[3:])
+	}
+	e.node.waitFor("the pod's directory removed", func() bool {
+		_, err := os.Stat(filepath.Join(e.node.rootDir, "pods", uid))
+		return os.IsNotExist(err)
+	})
+	if _, err := os.Stat(filepath.Dir(staging)); !os.IsNotExist(err) {
+		t.Errorf("the staging directory is left: %v", err)
+	}
 }

@@ -301,10 +301,10 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if n.pods.prober, n.serve.probeMetrics, err = n.newProber(); err != nil {
 		return err
 	}
-	if n.vols.manager, err = n.newVolumes(subPaths); err != nil {
+	if n.vols.csi, err = n.newCSI(); err != nil {
 		return err
 	}
-	if n.vols.csi, err = n.newCSI(); err != nil {
+	if n.vols.manager, err = n.newVolumes(subPaths, host.BootID); err != nil {
 		return err
 	}
 	if n.managers.plugins, err = n.newPluginManager(); err != nil {
@@ -445,11 +445,15 @@ type topologyReader func() (*machine.Topology, error)
 
 // newVolumes builds the volume manager; kuberuntime binds subPaths, the
 // volume manager's TearDown unmounts them.
-func (n *node) newVolumes(subPaths *subpath.Binder) (*volume.Manager, error) {
+func (n *node) newVolumes(subPaths *subpath.Binder, bootID string) (*volume.Manager, error) {
 	cl := n.cluster
+	mounter, err := n.newCSIMounter()
+	if err != nil {
+		return nil, err
+	}
 	v, err := volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
-		SubPaths: subPaths,
+		SubPaths: subPaths, CSI: mounter, BootID: bootID,
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
 				return node.Status.Allocatable

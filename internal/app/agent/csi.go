@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/volumes/csi"
+	"github.com/berthk8s/berth/internal/volumes/volume"
 )
 
 // newCSI builds the handler of the CSI drivers that register through the
@@ -22,6 +24,23 @@ func (n *node) newCSI() (*csi.Handler, error) {
 		return nil, fmt.Errorf("create CSI handler: %w", err)
 	}
 	return h, nil
+}
+
+// newCSIMounter builds what publishes CSI volumes through the registered
+// drivers, in cluster mode; nil standalone (a volume interface holding a
+// nil *csi.Mounter would not be nil).
+func (n *node) newCSIMounter() (volume.CSI, error) {
+	if n.vols.csi == nil {
+		return nil, nil
+	}
+	m, err := csi.NewMounter(csi.MounterConfig{
+		Drivers: n.vols.csi.Drivers(), Client: n.cluster.apiClient(), NodeName: n.cfg.NodeName,
+		PluginsDir: filepath.Join(n.cfg.RootDir, "plugins"), PodsDir: n.podsDir(), Clock: n.clock,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create CSI mounter: %w", err)
+	}
+	return m, nil
 }
 
 // storageErr is why the node's storage is not ready: the CSINode is not

@@ -1,14 +1,17 @@
 // Package volume sets up the volumes a pod mounts — emptyDir, hostPath,
 // configMap, secret, downwardAPI and projected (serviceAccountToken,
 // configMap, secret, downwardAPI sources, among them the kube-api-access-*
-// volume of every API pod), and persistentVolumeClaim and generic
-// ephemeral volumes whose claims are bound to hostPath or local
-// persistent volumes — keeps their content current while the pod runs,
-// and tears them down after it terminated.
+// volume of every API pod, and clusterTrustBundle sources), inline CSI
+// volumes, and persistentVolumeClaim and generic ephemeral volumes whose
+// claims are bound to hostPath, local or CSI persistent volumes — keeps
+// their content current while the pod runs, and tears them down after it
+// terminated.
 //
 // Layout, as upstream: PodsDir/<uid>/volumes/<plugin>/<name>, with plugin
 // kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api, ~projected,
-// and kubernetes.io~local-volume/<pv name> for local persistent volumes.
+// kubernetes.io~local-volume/<pv name> for local persistent volumes and
+// kubernetes.io~csi/<pv or volume name>/mount for CSI volumes (published
+// there by their driver through internal/volumes/csi).
 // hostPath volumes (inline or persistent) are the host path itself.
 // Secret and projected volumes and emptyDir volumes of medium Memory are
 // tmpfs mounts, local persistent volumes bind mounts (Mounter).
@@ -40,10 +43,17 @@
 //	               of a pod gone without one
 //	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath;
 //	               a claim no container uses is skipped, as upstream
-//	persistent.go  a claim's volume: resolved once per pod, then its hostPath, or
-//	               its local directory bound (read-only if asked) with the fsGroup;
+//	persistent.go  a claim's volume: resolved once per pod, then its hostPath, its
+//	               local directory bound (read-only if asked) with the fsGroup, or CSI;
 //	               TearDown removes a bind's mount point only when it is empty,
 //	               so the data of a volume is never removed with the pod
+//	csi.go         CSI volumes through the CSI mounter (csi.Mounter): published once
+//	               per boot of the machine (the marker holds the boot ID), the fsGroup
+//	               applied when the driver's policy gives it to the kubelet;
+//	               unpublished (and unstaged after the last pod) before anything
+//	               of the pod is removed
+//	trustbundle.go the trust anchors of a projected clusterTrustBundle source, read
+//	               from the API with upstream's rules and messages
 //	ready.go       the on-disk ready marker: ownership was applied, never walk again
 //	fetch.go       configMaps and secrets from Objects (internal/volumes/objectcache), tokens with their cache;
 //	               a failure that clears on its own (package transient: the node

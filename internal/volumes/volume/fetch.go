@@ -15,9 +15,13 @@ import (
 )
 
 // fetch gets the objects and tokens a volume's content depends on: the
-// configMaps and secrets from Objects, the tokens from the API server.
+// configMaps and secrets from Objects, the tokens and cluster trust
+// bundles from the API server.
 func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (Inputs, error) {
-	in := Inputs{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}, Tokens: map[string]string{}}
+	in := Inputs{
+		ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}, Tokens: map[string]string{},
+		TrustAnchors: map[string][]byte{},
+	}
 	if m.cfg.NodeAllocatable != nil {
 		in.Allocatable = m.cfg.NodeAllocatable()
 	}
@@ -38,6 +42,8 @@ func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, s
 			case src.ServiceAccountToken != nil:
 				key := tokenKey(v.Name, src.ServiceAccountToken.Path)
 				in.Tokens[key], err = m.token(ctx, pod, src.ServiceAccountToken, key, st)
+			case src.ClusterTrustBundle != nil:
+				in.TrustAnchors[tokenKey(v.Name, src.ClusterTrustBundle.Path)], err = m.trustAnchors(ctx, pod, st, src.ClusterTrustBundle)
 			}
 			if err != nil {
 				return in, err

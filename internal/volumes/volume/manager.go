@@ -61,6 +61,13 @@ type Config struct {
 	// SubPaths removes the pod's subPath binds at TearDown; nil means a
 	// subpath.Binder of its own.
 	SubPaths SubPathCleaner
+	// CSI publishes CSI volumes (csi.Mounter); nil fails them (berth
+	// runs standalone).
+	CSI CSI
+	// BootID is the machine's boot ID: a CSI volume published in this
+	// boot is not published again after berth restarts. Empty publishes
+	// again.
+	BootID string
 	// Retry is how token requests and configMap and secret reads retry
 	// failures that clear on their own; zero Attempts means
 	// transient.DefaultPolicy.
@@ -203,6 +210,9 @@ func (m *Manager) Forget(_ context.Context, uid types.UID) {
 }
 
 func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
+	if err := m.tearDownCSI(ctx, volumesDir); err != nil {
+		return err
+	}
 	dirs, err := filepath.Glob(filepath.Join(volumesDir, "*", "*"))
 	if err != nil {
 		return fmt.Errorf("list volumes in %q: %w", volumesDir, err)

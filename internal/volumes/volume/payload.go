@@ -23,6 +23,9 @@ type Inputs struct {
 	// Tokens maps "<volume>/<path>" of a projected serviceAccountToken
 	// source to the token.
 	Tokens map[string]string
+	// TrustAnchors maps "<volume>/<path>" of a projected
+	// clusterTrustBundle source to its PEM certificates.
+	TrustAnchors map[string][]byte
 	// Allocatable stands in for a container limit that is not set.
 	Allocatable corev1.ResourceList
 }
@@ -156,6 +159,13 @@ func projectedPayload(pod *corev1.Pod, volume string, p *corev1.ProjectedVolumeS
 				return nil, fmt.Errorf("no token for path %q", src.ServiceAccountToken.Path)
 			}
 			part = atomicwriter.Payload{src.ServiceAccountToken.Path: tokenFile(pod, tok, mode)}
+		case src.ClusterTrustBundle != nil:
+			anchors, ok := in.TrustAnchors[tokenKey(volume, src.ClusterTrustBundle.Path)]
+			if !ok {
+				return nil, fmt.Errorf("no trust anchors for path %q", src.ClusterTrustBundle.Path)
+			}
+			// Mode and owner as a token's (upstream's rule for both).
+			part = atomicwriter.Payload{src.ClusterTrustBundle.Path: tokenFile(pod, string(anchors), mode)}
 		default:
 			return nil, fmt.Errorf("projected source of an unsupported type")
 		}

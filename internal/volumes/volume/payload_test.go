@@ -145,11 +145,13 @@ func TestClassify(t *testing.T) {
 		{name: "projected", source: kubeAPIAccess().VolumeSource, want: KindProjected},
 		{name: "pvc", source: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}, want: KindClaim},
 		{name: "generic ephemeral", source: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}, want: KindClaim},
-		{name: "csi", source: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{}}, wantErr: "type csi is not supported by berth yet"},
+		{name: "csi", source: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{}}, want: KindCSI},
 		{name: "image", source: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{}}, wantErr: "type image is not supported by berth yet"},
 		{name: "nfs", source: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{}}, wantErr: "type nfs is not supported by berth yet"},
 		{name: "trust bundle", source: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{}}}}},
-			wantErr: "type projected clusterTrustBundle is not supported by berth yet"},
+			want: KindProjected},
+		{name: "pod certificate", source: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{PodCertificate: &corev1.PodCertificateProjection{}}}}},
+			wantErr: "type projected podCertificate is not supported by berth yet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

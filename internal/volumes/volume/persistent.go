@@ -35,6 +35,8 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 		return setUpHostPath(src.HostPath)
 	case src.Local != nil:
 		return m.setUpLocal(pod, v, c)
+	case src.CSI != nil:
+		return m.setUpCSI(ctx, pod, v.Name, persistentCSI(c))
 	}
 	return "", fmt.Errorf("PersistentVolume %s: type %s is not supported by berth yet", c.volume.Name, persistentSourceType(src))
 }
@@ -91,7 +93,6 @@ func persistentSourceType(s corev1.PersistentVolumeSource) string {
 		set  bool
 		name string
 	}{
-		{s.CSI != nil, "csi"},
 		{s.NFS != nil, "nfs"},
 		{s.ISCSI != nil, "iscsi"},
 		{s.FC != nil, "fc"},

@@ -22,6 +22,9 @@ const (
 	// served by the plugin of the persistent volume bound to its claim
 	// (setUpClaim).
 	KindClaim
+	// KindCSI is an inline CSI volume (ephemeral lifecycle), published by
+	// its driver (setUpCSI).
+	KindCSI
 )
 
 // PluginDir returns the directory name of the plugin below
@@ -39,6 +42,8 @@ func (k Kind) PluginDir() string {
 		return "kubernetes.io~downward-api"
 	case KindProjected:
 		return "kubernetes.io~projected"
+	case KindCSI:
+		return csiPlugin
 	}
 	return ""
 }
@@ -71,10 +76,13 @@ func (k Kind) dirMode() fs.FileMode {
 
 // ForcedReadOnly reports whether containers mount the volume read-only
 // whatever their volumeMount says: a volume whose content berth writes
-// (Kind.Atomic), and a claim the pod's volume asks for read-only (as
-// upstream's mounters' ReadOnly attribute).
+// (Kind.Atomic), and a claim or inline CSI volume the pod asks for
+// read-only (as upstream's mounters' ReadOnly attribute).
 func ForcedReadOnly(v corev1.Volume) bool {
 	if c := v.PersistentVolumeClaim; c != nil && c.ReadOnly {
+		return true
+	}
+	if c := v.CSI; c != nil && c.ReadOnly != nil && *c.ReadOnly {
 		return true
 	}
 	kind, err := Classify(v)
@@ -98,11 +106,10 @@ func Classify(v corev1.Volume) (Kind, error) {
 		return KindDownwardAPI, nil
 	case s.PersistentVolumeClaim != nil, s.Ephemeral != nil:
 		return KindClaim, nil
+	case s.CSI != nil:
+		return KindCSI, nil
 	case s.Projected != nil:
 		for _, src := range s.Projected.Sources {
-			if src.ClusterTrustBundle != nil {
-				return 0, errors.New("type projected clusterTrustBundle is not supported by berth yet")
-			}
 			if src.PodCertificate != nil {
 				return 0, errors.New("type projected podCertificate is not supported by berth yet")
 			}
@@ -119,7 +126,6 @@ func sourceType(s corev1.VolumeSource) string {
 		set  bool
 		name string
 	}{
-		{s.CSI != nil, "csi"},
 		{s.Image != nil, "image"},
 		{s.NFS != nil, "nfs"},
 		{s.ISCSI != nil, "iscsi"},
