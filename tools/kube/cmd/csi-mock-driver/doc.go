@@ -46,6 +46,10 @@
 //     more); NodeStageVolume and NodePublishVolume of any other ID fail with
 //     NotFound, except NodePublishVolume of an inline ephemeral volume
 //     (volume_context "csi.storage.k8s.io/ephemeral": "true"), any ID.
+//     The v1.37.2 mock panics on such a publication (it reads the volume
+//     it has not got) and would create no target: this binary serves them
+//     itself (ephemeral.go), creating the target directory on publish and
+//     removing it on unpublish.
 //   - Without --disable-attach, NodeStageVolume and NodePublishVolume need
 //     publish_context "device", which only ControllerPublishVolume (an
 //     external-attacher) gives; a test without one passes --disable-attach

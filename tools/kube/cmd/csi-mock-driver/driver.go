@@ -66,7 +66,7 @@ func start(o options) (*driver, error) {
 	mock := service.New(o.mock)
 	d.csi = grpc.NewServer(grpc.UnaryInterceptor(calls.intercept))
 	csi.RegisterIdentityServer(d.csi, mock)
-	csi.RegisterNodeServer(d.csi, mock)
+	csi.RegisterNodeServer(d.csi, newEphemeralNode(mock))
 	csi.RegisterControllerServer(d.csi, mock)
 	d.reg = grpc.NewServer(grpc.UnaryInterceptor(calls.intercept))
 	registerapi.RegisterRegistrationServer(d.reg, &registration{

@@ -15,7 +15,9 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/testing/protocmp"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
@@ -366,5 +368,39 @@ func TestListenUnixRefusesNonSocket(t *testing.T) {
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "keep" {
 		t.Errorf("file after listenUnix: %q, %v; want it untouched", b, err)
+	}
+}
+
+// TestEphemeralVolume: an inline (ephemeral) volume, which the v1.37.2 mock
+// panics on, is published into a target directory the driver creates and
+// unpublished by removing it; a persistent one is still the mock's.
+func TestEphemeralVolume(t *testing.T) {
+	d, dir, _, _ := startDriver(t, service.Config{DriverName: "csi.test.berth", DisableAttach: true})
+	node := csi.NewNodeClient(dial(t, d.csiPath))
+	ctx := context.Background()
+	if err := os.MkdirAll(filepath.Join(dir, "pod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "pod", "mount")
+	pub := &csi.NodePublishVolumeRequest{
+		VolumeId: "csi-0123", TargetPath: target, VolumeCapability: mountCapability(),
+		VolumeContext: map[string]string{ephemeralKey: "true", "csi.storage.k8s.io/pod.name": "p"},
+	}
+	if _, err := node.NodePublishVolume(ctx, pub); err != nil {
+		t.Fatalf("ephemeral NodePublishVolume: %v", err)
+	}
+	if info, err := os.Stat(target); err != nil || !info.IsDir() {
+		t.Fatalf("target after publish: %v", err)
+	}
+	if _, err := node.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: "csi-0123", TargetPath: target}); err != nil {
+		t.Fatalf("ephemeral NodeUnpublishVolume: %v", err)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Errorf("target after unpublish: %v", err)
+	}
+	persistent := publishRequest(dir)
+	persistent.VolumeId = "no-such-volume"
+	if _, err := node.NodePublishVolume(ctx, persistent); status.Code(err) != codes.NotFound {
+		t.Errorf("persistent publish of an unknown volume: %v, want the mock's NotFound", err)
 	}
 }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/mock/service"
+)
+
+// ephemeralKey is the volume context key by which the kubelet marks an
+// inline (ephemeral) CSI volume (with podInfoOnMount).
+const ephemeralKey = "csi.storage.k8s.io/ephemeral"
+
+// ephemeralNode is the mock's node service with inline volumes served: in
+// k8s.io/kubernetes v1.37.2 the mock dereferences the (absent) volume of
+// an ephemeral NodePublishVolume and panics, and would not create its
+// target. Here an ephemeral publication creates the target directory, as
+// a driver does, and its unpublication removes it; every other call is the
+// mock's.
+type ephemeralNode struct {
+	service.Service
+	mu        sync.Mutex          // guards published
+	published map[string]struct{} // volume ID + target of ephemeral publications
+}
+
+func newEphemeralNode(mock service.Service) *ephemeralNode {
+	return &ephemeralNode{Service: mock, published: map[string]struct{}{}}
+}
+
+func (n *ephemeralNode) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
+	if req.GetVolumeContext()[ephemeralKey] != "true" {
+		return n.Service.NodePublishVolume(ctx, req)
+	}
+	if req.GetVolumeId() == "" || req.GetTargetPath() == "" || req.GetVolumeCapability() == nil {
+		return nil, status.Error(codes.InvalidArgument, "volume ID, target path and capability are required")
+	}
+	if err := os.Mkdir(req.GetTargetPath(), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, status.Errorf(codes.Internal, "create target %q: %v", req.GetTargetPath(), err)
+	}
+	n.mu.Lock()
+	n.published[req.GetVolumeId()+"\x00"+req.GetTargetPath()] = struct{}{}
+	n.mu.Unlock()
+	return &csi.NodePublishVolumeResponse{}, nil
+}
+
+func (n *ephemeralNode) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
+	key := req.GetVolumeId() + "\x00" + req.GetTargetPath()
+	n.mu.Lock()
+	_, ephemeral := n.published[key]
+	delete(n.published, key)
+	n.mu.Unlock()
+	if !ephemeral {
+		return n.Service.NodeUnpublishVolume(ctx, req)
+	}
+	if err := os.RemoveAll(req.GetTargetPath()); err != nil {
+		return nil, status.Errorf(codes.Internal, "remove target %q: %v", req.GetTargetPath(), err)
+	}
+	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
