@@ -282,14 +282,21 @@ func TestCSIVolumes(t *testing.T) {
 	}
 	var methods []string
 	publishes := map[string]map[string]any{}
+	staged := false
 	for _, c := range driver.nodeCalls(t) {
-		methods = append(methods, c.Method)
-		if c.Method == "NodePublishVolume" {
+		methods = append(methods, c.Method+" "+c.Request["volume_id"].(string))
+		switch c.Method {
+		case "NodeStageVolume":
+			staged = staged || c.Request["volume_id"] == "1"
+		case "NodePublishVolume":
+			if c.Request["volume_id"] == "1" && !staged {
+				t.Errorf("the PV was published before it was staged: %v", methods)
+			}
 			publishes[c.Request["volume_id"].(string)] = c.Request
 		}
 	}
-	if len(methods) != 3 || methods[0] != "NodeStageVolume" || methods[1] == methods[2] {
-		t.Fatalf("node calls %v, want a stage and two publishes", methods)
+	if len(methods) != 3 || len(publishes) != 2 || !staged {
+		t.Fatalf("node calls %v, want the PV's stage and a publish of each volume", methods)
 	}
 	staging := filepath.Join(e.node.rootDir, "plugins", "kubernetes.io", "csi", csiDriverName,
 		fmt.Sprintf("%x", sha256.Sum256([]byte("1"))), "globalmount")
