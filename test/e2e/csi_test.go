@@ -339,13 +339,15 @@ func TestCSIVolumes(t *testing.T) {
 	}
 
 	must(t, e.admin.CoreV1().Pods("default").Delete(ctx, "csi", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}))
-	e.node.waitFor("the volumes unpublished and unstaged", func() bool {
-		calls := driver.nodeCalls(t)
-		return len(calls) == 6 && calls[5].Method == "NodeUnstageVolume"
-	})
-	calls := driver.nodeCalls(t)
-	if calls[3].Method != "NodeUnpublishVolume" || calls[4].Method != "NodeUnpublishVolume" {
-		t.Errorf("tear-down calls %v, want two unpublishes before the unstage", calls[3:])
+	e.node.waitFor("the volumes unpublished and unstaged", func() bool { return len(driver.nodeCalls(t)) >= 6 })
+	var down []string
+	for _, c := range driver.nodeCalls(t)[3:] {
+		down = append(down, c.Method+" "+c.Request["volume_id"].(string))
+	}
+	pvDown := strings.Join(down, ",")
+	if len(down) != 3 || !strings.Contains(pvDown, "NodeUnpublishVolume 1,NodeUnstageVolume 1") ||
+		!strings.Contains(pvDown, "NodeUnpublishVolume "+inlineHandle) {
+		t.Errorf("tear-down calls %v, want the PV unpublished then unstaged, and the inline volume unpublished", down)
 	}
 	e.node.waitFor("the pod's directory removed", func() bool {
 		_, err := os.Stat(filepath.Join(e.node.rootDir, "pods", uid))
