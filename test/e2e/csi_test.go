@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -355,5 +356,96 @@ func TestCSIVolumes(t *testing.T) {
 	})
 	if _, err := os.Stat(filepath.Dir(staging)); !os.IsNotExist(err) {
 		t.Errorf("the staging directory is left: %v", err)
+	}
+}
+
+// TestCSIAttach: for a driver whose CSIDriver requires attach, berth waits
+// for the VolumeAttachment the attach/detach controller makes (the test
+// marks it attached, as an external attacher would, with the device the
+// mock driver wants in its publish context), reports the volume in the
+// Node's status.volumesInUse while it is mounted, and no longer once the
+// pod is gone.
+func TestCSIAttach(t *testing.T) {
+	e := startClusterEnv(t)
+	e.node.start()
+	ctx := context.Background()
+	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
+		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	_, err := e.admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{
+		ObjectMeta: metav1.ObjectMeta{Name: csiDriverName},
+		Spec:       storagev1.CSIDriverSpec{AttachRequired: ptr.To(true)},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	driver := startCSIMock(t, e.node.rootDir)
+	e.waitAPI(t, "the driver in the CSINode", func(ctx context.Context) (bool, error) {
+		n, err := e.admin.StorageV1().CSINodes().Get(ctx, nodeName, metav1.GetOptions{})
+		return err == nil && csiNodeDriver(n, csiDriverName) != nil, nil
+	})
+	_, err = e.admin.CoreV1().PersistentVolumes().Create(ctx, claimVolume("e2e-attach", "e2e-attach", corev1.PersistentVolumeSource{
+		CSI: &corev1.CSIPersistentVolumeSource{Driver: csiDriverName, VolumeHandle: "2", FSType: "ext4"}}), metav1.CreateOptions{})
+	must(t, err)
+	_, err = e.admin.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "attached"}, Spec: claimSpec("e2e-attach")}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = e.admin.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "attach"},
+		Spec: corev1.PodSpec{
+			NodeName: nodeName, AutomountServiceAccountToken: ptr.To(false),
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "attached"}}}},
+			Containers: []corev1.Container{{
+				Name: "main", Image: busybox, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{"sleep", "3600"}, VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+			}},
+		},
+	}, metav1.CreateOptions{})
+	must(t, err)
+
+	var va *storagev1.VolumeAttachment
+	e.waitAPI(t, "the controller's VolumeAttachment", func(ctx context.Context) (bool, error) {
+		list, err := e.admin.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for i := range list.Items {
+			if list.Items[i].Spec.NodeName == nodeName && list.Items[i].Spec.Attacher == csiDriverName {
+				va = &list.Items[i]
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	time.Sleep(3 * time.Second) // berth waits meanwhile
+	if calls := driver.nodeCalls(t); len(calls) != 0 {
+		t.Fatalf("node calls %v before the volume was attached", calls)
+	}
+	unique := corev1.UniqueVolumeName("kubernetes.io/csi/" + csiDriverName + "^2")
+	va.Status = storagev1.VolumeAttachmentStatus{Attached: true, AttachmentMetadata: map[string]string{"device": "/dev/mock"}}
+	_, err = e.admin.StorageV1().VolumeAttachments().UpdateStatus(ctx, va, metav1.UpdateOptions{})
+	must(t, err)
+	e.waitPodRunning(t, "attach")
+	for _, c := range driver.nodeCalls(t) {
+		if pc, _ := c.Request["publish_context"].(map[string]any); pc["device"] != "/dev/mock" {
+			t.Errorf("%s publish context %v, want the attachment's", c.Method, c.Request["publish_context"])
+		}
+	}
+	e.waitAPI(t, "the volume in status.volumesInUse", func(ctx context.Context) (bool, error) {
+		n, err := e.admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+		return err == nil && slices.Contains(n.Status.VolumesInUse, unique), err
+	})
+
+	must(t, e.admin.CoreV1().Pods("default").Delete(ctx, "attach", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}))
+	e.waitAPI(t, "the volume gone from status.volumesInUse", func(ctx context.Context) (bool, error) {
+		n, err := e.admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+		return err == nil && !slices.Contains(n.Status.VolumesInUse, unique), err
+	})
+	var methods []string
+	for _, c := range driver.nodeCalls(t) {
+		methods = append(methods, c.Method)
+	}
+	if want := "NodeStageVolume,NodePublishVolume,NodeUnpublishVolume,NodeUnstageVolume"; strings.Join(methods, ",") != want {
+		t.Errorf("node calls %v, want %s", methods, want)
 	}
 }

@@ -122,8 +122,10 @@ type podPath struct {
 type volumeWing struct {
 	manager *volume.Manager
 	objects *objectcache.Objects
-	// csi handles the CSI drivers that register (nil standalone).
-	csi *csi.Handler
+	// csi handles the CSI drivers that register, mounter publishes CSI
+	// volumes through them (both nil standalone).
+	csi     *csi.Handler
+	mounter *csi.Mounter
 }
 
 // resourceManagers are the node wing's managers that pods are admitted by
@@ -237,7 +239,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 		return err
 	}
 	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.conn.health, n.conn.client.Image, n.clock,
-		nodestatus.Guards{Pressure: n.pressure, Storage: n.storageErr}, n.pods.declared.Names())
+		nodestatus.Guards{Pressure: n.pressure, Storage: n.storageErr, VolumesInUse: n.volumesInUse}, n.pods.declared.Names())
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
@@ -447,13 +449,13 @@ type topologyReader func() (*machine.Topology, error)
 // volume manager's TearDown unmounts them.
 func (n *node) newVolumes(subPaths *subpath.Binder, bootID string) (*volume.Manager, error) {
 	cl := n.cluster
-	mounter, err := n.newCSIMounter()
-	if err != nil {
+	var err error
+	if n.vols.mounter, err = n.newCSIMounter(); err != nil {
 		return nil, err
 	}
 	v, err := volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
-		SubPaths: subPaths, CSI: mounter, BootID: bootID,
+		SubPaths: subPaths, CSI: n.volumeCSI(), BootID: bootID,
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
 				return node.Status.Allocatable

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/volumes/csi"
@@ -27,9 +28,8 @@ func (n *node) newCSI() (*csi.Handler, error) {
 }
 
 // newCSIMounter builds what publishes CSI volumes through the registered
-// drivers, in cluster mode; nil standalone (a volume interface holding a
-// nil *csi.Mounter would not be nil).
-func (n *node) newCSIMounter() (volume.CSI, error) {
+// drivers, in cluster mode (nil standalone).
+func (n *node) newCSIMounter() (*csi.Mounter, error) {
 	if n.vols.csi == nil {
 		return nil, nil
 	}
@@ -41,6 +41,25 @@ func (n *node) newCSIMounter() (volume.CSI, error) {
 		return nil, fmt.Errorf("create CSI mounter: %w", err)
 	}
 	return m, nil
+}
+
+// volumeCSI is the volume manager's CSI mounter: nil standalone (an
+// interface holding a nil *csi.Mounter would not be nil).
+func (n *node) volumeCSI() volume.CSI {
+	if n.vols.mounter == nil {
+		return nil
+	}
+	return n.vols.mounter
+}
+
+// volumesInUse lists the attachable CSI volumes in use for node status
+// (nodestatus.Guards, built before the mounter: none until then, and
+// standalone).
+func (n *node) volumesInUse(ctx context.Context) ([]corev1.UniqueVolumeName, error) {
+	if n.vols.mounter == nil {
+		return []corev1.UniqueVolumeName{}, nil
+	}
+	return n.vols.mounter.VolumesInUse(ctx)
 }
 
 // storageErr is why the node's storage is not ready: the CSINode is not

@@ -33,7 +33,9 @@ func (n *node) newMemoryManager(host machine.Info, hostTopology topologyReader) 
 		if err != nil {
 			return nil, fmt.Errorf("discover NUMA nodes: %w", err)
 		}
-		in := nodestatus.Inputs{Machine: host, KubeReserved: kc.KubeReserved, SystemReserved: kc.SystemReserved, EvictionHard: n.cfg.AllocatableEvictionHard()}
+		in := nodestatus.Inputs{Machine: host, Reserved: nodestatus.Reserved{
+			KubeReserved: kc.KubeReserved, SystemReserved: kc.SystemReserved, EvictionHard: n.cfg.AllocatableEvictionHard(),
+		}}
 		if cfg.Static, err = memorymanager.NewStatic(nodes, nodestatus.Reservation(nodestatus.Capacity(nil, in), in), kc.ReservedMemory); err != nil {
 			return nil, fmt.Errorf("start memory manager: %w", err)
 		}

@@ -71,11 +71,11 @@ func Allocatable(capacity corev1.ResourceList, in Inputs) corev1.ResourceList {
 // leaving out zero sums. Values that do not parse are ignored: the
 // configuration was validated at load.
 func Reservation(capacity corev1.ResourceList, in Inputs) corev1.ResourceList {
-	eviction := hardEvictionReservation(capacity, in.EvictionHard)
+	eviction := hardEvictionReservation(capacity, in.Reserved.EvictionHard)
 	out := corev1.ResourceList{}
 	for k := range capacity {
 		sum := resource.NewQuantity(0, resource.DecimalSI)
-		for _, m := range []map[string]string{in.SystemReserved, in.KubeReserved} {
+		for _, m := range []map[string]string{in.Reserved.SystemReserved, in.Reserved.KubeReserved} {
 			if q, err := resource.ParseQuantity(m[string(k)]); err == nil && m[string(k)] != "" {
 				sum.Add(q)
 			}

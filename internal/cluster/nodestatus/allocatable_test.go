@@ -25,9 +25,9 @@ func TestCapacityAndAllocatable(t *testing.T) {
 		{
 			name: "kube and system reserved add up",
 			mutate: func(in *Inputs) {
-				in.KubeReserved = map[string]string{"cpu": "100m", "memory": "1Gi", "ephemeral-storage": "1G", "pid": "100"}
-				in.SystemReserved = map[string]string{"cpu": "200m", "memory": "512Mi"}
-				in.EvictionHard = map[string]string{"memory.available": "100Mi", "nodefs.available": "4G"}
+				in.Reserved.KubeReserved = map[string]string{"cpu": "100m", "memory": "1Gi", "ephemeral-storage": "1G", "pid": "100"}
+				in.Reserved.SystemReserved = map[string]string{"cpu": "200m", "memory": "512Mi"}
+				in.Reserved.EvictionHard = map[string]string{"memory.available": "100Mi", "nodefs.available": "4G"}
 			},
 			capacity:    map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G"},
 			allocatable: map[string]string{"cpu": "3700m", "memory": "6556Mi", "pods": "110", "ephemeral-storage": "95G"},
@@ -35,7 +35,7 @@ func TestCapacityAndAllocatable(t *testing.T) {
 		{
 			name: "reservations above capacity floor at zero",
 			mutate: func(in *Inputs) {
-				in.KubeReserved = map[string]string{"cpu": "8", "memory": "16Gi"}
+				in.Reserved.KubeReserved = map[string]string{"cpu": "8", "memory": "16Gi"}
 			},
 			capacity:    map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G"},
 			allocatable: map[string]string{"cpu": "0", "memory": "0", "pods": "110", "ephemeral-storage": "89999999851"},
@@ -43,14 +43,14 @@ func TestCapacityAndAllocatable(t *testing.T) {
 		{
 			name: "percentage memory threshold; 0% and 100% are ignored",
 			mutate: func(in *Inputs) {
-				in.EvictionHard = map[string]string{"memory.available": "50%", "nodefs.available": "0%"}
+				in.Reserved.EvictionHard = map[string]string{"memory.available": "50%", "nodefs.available": "0%"}
 			},
 			capacity:    map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G"},
 			allocatable: map[string]string{"cpu": "4", "memory": "4Gi", "pods": "110", "ephemeral-storage": "100G"},
 		},
 		{
 			name:        "100% is ignored",
-			mutate:      func(in *Inputs) { in.EvictionHard = map[string]string{"memory.available": "100%"} },
+			mutate:      func(in *Inputs) { in.Reserved.EvictionHard = map[string]string{"memory.available": "100%"} },
 			capacity:    map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G"},
 			allocatable: map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G"},
 		},
@@ -58,7 +58,7 @@ func TestCapacityAndAllocatable(t *testing.T) {
 			name: "huge pages come out of allocatable memory",
 			mutate: func(in *Inputs) {
 				in.Machine.HugePages = map[string]int64{"2Mi": 1 << 30, "1Gi": 0}
-				in.KubeReserved = map[string]string{"hugepages-2Mi": "256Mi"}
+				in.Reserved.KubeReserved = map[string]string{"hugepages-2Mi": "256Mi"}
 			},
 			capacity: map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G",
 				"hugepages-2Mi": "1Gi", "hugepages-1Gi": "0"},
@@ -67,7 +67,7 @@ func TestCapacityAndAllocatable(t *testing.T) {
 		},
 		{
 			name:        "no evictionHard, unknown root filesystem",
-			mutate:      func(in *Inputs) { in.EvictionHard = nil; in.Machine.RootFSBytes = 0 },
+			mutate:      func(in *Inputs) { in.Reserved.EvictionHard = nil; in.Machine.RootFSBytes = 0 },
 			existing:    corev1.ResourceList{"ephemeral-storage": resource.MustParse("1G")},
 			capacity:    map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110"},
 			allocatable: map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110"},
@@ -81,7 +81,7 @@ func TestCapacityAndAllocatable(t *testing.T) {
 		},
 		{
 			name:   "extended resources are kept, stale huge page sizes dropped",
-			mutate: func(in *Inputs) { in.EvictionHard = nil },
+			mutate: func(in *Inputs) { in.Reserved.EvictionHard = nil },
 			existing: corev1.ResourceList{
 				"example.com/dongle": resource.MustParse("2"),
 				"hugepages-1Gi":      resource.MustParse("2Gi"),
@@ -92,8 +92,8 @@ func TestCapacityAndAllocatable(t *testing.T) {
 		{
 			name: "unparsable values are ignored",
 			mutate: func(in *Inputs) {
-				in.KubeReserved = map[string]string{"cpu": "lots"}
-				in.EvictionHard = map[string]string{"memory.available": "x%"}
+				in.Reserved.KubeReserved = map[string]string{"cpu": "lots"}
+				in.Reserved.EvictionHard = map[string]string{"memory.available": "x%"}
 			},
 			capacity:    map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G"},
 			allocatable: map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G"},

@@ -24,7 +24,7 @@ func TestGoldenNodes(t *testing.T) {
 		{"initial-node", func() *corev1.Node {
 			in := baseInputs()
 			in.Machine.HugePages = map[string]int64{"2Mi": 512 << 20}
-			in.KubeReserved = map[string]string{"cpu": "100m", "memory": "256Mi"}
+			in.Reserved.KubeReserved = map[string]string{"cpu": "100m", "memory": "256Mi"}
 			in.Images = []Image{
 				{RepoTags: []string{"registry.k8s.io/pause:3.10"}, RepoDigests: []string{"registry.k8s.io/pause@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"}, SizeBytes: 320368},
 				{RepoTags: []string{"docker.io/library/busybox:1.36"}, SizeBytes: 2160406},

@@ -40,10 +40,10 @@ func baseInputs() Inputs {
 
 		ControllerAttachDetach:        true,
 		LocalStorageCapacityIsolation: true,
-		EvictionHard: map[string]string{
+		Reserved: Reserved{EvictionHard: map[string]string{
 			"memory.available": "100Mi", "nodefs.available": "10%",
 			"nodefs.inodesFree": "5%", "imagefs.available": "15%",
-		},
+		}},
 		MaxImages: 50,
 		Now:       t0,
 	}

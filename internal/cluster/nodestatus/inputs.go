@@ -74,11 +74,8 @@ type Inputs struct {
 	KubeletPort int32
 	// MaxPods is the pods capacity (PodCapacity).
 	MaxPods int32
-	// KubeReserved, SystemReserved and EvictionHard are the
-	// KubeletConfiguration fields of the same names, already validated.
-	KubeReserved   map[string]string
-	SystemReserved map[string]string
-	EvictionHard   map[string]string
+	// Reserved is what allocatable leaves out of capacity.
+	Reserved Reserved
 
 	// Images are the runtime's images; MaxImages is nodeStatusMaxImages
 	// (-1 reports all of them).
@@ -88,6 +85,12 @@ type Inputs struct {
 	// Pressure is the eviction manager's verdicts (none until berth has
 	// one).
 	Pressure Pressure
+	// VolumesInUse are the attachable volumes mounted or being mounted on
+	// the node, sorted: status.volumesInUse, which the attach/detach
+	// controller reads before it detaches a volume. Nil means not known
+	// (the Node's list is kept: reporting fewer would let a volume be
+	// detached under its mount); empty, none.
+	VolumesInUse []corev1.UniqueVolumeName
 
 	// ShuttingDown is true while a graceful node shutdown is under way
 	// (internal/node/nodeshutdown): the node is not ready.
@@ -95,6 +98,12 @@ type Inputs struct {
 
 	// Now is the time of this update: every heartbeat and transition time.
 	Now time.Time
+}
+
+// Reserved holds the KubeletConfiguration fields of the same names,
+// already validated.
+type Reserved struct {
+	KubeReserved, SystemReserved, EvictionHard map[string]string
 }
 
 // Pressure is whether the node is under memory, disk and PID pressure:

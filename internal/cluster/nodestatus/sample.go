@@ -36,6 +36,8 @@ type Sampler struct {
 	// storage is why the node's storage is not ready (the CSI handler's
 	// CSINode initialization); nil, or returning nil, reports ready.
 	storage func() error
+	// volumesInUse lists the attachable volumes in use (nil: none).
+	volumesInUse func(context.Context) ([]corev1.UniqueVolumeName, error)
 	// declared are the node's declared features, fixed at start.
 	declared []string
 }
@@ -46,6 +48,9 @@ type Guards struct {
 	Pressure func() (memory, disk, pid bool)
 	// Storage says why the node's storage is not ready (nil: it is).
 	Storage func() error
+	// VolumesInUse lists the attachable volumes mounted or being mounted
+	// (nil: none).
+	VolumesInUse func(context.Context) ([]corev1.UniqueVolumeName, error)
 }
 
 // NewSampler reads the machine facts and returns a Sampler for the node of
@@ -59,7 +64,7 @@ func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.
 		return nil, err
 	}
 	n := &Sampler{
-		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: guards.Pressure, storage: guards.Storage, declared: declared,
+		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: guards.Pressure, storage: guards.Storage, volumesInUse: guards.VolumesInUse, declared: declared,
 		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
 	}
 	for _, ip := range ips {
@@ -87,11 +92,11 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 		KubeletVersion: config.KubernetesVersion,
 		KubeletPort:    kc.Port,
 		MaxPods:        PodCapacity(kc.MaxPods, kc.PodsPerCore, n.machine.NumCPU),
-		KubeReserved:   kc.KubeReserved,
-		SystemReserved: kc.SystemReserved,
-		EvictionHard:   n.cfg.AllocatableEvictionHard(),
-		MaxImages:      derefInt32(kc.NodeStatusMaxImages, 50),
-		Now:            n.clock.Now(),
+		Reserved: Reserved{
+			KubeReserved: kc.KubeReserved, SystemReserved: kc.SystemReserved, EvictionHard: n.cfg.AllocatableEvictionHard(),
+		},
+		MaxImages: derefInt32(kc.NodeStatusMaxImages, 50),
+		Now:       n.clock.Now(),
 
 		ExternalCloudProvider: n.cfg.ExternalCloudProvider(),
 		ProviderID:            kc.ProviderID,
@@ -107,6 +112,16 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 	if n.storage != nil {
 		if err := n.storage(); err != nil {
 			in.StorageMessage = err.Error()
+		}
+	}
+	if n.volumesInUse != nil {
+		inUse, err := n.volumesInUse(ctx)
+		if err != nil {
+			// Reporting fewer volumes would let one be detached under its
+			// mount: keep what the Node shows until it can be read.
+			klog.FromContext(ctx).Error(err, "List the volumes in use; status.volumesInUse left as it was")
+		} else {
+			in.VolumesInUse = append([]corev1.UniqueVolumeName{}, inUse...) // non-nil: known
 		}
 	}
 	if in.ExternalCloudProvider {

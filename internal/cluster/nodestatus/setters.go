@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,8 +29,23 @@ func Setters() []Setter {
 		DiskPressureCondition,
 		PIDPressureCondition,
 		ReadyCondition,
+		VolumesInUse,
 		DeclaredFeatures,
 	}
+}
+
+// VolumesInUse sets status.volumesInUse, as upstream's setter of the name
+// (after the Ready condition); a list not known this round leaves the
+// Node's as it is.
+func VolumesInUse(node *corev1.Node, in Inputs) []Event {
+	switch {
+	case in.VolumesInUse == nil:
+	case len(in.VolumesInUse) == 0:
+		node.Status.VolumesInUse = nil
+	default:
+		node.Status.VolumesInUse = slices.Clone(in.VolumesInUse)
+	}
+	return nil
 }
 
 // Apply runs every setter over node and returns the events, in order.

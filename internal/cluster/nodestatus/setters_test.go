@@ -253,3 +253,30 @@ func TestAddressesExternalCloudProvider(t *testing.T) {
 		t.Error("provided-node-ip annotation kept without an external cloud provider")
 	}
 }
+
+// TestVolumesInUse: the attachable volumes in use are reported; an empty
+// list clears them; a list not known this round keeps the Node's.
+func TestVolumesInUse(t *testing.T) {
+	a, b := corev1.UniqueVolumeName("kubernetes.io/csi/d^a"), corev1.UniqueVolumeName("kubernetes.io/csi/d^b")
+	for _, tc := range []struct {
+		name string
+		have []corev1.UniqueVolumeName
+		in   []corev1.UniqueVolumeName
+		want []corev1.UniqueVolumeName
+	}{
+		{"reported", nil, []corev1.UniqueVolumeName{a, b}, []corev1.UniqueVolumeName{a, b}},
+		{"replaced", []corev1.UniqueVolumeName{a, b}, []corev1.UniqueVolumeName{b}, []corev1.UniqueVolumeName{b}},
+		{"none left", []corev1.UniqueVolumeName{a}, []corev1.UniqueVolumeName{}, nil},
+		{"not known: kept", []corev1.UniqueVolumeName{a}, nil, []corev1.UniqueVolumeName{a}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node := &corev1.Node{Status: corev1.NodeStatus{VolumesInUse: tc.have}}
+			in := baseInputs()
+			in.VolumesInUse = tc.in
+			VolumesInUse(node, in)
+			if diff := cmp.Diff(tc.want, node.Status.VolumesInUse); diff != "" {
+				t.Errorf("volumesInUse (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -26,7 +26,10 @@
 //	               Published
 //	publish.go     the stage and the publish of SetUp
 //	teardown.go    TearDown: unpublish, and unstage after the last
-//	               publication
+//	               publication; the walk over every publication's
+//	               vol_data.json
+//	inuse.go       VolumesInUse: the attachable volumes in use, for the
+//	               Node's status.volumesInUse
 //	apiread.go     the Mounter's reads: the CSIDriver, the
 //	               VolumeAttachment waited for, secrets, tokens
 //	capability.go  what a driver is told and what the kubelet does: the

@@ -135,14 +135,31 @@ func (m *Mounter) unstageIfLast(ctx context.Context, client *NodeClient, target,
 }
 
 // publishedElsewhere returns the first target other than target whose
-// vol_data.json names driver and handle: PodsDir/*/volumes/
-// kubernetes.io~csi/*/vol_data.json ("" when there is none). A file that
-// cannot be read is an error: the volume might be in use.
+// vol_data.json names driver and handle ("" when there is none). A file
+// that cannot be read is an error: the volume might be in use.
 func (m *Mounter) publishedElsewhere(target, driver, handle string) (string, error) {
 	own := filepath.Clean(filepath.Dir(target))
+	found := ""
+	err := m.publications(func(dir string, data map[string]string) bool {
+		if dir != own && data[keyDriverName] == driver && data[keyVolumeHandle] == handle {
+			found = filepath.Join(dir, mountDir)
+			return false
+		}
+		return true
+	})
+	return found, err
+}
+
+// publications calls visit with the directory and vol_data.json of every
+// publication on the node (PodsDir/*/volumes/kubernetes.io~csi/*), until
+// visit returns false. A file that cannot be read is an error.
+func (m *Mounter) publications(visit func(dir string, data map[string]string) bool) error {
 	pods, err := os.ReadDir(m.cfg.PodsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no pod directory yet: no publication
+	}
 	if err != nil {
-		return "", fmt.Errorf("list pods: %w", err)
+		return fmt.Errorf("list pods: %w", err)
 	}
 	plugin := utilstrings.EscapeQualifiedName(pluginName)
 	for _, pod := range pods {
@@ -155,11 +172,11 @@ func (m *Mounter) publishedElsewhere(target, driver, handle string) (string, err
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("list CSI volumes: %w", err)
+			return fmt.Errorf("list CSI volumes: %w", err)
 		}
 		for _, vol := range vols {
 			dir := filepath.Join(volumesDir, vol.Name())
-			if !vol.IsDir() || dir == own {
+			if !vol.IsDir() {
 				continue
 			}
 			data, err := loadVolData(dir)
@@ -167,12 +184,12 @@ func (m *Mounter) publishedElsewhere(target, driver, handle string) (string, err
 				continue
 			}
 			if err != nil {
-				return "", err
+				return err
 			}
-			if data[keyDriverName] == driver && data[keyVolumeHandle] == handle {
-				return filepath.Join(dir, mountDir), nil
+			if !visit(dir, data) {
+				return nil
 			}
 		}
 	}
-	return "", nil
+	return nil
 }
