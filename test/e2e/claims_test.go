@@ -52,10 +52,7 @@ func TestPersistentVolumeClaims(t *testing.T) {
 	e := startClusterEnv(t)
 	e.node.start()
 	ctx := context.Background()
-	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
-		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
+	e.waitServiceAccount(t)
 	host, local := filepath.Join(t.TempDir(), "host"), filepath.Join(t.TempDir(), "local")
 	must(t, os.MkdirAll(host, 0o755))
 	must(t, os.MkdirAll(local, 0o755))

@@ -109,6 +109,16 @@ func (e *clusterEnv) waitAPI(t *testing.T, what string, cond func(ctx context.Co
 	}
 }
 
+// waitServiceAccount waits for the default namespace's default service
+// account, which API pods need (the controller manager makes it).
+func (e *clusterEnv) waitServiceAccount(t *testing.T) {
+	t.Helper()
+	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
+		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+}
+
 func (e *clusterEnv) testNodeReady(t *testing.T) {
 	var node *corev1.Node
 	e.waitAPI(t, "node Ready", func(ctx context.Context) (bool, error) {

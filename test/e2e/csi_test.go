@@ -99,6 +99,22 @@ func (m *csiMock) calls(t *testing.T) []string {
 	return out
 }
 
+// registerCSIMock creates the mock driver's CSIDriver object with spec,
+// starts the driver with extra flags and waits for berth to register it.
+func (e *clusterEnv) registerCSIMock(t *testing.T, spec storagev1.CSIDriverSpec, extra ...string) *csiMock {
+	t.Helper()
+	_, err := e.admin.StorageV1().CSIDrivers().Create(context.Background(), &storagev1.CSIDriver{
+		ObjectMeta: metav1.ObjectMeta{Name: csiDriverName}, Spec: spec,
+	}, metav1.CreateOptions{})
+	must(t, err)
+	driver := startCSIMock(t, e.node.rootDir, extra...)
+	e.waitAPI(t, "the driver in the CSINode", func(ctx context.Context) (bool, error) {
+		n, err := e.admin.StorageV1().CSINodes().Get(ctx, nodeName, metav1.GetOptions{})
+		return err == nil && csiNodeDriver(n, csiDriverName) != nil, nil
+	})
+	return driver
+}
+
 // csiNodeDriver returns the CSINode's entry of the driver, if any.
 func csiNodeDriver(n *storagev1.CSINode, name string) *storagev1.CSINodeDriver {
 	for i := range n.Spec.Drivers {
@@ -232,27 +248,15 @@ func TestCSIVolumes(t *testing.T) {
 	e := startClusterEnv(t)
 	e.node.start()
 	ctx := context.Background()
-	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
-		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
-	_, err := e.admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{
-		ObjectMeta: metav1.ObjectMeta{Name: csiDriverName},
-		Spec: storagev1.CSIDriverSpec{
-			AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(true),
-			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent, storagev1.VolumeLifecycleEphemeral},
-		},
-	}, metav1.CreateOptions{})
-	must(t, err)
-	driver := startCSIMock(t, e.node.rootDir, "--disable-attach")
-	e.waitAPI(t, "the driver in the CSINode", func(ctx context.Context) (bool, error) {
-		n, err := e.admin.StorageV1().CSINodes().Get(ctx, nodeName, metav1.GetOptions{})
-		return err == nil && csiNodeDriver(n, csiDriverName) != nil, nil
-	})
+	e.waitServiceAccount(t)
+	driver := e.registerCSIMock(t, storagev1.CSIDriverSpec{
+		AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(true),
+		VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent, storagev1.VolumeLifecycleEphemeral},
+	}, "--disable-attach")
 	pv := claimVolume("e2e-csi", "e2e-csi", corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 		Driver: csiDriverName, VolumeHandle: "1", FSType: "ext4", VolumeAttributes: map[string]string{"from": "pv"},
 	}})
-	_, err = e.admin.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	_, err := e.admin.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
 	must(t, err)
 	_, err = e.admin.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "csi-data"}, Spec: claimSpec("e2e-csi")}, metav1.CreateOptions{})
@@ -369,21 +373,9 @@ func TestCSIAttach(t *testing.T) {
 	e := startClusterEnv(t)
 	e.node.start()
 	ctx := context.Background()
-	e.waitAPI(t, "default service account", func(ctx context.Context) (bool, error) {
-		_, err := e.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
-	_, err := e.admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{
-		ObjectMeta: metav1.ObjectMeta{Name: csiDriverName},
-		Spec:       storagev1.CSIDriverSpec{AttachRequired: ptr.To(true)},
-	}, metav1.CreateOptions{})
-	must(t, err)
-	driver := startCSIMock(t, e.node.rootDir)
-	e.waitAPI(t, "the driver in the CSINode", func(ctx context.Context) (bool, error) {
-		n, err := e.admin.StorageV1().CSINodes().Get(ctx, nodeName, metav1.GetOptions{})
-		return err == nil && csiNodeDriver(n, csiDriverName) != nil, nil
-	})
-	_, err = e.admin.CoreV1().PersistentVolumes().Create(ctx, claimVolume("e2e-attach", "e2e-attach", corev1.PersistentVolumeSource{
+	e.waitServiceAccount(t)
+	driver := e.registerCSIMock(t, storagev1.CSIDriverSpec{AttachRequired: ptr.To(true)})
+	_, err := e.admin.CoreV1().PersistentVolumes().Create(ctx, claimVolume("e2e-attach", "e2e-attach", corev1.PersistentVolumeSource{
 		CSI: &corev1.CSIPersistentVolumeSource{Driver: csiDriverName, VolumeHandle: "2", FSType: "ext4"}}), metav1.CreateOptions{})
 	must(t, err)
 	_, err = e.admin.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{

@@ -89,10 +89,7 @@ func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (stri
 // persistentSourceType names the set field of a PersistentVolume's source
 // berth does not serve, by its JSON name.
 func persistentSourceType(s corev1.PersistentVolumeSource) string {
-	named := []struct {
-		set  bool
-		name string
-	}{
+	return firstSet([]named{
 		{s.NFS != nil, "nfs"},
 		{s.ISCSI != nil, "iscsi"},
 		{s.FC != nil, "fc"},
@@ -112,11 +109,5 @@ func persistentSourceType(s corev1.PersistentVolumeSource) string {
 		{s.PhotonPersistentDisk != nil, "photonPersistentDisk"},
 		{s.ScaleIO != nil, "scaleIO"},
 		{s.StorageOS != nil, "storageos"},
-	}
-	for _, n := range named {
-		if n.set {
-			return n.name
-		}
-	}
-	return "<unknown>"
+	})
 }

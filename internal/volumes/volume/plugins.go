@@ -119,13 +119,27 @@ func Classify(v corev1.Volume) (Kind, error) {
 	return 0, fmt.Errorf("type %s is not supported by berth yet", sourceType(s))
 }
 
+// named is one field of a volume source: whether it is set, and its JSON
+// name.
+type named struct {
+	set  bool
+	name string
+}
+
+// firstSet is the name of the first set field, "<unknown>" for none.
+func firstSet(fields []named) string {
+	for _, f := range fields {
+		if f.set {
+			return f.name
+		}
+	}
+	return "<unknown>"
+}
+
 // sourceType names the set field of an unsupported volume source by its
 // JSON name.
 func sourceType(s corev1.VolumeSource) string {
-	named := []struct {
-		set  bool
-		name string
-	}{
+	return firstSet([]named{
 		{s.Image != nil, "image"},
 		{s.NFS != nil, "nfs"},
 		{s.ISCSI != nil, "iscsi"},
@@ -147,11 +161,5 @@ func sourceType(s corev1.VolumeSource) string {
 		{s.PortworxVolume != nil, "portworxVolume"},
 		{s.ScaleIO != nil, "scaleIO"},
 		{s.StorageOS != nil, "storageos"},
-	}
-	for _, n := range named {
-		if n.set {
-			return n.name
-		}
-	}
-	return "<unknown>"
+	})
 }
