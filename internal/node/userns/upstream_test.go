@@ -2,10 +2,7 @@ package userns
 
 import (
 	"fmt"
-	"go/ast"
-	"go/token"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/berthk8s/berth/internal/platform/cri"
@@ -42,8 +39,8 @@ func TestValuesMatchUpstream(t *testing.T) {
 // upstream's GetOrCreateUserNamespaceMappings, and the unknown handler's.
 func TestRefusalMatchesUpstream(t *testing.T) {
 	src := upstreamsrc.New(t)
-	lits := stringLiterals(src.Func("k8s.io/kubernetes/pkg/kubelet/userns", "GetOrCreateUserNamespaceMappings").Node)
-	lits = append(lits, stringLiterals(src.Func("k8s.io/kubernetes/pkg/kubelet", "HandlerSupportsUserNamespaces").Node)...)
+	lits := src.Func("k8s.io/kubernetes/pkg/kubelet/userns", "GetOrCreateUserNamespaceMappings").StringLiterals()
+	lits = append(lits, src.Func("k8s.io/kubernetes/pkg/kubelet", "HandlerSupportsUserNamespaces").StringLiterals()...)
 	for _, tc := range []struct {
 		handlers []cri.RuntimeHandler
 		handler  string
@@ -71,17 +68,4 @@ func TestRefusalMatchesUpstream(t *testing.T) {
 			t.Errorf("HandlerSupports(%v, %q) = %q, upstream %q", tc.handlers, tc.handler, got, want)
 		}
 	}
-}
-
-func stringLiterals(n ast.Node) []string {
-	var out []string
-	ast.Inspect(n, func(n ast.Node) bool {
-		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			if s, err := strconv.Unquote(lit.Value); err == nil {
-				out = append(out, s)
-			}
-		}
-		return true
-	})
-	return out
 }

@@ -2,10 +2,8 @@ package pluginmanager
 
 import (
 	"go/ast"
-	"go/token"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +51,7 @@ func TestNumbersMatchUpstream(t *testing.T) {
 // the literals of upstream's GenerateRegisterPluginFunc.
 func TestStatusMessagesMatchUpstream(t *testing.T) {
 	src := upstreamsrc.New(t)
-	lits := stringLiterals(src.Func(upExecutor, "GenerateRegisterPluginFunc").Node)
+	lits := src.Func(upExecutor, "GenerateRegisterPluginFunc").StringLiterals()
 	for _, msg := range []string{msgNoHandler, msgInvalid, msgRefused} {
 		if !slices.Contains(lits, msg) {
 			t.Errorf("upstream's GenerateRegisterPluginFunc has no literal %q", msg)
@@ -80,7 +78,7 @@ func TestMetricMatchesUpstream(t *testing.T) {
 	if sel, ok := desc.Arg(4).Node.(*ast.SelectorExpr); !ok || sel.Sel.Name != "ALPHA" {
 		t.Errorf("upstream's plugin_manager_total_plugins is no longer ALPHA: update the help prefix")
 	}
-	lits := stringLiterals(src.Func(pkg, "getPluginCount").Node)
+	lits := src.Func(pkg, "getPluginCount").StringLiterals()
 	for _, state := range []string{stateDesired, stateActual} {
 		if !slices.Contains(lits, state) {
 			t.Errorf("upstream's getPluginCount has no state %q", state)
@@ -118,17 +116,4 @@ func TestHandlerMatchesUpstream(t *testing.T) {
 	if diff := cmp.Diff(up, ours); diff != "" {
 		t.Errorf("Handler's methods and their parameter counts (-upstream +ours):\n%s", diff)
 	}
-}
-
-func stringLiterals(n ast.Node) []string {
-	var out []string
-	ast.Inspect(n, func(n ast.Node) bool {
-		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			if s, err := strconv.Unquote(lit.Value); err == nil {
-				out = append(out, s)
-			}
-		}
-		return true
-	})
-	return out
 }

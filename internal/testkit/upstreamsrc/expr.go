@@ -267,6 +267,21 @@ func (n Node) CompositeLits() []Node {
 	return out
 }
 
+// StringLiterals returns the values of the string literals in n, in
+// source order: the messages and keys upstream writes out.
+func (n Node) StringLiterals() []string {
+	var out []string
+	ast.Inspect(n.Node, func(x ast.Node) bool {
+		if lit, ok := x.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if v, err := strconv.Unquote(lit.Value); err == nil {
+				out = append(out, v)
+			}
+		}
+		return true
+	})
+	return out
+}
+
 // Calls returns the calls of pkg.fn in n (fmt.Sprintf, say) in source
 // order; pkg is the name the file imports the package under.
 func (n Node) Calls(pkg, fn string) []Node {

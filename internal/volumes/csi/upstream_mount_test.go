@@ -31,7 +31,7 @@ func TestMountNamesMatchUpstream(t *testing.T) {
 			t.Errorf("upstream's %s %q, ours %q", name, up, ours)
 		}
 	}
-	if lits := stringLiterals(src.Func(upCSI, "GetCSIMounterPath").Node); !slices.Equal(lits, []string{"/" + mountDir}) {
+	if lits := src.Func(upCSI, "GetCSIMounterPath").StringLiterals(); !slices.Equal(lits, []string{"/" + mountDir}) {
 		t.Errorf("upstream's GetCSIMounterPath joins %q, ours %q", lits, mountDir)
 	}
 }
@@ -127,7 +127,7 @@ func TestVolumeContextKeysMatchUpstream(t *testing.T) {
 	if diff := cmp.Diff(slices.Sorted(slices.Values(up)), slices.Sorted(slices.Values(ours))); diff != "" {
 		t.Errorf("pod information keys (-upstream +ours):\n%s", diff)
 	}
-	if lits := stringLiterals(src.Func(upCSI, "podServiceAccountTokenAttrs").Node); !slices.Contains(lits, keyTokens) {
+	if lits := src.Func(upCSI, "podServiceAccountTokenAttrs").StringLiterals(); !slices.Contains(lits, keyTokens) {
 		t.Errorf("upstream's podServiceAccountTokenAttrs has no key %q", keyTokens)
 	}
 }
@@ -144,7 +144,7 @@ func TestMountMessagesMatchUpstream(t *testing.T) {
 		"MountDevice":                 {msgStageSecret},
 		"SetUpAt":                     {msgPublishSecret},
 	} {
-		lits := stringLiterals(src.Func(upCSI, fn).Node)
+		lits := src.Func(upCSI, fn).StringLiterals()
 		for _, msg := range msgs {
 			if up := strings.ReplaceAll(msg, "%w", "%v"); !slices.Contains(lits, up) {
 				t.Errorf("upstream's %s has no literal %q", fn, up)

@@ -2,9 +2,7 @@ package csi
 
 import (
 	"go/ast"
-	"go/token"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -93,7 +91,7 @@ func TestNamesMatchUpstream(t *testing.T) {
 	if up := src.Value(upCSI, "CSIPluginName").AsString(); up != pluginName {
 		t.Errorf("pluginName %q, upstream's CSIPluginName %q", pluginName, up)
 	}
-	if lits := stringLiterals(src.Func(upCSI, "log").Node); !slices.Contains(lits, "%s: %s") {
+	if lits := src.Func(upCSI, "log").StringLiterals(); !slices.Contains(lits, "%s: %s") {
 		t.Errorf("upstream's log no longer formats %q: update logf", "%s: %s")
 	}
 	var maps []upstreamsrc.Node
@@ -152,24 +150,11 @@ func TestMessagesMatchUpstream(t *testing.T) {
 		{upNIM, "buildNodeIDMapFromAnnotation", []string{msgBadAnnotation}},
 		{upNIM, "ensureNodeOwnsCSINode", []string{msgOwnedElsewhere}},
 	} {
-		lits := stringLiterals(src.Func(tc.pkg, tc.fn).Node)
+		lits := src.Func(tc.pkg, tc.fn).StringLiterals()
 		for _, msg := range tc.msgs {
 			if up := strings.ReplaceAll(msg, "%w", "%v"); !slices.Contains(lits, up) {
 				t.Errorf("upstream's %s has no literal %q", tc.fn, up)
 			}
 		}
 	}
-}
-
-func stringLiterals(n ast.Node) []string {
-	var out []string
-	ast.Inspect(n, func(n ast.Node) bool {
-		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			if s, err := strconv.Unquote(lit.Value); err == nil {
-				out = append(out, s)
-			}
-		}
-		return true
-	})
-	return out
 }
