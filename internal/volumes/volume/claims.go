@@ -16,6 +16,21 @@ import (
 // is in use by some pod and may still be mounted.
 const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
 
+// Upstream's messages (the volume manager's desired-state populator);
+// upstream_test.go pins them.
+const (
+	msgProcessingPVC = "error processing PVC %s/%s: %w"
+	msgPVCDeleted    = "PVC is being deleted"
+	msgPVCNotBound   = "PVC is not bound"
+	msgPVCNoVolume   = "PVC has empty pvc.Spec.VolumeName"
+	msgFetchPVC      = "failed to fetch PVC from API server: %w"
+	msgFetchPV       = "failed to fetch PV %s from API server: %w"
+	msgPVNotBound    = "found PV object %s but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim"
+	msgPVOtherClaim  = "found PV object %s but its pv.Spec.ClaimRef.UID %s does not point to claim.UID %s"
+	msgModeInMounts  = "volume %s has volumeMode %s, but is specified in volumeMounts"
+	msgModeInDevices = "volume %s has volumeMode %s, but is specified in volumeDevices"
+)
+
 // claimName returns the claim a persistentVolumeClaim or generic ephemeral
 // volume uses (ephemeral: <pod>-<volume>, as upstream), whether the volume
 // is ephemeral, and whether the pod's spec asks for it read-only.
@@ -39,13 +54,13 @@ type claimed struct {
 // ephemeral volume's claim must also be the pod's (ephemeral.VolumeIsForPod).
 func checkClaim(pvc *corev1.PersistentVolumeClaim) error {
 	if pvc.DeletionTimestamp != nil && !slices.Contains(pvc.Finalizers, pvcProtectionFinalizer) {
-		return errors.New("PVC is being deleted")
+		return errors.New(msgPVCDeleted)
 	}
 	if pvc.Status.Phase != corev1.ClaimBound {
-		return errors.New("PVC is not bound")
+		return errors.New(msgPVCNotBound)
 	}
 	if pvc.Spec.VolumeName == "" {
-		return errors.New("PVC has empty pvc.Spec.VolumeName")
+		return errors.New(msgPVCNoVolume)
 	}
 	return nil
 }
@@ -54,10 +69,10 @@ func checkClaim(pvc *corev1.PersistentVolumeClaim) error {
 // must name the claim's UID, as upstream checks.
 func checkBinding(pv *corev1.PersistentVolume, pvc *corev1.PersistentVolumeClaim) error {
 	if pv.Spec.ClaimRef == nil {
-		return fmt.Errorf("found PV object %s but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim", pv.Name)
+		return fmt.Errorf(msgPVNotBound, pv.Name)
 	}
 	if pv.Spec.ClaimRef.UID != pvc.UID {
-		return fmt.Errorf("found PV object %s but its pv.Spec.ClaimRef.UID %s does not point to claim.UID %s", pv.Name, pv.Spec.ClaimRef.UID, pvc.UID)
+		return fmt.Errorf(msgPVOtherClaim, pv.Name, pv.Spec.ClaimRef.UID, pvc.UID)
 	}
 	return nil
 }
@@ -72,10 +87,10 @@ func checkVolumeMode(pod *corev1.Pod, name string, pv *corev1.PersistentVolume) 
 	}
 	mounted, device := usesVolume(pod, name)
 	if mounted && mode != corev1.PersistentVolumeFilesystem {
-		return fmt.Errorf("volume %s has volumeMode %s, but is specified in volumeMounts", name, mode)
+		return fmt.Errorf(msgModeInMounts, name, mode)
 	}
 	if device && mode != corev1.PersistentVolumeBlock {
-		return fmt.Errorf("volume %s has volumeMode %s, but is specified in volumeDevices", name, mode)
+		return fmt.Errorf(msgModeInDevices, name, mode)
 	}
 	if device {
 		return fmt.Errorf("volume %s: volumeMode Block (volumeDevices) is not supported by berth yet", name)
@@ -110,7 +125,7 @@ func usesVolume(pod *corev1.Pod, name string) (mounted, device bool) {
 // knowing the pod yet) are retried as configMap reads are.
 func (m *Manager) resolveClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (*claimed, error) {
 	name, isEphemeral, readOnly := claimName(pod, v)
-	fail := func(err error) error { return fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, name, err) }
+	fail := func(err error) error { return fmt.Errorf(msgProcessingPVC, pod.Namespace, name, err) }
 	if m.cfg.Client == nil {
 		return nil, fail(errors.New("claims need an API server (berth runs standalone)"))
 	}
@@ -121,7 +136,7 @@ func (m *Manager) resolveClaim(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 		return err
 	})
 	if err != nil {
-		return nil, fail(fmt.Errorf("failed to fetch PVC from API server: %w", err))
+		return nil, fail(fmt.Errorf(msgFetchPVC, err))
 	}
 	if err := checkClaim(pvc); err != nil {
 		return nil, fail(err)
@@ -138,7 +153,7 @@ func (m *Manager) resolveClaim(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 		return err
 	})
 	if err != nil {
-		return nil, fail(fmt.Errorf("failed to fetch PV %s from API server: %w", pvc.Spec.VolumeName, err))
+		return nil, fail(fmt.Errorf(msgFetchPV, pvc.Spec.VolumeName, err))
 	}
 	if err := checkBinding(pv, pvc); err != nil {
 		return nil, fail(err)

@@ -19,6 +19,18 @@ import (
 // selector, as upstream's (100 KiB).
 const maxLabelSelectorLength = 100 * 1024
 
+// Upstream's messages (the kubelet's clustertrustbundle manager and the
+// projected volume plugin); upstream_test.go pins them.
+const (
+	msgCTBStatic      = "ClusterTrustBundle projection is not supported in static kubelet mode"
+	msgCTBGet         = "while getting ClusterTrustBundle: %w"
+	msgCTBSelector    = "while parsing label selector: %w"
+	msgCTBSelectorLen = "label selector length (%d) is larger than %d"
+	msgCTBList        = "while listing ClusterTrustBundles matching label selector %v: %w"
+	msgCTBNoMatch     = "combination of signerName and labelSelector matched zero ClusterTrustBundles"
+	msgCTBNeither     = "ClusterTrustBundle projection requires either name or signerName to be set"
+)
+
 // trustAnchors reads the trust anchors a clusterTrustBundle projection
 // shows from the API, with upstream's rules and messages: the bundle of a
 // name, or every bundle of the signer whose labels the selector matches (a
@@ -26,7 +38,7 @@ const maxLabelSelectorLength = 100 * 1024
 // error unless the projection is optional (then the file is empty).
 func (m *Manager) trustAnchors(ctx context.Context, pod *corev1.Pod, st *podState, src *corev1.ClusterTrustBundleProjection) ([]byte, error) {
 	if m.cfg.Client == nil {
-		return nil, errors.New("ClusterTrustBundle projection is not supported in static kubelet mode")
+		return nil, errors.New(msgCTBStatic)
 	}
 	optional := isTrue(src.Optional)
 	bundles := m.cfg.Client.CertificatesV1().ClusterTrustBundles()
@@ -42,7 +54,7 @@ func (m *Manager) trustAnchors(ctx context.Context, pod *corev1.Pod, st *podStat
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("while getting ClusterTrustBundle: %w", err)
+			return nil, fmt.Errorf(msgCTBGet, err)
 		}
 		if ctb == nil {
 			return []byte{}, nil
@@ -57,11 +69,11 @@ func (m *Manager) trustAnchors(ctx context.Context, pod *corev1.Pod, st *podStat
 			if optional {
 				return []byte{}, nil
 			}
-			return nil, errors.New("combination of signerName and labelSelector matched zero ClusterTrustBundles")
+			return nil, errors.New(msgCTBNoMatch)
 		}
 		return normalizeTrustAnchors(matched), nil
 	}
-	return nil, errors.New("ClusterTrustBundle projection requires either name or signerName to be set")
+	return nil, errors.New(msgCTBNeither)
 }
 
 // bundlesOf lists the bundles of signer whose labels ls matches (nil
@@ -72,10 +84,10 @@ func (m *Manager) bundlesOf(ctx context.Context, pod *corev1.Pod, st *podState, 
 	}
 	selector, err := metav1.LabelSelectorAsSelector(ls)
 	if err != nil {
-		return nil, fmt.Errorf("while parsing label selector: %w", err)
+		return nil, fmt.Errorf(msgCTBSelector, err)
 	}
 	if n := len(selector.String()); n > maxLabelSelectorLength {
-		return nil, fmt.Errorf("label selector length (%d) is larger than %d", n, maxLabelSelectorLength)
+		return nil, fmt.Errorf(msgCTBSelectorLen, n, maxLabelSelectorLength)
 	}
 	var list *certificatesv1.ClusterTrustBundleList
 	err = m.retry(ctx, pod, st, "ClusterTrustBundles of "+signer, func(ctx context.Context) error {
@@ -84,7 +96,7 @@ func (m *Manager) bundlesOf(ctx context.Context, pod *corev1.Pod, st *podState, 
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("while listing ClusterTrustBundles matching label selector %v: %w", ls, err)
+		return nil, fmt.Errorf(msgCTBList, ls, err)
 	}
 	var out []certificatesv1.ClusterTrustBundle
 	for _, ctb := range list.Items {
