@@ -78,9 +78,7 @@ func (c *NodeClient) Close() error { return c.conn.Close() }
 
 // NodeGetInfo asks the driver what the node is to it.
 func (c *NodeClient) NodeGetInfo(ctx context.Context) (NodeInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	resp, err := c.node.NodeGetInfo(ctx, &csipb.NodeGetInfoRequest{})
+	resp, err := bounded(ctx, c.node.NodeGetInfo, &csipb.NodeGetInfoRequest{})
 	if err != nil {
 		return NodeInfo{}, err
 	}
@@ -94,9 +92,7 @@ func (c *NodeClient) NodeGetInfo(ctx context.Context) (NodeInfo, error) {
 // NodeGetCapabilities asks the driver which node service capabilities it
 // has. Capabilities berth does not know are ignored.
 func (c *NodeClient) NodeGetCapabilities(ctx context.Context) (NodeCapabilities, error) {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	resp, err := c.node.NodeGetCapabilities(ctx, &csipb.NodeGetCapabilitiesRequest{})
+	resp, err := bounded(ctx, c.node.NodeGetCapabilities, &csipb.NodeGetCapabilitiesRequest{})
 	if err != nil {
 		return NodeCapabilities{}, err
 	}
@@ -122,48 +118,43 @@ func (c *NodeClient) NodeGetCapabilities(ctx context.Context) (NodeCapabilities,
 
 // NodeStageVolume calls NodeStageVolume.
 func (c *NodeClient) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVolumeRequest) error {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	_, err := c.node.NodeStageVolume(ctx, req)
+	_, err := bounded(ctx, c.node.NodeStageVolume, req)
 	return err
 }
 
 // NodeUnstageVolume calls NodeUnstageVolume.
 func (c *NodeClient) NodeUnstageVolume(ctx context.Context, req *csipb.NodeUnstageVolumeRequest) error {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	_, err := c.node.NodeUnstageVolume(ctx, req)
+	_, err := bounded(ctx, c.node.NodeUnstageVolume, req)
 	return err
 }
 
 // NodePublishVolume calls NodePublishVolume.
 func (c *NodeClient) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVolumeRequest) error {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	_, err := c.node.NodePublishVolume(ctx, req)
+	_, err := bounded(ctx, c.node.NodePublishVolume, req)
 	return err
 }
 
 // NodeUnpublishVolume calls NodeUnpublishVolume.
 func (c *NodeClient) NodeUnpublishVolume(ctx context.Context, req *csipb.NodeUnpublishVolumeRequest) error {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	_, err := c.node.NodeUnpublishVolume(ctx, req)
+	_, err := bounded(ctx, c.node.NodeUnpublishVolume, req)
 	return err
 }
 
 // NodeGetVolumeStats calls NodeGetVolumeStats.
 func (c *NodeClient) NodeGetVolumeStats(ctx context.Context, req *csipb.NodeGetVolumeStatsRequest) (*csipb.NodeGetVolumeStatsResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	return c.node.NodeGetVolumeStats(ctx, req)
+	return bounded(ctx, c.node.NodeGetVolumeStats, req)
 }
 
 // NodeExpandVolume calls NodeExpandVolume.
 func (c *NodeClient) NodeExpandVolume(ctx context.Context, req *csipb.NodeExpandVolumeRequest) (*csipb.NodeExpandVolumeResponse, error) {
+	return bounded(ctx, c.node.NodeExpandVolume, req)
+}
+
+// bounded makes one call of the node service within Timeout.
+func bounded[Req, Resp any](ctx context.Context, call func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	return c.node.NodeExpandVolume(ctx, req)
+	return call(ctx, req)
 }
 
 // UncertainError is a failure of NodeStageVolume or NodePublishVolume
