@@ -121,7 +121,10 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 			// mount: keep what the Node shows until it can be read.
 			klog.FromContext(ctx).Error(err, "List the volumes in use; status.volumesInUse left as it was")
 		} else {
-			in.VolumesInUse = append([]corev1.UniqueVolumeName{}, inUse...) // non-nil: known
+			in.VolumesInUse = inUse
+			if in.VolumesInUse == nil {
+				in.VolumesInUse = []corev1.UniqueVolumeName{} // known: none
+			}
 		}
 	}
 	if in.ExternalCloudProvider {
