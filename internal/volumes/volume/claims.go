@@ -101,19 +101,10 @@ func checkVolumeMode(pod *corev1.Pod, name string, pv *corev1.PersistentVolume) 
 // usesVolume reports whether a container of pod (init, regular or
 // ephemeral) mounts the volume name, or uses it as a device.
 func usesVolume(pod *corev1.Pod, name string) (mounted, device bool) {
-	visit := func(mounts []corev1.VolumeMount, devices []corev1.VolumeDevice) {
+	visitVolumeUses(pod, func(mounts []corev1.VolumeMount, devices []corev1.VolumeDevice) {
 		mounted = mounted || slices.ContainsFunc(mounts, func(m corev1.VolumeMount) bool { return m.Name == name })
 		device = device || slices.ContainsFunc(devices, func(d corev1.VolumeDevice) bool { return d.Name == name })
-	}
-	for _, c := range pod.Spec.InitContainers {
-		visit(c.VolumeMounts, c.VolumeDevices)
-	}
-	for _, c := range pod.Spec.Containers {
-		visit(c.VolumeMounts, c.VolumeDevices)
-	}
-	for _, c := range pod.Spec.EphemeralContainers {
-		visit(c.VolumeMounts, c.VolumeDevices)
-	}
+	})
 	return mounted, device
 }
 

@@ -74,14 +74,20 @@ func nestedUnder(mine string, sorted []string) []string {
 // one slice per container.
 func allVolumeMounts(pod *corev1.Pod) [][]corev1.VolumeMount {
 	var out [][]corev1.VolumeMount
+	visitVolumeUses(pod, func(mounts []corev1.VolumeMount, _ []corev1.VolumeDevice) { out = append(out, mounts) })
+	return out
+}
+
+// visitVolumeUses calls visit with the volumeMounts and volumeDevices of
+// every container of the pod: init, regular and ephemeral, in that order.
+func visitVolumeUses(pod *corev1.Pod, visit func([]corev1.VolumeMount, []corev1.VolumeDevice)) {
 	for _, c := range pod.Spec.InitContainers {
-		out = append(out, c.VolumeMounts)
+		visit(c.VolumeMounts, c.VolumeDevices)
 	}
 	for _, c := range pod.Spec.Containers {
-		out = append(out, c.VolumeMounts)
+		visit(c.VolumeMounts, c.VolumeDevices)
 	}
 	for _, c := range pod.Spec.EphemeralContainers {
-		out = append(out, c.VolumeMounts)
+		visit(c.VolumeMounts, c.VolumeDevices)
 	}
-	return out
 }
