@@ -306,3 +306,20 @@ func TestLocalVolumeNotADirectory(t *testing.T) {
 		t.Errorf("mounts = %v, want none", got)
 	}
 }
+
+// TestLocalVolumeBadName: the PV's name becomes the mount point's path
+// element; one that would leave the plugin directory is refused, nothing
+// mounted.
+func TestLocalVolumeBadName(t *testing.T) {
+	for _, name := range []string{"..", "../../escape", "a/b"} {
+		pvc, pv := boundClaim("c", name, corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: t.TempDir()}})
+		e := newEnv(t, pvc, pv)
+		_, err := e.m.SetUp(context.Background(), claimPod(pvcSource("c", false)))
+		if err == nil || !strings.Contains(err.Error(), "cannot name its mount point") {
+			t.Errorf("PV %q: SetUp() error = %v, want a refusal", name, err)
+		}
+		if got := e.mounter.snapshot(); len(got) != 0 {
+			t.Errorf("PV %q: mounts = %v, want none", name, got)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -49,6 +50,9 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 // formats and mounts) is refused.
 func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (string, error) {
 	pv := c.volume
+	if pv.Name == "" || pv.Name == "." || pv.Name == ".." || strings.ContainsRune(pv.Name, '/') {
+		return "", fmt.Errorf("local PersistentVolume %q: the name cannot name its mount point", pv.Name)
+	}
 	path := pv.Spec.Local.Path
 	info, err := os.Stat(path)
 	if err != nil {
