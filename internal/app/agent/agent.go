@@ -504,6 +504,10 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 	if err != nil {
 		return nil, err
 	}
+	imageVolumeMetrics, err := n.metrics.NewImageVolumes()
+	if err != nil {
+		return nil, err
+	}
 	runtimeMgr, err := kuberuntime.New(kuberuntime.Config{
 		Runtime: n.conn.client.Runtime, Images: n.conn.client.Image, Clock: clk, Recorder: cl.recorder,
 		PodLogsDir: kc.PodLogsDir, PodsDir: n.podsDir(),
@@ -512,17 +516,19 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 		DefaultPodSysctls: kc.DefaultPodSysctls, Machine: host, Resources: resources,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
 		PullSecrets: cl.pullSecrets(n.vols.objects), CredentialProviders: creds, PullRecords: pullRecordsFor(n.managers.pullRecords), Env: n.vols.objects, HostIPs: ips, SubPaths: subPaths,
-		MaxParallelImagePulls:    cfg.ImagePullLimit(),
-		PullQPS:                  set.RegistryPullQPS,
-		PullBurst:                set.RegistryBurst,
-		ParallelPodStarts:        kuberuntime.ParallelPodStarts(runtime.NumCPU()),
-		Cgroups:                  n.podCgroups(),
-		UserNamespaces:           n.managers.userns,
-		UserNamespacedPodStarted: usernsMetrics.PodStarted,
-		ObservePodResize:         n.metrics.ObservePodResize,
-		CPUs:                     n.managers.cpus,
-		Memory:                   n.managers.memory,
-		KubernetesVersion:        config.KubernetesVersion,
+		MaxParallelImagePulls: cfg.ImagePullLimit(),
+		PullQPS:               set.RegistryPullQPS,
+		PullBurst:             set.RegistryBurst,
+		ParallelPodStarts:     kuberuntime.ParallelPodStarts(runtime.NumCPU()),
+		Cgroups:               n.podCgroups(),
+		UserNamespaces:        n.managers.userns,
+		Observe: kuberuntime.Observers{
+			ImageVolumesStarted: imageVolumeMetrics.Started, UserNamespacedPodStarted: usernsMetrics.PodStarted,
+			PodResize: n.metrics.ObservePodResize,
+		},
+		CPUs:              n.managers.cpus,
+		Memory:            n.managers.memory,
+		KubernetesVersion: config.KubernetesVersion,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)

@@ -26,9 +26,11 @@ type ImageService interface {
 	RemoveImage(ctx context.Context, in *runtimeapi.RemoveImageRequest, opts ...grpc.CallOption) (*runtimeapi.RemoveImageResponse, error)
 }
 
-// ContainerLister is the CRI runtime's ListContainers.
+// ContainerLister is the CRI runtime's ListContainers, and its
+// ContainerStatus for the images containers mount (image volumes).
 type ContainerLister interface {
 	ListContainers(ctx context.Context, in *runtimeapi.ListContainersRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error)
+	ContainerStatus(ctx context.Context, in *runtimeapi.ContainerStatusRequest, opts ...grpc.CallOption) (*runtimeapi.ContainerStatusResponse, error)
 }
 
 // ImageConfig is what NewImageGC needs.
@@ -36,7 +38,8 @@ type ImageConfig struct {
 	Images ImageService
 	// Containers lists every container of the runtime, in any state and
 	// whoever made it (as upstream, which counts containers without the
-	// kubelet's labels too): an image any of them uses is in use.
+	// kubelet's labels too): an image any of them uses, or mounts as an
+	// image volume, is in use.
 	Containers ContainerLister
 	// FsStats reports the image filesystem: capacity and available bytes
 	// of the filesystem holding it (stats.Provider.ImageFsStats).

@@ -205,3 +205,38 @@ func TestImageGCRunDisabledAndFailing(t *testing.T) {
 }
 
 func sorted(ss []string) []string { return slices.Sorted(slices.Values(ss)) }
+
+// TestImageGCSparesMountedImages: an image a container only mounts (an
+// image volume) is in use, as upstream's handleImageVolumes reads the
+// container's mounts: under disk pressure it stays, the unused one goes.
+func TestImageGCSparesMountedImages(t *testing.T) {
+	r := newImageRig(t, ImagePolicy{HighThresholdPercent: 85, LowThresholdPercent: 80})
+	r.fake.AddImage("busybox:1.36")
+	r.image(t, "registry.k8s.io/pause:3.10.1", 1*mi, false)
+	data := r.image(t, "example.com/data:1", 100*mi, false)
+	unused := r.image(t, "example.com/unused:1", 100*mi, false)
+	sb := r.sandbox(t, "a", 0)
+	ctx := context.Background()
+	resp, err := r.c.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
+		PodSandboxId: sb,
+		Config: &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: "app"}, Image: &runtimeapi.ImageSpec{Image: "busybox:1.36"},
+			Mounts: []*runtimeapi.Mount{{ContainerPath: "/data", Readonly: true, Image: &runtimeapi.ImageSpec{Image: data}}},
+		},
+		SandboxConfig: &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "pa", Uid: "a", Namespace: "default"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.c.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: resp.GetContainerId()}); err != nil {
+		t.Fatal(err)
+	}
+	r.available = 100 * mi // 90% used: 100Mi to free, either image would do
+	if err := r.g.Collect(ctx); err != nil {
+		t.Fatalf("Collect = %v", err)
+	}
+	images := r.fake.Images()
+	if !slices.Contains(images, data) || slices.Contains(images, unused) {
+		t.Errorf("images left %v: want %s (mounted) kept and %s (unused) removed", images, data, unused)
+	}
+}

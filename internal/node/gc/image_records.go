@@ -2,15 +2,20 @@ package gc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/platform/cri"
 )
 
 // detect lists images and pods and brings the records up to date, as
 // upstream's detectImages: a new image is first detected now; an image a
-// container (in any state) uses, or the sandbox image, is last used now;
+// container (in any state) uses or mounts (an image volume: the
+// container's status says, as upstream's handleImageVolumes reads it), or
+// the sandbox image, is last used now;
 // sizes and pinning come from the listing; records of images gone are
 // dropped. It returns a snapshot of the records.
 func (g *ImageGC) detect(ctx context.Context, now time.Time) ([]Image, error) {
@@ -29,6 +34,9 @@ func (g *ImageGC) detect(ctx context.Context, now time.Time) ([]Image, error) {
 				inUse[ref] = true
 			}
 		}
+		if err := g.mountedImages(ctx, c.GetId(), inUse); err != nil {
+			return nil, err
+		}
 	}
 	if g.cfg.SandboxImage != "" {
 		st, err := g.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: g.cfg.SandboxImage}})
@@ -40,6 +48,25 @@ func (g *ImageGC) detect(ctx context.Context, now time.Time) ([]Image, error) {
 		}
 	}
 	return updateRecords(g.records, list.GetImages(), inUse, now), nil
+}
+
+// mountedImages marks the images container id mounts as image volumes in
+// use. A container removed since the listing mounts nothing; any other
+// failure fails the detection, so that no image is removed on a guess.
+func (g *ImageGC) mountedImages(ctx context.Context, id string, inUse map[string]bool) error {
+	st, err := g.cfg.Containers.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+	if errors.Is(err, cri.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read status of container %s: %w", id, err)
+	}
+	for _, m := range st.GetStatus().GetMounts() {
+		if ref := m.GetImage().GetImage(); ref != "" {
+			inUse[ref] = true
+		}
+	}
+	return nil
 }
 
 // updateRecords applies one listing to records (see detect) and returns

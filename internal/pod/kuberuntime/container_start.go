@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	crierrors "k8s.io/cri-api/pkg/errors"
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
@@ -41,12 +42,30 @@ type startTarget struct {
 	TargetID string
 }
 
-// startContainer pulls the image, creates and starts one container
-// (upstream startContainer). A non-nil failure says why it did not start;
-// events tell the same story.
+// startContainer pulls the images of the container's image volumes, then
+// starts it (startWith), counting the image volumes' mounts
+// (Config.Observe.ImageVolumesStarted) as upstream does. A non-nil failure says
+// why it did not start; events tell the same story.
 func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimestate.StartFailure {
+	images, failure := m.imageVolumes(ctx, t)
+	if failure != nil {
+		m.cfg.Recorder.ContainerEventf(t.Pod, t.Container.Name, corev1.EventTypeWarning, eventFailed, "Error: %s", failure.Reason)
+		return failure
+	}
+	failure = m.startWith(ctx, t, images)
+	if len(images) > 0 && m.cfg.Observe.ImageVolumesStarted != nil {
+		refused := failure != nil && failure.Reason == ReasonCreateContainerError &&
+			strings.HasPrefix(failure.Message, crierrors.ErrImageVolumeMountFailed.Error())
+		m.cfg.Observe.ImageVolumesStarted(len(images), imageMounts(t.Container, images), refused)
+	}
+	return failure
+}
+
+// startWith pulls the image, creates and starts one container with its
+// image volumes images (upstream startContainer).
+func (m *Manager) startWith(ctx context.Context, t startTarget, images map[string]*runtimeapi.ImageSpec) *runtimestate.StartFailure {
 	pod, c := t.Pod, t.Container
-	imageRef, failure := m.ensureImage(ctx, t.Pulls, pod, c, t.SandboxCfg)
+	imageRef, failure := m.ensureImage(ctx, t.Pulls, pod, containerImage(c), t.SandboxCfg)
 	if failure != nil {
 		m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeWarning, eventFailed, "Error: %s", failure.Reason)
 		return failure
@@ -55,7 +74,7 @@ func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimesta
 		return m.startFailed(pod, c.Name, ReasonCreateContainerConfigError, err.Error())
 	}
 	restartCount := m.nextRestartCount(ctx, t)
-	cfg, err := m.prepareContainer(ctx, t, imageRef, restartCount)
+	cfg, err := m.prepareContainer(ctx, t, imageRef, images, restartCount)
 	if err != nil {
 		return m.startFailed(pod, c.Name, ReasonCreateContainerConfigError, err.Error())
 	}
@@ -124,8 +143,9 @@ func (m *Manager) startFailed(pod *corev1.Pod, container, reason, msg string) *r
 }
 
 // prepareContainer creates the container's log directory and termination
-// message file, then builds its config.
-func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef string, restartCount int) (*runtimeapi.ContainerConfig, error) {
+// message file, then builds its config; images are its image volumes'
+// (imageVolumes).
+func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef string, images map[string]*runtimeapi.ImageSpec, restartCount int) (*runtimeapi.ContainerConfig, error) {
 	pod, c := t.Pod, t.Container
 	logDir := filepath.Join(t.SandboxCfg.GetLogDirectory(), c.Name)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -140,7 +160,7 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 			"Keys [%s] from the EnvFrom %s %s were skipped since they are considered invalid environment variable names.",
 			strings.Join(s.Keys, ", "), s.Kind, s.Name)
 	}
-	specs, err := mountSpecs(pod, c, t.Volumes, env.Vars)
+	specs, err := mountSpecs(pod, c, mountVolumes{Dirs: t.Volumes, Images: images}, env.Vars)
 	if err != nil {
 		return nil, err
 	}

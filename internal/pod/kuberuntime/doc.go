@@ -34,7 +34,10 @@
 //	                    from its bind made by volume/subpath
 //	env.go              EnvSource, and fetching what a container's
 //	                    environment reads; containerconfig.Env builds it
-//	image_pull.go       EnsureImage: pull policy, back-off, events
+//	image_pull.go       ensureImage: pull policy, back-off, events, for a
+//	                    container's image or an image volume's (imageUse)
+//	image_volumes.go    the image volumes a container mounts, pulled before
+//	                    it starts and handed to the runtime as image mounts
 //	image_limit.go      how many pulls run at once (serializeImagePulls,
 //	                    maxParallelImagePulls), across all pods, and how
 //	                    many per second (registryPullQPS, registryBurst)

@@ -19,6 +19,24 @@ import (
 	"github.com/berthk8s/berth/internal/volumes/subpath"
 )
 
+// Observers are the runtime manager's metrics hooks (internal/serve/metrics
+// has them); a nil one observes nothing.
+type Observers struct {
+	// ImageVolumesStarted counts each container start that got image
+	// volumes (upstream's incrementImageVolumeMetrics): the image volumes,
+	// the volumeMounts of them, and whether the runtime refused the
+	// container with ImageVolumeMountFailed.
+	ImageVolumesStarted func(requested, mounts int, failed bool)
+	// UserNamespacedPodStarted counts each apply that creates the sandbox
+	// of a pod with hostUsers: false, and whether it failed (upstream's
+	// started_user_namespaced_pods metrics).
+	UserNamespacedPodStarted func(failed bool)
+	// PodResize records each in-place resize the apply actuates: whether
+	// it succeeded and how long it took (upstream's
+	// kubelet_pod_resize_duration_milliseconds, around doPodResizeAction).
+	PodResize func(success bool, took time.Duration)
+}
+
 // Recorder records Kubernetes events about a pod. Declared here, by its
 // consumer; implementations must be safe for concurrent use.
 type Recorder interface {
@@ -131,14 +149,8 @@ type Config struct {
 	// namespace (internal/node/userns); nil refuses such pods, as a runtime
 	// without user namespace support.
 	UserNamespaces UserNamespaces
-	// UserNamespacedPodStarted, if set, counts each apply that creates the
-	// sandbox of a pod with hostUsers: false, and whether it failed
-	// (upstream's started_user_namespaced_pods metrics).
-	UserNamespacedPodStarted func(failed bool)
-	// ObservePodResize, if set, records each in-place resize the apply
-	// actuates: whether it succeeded and how long it took (upstream's
-	// kubelet_pod_resize_duration_milliseconds, around doPodResizeAction).
-	ObservePodResize func(success bool, took time.Duration)
+	// Observe are the metrics hooks of the applies; each may be nil.
+	Observe Observers
 	// CPUs is the CPU manager (internal/node/cpumanager): the cpuset a
 	// container is created with ("" : not pinned). Nil pins nothing.
 	CPUs CPUAssigner

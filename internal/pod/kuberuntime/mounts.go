@@ -17,27 +17,43 @@ import (
 // mountSpec is one volumeMount resolved against the pod's volumes, before
 // its subPath is checked on disk.
 type mountSpec struct {
-	Volume        string // the volume's name
-	Index         int    // the volumeMount's position in the container's list
-	VolumeDir     string // the volume's host directory (or hostPath)
+	Volume    string // the volume's name
+	Index     int    // the volumeMount's position in the container's list
+	VolumeDir string // the volume's host directory (or hostPath); "" for an image
+	// Image is the image an image volume mounts (nil for a host
+	// directory): the runtime mounts it, SubPath included.
+	Image         *runtimeapi.ImageSpec
 	SubPath       string // relative, "" for the whole volume
 	ContainerPath string
 	ReadOnly      bool
 	Propagation   runtimeapi.MountPropagation
 }
 
+// mountVolumes are the pod's volumes as a container mounts them.
+type mountVolumes struct {
+	// Dirs maps the names of the set-up volumes to their host
+	// directories ("" for an image volume, which has none).
+	Dirs map[string]string
+	// Images maps the container's image volumes to their pulled images.
+	Images map[string]*runtimeapi.ImageSpec
+}
+
 // mountSpecs resolves a container's volumeMounts against the pod's set-up
-// volumes (volume name -> host directory). It is pure: subPathExpr is
-// expanded with the container's environment, as upstream.
-func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes map[string]string, vars map[string]string) ([]mountSpec, error) {
+// volumes. It is pure: subPathExpr is expanded with the container's
+// environment, as upstream.
+func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes mountVolumes, vars map[string]string) ([]mountSpec, error) {
 	if len(c.VolumeDevices) > 0 {
 		return nil, errors.New("volumeDevices (block volumes) are not supported yet")
 	}
 	out := make([]mountSpec, 0, len(c.VolumeMounts))
 	for i, vm := range c.VolumeMounts {
-		dir, ok := volumes[vm.Name]
+		dir, ok := volumes.Dirs[vm.Name]
 		if !ok {
 			return nil, fmt.Errorf("volume %q of volumeMount %q is not set up", vm.Name, vm.MountPath)
+		}
+		image := volumes.Images[vm.Name]
+		if image == nil && dir == "" {
+			return nil, fmt.Errorf("image of volume %q of volumeMount %q is not pulled", vm.Name, vm.MountPath)
 		}
 		sub := vm.SubPath
 		if vm.SubPathExpr != "" {
@@ -53,7 +69,8 @@ func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes map[string]string,
 			return nil, fmt.Errorf("volumeMount %q: %w", vm.MountPath, err)
 		}
 		readOnly := vm.ReadOnly || forcedReadOnly(pod, vm.Name)
-		out = append(out, mountSpec{Volume: vm.Name, Index: i, VolumeDir: dir, SubPath: sub, ContainerPath: vm.MountPath, ReadOnly: readOnly, Propagation: prop})
+		out = append(out, mountSpec{Volume: vm.Name, Index: i, VolumeDir: dir, Image: image, SubPath: sub,
+			ContainerPath: vm.MountPath, ReadOnly: readOnly, Propagation: prop})
 	}
 	return out, nil
 }
@@ -96,10 +113,16 @@ func propagation(mode *corev1.MountPropagationMode, c *corev1.Container) (runtim
 // pod's directory by package subpath, refused when a symlink leads it out
 // of its volume, its missing directories created as upstream does; the
 // runtime gets the bind, never a path inside the volume, which containers
-// of the pod can redirect.
+// of the pod can redirect. An image volume's subPath is the runtime's to
+// resolve inside the image (ImageSubPath), as upstream.
 func (m *Manager) resolveMounts(ctx context.Context, pod *corev1.Pod, c *corev1.Container, specs []mountSpec) ([]*runtimeapi.Mount, error) {
 	out := make([]*runtimeapi.Mount, 0, len(specs))
 	for _, s := range specs {
+		if s.Image != nil {
+			out = append(out, &runtimeapi.Mount{ContainerPath: s.ContainerPath, Readonly: s.ReadOnly, Propagation: s.Propagation,
+				Image: s.Image, ImageSubPath: s.SubPath})
+			continue
+		}
 		host := s.VolumeDir
 		if s.SubPath != "" {
 			var err error

@@ -50,7 +50,7 @@ func TestMountSpecs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &corev1.Container{Name: "app", VolumeMounts: tc.mounts, SecurityContext: tc.sc}
-			got, err := mountSpecs(&corev1.Pod{}, c, vols, vars)
+			got, err := mountSpecs(&corev1.Pod{}, c, mountVolumes{Dirs: vols}, vars)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tc.wantErr)
@@ -169,7 +169,7 @@ func TestMountsOfWrittenVolumesAreReadOnly(t *testing.T) {
 			corev1.VolumeMount{Name: name, MountPath: "/ro/" + name, ReadOnly: true})
 	}
 	c := &corev1.Container{Name: "app", VolumeMounts: mounts}
-	specs, err := mountSpecs(pod, c, vols, nil)
+	specs, err := mountSpecs(pod, c, mountVolumes{Dirs: vols}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestMountsOfWrittenVolumesAreReadOnly(t *testing.T) {
 		t.Errorf("CRI mount Readonly by container path (-want +got):\n%s", diff)
 	}
 	// A subPath of a configMap is read-only too.
-	specs, err = mountSpecs(pod, &corev1.Container{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "cm", MountPath: "/etc/app.conf", SubPath: "app.conf"}}}, vols, nil)
+	specs, err = mountSpecs(pod, &corev1.Container{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "cm", MountPath: "/etc/app.conf", SubPath: "app.conf"}}}, mountVolumes{Dirs: vols}, nil)
 	if err != nil || len(specs) != 1 || !specs[0].ReadOnly {
 		t.Errorf("subPath of a configMap: specs = %+v, %v; want read-only", specs, err)
 	}

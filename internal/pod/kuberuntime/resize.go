@@ -15,12 +15,12 @@ import (
 
 // actuateResize is resize, timed as upstream's doPodResizeAction: from
 // the check of a memory decrease to the last cgroup write, success
-// meaning every step was done (Config.ObservePodResize).
+// meaning every step was done (Config.Observe.PodResize).
 func (m *Manager) actuateResize(ctx context.Context, pod, from *corev1.Pod, r podplan.Resize, res *Result) error {
 	start := m.cfg.Clock.Now()
 	err := m.resize(ctx, pod, from, r, res)
-	if m.cfg.ObservePodResize != nil {
-		m.cfg.ObservePodResize(err == nil, m.cfg.Clock.Since(start))
+	if m.cfg.Observe.PodResize != nil {
+		m.cfg.Observe.PodResize(err == nil, m.cfg.Clock.Since(start))
 	}
 	return err
 }

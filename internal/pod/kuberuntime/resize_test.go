@@ -32,7 +32,7 @@ func TestApplyResize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(c *Config) { c.Cgroups, c.ObservePodResize = cg, mt.ObservePodResize })
+	e := newEnv(t, func(c *Config) { c.Cgroups, c.Observe.PodResize = cg, mt.ObservePodResize })
 	cg.e = e
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()

@@ -70,12 +70,12 @@ type ApplyOptions struct {
 // the sandbox). The Result is valid even when err is not nil.
 //
 // An apply that creates the sandbox of a pod with its own user namespace
-// is counted by Config.UserNamespacedPodStarted, failed when anything in
+// is counted by Config.Observe.UserNamespacedPodStarted, failed when anything in
 // it failed, as upstream's SyncPod counts it.
 func (m *Manager) Apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.Pod, actions podplan.Actions, opts ApplyOptions) (Result, error) {
 	res, err := m.apply(ctx, pod, rt, actions, opts)
-	if m.cfg.UserNamespacedPodStarted != nil && actions.CreateSandbox && len(actions.Reset) == 0 && userns.WantsUserNamespace(pod) {
-		m.cfg.UserNamespacedPodStarted(err != nil || len(res.Failures) > 0)
+	if m.cfg.Observe.UserNamespacedPodStarted != nil && actions.CreateSandbox && len(actions.Reset) == 0 && userns.WantsUserNamespace(pod) {
+		m.cfg.Observe.UserNamespacedPodStarted(err != nil || len(res.Failures) > 0)
 	}
 	return res, err
 }

@@ -22,7 +22,7 @@ func usernsEnv(t *testing.T, declare func(*env), starts *[]bool) *env {
 	var e *env
 	var mgr *userns.Manager
 	e = newEnv(t, func(c *Config) {
-		c.UserNamespacedPodStarted = func(failed bool) { *starts = append(*starts, failed) }
+		c.Observe.UserNamespacedPodStarted = func(failed bool) { *starts = append(*starts, failed) }
 		dir := filepath.Join(filepath.Dir(c.PodsDir), "pods")
 		if err := os.MkdirAll(filepath.Join(dir, "uid-1"), 0o750); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // each upstream metric.
 const (
 	alpha    = "[ALPHA] "
+	beta     = "[BETA] "
 	stable   = "[STABLE] "
 	internal = "[INTERNAL] "
 )

@@ -43,7 +43,7 @@ func (m *Metrics) NewUserNamespaces() (*UserNamespaces, error) {
 
 // PodStarted counts one sync that created (or tried to create) the
 // sandbox of a pod with its own user namespace; failed says whether any
-// step of that sync failed. It is a kuberuntime.Config
+// step of that sync failed. It is a kuberuntime.Observers
 // UserNamespacedPodStarted function.
 func (u *UserNamespaces) PodStarted(failed bool) {
 	u.started.Inc()

@@ -2,7 +2,8 @@
 // configMap, secret, downwardAPI and projected (serviceAccountToken,
 // configMap, secret, downwardAPI sources, among them the kube-api-access-*
 // volume of every API pod, and clusterTrustBundle sources), inline CSI
-// volumes, and persistentVolumeClaim and generic ephemeral volumes whose
+// volumes, image volumes (nothing on the host: the kubelet runtime pulls
+// the image, the container runtime mounts it), and persistentVolumeClaim and generic ephemeral volumes whose
 // claims are bound to hostPath, local or CSI persistent volumes — keeps
 // their content current while the pod runs, and tears them down after it
 // terminated.
@@ -23,7 +24,7 @@
 //	plugins.go    Classify: which plugin serves a volume, the unsupported-type error;
 //	              Kind.Atomic: whether berth writes a volume's content (then
 //	              containers mount it read-only and its directory is 0755);
-//	              ForcedReadOnly: that, or a claim the pod asks for read-only
+//	              ForcedReadOnly: that, a claim the pod asks for read-only, or an image
 //	claims.go     checkClaim, checkBinding, checkVolumeMode: upstream's refusals of a
 //	              claim and its volume; resolveClaim reads both from the API
 //	payload.go    Payload: (pod, fetched objects, tokens) -> files, content and modes

@@ -25,6 +25,10 @@ const (
 	// KindCSI is an inline CSI volume (ephemeral lifecycle), published by
 	// its driver (setUpCSI).
 	KindCSI
+	// KindImage is an image volume: nothing on the host; the kubelet
+	// runtime pulls the image and the container runtime mounts it
+	// read-only (upstream's kubernetes.io/image plugin does nothing either).
+	KindImage
 )
 
 // PluginDir returns the directory name of the plugin below
@@ -77,7 +81,8 @@ func (k Kind) dirMode() fs.FileMode {
 // ForcedReadOnly reports whether containers mount the volume read-only
 // whatever their volumeMount says: a volume whose content berth writes
 // (Kind.Atomic), and a claim or inline CSI volume the pod asks for
-// read-only (as upstream's mounters' ReadOnly attribute).
+// read-only (as upstream's mounters' ReadOnly attribute), and an image
+// volume.
 func ForcedReadOnly(v corev1.Volume) bool {
 	if c := v.PersistentVolumeClaim; c != nil && c.ReadOnly {
 		return true
@@ -86,7 +91,7 @@ func ForcedReadOnly(v corev1.Volume) bool {
 		return true
 	}
 	kind, err := Classify(v)
-	return err == nil && kind.Atomic()
+	return err == nil && (kind.Atomic() || kind == KindImage)
 }
 
 // Classify returns the plugin of a volume, or an error naming the type
@@ -108,6 +113,8 @@ func Classify(v corev1.Volume) (Kind, error) {
 		return KindClaim, nil
 	case s.CSI != nil:
 		return KindCSI, nil
+	case s.Image != nil:
+		return KindImage, nil
 	case s.Projected != nil:
 		for _, src := range s.Projected.Sources {
 			if src.PodCertificate != nil {

@@ -55,6 +55,8 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 		return m.setUpClaim(ctx, pod, v, st)
 	case KindCSI:
 		return m.setUpCSI(ctx, pod, v.Name, inlineCSI(pod, v))
+	case KindImage:
+		return "", nil // no host directory: the runtime mounts the image
 	}
 	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", kind.PluginDir(), v.Name)
 	fresh, err := m.prepareDir(dir, kind, pod, v)
