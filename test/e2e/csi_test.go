@@ -40,6 +40,12 @@ type csiMock struct {
 // with extra flags.
 func startCSIMock(t *testing.T, rootDir string, extra ...string) *csiMock {
 	t.Helper()
+	return startNamedCSIMock(t, rootDir, csiDriverName, extra...)
+}
+
+// startNamedCSIMock is startCSIMock for a driver of another name.
+func startNamedCSIMock(t *testing.T, rootDir, name string, extra ...string) *csiMock {
+	t.Helper()
 	bin, err := cluster.ResolveBinDir("")
 	must(t, err)
 	bin = filepath.Join(bin, "csi-mock-driver")
@@ -52,7 +58,7 @@ func startCSIMock(t *testing.T, rootDir string, extra ...string) *csiMock {
 	m := &csiMock{callLog: filepath.Join(dir, "calls.jsonl")}
 	logFile, err := os.Create(filepath.Join(dir, "driver.log"))
 	must(t, err)
-	args := append([]string{"--name", csiDriverName, "--csi-address", filepath.Join(dir, "csi.sock"),
+	args := append([]string{"--name", name, "--csi-address", filepath.Join(dir, "csi.sock"),
 		"--registration-dir", filepath.Join(rootDir, "plugins_registry"), "--call-log", m.callLog}, extra...)
 	m.cmd = exec.Command(bin, args...)
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
@@ -103,14 +109,20 @@ func (m *csiMock) calls(t *testing.T) []string {
 // starts the driver with extra flags and waits for berth to register it.
 func (e *clusterEnv) registerCSIMock(t *testing.T, spec storagev1.CSIDriverSpec, extra ...string) *csiMock {
 	t.Helper()
+	return e.registerNamedCSIMock(t, csiDriverName, spec, extra...)
+}
+
+// registerNamedCSIMock is registerCSIMock for a driver of another name.
+func (e *clusterEnv) registerNamedCSIMock(t *testing.T, name string, spec storagev1.CSIDriverSpec, extra ...string) *csiMock {
+	t.Helper()
 	_, err := e.admin.StorageV1().CSIDrivers().Create(context.Background(), &storagev1.CSIDriver{
-		ObjectMeta: metav1.ObjectMeta{Name: csiDriverName}, Spec: spec,
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec,
 	}, metav1.CreateOptions{})
 	must(t, err)
-	driver := startCSIMock(t, e.node.rootDir, extra...)
+	driver := startNamedCSIMock(t, e.node.rootDir, name, extra...)
 	e.waitAPI(t, "the driver in the CSINode", func(ctx context.Context) (bool, error) {
 		n, err := e.admin.StorageV1().CSINodes().Get(ctx, nodeName, metav1.GetOptions{})
-		return err == nil && csiNodeDriver(n, csiDriverName) != nil, nil
+		return err == nil && csiNodeDriver(n, name) != nil, nil
 	})
 	return driver
 }

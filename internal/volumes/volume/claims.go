@@ -43,7 +43,9 @@ func claimName(pod *corev1.Pod, v corev1.Volume) (name string, isEphemeral, read
 
 // claimed is a claim resolved to the persistent volume bound to it.
 type claimed struct {
-	claim    *corev1.PersistentVolumeClaim
+	claim *corev1.PersistentVolumeClaim
+	// volume is the bound persistent volume, in its CSI form when its
+	// in-tree source is migrated (migratePV).
 	volume   *corev1.PersistentVolume
 	readOnly bool // the pod's volume asks for it read-only
 }
@@ -151,6 +153,9 @@ func (m *Manager) resolveClaim(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 	}
 	if err := checkVolumeMode(pod, v.Name, pv); err != nil {
 		return nil, err
+	}
+	if pv, err = migratePV(ctx, pv); err != nil {
+		return nil, fail(err)
 	}
 	return &claimed{claim: pvc, volume: pv, readOnly: readOnly}, nil
 }

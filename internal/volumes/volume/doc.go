@@ -4,7 +4,9 @@
 // volume of every API pod, and clusterTrustBundle sources), inline CSI
 // volumes, image volumes (nothing on the host: the kubelet runtime pulls
 // the image, the container runtime mounts it), and persistentVolumeClaim and generic ephemeral volumes whose
-// claims are bound to hostPath, local or CSI persistent volumes — keeps
+// claims are bound to hostPath, local or CSI persistent volumes (an
+// in-tree cloud source upstream migrates, as a persistent volume or
+// inline, is its CSI driver's: migration.go) — keeps
 // their content current while the pod runs, and tears them down after it
 // terminated.
 //
@@ -25,6 +27,7 @@
 //	              Kind.Atomic: whether berth writes a volume's content (then
 //	              containers mount it read-only and its directory is 0755);
 //	              ForcedReadOnly: that, a claim the pod asks for read-only, or an image
+//	migration.go  which in-tree sources go to their CSI drivers, and their translation
 //	claims.go     checkClaim, checkBinding, checkVolumeMode: upstream's refusals of a
 //	              claim and its volume; resolveClaim reads both from the API
 //	payload.go    Payload: (pod, fetched objects, tokens) -> files, content and modes

@@ -147,6 +147,7 @@ func TestClassify(t *testing.T) {
 		{name: "generic ephemeral", source: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}, want: KindClaim},
 		{name: "csi", source: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{}}, want: KindCSI},
 		{name: "image", source: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "busybox"}}, want: KindImage},
+		{name: "migrated in-tree", source: corev1.VolumeSource{AWSElasticBlockStore: &corev1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}, want: KindMigrated},
 		{name: "nfs", source: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{}}, wantErr: "type nfs is not supported by berth yet"},
 		{name: "trust bundle", source: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{}}}}},
 			want: KindProjected},

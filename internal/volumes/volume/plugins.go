@@ -25,6 +25,11 @@ const (
 	// KindCSI is an inline CSI volume (ephemeral lifecycle), published by
 	// its driver (setUpCSI).
 	KindCSI
+	// KindMigrated is an inline in-tree volume (awsElasticBlockStore,
+	// gcePersistentDisk, ...) whose plugin upstream migrates to CSI:
+	// served by the plugin's CSI driver as the translation gives it
+	// (migratedInlineCSI).
+	KindMigrated
 	// KindImage is an image volume: nothing on the host; the kubelet
 	// runtime pulls the image and the container runtime mounts it
 	// read-only (upstream's kubernetes.io/image plugin does nothing either).
@@ -46,7 +51,7 @@ func (k Kind) PluginDir() string {
 		return "kubernetes.io~downward-api"
 	case KindProjected:
 		return "kubernetes.io~projected"
-	case KindCSI:
+	case KindCSI, KindMigrated:
 		return csiPlugin
 	}
 	return ""
@@ -115,6 +120,8 @@ func Classify(v corev1.Volume) (Kind, error) {
 		return KindCSI, nil
 	case s.Image != nil:
 		return KindImage, nil
+	case migratedPlugin(nil, &v) != "":
+		return KindMigrated, nil
 	case s.Projected != nil:
 		for _, src := range s.Projected.Sources {
 			if src.PodCertificate != nil {

@@ -55,6 +55,12 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 		return m.setUpClaim(ctx, pod, v, st)
 	case KindCSI:
 		return m.setUpCSI(ctx, pod, v.Name, inlineCSI(pod, v))
+	case KindMigrated:
+		cv, err := migratedInlineCSI(ctx, pod, v)
+		if err != nil {
+			return "", err
+		}
+		return m.setUpCSI(ctx, pod, v.Name, cv)
 	case KindImage:
 		return "", nil // no host directory: the runtime mounts the image
 	}
