@@ -11,6 +11,9 @@
 //	netns.go        pod networks from the sandbox process's netns (pid from PodSandboxStatus, cached)
 //	du.go           bounded disk usage walks that never follow a symlink (openat2 RESOLVE_BENEATH|NO_SYMLINKS)
 //	volumes.go      the volume cache: every pod volume measured once per volumeStatsAggPeriod
+//	plugins.go      the claim and CSI volumes the volume manager lists, measured as upstream's plugins:
+//	                a local PV by statfs, a CSI volume by its driver's NodeGetVolumeStats (bounded per
+//	                call; a driver that times out is not asked again in that pass), with their pvcRef
 //	sampler.go      the owner goroutine that samples cumulative CPU every 10 s for usageNanoCores
 //	provider.go     Provider: Config, New, Summary, Run
 //	handler.go      GET /stats/summary

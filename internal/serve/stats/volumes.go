@@ -41,6 +41,8 @@ type volumeCache struct {
 	podsDir string
 	clock   clock.WithTicker
 	period  time.Duration
+	// plugins measures the claim and CSI volumes (nil: none).
+	plugins *pluginVolumes
 	// byPod is the latest pass (never modified).
 	byPod atomic.Pointer[map[string][]volumeStat]
 }
@@ -71,6 +73,12 @@ func (c *volumeCache) step(ctx context.Context) {
 			if vs := c.pod(ctx, d.Name()); len(vs) > 0 {
 				out[d.Name()] = vs
 			}
+		}
+	}
+	if c.plugins != nil {
+		for uid, vs := range c.plugins.measure(ctx, c.clock.Now) {
+			out[uid] = append(out[uid], vs...)
+			slices.SortFunc(out[uid], byName)
 		}
 	}
 	c.byPod.Store(&out)
@@ -108,9 +116,11 @@ func (c *volumeCache) pod(ctx context.Context, uid string) []volumeStat {
 			out = append(out, vs)
 		}
 	}
-	slices.SortFunc(out, func(a, b volumeStat) int { return strings.Compare(a.Stats.Name, b.Stats.Name) })
+	slices.SortFunc(out, byName)
 	return out
 }
+
+func byName(a, b volumeStat) int { return strings.Compare(a.Stats.Name, b.Stats.Name) }
 
 // measure opens the volume below the pods directory without following
 // symlinks and reads its filesystem (statfs) and its usage (a bounded
