@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/cluster/statussync"
@@ -85,12 +86,34 @@ func (n *node) newObservability() (observability, error) {
 		RootDir: n.cfg.RootDir, PodLogsDir: kc.PodLogsDir, Clock: n.clock, PodsDir: n.podsDir(),
 		VolumeStatsAggPeriod: kc.VolumeStatsAggPeriod.Duration, VolumeStatsOff: kc.VolumeStatsAggPeriod.Duration <= 0,
 		SystemCgroups: statsSystemCgroups(n.cfg), SamplePeriod: n.cfg.HousekeepingInterval.Duration,
+		Volumes: n.vols.manager, CSI: n.statsCSI(),
 	})
 	if err != nil {
 		return observability{}, fmt.Errorf("create stats provider: %w", err)
 	}
 	return observability{
-		Metrics: n.metrics.Handler(), Stats: stats.Handler(p.Summary), MetricsResource: stats.ResourceHandler(p.Summary),
+		Metrics: n.metrics.HandlerWithVolumeStats(podStats(p)), Stats: stats.Handler(p.Summary), MetricsResource: stats.ResourceHandler(p.Summary),
 		MetricsCadvisor: p.CadvisorHandler(), stats: p,
 	}, nil
+}
+
+// statsCSI is what asks CSI drivers for their volumes' usage: nil
+// standalone (an interface holding a nil *csi.Mounter would not be nil).
+func (n *node) statsCSI() stats.CSIStats {
+	if n.vols.mounter == nil {
+		return nil
+	}
+	return n.vols.mounter
+}
+
+// podStats lists the pods' stats of a full summary, for the volume stats
+// metrics (upstream's collector lists the pod stats on each scrape).
+func podStats(p *stats.Provider) metrics.PodStatsFunc {
+	return func(ctx context.Context) ([]statsapi.PodStats, error) {
+		sum, err := p.Summary(ctx, false)
+		if err != nil {
+			return nil, err
+		}
+		return sum.Pods, nil
+	}
 }

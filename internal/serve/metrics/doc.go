@@ -16,6 +16,8 @@
 //	             sync latencies, berth_pod_start_stage_duration_seconds for the stages upstream does not
 //	             measure, and one "Pod start stages" log line per started pod with the moments (test/bench reads it)
 //	pullrecords.go kubelet_imagemanager_*: the image pull records' checks and sizes (internal/images/pullrecords)
+//	volumestats.go kubelet_volume_stats_*: the claims' volumes of the pods' stats, listed on each
+//	             scrape (HandlerWithVolumeStats), as upstream's volume stats collector
 //	resize.go    the in-place pod resize metrics: requested, infeasible, pending, in-progress and deferred
 //	             resizes, fed by the allocation manager, and the actuation's duration, fed by kuberuntime
 //

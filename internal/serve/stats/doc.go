@@ -9,8 +9,15 @@
 //	syscontainers.go the system containers (kubelet, pods, runtime, misc) from their cgroups
 //	pods.go         pure assembly of pod and container stats from CRI answers, volumes and netns networks
 //	netns.go        pod networks from the sandbox process's netns (pid from PodSandboxStatus, cached)
-//	du.go           bounded disk usage walks that never follow a symlink (openat2 RESOLVE_BENEATH|NO_SYMLINKS)
-//	volumes.go      the volume cache: every pod volume measured once per volumeStatsAggPeriod
+//	du.go           disk usage walks that never follow a symlink (openat2 RESOLVE_BENEATH|NO_SYMLINKS),
+//	                iterative with at most maxOpenDirs+1 directories open, run in bounded steps
+//	volumes.go      the volume cache: every pod volume measured once per volumeStatsAggPeriod; a
+//	                volume on its own filesystem (tmpfs) by statfs, another by a walk that counts at
+//	                most maxWalkInodes a pass and goes on in the next (until done, at least its count
+//	                or the last complete total is published: never a partial count as the total)
+//	plugins.go      the claim and CSI volumes the volume manager lists, measured as upstream's plugins:
+//	                a local PV by statfs, a CSI volume by its driver's NodeGetVolumeStats (bounded per
+//	                call; a driver that times out is not asked again in that pass), with their pvcRef
 //	sampler.go      the owner goroutine that samples cumulative CPU every 10 s for usageNanoCores
 //	provider.go     Provider: Config, New, Summary, Run
 //	handler.go      GET /stats/summary

@@ -58,6 +58,12 @@ type Config struct {
 	// berth when VolumeStatsOff is set.
 	VolumeStatsAggPeriod time.Duration
 	VolumeStatsOff       bool
+	// Volumes lists the claim and CSI volumes of pods, measured by their
+	// plugin (nil: only the volumes measured from their directories).
+	Volumes VolumeLister
+	// CSI asks CSI drivers for their volumes' usage (nil: CSI volumes
+	// have no stats).
+	CSI CSIStats
 	// SystemCgroups names system containers' cgroups (paths from the
 	// hierarchy's root) by upstream's names ("runtime", "misc"); "kubelet"
 	// defaults to berth's own cgroup and "pods" to the kubepods cgroup
@@ -104,6 +110,10 @@ func New(cfg Config) (*Provider, error) {
 	p.sampler = &sampler{clock: cfg.Clock, period: cfg.SamplePeriod, read: p.cpuCounters}
 	if !cfg.VolumeStatsOff {
 		p.volumes = &volumeCache{podsDir: cfg.PodsDir, clock: cfg.Clock, period: cfg.VolumeStatsAggPeriod}
+		if cfg.Volumes != nil {
+			p.volumes.plugins = &pluginVolumes{podsDir: cfg.PodsDir, lister: cfg.Volumes, csi: cfg.CSI,
+				callTimeout: csiCallTimeout(cfg.VolumeStatsAggPeriod)}
+		}
 	}
 	return p, nil
 }

@@ -75,22 +75,6 @@ func TestOpenBeneathRefusesSymlinks(t *testing.T) {
 	}
 }
 
-// TestDuBounded shows the walk stops at its bound.
-func TestDuBounded(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 20 {
-		mkfile(t, filepath.Join(dir, "d", strings.Repeat("f", i+1)), 1)
-	}
-	f, err := openBeneath(dir, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, inodes, err := duFdLimit(f, 10); err != errWalkBound || inodes != 10 {
-		t.Errorf("walk = %v after %d inodes, want the bound after 10", err, inodes)
-	}
-}
-
 // TestVolumeCache measures a pod's volumes below the pods directory:
 // each kind's directory, the emptyDir counted as ephemeral.
 func TestVolumeCache(t *testing.T) {

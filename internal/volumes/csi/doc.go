@@ -28,6 +28,9 @@
 //	teardown.go    TearDown: unpublish, and unstage after the last
 //	               publication; the walk over every publication's
 //	               vol_data.json
+//	stats.go       VolumeStats: a volume's usage from its driver's
+//	               NodeGetVolumeStats (GET_VOLUME_STATS), as upstream's
+//	               metricsCsi
 //	inuse.go       VolumesInUse: the attachable volumes in use, for the
 //	               Node's status.volumesInUse
 //	apiread.go     the Mounter's reads: the CSIDriver, the

@@ -144,6 +144,7 @@ func TestMessagesMatchUpstream(t *testing.T) {
 		{upCSI, "ValidatePlugin", []string{msgValidation}},
 		{upCSI, "initializeCSINode", []string{msgNotInitialized, msgInitFailed}},
 		{upCSI, "newCsiDriverClient", []string{msgNoName, msgNoDriver}},
+		{upCSI, "NodeGetVolumeStats", []string{msgNoUsage}},
 		{upNIM, "InstallCSIDriver", []string{msgNoNodeID, msgInstallNode, msgInstallCSINode}},
 		{upNIM, "UninstallCSIDriver", []string{msgUninstallCSI, msgUninstallNode}},
 		{upNIM, "updateTopologyLabels", []string{msgCollision}},

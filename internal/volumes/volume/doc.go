@@ -39,6 +39,9 @@
 //	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test
 //	              and the walk that applies them, inside an os.Root
 //	mount.go      the Mounter interface and the mountinfo parser
+//	statvolumes.go StatVolume: the claim (local, CSI) and inline CSI volumes whose plugin
+//	              reports their usage, with their claim's name; Manager.StatVolumes lists
+//	              what each pod's last successful SetUp published, never waiting on a set-up
 //
 // Effects:
 //

@@ -90,8 +90,9 @@ type Manager struct {
 
 // podState is what the Manager remembers about one pod.
 type podState struct {
-	latest atomic.Pointer[corev1.Pod] // newest pod object, from SetUp or Update
-	dirty  atomic.Bool                // Update saw a change not yet written
+	latest atomic.Pointer[corev1.Pod]     // newest pod object, from SetUp or Update
+	dirty  atomic.Bool                    // Update saw a change not yet written
+	stats  atomic.Pointer[PodStatVolumes] // the StatVolumes of the last successful SetUp
 
 	mu       sync.Mutex                                // serialises set-up, refresh and tear-down of the pod; guards the fields below
 	ready    bool                                      // a SetUp succeeded: Run refreshes the pod
@@ -149,6 +150,7 @@ func (m *Manager) SetUp(ctx context.Context, pod *corev1.Pod) (map[string]string
 	if err == nil {
 		st.ready = true
 		st.dirty.Store(false)
+		st.publishStats(pod)
 	}
 	return paths, err
 }

@@ -60,6 +60,11 @@
 //     target path, and everything under it. NodeStageVolume records the
 //     staging path only. A repeated stage or publish of the same path
 //     succeeds (idempotent).
+//   - NodeGetVolumeStats of a volume published at the volume path answers
+//     its capacity (100 GiB for "1", "2" and "3") in bytes, nothing else;
+//     that of an inline volume the mock cannot answer (it knows no such
+//     volume): this binary answers it with the statfs of the target, in
+//     bytes and inodes.
 //   - Node capabilities: STAGE_UNSTAGE_VOLUME and GET_VOLUME_STATS always,
 //     EXPAND_VOLUME with --node-expansion-required, VOLUME_MOUNT_GROUP with
 //     --enable-volume-mount-group.

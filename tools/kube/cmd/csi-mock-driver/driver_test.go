@@ -373,7 +373,8 @@ func TestListenUnixRefusesNonSocket(t *testing.T) {
 
 // TestEphemeralVolume: an inline (ephemeral) volume, which the v1.37.2 mock
 // panics on, is published into a target directory the driver creates and
-// unpublished by removing it; a persistent one is still the mock's.
+// unpublished by removing it, its stats are its target's filesystem; a
+// persistent one is still the mock's.
 func TestEphemeralVolume(t *testing.T) {
 	d, dir, _, _ := startDriver(t, service.Config{DriverName: "csi.test.berth", DisableAttach: true})
 	node := csi.NewNodeClient(dial(t, d.csiPath))
@@ -391,6 +392,13 @@ func TestEphemeralVolume(t *testing.T) {
 	}
 	if info, err := os.Stat(target); err != nil || !info.IsDir() {
 		t.Fatalf("target after publish: %v", err)
+	}
+	stats, err := node.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: "csi-0123", VolumePath: target})
+	if err != nil {
+		t.Fatalf("ephemeral NodeGetVolumeStats: %v", err)
+	}
+	if u := stats.GetUsage(); len(u) != 2 || u[0].GetUnit() != csi.VolumeUsage_BYTES || u[0].GetTotal() <= 0 || u[1].GetUnit() != csi.VolumeUsage_INODES {
+		t.Errorf("ephemeral volume stats %v, want the target's filesystem in bytes and inodes", u)
 	}
 	if _, err := node.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: "csi-0123", TargetPath: target}); err != nil {
 		t.Fatalf("ephemeral NodeUnpublishVolume: %v", err)

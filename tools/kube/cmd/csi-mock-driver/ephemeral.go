@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"golang.org/x/sys/unix"
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,8 +22,10 @@ const ephemeralKey = "csi.storage.k8s.io/ephemeral"
 // k8s.io/kubernetes v1.37.2 the mock dereferences the (absent) volume of
 // an ephemeral NodePublishVolume and panics, and would not create its
 // target. Here an ephemeral publication creates the target directory, as
-// a driver does, and its unpublication removes it; every other call is the
-// mock's.
+// a driver does, and its unpublication removes it; NodeGetVolumeStats of
+// an ephemeral publication (which the mock answers NotFound: it knows no
+// such volume) is the statfs of its target, in bytes and inodes; every
+// other call is the mock's.
 type ephemeralNode struct {
 	service.Service
 	mu        sync.Mutex          // guards published
@@ -62,4 +65,22 @@ func (n *ephemeralNode) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUn
 		return nil, status.Errorf(codes.Internal, "remove target %q: %v", req.GetTargetPath(), err)
 	}
 	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
+
+func (n *ephemeralNode) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
+	n.mu.Lock()
+	_, ephemeral := n.published[req.GetVolumeId()+"\x00"+req.GetVolumePath()]
+	n.mu.Unlock()
+	if !ephemeral {
+		return n.Service.NodeGetVolumeStats(ctx, req)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(req.GetVolumePath(), &st); err != nil {
+		return nil, status.Errorf(codes.NotFound, "statfs %q: %v", req.GetVolumePath(), err)
+	}
+	bsize := int64(st.Bsize)
+	return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{
+		{Unit: csi.VolumeUsage_BYTES, Total: int64(st.Blocks) * bsize, Available: int64(st.Bavail) * bsize, Used: int64(st.Blocks-st.Bfree) * bsize},
+		{Unit: csi.VolumeUsage_INODES, Total: int64(st.Files), Available: int64(st.Ffree), Used: int64(st.Files - st.Ffree)},
+	}}, nil
 }
