@@ -64,7 +64,7 @@ func start(o options) (*driver, error) {
 	}
 
 	mock := service.New(o.mock)
-	d.csi = grpc.NewServer(grpc.UnaryInterceptor(calls.intercept))
+	d.csi = grpc.NewServer(grpc.ChainUnaryInterceptor(holdPublish(o.holdPublish), calls.intercept))
 	csi.RegisterIdentityServer(d.csi, mock)
 	csi.RegisterNodeServer(d.csi, newEphemeralNode(mock))
 	csi.RegisterControllerServer(d.csi, mock)

@@ -7,8 +7,8 @@ import (
 	"os"
 	"sync"
 
-	"golang.org/x/sys/unix"
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/mock/service"
@@ -59,12 +59,31 @@ func (n *ephemeralNode) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUn
 	delete(n.published, key)
 	n.mu.Unlock()
 	if !ephemeral {
-		return n.Service.NodeUnpublishVolume(ctx, req)
+		return n.unpublishPersistent(ctx, req)
 	}
 	if err := os.RemoveAll(req.GetTargetPath()); err != nil {
 		return nil, status.Errorf(codes.Internal, "remove target %q: %v", req.GetTargetPath(), err)
 	}
 	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
+
+// unpublishPersistent is the mock's NodeUnpublishVolume, with the target
+// removed even when the mock has forgotten the publication (it restarted
+// under a running pod): a real driver finds its publications on the node
+// (mounted at their targets), not in its memory, and its unmount leaves
+// the kubelet an empty target to remove. A volume the mock does not know
+// with no target left stays NotFound.
+func (n *ephemeralNode) unpublishPersistent(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
+	resp, err := n.Service.NodeUnpublishVolume(ctx, req)
+	if err == nil || status.Code(err) == codes.NotFound {
+		if _, statErr := os.Lstat(req.GetTargetPath()); statErr == nil {
+			if err := os.RemoveAll(req.GetTargetPath()); err != nil {
+				return nil, status.Errorf(codes.Internal, "remove target %q: %v", req.GetTargetPath(), err)
+			}
+			return &csi.NodeUnpublishVolumeResponse{}, nil
+		}
+	}
+	return resp, err
 }
 
 func (n *ephemeralNode) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {

@@ -19,6 +19,7 @@ type options struct {
 	csiAddress      string
 	registrationDir string
 	callLog         string
+	holdPublish     string
 	mock            service.Config
 }
 
@@ -52,6 +53,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.csiAddress, "csi-address", "", "unix socket to serve CSI on (required; a stale socket is removed)")
 	fs.StringVar(&o.registrationDir, "registration-dir", "/var/lib/kubelet/plugins_registry", "kubelet's plugin registration directory; the registration socket is <dir>/<name>-reg.sock")
 	fs.StringVar(&o.callLog, "call-log", "", "file to append one JSON line per gRPC call to (none when empty)")
+	fs.StringVar(&o.holdPublish, "hold-publish", "", "hold each NodePublishVolume while this file exists (writing <file>.held as one starts waiting)")
 	fs.StringVar(&o.mock.DriverName, "name", service.Name, "CSI driver name; also the node ID NodeGetInfo answers")
 	fs.BoolVar(&o.mock.EnableTopology, "enable-topology", false, "advertise VOLUME_ACCESSIBILITY_CONSTRAINTS and answer NodeGetInfo with topology "+service.TopologyKey+"="+service.TopologyValue)
 	fs.Int64Var(&o.mock.AttachLimit, "attach-limit", 0, "NodeGetInfo's max_volumes_per_node (0: unset)")
