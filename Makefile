@@ -11,10 +11,10 @@
 #   make fuzz    every fuzz target for FUZZTIME (default 30s) each;
 #                FUZZ=regexp picks targets (hack/fuzz.sh)
 #   make cluster set up this machine (root), run a loopback control plane and a
-#                berth node joined to it, with kube-proxy and CoreDNS; prints the
-#                kubectl command line
+#                berth node joined to it, with kube-proxy, CoreDNS and a default
+#                StorageClass (local-provisioner); prints the kubectl command line
 #   make cluster-tools  build the control plane binaries, metrics-server,
-#                containerd 2.x, kube-proxy and CoreDNS (cached; 14-22 min cold,
+#                local-provisioner, containerd 2.x, kube-proxy and CoreDNS (cached; 14-22 min cold,
 #                containerd2 2-6 min of it)
 #   make network-tools  build only kube-proxy and CoreDNS (tools/kube, tools/coredns)
 #   make containerd2  build only containerd 2.x and its runc shim (tools/containerd2)
@@ -103,7 +103,8 @@ conformance-smoke:
 # the Service network (network-tools).
 cluster-tools: control-plane-tools network-tools
 
-# The control plane, metrics-server, the registry and containerd 2.x alone
+# The control plane, metrics-server, the registry, local-provisioner and
+# containerd 2.x alone
 # (what make test needs).
 control-plane-tools:
 	@bash hack/cluster-build.sh

@@ -10,6 +10,8 @@
 #               the OCI registry the image pull tests push to
 #   tools/metrics  metrics-server         (sigs.k8s.io/metrics-server), for the
 #               `kubectl top` tests
+#   tools/provisioner  local-provisioner  (sigs.k8s.io/sig-storage-lib-external-provisioner),
+#               the dynamic provisioner of the cluster's default StorageClass
 #
 # It also builds containerd 2.x (tools/containerd2: containerd2 and its
 # containerd-shim-runc-v2), which the end-to-end tests of the CRI event
@@ -62,6 +64,7 @@ ETCD_CMDS=(etcd)
 KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl csi-mock-driver)
 REGISTRY_CMDS=(registry)
 METRICS_CMDS=(metrics-server)
+PROVISIONER_CMDS=(local-provisioner)
 CONTAINERD2_CMDS=(containerd2 containerd-shim-runc-v2)
 NETWORK_KUBE_CMDS=(kube-proxy)
 NETWORK_COREDNS_CMDS=(coredns)
@@ -81,8 +84,9 @@ stamp() {
 	echo "kubectl: $(module_version "$ROOT/tools/kube" k8s.io/kubectl)"
 	echo "registry: $(module_version "$ROOT/tools/registry" github.com/distribution/distribution/v3)"
 	echo "metrics-server: $(module_version "$ROOT/tools/metrics" sigs.k8s.io/metrics-server)"
+	echo "provisioner: $(module_version "$ROOT/tools/provisioner" sigs.k8s.io/sig-storage-lib-external-provisioner/v13)"
 	local mod
-	for mod in etcd registry metrics; do
+	for mod in etcd registry metrics provisioner; do
 		echo "$mod sources: $(sources_hash "$mod" cmd)"
 	done
 	# Only the mains of the binaries this stamp covers: adding a main
@@ -246,7 +250,7 @@ main() {
 
 build_control_plane() {
 	local want=$1
-	if built_from "$STAMP" "$want" "${ETCD_CMDS[@]}" "${KUBE_CMDS[@]}" "${REGISTRY_CMDS[@]}" "${METRICS_CMDS[@]}"; then
+	if built_from "$STAMP" "$want" "${ETCD_CMDS[@]}" "${KUBE_CMDS[@]}" "${REGISTRY_CMDS[@]}" "${METRICS_CMDS[@]}" "${PROVISIONER_CMDS[@]}"; then
 		log "up to date in $OUT"
 		return 0
 	fi
@@ -258,6 +262,7 @@ build_control_plane() {
 	build "$ROOT/tools/kube" "$(kube_ldflags)" "${KUBE_CMDS[@]}"
 	build "$ROOT/tools/metrics" "$(metrics_ldflags)" "${METRICS_CMDS[@]}"
 	build "$ROOT/tools/registry" "-s -w" "${REGISTRY_CMDS[@]}"
+	build "$ROOT/tools/provisioner" "-s -w" "${PROVISIONER_CMDS[@]}"
 	echo "$want" >"$STAMP"
 	log "done in $((SECONDS - start))s"
 }

@@ -12,10 +12,14 @@
 #      system:node certificate instead), with examples/static-pods; once
 #      the node is registered, kube-proxy (iptables mode) and CoreDNS
 #      (the kube-dns Service at 10.0.0.10, the node's clusterDNS), both as
-#      host processes (berth-cluster --network; test/cluster/network.go).
+#      host processes (berth-cluster --network; test/cluster/network.go);
+#      before berth starts, local-provisioner (tools/provisioner) for the node
+#      and the default StorageClass "standard" (WaitForFirstConsumer,
+#      reclaimPolicy Delete; its volumes are directories under the cluster's
+#      volumes/; berth-cluster --storage, on by default; test/cluster/storage.go).
 #      It prints the kubectl command line to use. Ctrl-C or SIGTERM stops
 #      berth, kube-proxy and CoreDNS (removing kube-proxy's iptables rules:
-#      kube-proxy --cleanup) and the control plane.
+#      kube-proxy --cleanup), the provisioner and the control plane.
 #
 # Like `make run`, berth removes every CRI pod on containerd it was not asked
 # to run: do not start it while tests use the same containerd.
@@ -25,6 +29,7 @@
 #   bash hack/cluster.sh --node-name=dev1
 #   BERTH_CLUSTER_CONTROL_PLANE_ONLY=1 bash hack/cluster.sh   # no node set-up, no berth, no network
 #   BERTH_CLUSTER_NETWORK=0 bash hack/cluster.sh   # no kube-proxy, no CoreDNS
+#   bash hack/cluster.sh --storage=false           # no provisioner, no default StorageClass
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

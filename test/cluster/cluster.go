@@ -119,13 +119,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, nodeNames []string) error {
-	ports, err := freePorts(10)
+	ports, err := freePorts(11)
 	if err != nil {
 		return err
 	}
 	c.layout.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
 		ControllerManager: ports[3], Scheduler: ports[4], MetricsServer: ports[5],
-		KubeProxyHealthz: ports[6], KubeProxyMetrics: ports[7], DNSHealth: ports[8], DNSReady: ports[9]}
+		KubeProxyHealthz: ports[6], KubeProxyMetrics: ports[7], DNSHealth: ports[8], DNSReady: ports[9],
+		Provisioner: ports[10]}
 	ca, err := NewCA(rand.Reader, time.Now(), "berth-dev-ca")
 	if err != nil {
 		return err
@@ -231,7 +232,7 @@ func (c *Cluster) Stop() error {
 	if already {
 		return nil
 	}
-	for _, name := range []string{CoreDNS, KubeProxy, MetricsServer, Scheduler, ControllerManager, APIServer, Etcd} {
+	for _, name := range []string{CoreDNS, KubeProxy, LocalProvisioner, MetricsServer, Scheduler, ControllerManager, APIServer, Etcd} {
 		c.stopComponent(name, false)
 	}
 	err := c.cleanupNetwork(ranKubeProxy)

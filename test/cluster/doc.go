@@ -22,6 +22,11 @@
 // `kubectl top`. StartNetwork runs kube-proxy (iptables mode) and CoreDNS
 // as host processes once a node is registered, for Services and cluster
 // DNS (root only; Stop removes kube-proxy's rules); see network.go.
+// StartStorage runs local-provisioner (built from tools/provisioner) for a
+// node, its volumes under VolumesDir, and creates the default StorageClass
+// DefaultStorageClass (WaitForFirstConsumer, reclaimPolicy Delete), so that
+// claims without a class, a StatefulSet's among them, get a local PV; see
+// storage.go.
 //
 // Files:
 //
@@ -34,6 +39,7 @@
 //	cluster.go    Start, Stop, the accessors and the API server restart
 //	metricsserver.go metrics-server: its command line, RBAC, Service and APIService, its start
 //	network.go    kube-proxy and CoreDNS: command lines, Corefile, the kube-dns Service, start and clean-up
+//	storage.go    local-provisioner: its command line, RBAC and the default StorageClass, its start
 //	health.go     waiting for a component's health endpoint
 //	bindir.go     finding the binaries
 //	testing.go    ForTest, the helper Go tests call

@@ -19,6 +19,8 @@ type Ports struct {
 	KubeProxyMetrics int
 	DNSHealth        int
 	DNSReady         int
+	// local-provisioner's health (StartStorage), on loopback.
+	Provisioner int
 }
 
 // Layout is where a cluster keeps its files and listens. Every path derives

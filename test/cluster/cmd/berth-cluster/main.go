@@ -1,7 +1,9 @@
 // Command berth-cluster runs berth's development cluster: the control plane
 // of package cluster on loopback and, with --berth, a berth node joined to
 // it. It prints the kubectl command line to use, and on Ctrl-C or SIGTERM
-// stops berth, then the control plane. `make cluster` runs it.
+// stops berth, then the control plane. With --berth it also runs the local
+// volume provisioner and creates the default StorageClass (--storage,
+// cluster.StartStorage). `make cluster` runs it.
 package main
 
 import (
@@ -32,7 +34,10 @@ type options struct {
 	tlsBootstrap bool
 	// network runs kube-proxy and CoreDNS once the node is registered,
 	// and gives the node cluster.ClusterDNSIP as its clusterDNS.
-	network   bool
+	network bool
+	// storage runs the local volume provisioner for the node and creates
+	// the default StorageClass.
+	storage   bool
 	berthArgs []string
 }
 
@@ -53,6 +58,7 @@ func parseFlags() options {
 	flag.StringVar(&o.binDir, "bin-dir", "", "directory of the control plane binaries (default $"+cluster.BinDirEnv+", else <repo>/_output/tools/bin)")
 	flag.BoolVar(&o.tlsBootstrap, "tls-bootstrap", true, "join berth through TLS bootstrap (a bootstrap token, rotateCertificates), as kubeadm join; false: a kubeconfig with a system:node client certificate")
 	flag.BoolVar(&o.network, "network", false, "once the node is registered, run kube-proxy (iptables mode; needs root) and CoreDNS for Services and cluster DNS, and give the node clusterDNS "+cluster.ClusterDNSIP)
+	flag.BoolVar(&o.storage, "storage", true, "with --berth, run the local volume provisioner (tools/provisioner) for the node, its volumes under <cluster dir>/volumes, and create the default StorageClass "+cluster.DefaultStorageClass+" (WaitForFirstConsumer, reclaimPolicy Delete)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's directory (certificates, etcd data, logs) after stopping")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: berth-cluster [flags] [-- berth flags...]\n")
@@ -101,6 +107,12 @@ func run(o options) error {
 		fmt.Println("berth-cluster: no --berth given: the control plane alone; Ctrl-C stops it")
 		<-ctx.Done()
 		return nil
+	}
+	if o.storage {
+		if err := c.StartStorage(ctx, o.nodeName); err != nil {
+			return fmt.Errorf("start the local volume provisioner: %w", err)
+		}
+		fmt.Printf("berth-cluster: storage ready: StorageClass %s (default) by %s, volumes under %s\n", cluster.DefaultStorageClass, cluster.LocalProvisioner, c.VolumesDir())
 	}
 	args := append(append(credArgs, "--config="+kubeletConfig,
 		"--hostname-override="+o.nodeName, "--cert-dir="+filepath.Join(c.Dir(), "kubelet-pki")), o.berthArgs...)
