@@ -1,7 +1,6 @@
 package volume
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 
@@ -109,11 +108,6 @@ func Classify(v corev1.Volume) (Kind, error) {
 	case s.CSI != nil:
 		return KindCSI, nil
 	case s.Projected != nil:
-		for _, src := range s.Projected.Sources {
-			if src.PodCertificate != nil {
-				return 0, errors.New("type projected podCertificate is not supported by berth yet")
-			}
-		}
 		return KindProjected, nil
 	}
 	return 0, fmt.Errorf("type %s is not supported by berth yet", sourceType(s))
