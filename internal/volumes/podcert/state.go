@@ -51,6 +51,11 @@ const (
 )
 
 // Upstream's messages and event reasons; upstream_test.go pins them.
+// The Denied and Failed events carry msgDeniedEvent and msgFailedEvent:
+// upstream's v1.37.2 passes the condition's reason as the format and the
+// message as an extra argument (Eventf(pod, Warning, "Denied", cond.Reason,
+// eventMessage)), so its event reads "<reason>%!(EXTRA string=...)"; berth
+// records the message upstream meant.
 const (
 	// MsgNotIssued is what a projection waiting for its first
 	// certificate fails with (the volume is not ready).
