@@ -36,6 +36,7 @@ func builtInGates() map[string]string {
 		"RestartAllContainersOnContainerExits": "berth always honours the RestartAllContainers rule action",
 		"PortForwardWebsockets":                "berth always serves port-forward over WebSockets",
 		"ExtendWebSocketsToKubelet":            "berth always serves exec, attach and port-forward over WebSockets",
+		"PodCertificateRequest":                "berth always serves projected podCertificate sources (PodCertificateRequest, GA in 1.37)",
 	}
 }
 

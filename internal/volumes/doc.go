@@ -7,6 +7,8 @@
 //	subpath       subPath mounts, opened without following a pod's links
 //	objectcache   the configMaps and secrets volumes and the environment are
 //	              made of
+//	podcert       the keys, PodCertificateRequests and certificates of
+//	              projected podCertificate sources, and their refresh
 //	transient     which failures clear on their own, and how they are retried
 //	csi           the node side of CSI: the plugin manager's handler of CSI
 //	              drivers (the CSINode, the Node's annotation and labels),

@@ -49,6 +49,7 @@ import (
 	"github.com/berthk8s/berth/internal/serve/server"
 	"github.com/berthk8s/berth/internal/volumes/csi"
 	"github.com/berthk8s/berth/internal/volumes/objectcache"
+	"github.com/berthk8s/berth/internal/volumes/podcert"
 	"github.com/berthk8s/berth/internal/volumes/subpath"
 	"github.com/berthk8s/berth/internal/volumes/transient"
 	"github.com/berthk8s/berth/internal/volumes/volume"
@@ -126,6 +127,9 @@ type volumeWing struct {
 	// volumes through them (both nil standalone).
 	csi     *csi.Handler
 	mounter *csi.Mounter
+	// podCerts keeps the podCertificate projections' keys and
+	// certificates (nil standalone).
+	podCerts *podcert.Manager
 }
 
 // resourceManagers are the node wing's managers that pods are admitted by
@@ -453,9 +457,12 @@ func (n *node) newVolumes(subPaths *subpath.Binder, bootID string) (*volume.Mana
 	if n.vols.mounter, err = n.newCSIMounter(); err != nil {
 		return nil, err
 	}
+	if n.vols.podCerts, err = n.newPodCerts(); err != nil {
+		return nil, err
+	}
 	v, err := volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
-		SubPaths: subPaths, CSI: n.volumeCSI(), BootID: bootID,
+		SubPaths: subPaths, CSI: n.volumeCSI(), BootID: bootID, PodCertificates: n.volumePodCerts(),
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
 				return node.Status.Allocatable

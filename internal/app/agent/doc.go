@@ -40,6 +40,8 @@
 //	                                    <root-dir>/plugins_registry, the
 //	                                    CSI drivers' handler and the
 //	                                    CSINode's initialization
+//	podcert.go                          the podCertificate projections'
+//	                                    keys and requests (cluster mode)
 //	forget.go                           the owners of per-pod state,
 //	                                    registered with internal/pod/podgone
 //	systemd.go, process.go, tracing.go, the process's edges: systemd

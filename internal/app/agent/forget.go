@@ -26,6 +26,9 @@ func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
 	route.Register("allocations", n.pods.alloc)
 	route.Register("user namespaces", n.managers.userns)
 	route.Register("volumes", n.vols.manager)
+	if n.vols.podCerts != nil { // cluster mode
+		route.Register("pod certificates", n.vols.podCerts)
+	}
 	route.Register("configMaps and secrets", n.vols.objects)
 	route.Register("cpu manager", n.managers.cpus)
 	route.Register("memory manager", n.managers.memory)

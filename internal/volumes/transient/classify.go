@@ -9,6 +9,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/volumes/objectcache"
+	"github.com/berthk8s/berth/internal/volumes/podcert"
 )
 
 // ForbiddenWindow is how long after the node first sees a pod a forbidden
@@ -63,6 +64,9 @@ func Is(err error, recent bool) bool {
 		apierrors.IsInternalError(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
 		return true
 	case errors.Is(err, objectcache.ErrNotSynced):
+		return true
+	case errors.Is(err, podcert.ErrNotIssued):
+		// A podCertificate's request the signer has not answered yet.
 		return true
 	case errors.Is(err, cri.ErrDeadlineExceeded), errors.Is(err, cri.ErrUnavailable):
 		return true

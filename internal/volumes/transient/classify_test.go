@@ -14,6 +14,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/volumes/objectcache"
+	"github.com/berthk8s/berth/internal/volumes/podcert"
 )
 
 func TestIs(t *testing.T) {
@@ -45,6 +46,7 @@ func TestIs(t *testing.T) {
 		{name: "unauthorized", err: apierrors.NewUnauthorized("who"), recent: true, want: false},
 		{name: "invalid", err: apierrors.NewBadRequest("bad"), recent: true, want: false},
 		{name: "watch not synced", err: fmt.Errorf("get configmap: %w", objectcache.ErrNotSynced), want: true},
+		{name: "pod certificate not issued yet", err: fmt.Errorf("volume \"creds\": %w", podcert.ErrNotIssued), want: true},
 		{name: "runtime deadline", err: fmt.Errorf("cri RunPodSandbox: %w", cri.ErrDeadlineExceeded), want: true},
 		{name: "runtime unavailable", err: fmt.Errorf("cri ListContainers: %w", cri.ErrUnavailable), want: true},
 		{name: "runtime not found", err: fmt.Errorf("cri ContainerStatus: %w", cri.ErrNotFound), want: false},

@@ -25,6 +25,8 @@
 //	client timeouts                  overloaded or starting
 //	objectcache.ErrNotSynced         transient: the object's watch has not
 //	                                 listed yet
+//	podcert.ErrNotIssued             transient: a podCertificate's request
+//	                                 the signer has not answered yet
 //	cri.ErrDeadlineExceeded,         transient: the runtime was slow or
 //	cri.ErrUnavailable               restarting
 //

@@ -1,12 +1,13 @@
 // Package volume sets up the volumes a pod mounts — emptyDir, hostPath,
 // configMap, secret, downwardAPI and projected (serviceAccountToken,
 // configMap, secret, downwardAPI sources, among them the kube-api-access-*
-// volume of every API pod, and clusterTrustBundle sources), inline CSI
-// volumes, image volumes (nothing on the host: the kubelet runtime pulls
-// the image, the container runtime mounts it), and persistentVolumeClaim and generic ephemeral volumes whose
-// claims are bound to hostPath, local or CSI persistent volumes (an
-// in-tree cloud source upstream migrates, as a persistent volume or
-// inline, is its CSI driver's: migration.go) — keeps
+// volume of every API pod, clusterTrustBundle and podCertificate
+// sources), inline CSI volumes, image volumes (nothing on the host: the
+// kubelet runtime pulls the image, the container runtime mounts it), and
+// persistentVolumeClaim and generic ephemeral volumes whose claims are
+// bound to hostPath, local or CSI persistent volumes (an in-tree cloud
+// source upstream migrates, as a persistent volume or inline, is its CSI
+// driver's: migration.go) — keeps
 // their content current while the pod runs, and tears them down after it
 // terminated.
 //
@@ -30,7 +31,7 @@
 //	migration.go  which in-tree sources go to their CSI drivers, and their translation
 //	claims.go     checkClaim, checkBinding, checkVolumeMode: upstream's refusals of a
 //	              claim and its volume; resolveClaim reads both from the API
-//	payload.go    Payload: (pod, fetched objects, tokens) -> files, content and modes
+//	payload.go    Payload: (pod, fetched objects, tokens, certificates) -> files, content and modes
 //	downward.go   the downward API values and their key="value" format
 //	hostpath.go   checkHostPath: the hostPath type checks over an injected stat
 //	token.go      the TokenRequest of a projected token and when to refresh it
@@ -62,10 +63,13 @@
 //	trustbundle.go the trust anchors of a projected clusterTrustBundle source, read
 //	               from the API with upstream's rules and messages
 //	ready.go       the on-disk ready marker: ownership was applied, never walk again
-//	fetch.go       configMaps and secrets from Objects (internal/volumes/objectcache), tokens with their cache;
+//	fetch.go       configMaps and secrets from Objects (internal/volumes/objectcache), tokens with their cache,
+//	               a podCertificate source's key and chain from PodCertificates
+//	               (internal/volumes/podcert: the volume is not ready until the
+//	               first certificate is issued; each refresh round asks again);
 //	               a failure that clears on its own (package transient: the node
 //	               authorizer not knowing a new pod yet, a watch not yet listed, a
-//	               throttled API) is retried there with a short back-off (200 ms,
+//	               throttled API, a certificate not issued yet) is retried there with a short back-off (200 ms,
 //	               doubling, at most 5 s), so it neither fails the pod's sync nor
 //	               waits out the pod worker's back-off; FailedMount is recorded only
 //	               once the retries are used up
@@ -88,5 +92,7 @@
 // upstream), so neither a refresh nor a restart of berth walks a volume
 // in use;
 // tokens are requested again once 80% of their lifetime passed or after a
-// day, as upstream's token manager.
+// day, as upstream's token manager; a podCertificate source's certificate
+// once its beginRefreshAt (plus jitter) passed, as upstream's
+// podcertificate manager (package podcert decides, the refresh round asks).
 package volume

@@ -20,7 +20,7 @@ import (
 func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState) (Inputs, error) {
 	in := Inputs{
 		ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}, Tokens: map[string]string{},
-		TrustAnchors: map[string][]byte{},
+		TrustAnchors: map[string][]byte{}, PodCertificates: map[string]PodCertificate{},
 	}
 	if m.cfg.NodeAllocatable != nil {
 		in.Allocatable = m.cfg.NodeAllocatable()
@@ -33,7 +33,7 @@ func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, s
 	case s.Secret != nil:
 		err = m.fetchSecret(ctx, pod, st, s.Secret.SecretName, isTrue(s.Secret.Optional), in.Secrets)
 	case s.Projected != nil:
-		for _, src := range s.Projected.Sources {
+		for i, src := range s.Projected.Sources {
 			switch {
 			case src.ConfigMap != nil:
 				err = m.fetchConfigMap(ctx, pod, st, src.ConfigMap.Name, isTrue(src.ConfigMap.Optional), in.ConfigMaps)
@@ -44,6 +44,8 @@ func (m *Manager) fetch(ctx context.Context, pod *corev1.Pod, v corev1.Volume, s
 				in.Tokens[key], err = m.token(ctx, pod, src.ServiceAccountToken, key, st)
 			case src.ClusterTrustBundle != nil:
 				in.TrustAnchors[tokenKey(v.Name, src.ClusterTrustBundle.Path)], err = m.trustAnchors(ctx, pod, st, src.ClusterTrustBundle)
+			case src.PodCertificate != nil:
+				in.PodCertificates[certKey(v.Name, i)], err = m.podCertificate(ctx, pod, st, v.Name, i)
 			}
 			if err != nil {
 				return in, err
@@ -125,6 +127,22 @@ func (m *Manager) retry(ctx context.Context, pod *corev1.Pod, st *podState, what
 			"pod", klog.KObj(pod), "operation", what, "wait", wait, "err", err)
 	}
 	return transient.Do(ctx, m.cfg.Clock, m.cfg.Retry, isTransient, logRetry, op)
+}
+
+// podCertificate returns the credential of a podCertificate source
+// (PodCertificates). While the first certificate is not issued it retries
+// for a few seconds (package transient: a signer answers within them),
+// then fails, and the volume is not ready.
+func (m *Manager) podCertificate(ctx context.Context, pod *corev1.Pod, st *podState, volume string, index int) (PodCertificate, error) {
+	if m.cfg.PodCertificates == nil {
+		return PodCertificate{}, fmt.Errorf("podCertificate source %d needs an API server (berth runs standalone)", index)
+	}
+	var cred PodCertificate
+	err := m.retry(ctx, pod, st, "pod certificate", func(ctx context.Context) (err error) {
+		cred.Key, cred.Chain, err = m.cfg.PodCertificates.Bundle(ctx, pod, volume, index)
+		return err
+	})
+	return cred, err
 }
 
 // token returns the cached token of a projected source or requests a new

@@ -31,6 +31,15 @@ type EventRecorder interface {
 	Eventf(pod *corev1.Pod, eventType, reason, messageFmt string, args ...any)
 }
 
+// PodCertificates keeps the credentials of projected podCertificate
+// sources (internal/volumes/podcert): Bundle returns the private key (PEM)
+// and certificate chain of the source at index of a pod's projected
+// volume, or why there are none yet (podcert.ErrNotIssued while the first
+// certificate is not issued).
+type PodCertificates interface {
+	Bundle(ctx context.Context, pod *corev1.Pod, volume string, index int) (key, chain []byte, err error)
+}
+
 // SubPathCleaner unmounts and removes the subPath binds of a pod (package
 // subpath).
 type SubPathCleaner interface {
@@ -68,6 +77,10 @@ type Config struct {
 	// boot is not published again after berth restarts. Empty publishes
 	// again.
 	BootID string
+	// PodCertificates gives the key and certificate chain of projected
+	// podCertificate sources (podcert.Manager); nil fails them (berth runs
+	// standalone).
+	PodCertificates PodCertificates
 	// Retry is how token requests and configMap and secret reads retry
 	// failures that clear on their own; zero Attempts means
 	// transient.DefaultPolicy.

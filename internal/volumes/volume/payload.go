@@ -26,12 +26,26 @@ type Inputs struct {
 	// TrustAnchors maps "<volume>/<path>" of a projected
 	// clusterTrustBundle source to its PEM certificates.
 	TrustAnchors map[string][]byte
+	// PodCertificates maps "<volume>/<index>" of a projected
+	// podCertificate source (certKey) to its credential.
+	PodCertificates map[string]PodCertificate
 	// Allocatable stands in for a container limit that is not set.
 	Allocatable corev1.ResourceList
 }
 
 // tokenKey names a projected serviceAccountToken source in Inputs.Tokens.
 func tokenKey(volume, path string) string { return volume + "/" + path }
+
+// certKey names a projected podCertificate source in Inputs.PodCertificates:
+// by index, as upstream's podcertificate manager (two sources may ask the
+// same signer for the same paths in different volumes).
+func certKey(volume string, index int) string { return fmt.Sprintf("%s/%d", volume, index) }
+
+// PodCertificate is the credential of a podCertificate source: the
+// private key (PEM) and the certificate chain.
+type PodCertificate struct {
+	Key, Chain []byte
+}
 
 // Payload computes the files of a configMap, secret, downwardAPI or
 // projected volume: which paths, with which content and which modes. It is
@@ -143,7 +157,7 @@ func downwardPayload(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile, mode
 func projectedPayload(pod *corev1.Pod, volume string, p *corev1.ProjectedVolumeSource, in Inputs) (atomicwriter.Payload, error) {
 	mode := modeOr(p.DefaultMode)
 	out := atomicwriter.Payload{}
-	for _, src := range p.Sources {
+	for i, src := range p.Sources {
 		var part atomicwriter.Payload
 		var err error
 		switch {
@@ -166,6 +180,12 @@ func projectedPayload(pod *corev1.Pod, volume string, p *corev1.ProjectedVolumeS
 			}
 			// Mode and owner as a token's (upstream's rule for both).
 			part = atomicwriter.Payload{src.ClusterTrustBundle.Path: tokenFile(pod, string(anchors), mode)}
+		case src.PodCertificate != nil:
+			cred, ok := in.PodCertificates[certKey(volume, i)]
+			if !ok {
+				return nil, fmt.Errorf("no pod certificate for source %d", i)
+			}
+			part = podCertificateFiles(pod, src.PodCertificate, cred, mode)
 		default:
 			return nil, fmt.Errorf("projected source of an unsupported type")
 		}
@@ -177,6 +197,24 @@ func projectedPayload(pod *corev1.Pod, volume string, p *corev1.ProjectedVolumeS
 		}
 	}
 	return out, nil
+}
+
+// podCertificateFiles are the files of a podCertificate source, each at
+// the path the source names: the credential bundle (the key, then the
+// chain), the key, the chain; mode and owner as a token's (upstream's rule
+// for all three).
+func podCertificateFiles(pod *corev1.Pod, src *corev1.PodCertificateProjection, cred PodCertificate, mode int32) atomicwriter.Payload {
+	out := atomicwriter.Payload{}
+	if src.CredentialBundlePath != "" {
+		out[src.CredentialBundlePath] = tokenFile(pod, string(cred.Key)+string(cred.Chain), mode)
+	}
+	if src.KeyPath != "" {
+		out[src.KeyPath] = tokenFile(pod, string(cred.Key), mode)
+	}
+	if src.CertificateChainPath != "" {
+		out[src.CertificateChainPath] = tokenFile(pod, string(cred.Chain), mode)
+	}
+	return out
 }
 
 // tokenFile is a projected token file: with an fsGroup or a user all

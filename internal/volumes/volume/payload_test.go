@@ -152,7 +152,7 @@ func TestClassify(t *testing.T) {
 		{name: "trust bundle", source: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{}}}}},
 			want: KindProjected},
 		{name: "pod certificate", source: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{PodCertificate: &corev1.PodCertificateProjection{}}}}},
-			wantErr: "type projected podCertificate is not supported by berth yet"},
+			want: KindProjected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

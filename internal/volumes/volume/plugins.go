@@ -1,7 +1,6 @@
 package volume
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 
@@ -123,11 +122,6 @@ func Classify(v corev1.Volume) (Kind, error) {
 	case migratedPlugin(nil, &v) != "":
 		return KindMigrated, nil
 	case s.Projected != nil:
-		for _, src := range s.Projected.Sources {
-			if src.PodCertificate != nil {
-				return 0, errors.New("type projected podCertificate is not supported by berth yet")
-			}
-		}
 		return KindProjected, nil
 	}
 	return 0, fmt.Errorf("type %s is not supported by berth yet", sourceType(s))
