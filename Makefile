@@ -20,6 +20,8 @@
 #   make containerd2  build only containerd 2.x and its runc shim (tools/containerd2)
 #   make bench   berth and the upstream kubelet side by side (docs/performance.md);
 #                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
+#   make e2e-slow  the end-to-end checks that wait on the API's own clocks
+#                (a pod certificate's refresh: about 10 minutes), not in make test
 #   make conformance-smoke  the few conformance specs make test runs
 #   make conformance  the upstream e2e [NodeConformance] specs against a berth
 #                node (KUBELET=upstream: the upstream kubelet); builds e2e.test
@@ -51,7 +53,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run check lint upstream-src test unit e2e difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench conformance conformance-smoke
+.PHONY: all build node run check lint upstream-src test unit e2e e2e-slow difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench conformance conformance-smoke
 
 all: build
 
@@ -92,6 +94,10 @@ E2E_PKGS ?= ./test/e2e/... ./test/cluster/... ./internal/platform/cri/critest/..
 # lock after the run.
 e2e:
 	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m $(E2E_PKGS)
+
+# The end-to-end checks make test leaves out for their length (BERTH_E2E_SLOW).
+e2e-slow: node control-plane-tools
+	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 BERTH_E2E_SLOW=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m -run 'TestPodCertificateVolume' ./test/e2e/
 
 # The conformance smoke set alone (make test runs it).
 conformance-smoke:

@@ -240,7 +240,14 @@ func TestPodCertificateVolume(t *testing.T) {
 		t.Errorf("the denied pod: %v, %v; want Pending", p.Status.Phase, err)
 	}
 
-	// The refresh: not before beginRefreshAt, within refreshWait.
+	// The refresh: not before beginRefreshAt, within refreshWait. The API
+	// puts it at least 5 minutes away, so make test leaves it to the unit
+	// tests (podcert's TestRefresh, the volume manager's
+	// TestPodCertificateRefresh) and make e2e-slow waits for it here.
+	if os.Getenv("BERTH_E2E_SLOW") != "1" {
+		t.Logf("the refresh (%v away at most) is checked by make e2e-slow (BERTH_E2E_SLOW=1)", refreshWait)
+		return
+	}
 	t.Logf("waiting up to %v for the refresh", refreshWait)
 	start := time.Now()
 	deadline := start.Add(refreshWait)
