@@ -171,7 +171,7 @@ func (m *Mounter) SetUp(ctx context.Context, pod *corev1.Pod, v Volume) (Publish
 	}
 	log := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "volume", v.SpecName, "driver", v.Driver, "volumeHandle", handle)
 	ctx = klog.NewContext(ctx, log)
-	pub, err := m.setUp(ctx, pod, v, handle)
+	pub, err := m.setUp(ctx, pod, v, handle, false)
 	if err != nil {
 		return Published{}, fmt.Errorf("set up CSI volume %q: %w", v.SpecName, err)
 	}
@@ -179,7 +179,31 @@ func (m *Mounter) SetUp(ctx context.Context, pod *corev1.Pod, v Volume) (Publish
 	return pub, nil
 }
 
-func (m *Mounter) setUp(ctx context.Context, pod *corev1.Pod, v Volume, handle string) (Published, error) {
+// Republish publishes a volume SetUp published before again, without
+// staging it, when its CSIDriver has requiresRepublish (so that the
+// driver gets fresh service account tokens), as upstream's remount of
+// such volumes on the pod's syncs; it reports whether it did.
+func (m *Mounter) Republish(ctx context.Context, pod *corev1.Pod, v Volume) (bool, error) {
+	again, err := m.RequiresRepublish(ctx, v)
+	if err != nil || !again {
+		return false, err
+	}
+	if pod == nil {
+		return false, fmt.Errorf("republish CSI volume %q: no pod", v.SpecName)
+	}
+	if err := checkNames(pod.UID, v.SpecName, v.Driver); err != nil {
+		return false, fmt.Errorf("republish CSI volume %q: %w", v.SpecName, err)
+	}
+	handle := v.handle(pod.UID)
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "volume", v.SpecName, "driver", v.Driver, "volumeHandle", handle))
+	if _, err := m.setUp(ctx, pod, v, handle, true); err != nil {
+		return false, fmt.Errorf("republish CSI volume %q: %w", v.SpecName, err)
+	}
+	return true, nil
+}
+
+// setUp stages (unless republish: staged before) and publishes v.
+func (m *Mounter) setUp(ctx context.Context, pod *corev1.Pod, v Volume, handle string, republish bool) (Published, error) {
 	if _, ok := m.cfg.Drivers.Driver(v.Driver); !ok {
 		return Published{}, fmt.Errorf(msgNoDriver, v.Driver)
 	}
@@ -218,8 +242,10 @@ func (m *Mounter) setUp(ctx context.Context, pod *corev1.Pod, v Volume, handle s
 	p := publication{pod: pod, v: v, handle: handle, publishContext: publishContext, policy: policy, caps: caps}
 	if !v.Inline && caps.StageUnstageVolume {
 		p.staging = stagingDir(m.cfg.PluginsDir, v.Driver, handle)
-		if err := m.stage(ctx, client, p); err != nil {
-			return Published{}, err
+		if !republish {
+			if err := m.stage(ctx, client, p); err != nil {
+				return Published{}, err
+			}
 		}
 	}
 	if err := m.publish(ctx, client, p); err != nil {

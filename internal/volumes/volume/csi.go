@@ -22,6 +22,9 @@ const csiPlugin = "kubernetes.io~csi"
 // CSI publishes and unpublishes CSI volumes (csi.Mounter).
 type CSI interface {
 	SetUp(ctx context.Context, pod *corev1.Pod, v csi.Volume) (csi.Published, error)
+	// Republish publishes a published volume again when its driver asks
+	// (requiresRepublish), reporting whether it did.
+	Republish(ctx context.Context, pod *corev1.Pod, v csi.Volume) (bool, error)
 	TearDown(ctx context.Context, target string) error
 }
 
@@ -59,14 +62,19 @@ func persistentCSI(c *claimed) csi.Volume {
 // in this boot of the machine (its marker holds the boot ID) is not
 // published again, so a restart of berth publishes nothing twice; after a
 // reboot it is. The pod's fsGroup is applied when the driver's
-// fsGroupPolicy gives it to the kubelet and the volume is writable.
-func (m *Manager) setUpCSI(ctx context.Context, pod *corev1.Pod, volName string, v csi.Volume) (string, error) {
+// fsGroupPolicy gives it to the kubelet and the volume is writable. On a
+// refresh round a published volume is published again if its driver asks
+// (requiresRepublish: fresh tokens), as upstream remounts it each sync.
+func (m *Manager) setUpCSI(ctx context.Context, pod *corev1.Pod, volName string, v csi.Volume, refresh bool) (string, error) {
 	if m.cfg.CSI == nil {
 		return "", errors.New("CSI volumes need an API server (berth runs standalone)")
 	}
 	target := csi.TargetDir(m.cfg.PodsDir, pod.UID, v.SpecName)
 	marker := readyMarker(m.cfg.PodsDir, pod.UID, volName)
 	if published, err := m.publishedThisBoot(marker); err != nil || published {
+		if err == nil && refresh {
+			_, err = m.cfg.CSI.Republish(ctx, pod, v)
+		}
 		return target, err
 	}
 	pub, err := m.cfg.CSI.SetUp(ctx, pod, v)

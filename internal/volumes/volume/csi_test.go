@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/volumes/csi"
@@ -19,13 +20,14 @@ import (
 // fakeCSI records what the volume manager asks of the CSI mounter; a
 // publication creates the target directory, as a driver does.
 type fakeCSI struct {
-	mu        sync.Mutex // guards the fields below
-	setUps    []csi.Volume
-	tearDowns []string
-	published csi.Published
-	setUpErr  error
-	downErr   error
-	podsDir   string
+	mu          sync.Mutex // guards the fields below
+	setUps      []csi.Volume
+	republishes []csi.Volume
+	tearDowns   []string
+	published   csi.Published
+	setUpErr    error
+	downErr     error
+	podsDir     string
 }
 
 func (f *fakeCSI) SetUp(_ context.Context, pod *corev1.Pod, v csi.Volume) (csi.Published, error) {
@@ -39,6 +41,15 @@ func (f *fakeCSI) SetUp(_ context.Context, pod *corev1.Pod, v csi.Volume) (csi.P
 		return csi.Published{}, err
 	}
 	return f.published, nil
+}
+
+// Republish records the republication of a volume its driver wants
+// republished (every one, here).
+func (f *fakeCSI) Republish(_ context.Context, _ *corev1.Pod, v csi.Volume) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.republishes = append(f.republishes, v)
+	return true, nil
 }
 
 func (f *fakeCSI) TearDown(_ context.Context, target string) error {
@@ -237,5 +248,32 @@ func TestCSIStandalone(t *testing.T) {
 	_, err := e.m.SetUp(context.Background(), inlineCSIPod(false))
 	if want := `volume "scratch": CSI volumes need an API server (berth runs standalone)`; errString(err) != want {
 		t.Errorf("SetUp() error = %v, want %s", err, want)
+	}
+}
+
+// TestCSIRepublishOnRefresh: a published CSI volume is not set up again
+// on the pod's syncs; a refresh round asks the mounter to republish it
+// (which it does when the driver wants it: requiresRepublish).
+func TestCSIRepublishOnRefresh(t *testing.T) {
+	pvc, pv := boundClaim("c", "pv-csi", corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "mock.csi", VolumeHandle: "vol-1"}})
+	e, f := csiEnv(t, csi.Published{})
+	for _, o := range []runtime.Object{pvc, pv} {
+		if err := e.client.Tracker().Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	pod := claimPod(pvcSource("c", false))
+	for range 2 {
+		if _, err := e.m.SetUp(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(f.setUps) != 1 || len(f.republishes) != 0 {
+		t.Fatalf("after two syncs: %d set-ups, %d republications; want 1 and 0", len(f.setUps), len(f.republishes))
+	}
+	e.m.refresh(ctx, false)
+	if len(f.setUps) != 1 || len(f.republishes) != 1 || f.republishes[0].Handle != "vol-1" {
+		t.Errorf("after a refresh: set-ups %v, republications %v; want vol-1 republished once", f.setUps, f.republishes)
 	}
 }

@@ -52,15 +52,15 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 	case KindHostPath:
 		return setUpHostPath(v.HostPath)
 	case KindClaim:
-		return m.setUpClaim(ctx, pod, v, st)
+		return m.setUpClaim(ctx, pod, v, st, refresh)
 	case KindCSI:
-		return m.setUpCSI(ctx, pod, v.Name, inlineCSI(pod, v))
+		return m.setUpCSI(ctx, pod, v.Name, inlineCSI(pod, v), refresh)
 	case KindMigrated:
 		cv, err := migratedInlineCSI(ctx, pod, v)
 		if err != nil {
 			return "", err
 		}
-		return m.setUpCSI(ctx, pod, v.Name, cv)
+		return m.setUpCSI(ctx, pod, v.Name, cv, refresh)
 	case KindImage:
 		return "", nil // no host directory: the runtime mounts the image
 	}
