@@ -68,6 +68,12 @@ type Config struct {
 	// boot is not published again after berth restarts. Empty publishes
 	// again.
 	BootID string
+	// Expander expands CSI volumes on the node when their claims grow
+	// (csi.Mounter); nil expands nothing.
+	Expander CSIExpander
+	// ClaimRecorder gets the events about claims of their expansion; nil
+	// records none.
+	ClaimRecorder ClaimEventRecorder
 	// Retry is how token requests and configMap and secret reads retry
 	// failures that clear on their own; zero Attempts means
 	// transient.DefaultPolicy.
@@ -300,6 +306,9 @@ func (m *Manager) refreshPod(ctx context.Context, st *podState) {
 // recordFailure records a FailedMount warning once per distinct message.
 func (m *Manager) recordFailure(pod *corev1.Pod, st *podState, volume string, err error) {
 	msg := fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", volume, err)
+	if whole, ok := isVolumeError(err); ok {
+		msg = whole
+	}
 	if st.reported[msg] || m.cfg.Recorder == nil {
 		return
 	}

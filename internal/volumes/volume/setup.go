@@ -52,9 +52,9 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 	case KindHostPath:
 		return setUpHostPath(v.HostPath)
 	case KindClaim:
-		return m.setUpClaim(ctx, pod, v, st)
+		return m.setUpClaim(ctx, pod, v, st, refresh)
 	case KindCSI:
-		return m.setUpCSI(ctx, pod, v.Name, inlineCSI(pod, v))
+		return m.setUpCSI(ctx, pod, v.Name, inlineCSI(pod, v), nil)
 	case KindImage:
 		return "", nil // no host directory: the runtime mounts the image
 	}
