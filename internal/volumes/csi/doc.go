@@ -2,9 +2,10 @@
 // CSI drivers (upstream's pkg/volume/csi RegistrationHandler and
 // pkg/volume/csi/nodeinfomanager), the registry of the drivers registered
 // on the node, a client of a driver's node service, and the Mounter that
-// stages, publishes and tears down the CSI volumes of pods for the volume
-// manager (upstream's csiAttacher MountDevice and UnmountDevice, and
-// csiMountMgr SetUpAt and TearDownAt).
+// stages, publishes, expands and tears down the CSI volumes of pods for
+// the volume manager (upstream's csiAttacher MountDevice and
+// UnmountDevice, csiMountMgr SetUpAt and TearDownAt, and csiPlugin
+// NodeExpand).
 //
 //	handler.go     Config, New, Handler: ValidatePlugin, RegisterPlugin,
 //	               DeRegisterPlugin (pluginmanager.Handler)
@@ -28,6 +29,9 @@
 //	teardown.go    TearDown: unpublish, and unstage after the last
 //	               publication; the walk over every publication's
 //	               vol_data.json
+//	expand.go      Expand: NodeExpandVolume of a published persistent
+//	               volume, its failures classified as upstream's
+//	               (ExpandError, FailureOf)
 //	inuse.go       VolumesInUse: the attachable volumes in use, for the
 //	               Node's status.volumesInUse
 //	apiread.go     the Mounter's reads: the CSIDriver, the

@@ -36,6 +36,12 @@
 //	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test
 //	              and the walk that applies them, inside an os.Root
 //	mount.go      the Mounter interface and the mountinfo parser
+//	resize.go     planExpansion, expansionOutcome: the node's part of a claim's
+//	              expansion, as upstream's (online when the PersistentVolume grew
+//	              past the volume's size on the node; at mount when it exceeds the
+//	              claim's status capacity; the legacy and the recovery paths)
+//	resizestatus.go the claim's status after an expansion (capacity, resize
+//	              status, resize conditions) and its patch, as upstream's resize_util
 //
 // Effects:
 //
@@ -53,6 +59,10 @@
 //	               applied when the driver's policy gives it to the kubelet;
 //	               unpublished (and unstaged after the last pod) before anything
 //	               of the pod is removed
+//	expand.go      the expansions: NodeExpandVolume (CSIExpander) right after a
+//	               publication and on Run's refresh for a published volume whose
+//	               PersistentVolume grew; the claim's status patched, upstream's
+//	               events on the pod and the claim (ClaimEventRecorder)
 //	trustbundle.go the trust anchors of a projected clusterTrustBundle source, read
 //	               from the API with upstream's rules and messages
 //	ready.go       the on-disk ready marker: ownership was applied, never walk again

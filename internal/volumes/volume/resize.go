@@ -197,11 +197,11 @@ func expansionOutcome(p expandPlan, statusCapacity resource.Quantity, r expandRe
 	if !p.Recovery {
 		switch r {
 		case resultOK:
-			out := expandOutcome{Finished: true, Succeeded: true}
+			w := writeNone // the claim has the size already
 			if statusCapacity.Cmp(p.NewSize) < 0 {
-				out.Write = writeFinished
+				w = writeFinished
 			}
-			return out
+			return expandOutcome{Finished: true, Succeeded: true, Write: w}
 		case resultNotSupported:
 			return expandOutcome{Finished: true}
 		case resultInUse:
