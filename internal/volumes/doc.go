@@ -13,8 +13,8 @@
 //	csi           the node side of CSI: the plugin manager's handler of CSI
 //	              drivers (the CSINode, the Node's annotation and labels),
 //	              the registry of drivers, a driver's node service client,
-//	              the Mounter that stages, publishes and tears down CSI
-//	              volumes
+//	              the Mounter that stages, publishes, expands and tears
+//	              down CSI volumes
 //
 // It may import podkit and platform (archtest.Wings holds it).
 package volumes

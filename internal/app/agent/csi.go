@@ -52,6 +52,15 @@ func (n *node) volumeCSI() volume.CSI {
 	return n.vols.mounter
 }
 
+// volumeExpander is the volume manager's CSI expander: nil standalone,
+// as volumeCSI.
+func (n *node) volumeExpander() volume.CSIExpander {
+	if n.vols.mounter == nil {
+		return nil
+	}
+	return n.vols.mounter
+}
+
 // volumesInUse lists the attachable CSI volumes in use for node status
 // (nodestatus.Guards, built before the mounter: none until then, and
 // standalone).

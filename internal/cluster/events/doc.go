@@ -1,6 +1,6 @@
-// Package events records Kubernetes events about pods, their containers and
-// the node, the way the upstream kubelet does (cmd/kubelet/app/server.go
-// makeEventRecorder).
+// Package events records Kubernetes events about pods, their containers,
+// claims and the node, the way the upstream kubelet does
+// (cmd/kubelet/app/server.go makeEventRecorder).
 //
 // Every event is written to berth's log. With an API client it is also sent
 // to the API server through client-go's event broadcaster
@@ -23,5 +23,6 @@
 //
 //	recorder.go   Config, New, Recorder, Eventf, ContainerEventf, NodeEventf, Shutdown
 //	refs.go       object references: pod, container field path, node
+//	claim.go      ClaimEventf: events about PersistentVolumeClaims
 //	sink.go       the rate-limited sink between the broadcaster and the API
 package events

@@ -52,7 +52,7 @@ var rules = []rule{
 	{dir: "volumes/objectcache", files: []string{"refs.go"}, also: []string{"k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	{dir: "cluster/statussync", files: []string{"plan.go", "merge.go", "patch.go"}},
 	{dir: "node/cm", files: []string{"name.go", "resources.go", "config.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
-	{dir: "volumes/volume", files: []string{"plugins.go", "payload.go", "downward.go", "token.go", "tmpfs.go", "hostpath.go"}},
+	{dir: "volumes/volume", files: []string{"plugins.go", "payload.go", "downward.go", "token.go", "tmpfs.go", "hostpath.go", "resize.go", "resizestatus.go"}},
 	{dir: "volumes/atomicwriter", files: []string{"plan.go"}},
 	// What a CSI driver's registration changes in the Node and the
 	// CSINode, and which of its versions is spoken; nodeapi.go and

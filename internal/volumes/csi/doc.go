@@ -2,9 +2,10 @@
 // CSI drivers (upstream's pkg/volume/csi RegistrationHandler and
 // pkg/volume/csi/nodeinfomanager), the registry of the drivers registered
 // on the node, a client of a driver's node service, and the Mounter that
-// stages, publishes and tears down the CSI volumes of pods for the volume
-// manager (upstream's csiAttacher MountDevice and UnmountDevice, and
-// csiMountMgr SetUpAt and TearDownAt).
+// stages, publishes, expands and tears down the CSI volumes of pods for
+// the volume manager (upstream's csiAttacher MountDevice and
+// UnmountDevice, csiMountMgr SetUpAt and TearDownAt, and csiPlugin
+// NodeExpand).
 //
 //	handler.go     Config, New, Handler: ValidatePlugin, RegisterPlugin,
 //	               DeRegisterPlugin (pluginmanager.Handler)
@@ -31,6 +32,9 @@
 //	stats.go       VolumeStats: a volume's usage from its driver's
 //	               NodeGetVolumeStats (GET_VOLUME_STATS), as upstream's
 //	               metricsCsi
+//	expand.go      Expand: NodeExpandVolume of a published persistent
+//	               volume, its failures classified as upstream's
+//	               (ExpandError, FailureOf)
 //	inuse.go       VolumesInUse: the attachable volumes in use, for the
 //	               Node's status.volumesInUse
 //	apiread.go     the Mounter's reads: the CSIDriver, the

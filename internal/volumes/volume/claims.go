@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/ephemeral"
 )
@@ -48,6 +49,12 @@ type claimed struct {
 	// in-tree source is migrated (migratePV).
 	volume   *corev1.PersistentVolume
 	readOnly bool // the pod's volume asks for it read-only
+	// size is the volume's size on the node (resize.go): the claim's
+	// status capacity when resolved, the size it was expanded to since.
+	size resource.Quantity
+	// expandInUse: the driver cannot expand the volume while the pod
+	// has it; expandFailedFinal: an expansion failed with a final error.
+	expandInUse, expandFailedFinal bool
 }
 
 // checkClaim decides whether a claim can be used now, with upstream's
@@ -157,5 +164,5 @@ func (m *Manager) resolveClaim(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 	if pv, err = migratePV(ctx, pv); err != nil {
 		return nil, fail(err)
 	}
-	return &claimed{claim: pvc, volume: pv, readOnly: readOnly}, nil
+	return &claimed{claim: pvc, volume: pv, readOnly: readOnly, size: storageOf(pvc.Status.Capacity)}, nil
 }

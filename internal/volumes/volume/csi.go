@@ -62,10 +62,12 @@ func persistentCSI(c *claimed) csi.Volume {
 // in this boot of the machine (its marker holds the boot ID) is not
 // published again, so a restart of berth publishes nothing twice; after a
 // reboot it is. The pod's fsGroup is applied when the driver's
-// fsGroupPolicy gives it to the kubelet and the volume is writable. On a
-// refresh round a published volume is published again if its driver asks
-// (requiresRepublish: fresh tokens), as upstream remounts it each sync.
-func (m *Manager) setUpCSI(ctx context.Context, pod *corev1.Pod, volName string, v csi.Volume, refresh bool) (string, error) {
+// fsGroupPolicy gives it to the kubelet and the volume is writable;
+// then afterPublish (nil: nothing) runs, and its failure fails the
+// set-up before the marker is written. On a refresh round a published
+// volume is published again if its driver asks (requiresRepublish: fresh
+// tokens), as upstream remounts it each sync.
+func (m *Manager) setUpCSI(ctx context.Context, pod *corev1.Pod, volName string, v csi.Volume, refresh bool, afterPublish func(context.Context) error) (string, error) {
 	if m.cfg.CSI == nil {
 		return "", errors.New("CSI volumes need an API server (berth runs standalone)")
 	}
@@ -84,6 +86,11 @@ func (m *Manager) setUpCSI(ctx context.Context, pod *corev1.Pod, volName string,
 	if fsGroup, onRootMismatch := fsGroupOf(pod); fsGroup != nil && pub.ApplyFSGroup && !v.ReadOnly {
 		if err := setOwnershipAt(target, *fsGroup, false, onRootMismatch); err != nil {
 			return "", fmt.Errorf("set ownership: %w", err)
+		}
+	}
+	if afterPublish != nil {
+		if err := afterPublish(ctx); err != nil {
+			return "", err
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(marker), 0o750); err != nil {

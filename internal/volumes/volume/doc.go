@@ -43,6 +43,12 @@
 //	statvolumes.go StatVolume: the claim (local, CSI) and inline CSI volumes whose plugin
 //	              reports their usage, with their claim's name; Manager.StatVolumes lists
 //	              what each pod's last successful SetUp published, never waiting on a set-up
+//	resize.go     planExpansion, expansionOutcome: the node's part of a claim's
+//	              expansion, as upstream's (online when the PersistentVolume grew
+//	              past the volume's size on the node; at mount when it exceeds the
+//	              claim's status capacity; the legacy and the recovery paths)
+//	resizestatus.go the claim's status after an expansion (capacity, resize
+//	              status, resize conditions) and its patch, as upstream's resize_util
 //
 // Effects:
 //
@@ -60,6 +66,10 @@
 //	               applied when the driver's policy gives it to the kubelet;
 //	               unpublished (and unstaged after the last pod) before anything
 //	               of the pod is removed
+//	expand.go      the expansions: NodeExpandVolume (CSIExpander) right after a
+//	               publication and on Run's refresh for a published volume whose
+//	               PersistentVolume grew; the claim's status patched, upstream's
+//	               events on the pod and the claim (ClaimEventRecorder)
 //	trustbundle.go the trust anchors of a projected clusterTrustBundle source, read
 //	               from the API with upstream's rules and messages
 //	ready.go       the on-disk ready marker: ownership was applied, never walk again

@@ -81,6 +81,12 @@ type Config struct {
 	// podCertificate sources (podcert.Manager); nil fails them (berth runs
 	// standalone).
 	PodCertificates PodCertificates
+	// Expander expands CSI volumes on the node when their claims grow
+	// (csi.Mounter); nil expands nothing.
+	Expander CSIExpander
+	// ClaimRecorder gets the events about claims of their expansion; nil
+	// records none.
+	ClaimRecorder ClaimEventRecorder
 	// Retry is how token requests and configMap and secret reads retry
 	// failures that clear on their own; zero Attempts means
 	// transient.DefaultPolicy.
@@ -315,6 +321,9 @@ func (m *Manager) refreshPod(ctx context.Context, st *podState) {
 // recordFailure records a FailedMount warning once per distinct message.
 func (m *Manager) recordFailure(pod *corev1.Pod, st *podState, volume string, err error) {
 	msg := fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", volume, err)
+	if whole, ok := isVolumeError(err); ok {
+		msg = whole
+	}
 	if st.reported[msg] || m.cfg.Recorder == nil {
 		return
 	}

@@ -20,7 +20,8 @@ const localVolumePlugin = "kubernetes.io~local-volume"
 // setUpClaim sets up the volume of a persistentVolumeClaim or generic
 // ephemeral volume and returns its host directory. The claim is resolved
 // to its persistent volume once per pod (a bound claim stays bound to the
-// same volume); later calls only check the volume is still in place.
+// same volume); later calls only check the volume is still in place
+// (and, on a refresh, whether a CSI volume must be expanded).
 func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volume, st *podState, refresh bool) (string, error) {
 	c := st.claims[v.Name]
 	if c == nil {
@@ -37,7 +38,7 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 	case src.Local != nil:
 		return m.setUpLocal(pod, v, c)
 	case src.CSI != nil:
-		return m.setUpCSI(ctx, pod, v.Name, persistentCSI(c), refresh)
+		return m.setUpCSIClaim(ctx, pod, v, c, refresh)
 	}
 	return "", fmt.Errorf("PersistentVolume %s: type %s is not supported by berth yet", c.volume.Name, persistentSourceType(src))
 }

@@ -54,13 +54,13 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 	case KindClaim:
 		return m.setUpClaim(ctx, pod, v, st, refresh)
 	case KindCSI:
-		return m.setUpCSI(ctx, pod, v.Name, inlineCSI(pod, v), refresh)
+		return m.setUpCSI(ctx, pod, v.Name, inlineCSI(pod, v), refresh, nil)
 	case KindMigrated:
 		cv, err := migratedInlineCSI(ctx, pod, v)
 		if err != nil {
 			return "", err
 		}
-		return m.setUpCSI(ctx, pod, v.Name, cv, refresh)
+		return m.setUpCSI(ctx, pod, v.Name, cv, refresh, nil)
 	case KindImage:
 		return "", nil // no host directory: the runtime mounts the image
 	}
