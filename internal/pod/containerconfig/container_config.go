@@ -28,6 +28,9 @@ type ContainerParams struct {
 	// Mounts are the container's volumeMounts, resolved (kuberuntime's
 	// resolveMounts).
 	Mounts []*runtimeapi.Mount
+	// Devices are the container's volumeDevices, resolved (kuberuntime's
+	// deviceSpecs).
+	Devices []*runtimeapi.Device
 	// Node holds the node settings of the Linux resources and security.
 	Node Node
 	// Env is the container's environment, resolved (kuberuntime's
@@ -88,6 +91,7 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 	cfg.Linux.Resources.CpusetMems = p.CPUSetMems
 	targetPIDNamespace(security.NamespaceOptions, p.TargetID)
 	cfg.Mounts = append(cfg.Mounts, p.Mounts...)
+	cfg.Devices = p.Devices
 	if p.TerminationMessageHostPath != "" && c.TerminationMessagePath != "" {
 		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{
 			HostPath:      p.TerminationMessageHostPath,

@@ -168,9 +168,13 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	if err != nil {
 		return nil, err
 	}
+	devices, err := deviceSpecs(pod, c, t.Volumes)
+	if err != nil {
+		return nil, err
+	}
 	params := containerconfig.ContainerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
-		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Node: m.node, Env: env.Envs, Vars: env.Vars,
+		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Devices: devices, Node: m.node, Env: env.Envs, Vars: env.Vars,
 		UserNamespace: t.UserNamespace, TargetID: t.TargetID,
 	}
 	if m.cfg.CPUs != nil {

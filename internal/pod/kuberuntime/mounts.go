@@ -42,9 +42,6 @@ type mountVolumes struct {
 // volumes. It is pure: subPathExpr is expanded with the container's
 // environment, as upstream.
 func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes mountVolumes, vars map[string]string) ([]mountSpec, error) {
-	if len(c.VolumeDevices) > 0 {
-		return nil, errors.New("volumeDevices (block volumes) are not supported yet")
-	}
 	out := make([]mountSpec, 0, len(c.VolumeMounts))
 	for i, vm := range c.VolumeMounts {
 		dir, ok := volumes.Dirs[vm.Name]
@@ -71,6 +68,26 @@ func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes mountVolumes, vars
 		readOnly := vm.ReadOnly || forcedReadOnly(pod, vm.Name)
 		out = append(out, mountSpec{Volume: vm.Name, Index: i, VolumeDir: dir, Image: image, SubPath: sub,
 			ContainerPath: vm.MountPath, ReadOnly: readOnly, Propagation: prop})
+	}
+	return out, nil
+}
+
+// deviceSpecs resolves a container's volumeDevices against the pod's
+// set-up block volumes (each a link to its device): read-write with mknod
+// ("mrw"), read-only ("r") when the claim asks, as upstream's
+// makeBlockVolumes.
+func deviceSpecs(pod *corev1.Pod, c *corev1.Container, dirs map[string]string) ([]*runtimeapi.Device, error) {
+	var out []*runtimeapi.Device
+	for _, vd := range c.VolumeDevices {
+		host, ok := dirs[vd.Name]
+		if !ok || host == "" {
+			return nil, fmt.Errorf("volume %q of volumeDevice %q is not set up", vd.Name, vd.DevicePath)
+		}
+		perm := "mrw"
+		if forcedReadOnly(pod, vd.Name) {
+			perm = "r"
+		}
+		out = append(out, &runtimeapi.Device{ContainerPath: vd.DevicePath, HostPath: host, Permissions: perm})
 	}
 	return out, nil
 }

@@ -195,3 +195,25 @@ func TestMountsOfWrittenVolumesAreReadOnly(t *testing.T) {
 		t.Errorf("subPath of a configMap: specs = %+v, %v; want read-only", specs, err)
 	}
 }
+
+// TestDeviceSpecs: a volumeDevice is its block volume's link, read-write
+// with mknod unless the claim is read-only, as upstream's
+// makeBlockVolumes; a volume not set up fails the container.
+func TestDeviceSpecs(t *testing.T) {
+	for _, readOnly := range []bool{false, true} {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "disk", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c", ReadOnly: readOnly}}}}}}
+		c := &corev1.Container{Name: "app", VolumeDevices: []corev1.VolumeDevice{{Name: "disk", DevicePath: "/dev/xvda"}}}
+		got, err := deviceSpecs(pod, c, map[string]string{"disk": "/pods/u/volumeDevices/kubernetes.io~local-volume/pv"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		perm := map[bool]string{false: "mrw", true: "r"}[readOnly]
+		if len(got) != 1 || got[0].GetContainerPath() != "/dev/xvda" || got[0].GetHostPath() != "/pods/u/volumeDevices/kubernetes.io~local-volume/pv" || got[0].GetPermissions() != perm {
+			t.Errorf("read-only %v: devices %v, want /dev/xvda from the link with %q", readOnly, got, perm)
+		}
+		if _, err := deviceSpecs(pod, c, map[string]string{}); err == nil || !strings.Contains(err.Error(), `volume "disk" of volumeDevice "/dev/xvda" is not set up`) {
+			t.Errorf("a device not set up: %v", err)
+		}
+	}
+}

@@ -101,9 +101,6 @@ func checkVolumeMode(pod *corev1.Pod, name string, pv *corev1.PersistentVolume) 
 	if device && mode != corev1.PersistentVolumeBlock {
 		return fmt.Errorf(msgModeInDevices, name, mode)
 	}
-	if device {
-		return fmt.Errorf("volume %s: volumeMode Block (volumeDevices) is not supported by berth yet", name)
-	}
 	return nil
 }
 

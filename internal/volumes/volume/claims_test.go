@@ -105,7 +105,7 @@ func TestCheckVolumeMode(t *testing.T) {
 		{"default mounted", mounted, nil, ""},
 		{"block mounted", mounted, block, "volume data has volumeMode Block, but is specified in volumeMounts"},
 		{"filesystem as device", device, fs, "volume data has volumeMode Filesystem, but is specified in volumeDevices"},
-		{"block as device", device, block, "volume data: volumeMode Block (volumeDevices) is not supported by berth yet"},
+		{"block as device", device, block, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pv := &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{VolumeMode: tc.mode}}

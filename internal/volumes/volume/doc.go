@@ -13,7 +13,9 @@
 //
 // Layout, as upstream: PodsDir/<uid>/volumes/<plugin>/<name>, with plugin
 // kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api, ~projected,
-// kubernetes.io~local-volume/<pv name> for local persistent volumes and
+// kubernetes.io~local-volume/<pv name> for local persistent volumes (of
+// volumeMode Block: a link to the device at
+// PodsDir/<uid>/volumeDevices/kubernetes.io~local-volume/<pv name>, block.go) and
 // kubernetes.io~csi/<pv or volume name>/mount for CSI volumes (published
 // there by their driver through internal/volumes/csi).
 // hostPath volumes (inline or persistent) are the host path itself.

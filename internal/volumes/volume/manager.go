@@ -214,6 +214,10 @@ func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 	if err := m.tearDownDir(ctx, filepath.Join(podDir, "volumes")); err != nil {
 		return err
 	}
+	// Links to block devices only: RemoveAll follows no symlink.
+	if err := os.RemoveAll(filepath.Join(podDir, volumeDevicesDir)); err != nil {
+		return fmt.Errorf("remove volume device links: %w", err)
+	}
 	markers := readyMarkers(m.cfg.PodsDir, uid)
 	if err := os.RemoveAll(markers); err != nil {
 		return fmt.Errorf("remove ready markers %q: %w", markers, err)

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -32,6 +31,12 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 		st.claims[v.Name] = c
 	}
 	src := c.volume.Spec.PersistentVolumeSource
+	if isBlock(c.volume) {
+		if src.Local != nil {
+			return m.setUpLocalBlock(pod, c)
+		}
+		return "", fmt.Errorf("PersistentVolume %s: type %s of volumeMode Block is not supported by berth yet", c.volume.Name, persistentSourceType(src))
+	}
 	switch {
 	case src.HostPath != nil:
 		return setUpHostPath(src.HostPath)
@@ -51,8 +56,8 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 // formats and mounts) is refused.
 func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (string, error) {
 	pv := c.volume
-	if pv.Name == "" || pv.Name == "." || pv.Name == ".." || strings.ContainsRune(pv.Name, '/') {
-		return "", fmt.Errorf("local PersistentVolume %q: the name cannot name its mount point", pv.Name)
+	if err := checkPVName(pv.Name); err != nil {
+		return "", err
 	}
 	path := pv.Spec.Local.Path
 	info, err := os.Stat(path)
@@ -92,9 +97,13 @@ func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (stri
 }
 
 // persistentSourceType names the set field of a PersistentVolume's source
-// berth does not serve, by its JSON name.
+// by its JSON name, for the errors of the sources (or modes) berth does
+// not serve.
 func persistentSourceType(s corev1.PersistentVolumeSource) string {
 	return firstSet([]named{
+		{s.HostPath != nil, "hostPath"},
+		{s.Local != nil, "local"},
+		{s.CSI != nil, "csi"},
 		{s.NFS != nil, "nfs"},
 		{s.ISCSI != nil, "iscsi"},
 		{s.FC != nil, "fc"},

@@ -54,8 +54,8 @@ func statVolumesOf(pod *corev1.Pod, claims map[string]*claimed) []StatVolume {
 			out = append(out, StatVolume{Name: v.Name, CSI: &c})
 		case KindClaim:
 			c := claims[v.Name]
-			if c == nil {
-				continue // not used by any container: not set up
+			if c == nil || isBlock(c.volume) {
+				continue // not used by any container (not set up), or a block device: no filesystem to report
 			}
 			name, _, _ := claimName(pod, v)
 			sv := StatVolume{Name: v.Name, Claim: name}
