@@ -38,6 +38,7 @@
 //	hostpath.go   checkHostPath: the hostPath type checks over an injected stat
 //	token.go      the TokenRequest of a projected token and when to refresh it
 //	tmpfs.go      which volumes live on tmpfs and the tmpfs size
+//	hugepages.go  the page size of an emptyDir of medium HugePages (hugetlbfs)
 //	nested.go     mount points of volumes mounted beneath a read-only one
 //	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test
 //	              and the walk that applies them, inside an os.Root

@@ -39,6 +39,14 @@ func (f *fakeMounter) MountTmpfs(target string, size int64) error {
 	return nil
 }
 
+// MountHugetlbfs records a hugetlbfs as a mount of size -3.
+func (f *fakeMounter) MountHugetlbfs(target, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mounts[target] = -3
+	return nil
+}
+
 // BindMount records a bind as a mount of size -1 (-2 when read-only).
 func (f *fakeMounter) BindMount(source, target string, readOnly bool) error {
 	f.mu.Lock()

@@ -10,12 +10,16 @@ import (
 )
 
 // Mounter mounts and unmounts the tmpfs that backs secret and projected
-// volumes and emptyDir volumes of medium Memory, and the bind mounts of
-// local persistent volumes.
+// volumes and emptyDir volumes of medium Memory, the hugetlbfs of emptyDir
+// volumes of medium HugePages, and the bind mounts of local persistent
+// volumes.
 type Mounter interface {
 	// MountTmpfs mounts a tmpfs on target; sizeBytes 0 means the kernel's
 	// default size.
 	MountTmpfs(target string, sizeBytes int64) error
+	// MountHugetlbfs mounts a hugetlbfs of pages of pageSize (a
+	// quantity: "2Mi") on target.
+	MountHugetlbfs(target, pageSize string) error
 	// BindMount binds the directory source on target, read-only when
 	// readOnly.
 	BindMount(source, target string, readOnly bool) error

@@ -24,6 +24,14 @@ func (SysMounter) MountTmpfs(target string, sizeBytes int64) error {
 	return nil
 }
 
+// MountHugetlbfs implements Mounter, as upstream's (nodev, pagesize=).
+func (SysMounter) MountHugetlbfs(target, pageSize string) error {
+	if err := syscall.Mount("nodev", target, "hugetlbfs", 0, "pagesize="+pageSize); err != nil {
+		return fmt.Errorf("mount hugetlbfs (pagesize %s) on %q: %w", pageSize, target, err)
+	}
+	return nil
+}
+
 // BindMount implements Mounter: a bind mount, remounted read-only when
 // readOnly (a bind mount takes no flags of its own at first).
 func (SysMounter) BindMount(source, target string, readOnly bool) error {

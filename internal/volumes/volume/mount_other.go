@@ -17,6 +17,9 @@ func (SysMounter) BindMount(string, string, bool) error { return errNotLinux }
 // MountTmpfs implements Mounter.
 func (SysMounter) MountTmpfs(string, int64) error { return errNotLinux }
 
+// MountHugetlbfs implements Mounter.
+func (SysMounter) MountHugetlbfs(string, string) error { return errNotLinux }
+
 // Unmount implements Mounter.
 func (SysMounter) Unmount(string) error { return errNotLinux }
 

@@ -163,13 +163,23 @@ func (m *Manager) prepareDir(dir string, kind Kind, pod *corev1.Pod, v corev1.Vo
 	if err != nil {
 		return false, err
 	}
-	if tmpfs {
+	var hugePages string
+	if kind == KindEmptyDir && isHugePagesMedium(v.EmptyDir.Medium) {
+		if hugePages, err = hugePageSize(v.EmptyDir.Medium, pod); err != nil {
+			return false, err
+		}
+	}
+	if tmpfs || hugePages != "" {
 		mounted, err := m.cfg.Mounter.IsMountPoint(dir)
 		if err != nil {
 			return false, fmt.Errorf("check mount %q: %w", dir, err)
 		}
 		if !mounted {
-			if err := m.cfg.Mounter.MountTmpfs(dir, size); err != nil {
+			mount := func() error { return m.cfg.Mounter.MountTmpfs(dir, size) }
+			if hugePages != "" {
+				mount = func() error { return m.cfg.Mounter.MountHugetlbfs(dir, hugePages) }
+			}
+			if err := mount(); err != nil {
 				return false, err
 			}
 			fresh = true

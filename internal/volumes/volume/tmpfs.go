@@ -25,6 +25,8 @@ func tmpfsSize(kind Kind, pod *corev1.Pod, v corev1.Volume, nodeAllocatable *res
 		return false, 0, nil
 	case v.EmptyDir.Medium == corev1.StorageMediumMemory:
 		sizeLimit = v.EmptyDir.SizeLimit
+	case isHugePagesMedium(v.EmptyDir.Medium):
+		return false, 0, nil // hugetlbfs (hugePageSize)
 	default:
 		return false, 0, fmt.Errorf("emptyDir medium %s is not supported by berth yet", v.EmptyDir.Medium)
 	}

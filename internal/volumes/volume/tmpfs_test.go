@@ -43,7 +43,8 @@ func TestTmpfsSize(t *testing.T) {
 		{name: "memory nothing known", kind: KindEmptyDir, pod: noLimit, volume: memDir(""), wantTmpfs: true, wantSize: 0},
 		{name: "secret bounded by pod", kind: KindSecret, pod: testPod(), volume: secretVolume("s", nil, false), alloc: alloc, wantTmpfs: true, wantSize: mi(64)},
 		{name: "init container larger", kind: KindProjected, pod: withInit, volume: kubeAPIAccess(), wantTmpfs: true, wantSize: mi(144)},
-		{name: "hugepages", kind: KindEmptyDir, pod: testPod(), volume: corev1.Volume{VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumHugePages}}}, wantErr: true},
+		{name: "hugepages (hugetlbfs, not tmpfs)", kind: KindEmptyDir, pod: testPod(), volume: corev1.Volume{VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumHugePages}}}},
+		{name: "unknown medium", kind: KindEmptyDir, pod: testPod(), volume: corev1.Volume{VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "Disk"}}}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
