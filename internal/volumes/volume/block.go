@@ -26,13 +26,9 @@ func isBlock(pv *corev1.PersistentVolume) bool {
 // mounted, formatted or owned: the device is the container's as it is.
 func (m *Manager) setUpLocalBlock(pod *corev1.Pod, c *claimed) (string, error) {
 	pv := c.volume
-	if err := checkPVName(pv.Name); err != nil {
-		return "", err
-	}
-	path := pv.Spec.Local.Path
-	info, err := os.Stat(path)
+	path, info, err := statLocal(pv)
 	if err != nil {
-		return "", fmt.Errorf("local PersistentVolume %s: %w", pv.Name, err)
+		return "", err
 	}
 	if info.Mode()&fs.ModeDevice == 0 || info.Mode()&fs.ModeCharDevice != 0 {
 		return "", fmt.Errorf("local PersistentVolume %s of volumeMode Block: %q is not a block device", pv.Name, path)
@@ -51,6 +47,19 @@ func (m *Manager) setUpLocalBlock(pod *corev1.Pod, c *claimed) (string, error) {
 		return "", fmt.Errorf("link volume device: %w", err)
 	}
 	return link, nil
+}
+
+// statLocal checks a local persistent volume's name and stats its path.
+func statLocal(pv *corev1.PersistentVolume) (string, fs.FileInfo, error) {
+	if err := checkPVName(pv.Name); err != nil {
+		return "", nil, err
+	}
+	path := pv.Spec.Local.Path
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("local PersistentVolume %s: %w", pv.Name, err)
+	}
+	return path, info, nil
 }
 
 // checkPVName refuses a persistent volume name that cannot be one path

@@ -56,13 +56,9 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 // formats and mounts) is refused.
 func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (string, error) {
 	pv := c.volume
-	if err := checkPVName(pv.Name); err != nil {
-		return "", err
-	}
-	path := pv.Spec.Local.Path
-	info, err := os.Stat(path)
+	path, info, err := statLocal(pv)
 	if err != nil {
-		return "", fmt.Errorf("local PersistentVolume %s: %w", pv.Name, err)
+		return "", err
 	}
 	if !info.IsDir() {
 		return "", fmt.Errorf("local PersistentVolume %s: %q is not a directory; a block device mounted as a filesystem is not supported by berth yet", pv.Name, path)
