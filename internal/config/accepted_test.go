@@ -26,10 +26,9 @@ func TestAcceptedSettings(t *testing.T) {
 			want: []string{"volumePluginDir"},
 		},
 		{
-			name:   "mounter path",
+			name:   "mounter path (honoured: nfs volumes)",
 			mutate: func(*kubeletconfigv1beta1.KubeletConfiguration) {},
 			args:   []string{"--experimental-mounter-path=/home/kubernetes/containerized_mounter/mounter"},
-			want:   []string{"--experimental-mounter-path"},
 		},
 	}
 	for _, tt := range tests {

@@ -45,19 +45,9 @@ type Config struct {
 	NodeName string `json:"nodeName"`
 	// NodeIPs is --node-ip: empty, one IP, or an IPv4/IPv6 pair.
 	NodeIPs []net.IP `json:"nodeIPs,omitempty"`
-	// CloudProvider is --cloud-provider: "" or CloudProviderExternal, the
-	// only values upstream v1.37 has.
-	CloudProvider string `json:"cloudProvider,omitempty"`
-	// RuntimeCgroups is --runtime-cgroups: the runtime's cgroup (an
-	// absolute cgroupfs name, "" unknown), whose stats are the "runtime"
-	// system container's; as upstream v1.37 with a remote runtime, berth
-	// does not move the runtime.
-	RuntimeCgroups string `json:"runtimeCgroups,omitempty"`
-	// AllocatableIgnoreEviction is --experimental-allocatable-ignore-eviction:
-	// the hard eviction thresholds are not reserved from allocatable, and
-	// the eviction manager has no allocatableMemory.available threshold
-	// (AllocatableEvictionHard, EvictionEnforceNodeAllocatable).
-	AllocatableIgnoreEviction bool `json:"allocatableIgnoreEviction,omitempty"`
+	// LegacyFlags are upstream's KubeletFlags that have no configuration
+	// field (embedded: its fields are the Config's, in JSON too).
+	LegacyFlags
 
 	RootDir                string `json:"rootDir"`
 	CertDir                string `json:"certDir"`
@@ -105,6 +95,27 @@ type Config struct {
 	// TopologyManagerOptions are topologyManagerPolicyOptions, parsed and
 	// checked against their gates; nil with topologyManagerPolicy none.
 	TopologyManagerOptions *topology.Options `json:"topologyManagerOptions,omitempty"`
+}
+
+// LegacyFlags are the settings of upstream's KubeletFlags without a
+// KubeletConfiguration field.
+type LegacyFlags struct {
+	// CloudProvider is --cloud-provider: "" or CloudProviderExternal, the
+	// only values upstream v1.37 has.
+	CloudProvider string `json:"cloudProvider,omitempty"`
+	// RuntimeCgroups is --runtime-cgroups: the runtime's cgroup (an
+	// absolute cgroupfs name, "" unknown), whose stats are the "runtime"
+	// system container's; as upstream v1.37 with a remote runtime, berth
+	// does not move the runtime.
+	RuntimeCgroups string `json:"runtimeCgroups,omitempty"`
+	// AllocatableIgnoreEviction is --experimental-allocatable-ignore-eviction:
+	// the hard eviction thresholds are not reserved from allocatable, and
+	// the eviction manager has no allocatableMemory.available threshold
+	// (AllocatableEvictionHard, EvictionEnforceNodeAllocatable).
+	AllocatableIgnoreEviction bool `json:"allocatableIgnoreEviction,omitempty"`
+	// MounterPath is --experimental-mounter-path: the mount binary nfs
+	// volumes are mounted with ("" : mount from PATH), as upstream.
+	MounterPath string `json:"mounterPath,omitempty"`
 }
 
 // Env is everything Load reads from outside the process. OSEnv returns the
@@ -294,6 +305,7 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 		flagProblem("runtime-cgroups", err)
 	}
 	cfg.AllocatableIgnoreEviction = flags.unbound("experimental-allocatable-ignore-eviction") == "true"
+	cfg.MounterPath = flags.unbound("experimental-mounter-path")
 	if cfg.NodeIPs, err = parseNodeIPs(flags.NodeIP); err != nil {
 		flagProblem("node-ip", err)
 	}

@@ -39,3 +39,21 @@ func TestAllocatableIgnoreEviction(t *testing.T) {
 		}
 	}
 }
+
+// TestMounterPath: --experimental-mounter-path is the mount binary of nfs
+// volumes, "" by default.
+func TestMounterPath(t *testing.T) {
+	for args, want := range map[string]string{"": "", "--experimental-mounter-path=/home/kubernetes/containerized_mounter/mounter": "/home/kubernetes/containerized_mounter/mounter"} {
+		var flags []string
+		if args != "" {
+			flags = []string{args}
+		}
+		cfg, err := Load(context.Background(), parseFlags(t, flags), testEnv("node-a"))
+		if err != nil {
+			t.Fatalf("%v: %v", flags, err)
+		}
+		if cfg.MounterPath != want {
+			t.Errorf("%v: MounterPath %q, want %q", flags, cfg.MounterPath, want)
+		}
+	}
+}

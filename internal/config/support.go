@@ -229,7 +229,7 @@ func plainFlagSupport() []FieldSupport {
 		{"--minimum-container-ttl-duration", Honoured, "container GC: a dead container created more recently is kept"},
 		{"--maximum-dead-containers-per-container", Honoured, "container GC: dead instances kept per pod and container (negative: no limit)"},
 		{"--maximum-dead-containers", Honoured, "container GC: dead containers kept on the node (negative: no limit)"},
-		{"--experimental-mounter-path", Accepted, "the mount binary for volumes mounted with mount(8) (nfs, cephfs, glusterfs, ...): berth mounts no such volume; a pod that uses one fails to mount with \"type nfs is not supported by berth yet\" (a FailedMount event)"},
+		{"--experimental-mounter-path", Honoured, "the mount binary nfs volumes are mounted with, as upstream (\"\": mount from PATH)"},
 		{"--experimental-allocatable-ignore-eviction", Honoured, "true: the hard eviction thresholds are not reserved from the node's allocatable, and the eviction manager has no allocatableMemory.available threshold, as upstream"},
 		{"--runtime-cgroups", Honoured, "an absolute cgroup name: the runtime's cgroup, reported as the \"runtime\" system container of /stats/summary (as upstream with a remote runtime, berth does not move the runtime)"},
 		{"--image-credential-provider-config", Honoured, "the CredentialProviderConfig (file or directory; kubelet.config.k8s.io v1, v1beta1, v1alpha1), validated at load; tokenAttributes (service account token mode) is refused"},

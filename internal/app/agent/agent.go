@@ -463,7 +463,7 @@ func (n *node) newVolumes(subPaths *subpath.Binder, bootID string) (*volume.Mana
 	v, err := volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
 		SubPaths: subPaths, CSI: n.volumeCSI(), Expander: n.volumeExpander(), ClaimRecorder: cl.recorder, BootID: bootID,
-		PodCertificates: n.volumePodCerts(),
+		PodCertificates: n.volumePodCerts(), Mounter: volume.SysMounter{MounterPath: n.cfg.MounterPath},
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
 				return node.Status.Allocatable

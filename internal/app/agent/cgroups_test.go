@@ -52,7 +52,7 @@ func TestStatsSystemCgroups(t *testing.T) {
 		{"both", "/runtime", "/system", map[string]string{"runtime": "/runtime", "misc": "/system"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := &config.Config{RuntimeCgroups: tc.runtime}
+			cfg := &config.Config{LegacyFlags: config.LegacyFlags{RuntimeCgroups: tc.runtime}}
 			cfg.Kubelet.SystemCgroups = tc.system
 			if diff := cmp.Diff(tc.want, statsSystemCgroups(cfg)); diff != "" {
 				t.Errorf("statsSystemCgroups (-want +got):\n%s", diff)

@@ -44,6 +44,13 @@ func (m *memMounter) MountHugetlbfs(target, _ string) error {
 	return nil
 }
 
+func (m *memMounter) MountNFS(_, target string, _ []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mounts[target] = true
+	return nil
+}
+
 func (m *memMounter) BindMount(_, target string, _ bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

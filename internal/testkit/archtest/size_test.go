@@ -29,7 +29,7 @@ var oversize = map[string]int{
 	"internal/config/support.go:kubeletFieldSupport": 130,
 	"internal/config/configflags.go:configFlags":     112,
 	// The configuration itself: one field per setting.
-	"internal/config/config.go:Config": 26,
+	"internal/config/config.go:Config": 24,
 	// The runtime manager's config and the node status inputs: to split
 	// by concern (issue #23).
 	"internal/pod/kuberuntime/manager.go:Config":   33,

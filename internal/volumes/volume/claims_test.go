@@ -218,10 +218,10 @@ func TestGenericEphemeralClaim(t *testing.T) {
 // TestClaimOnUnservedVolume: a persistent volume of a type berth does not
 // serve is named in the error.
 func TestClaimOnUnservedVolume(t *testing.T) {
-	pvc, pv := boundClaim("c", "pv1", corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs", Path: "/export"}})
+	pvc, pv := boundClaim("c", "pv1", corev1.PersistentVolumeSource{ISCSI: &corev1.ISCSIPersistentVolumeSource{TargetPortal: "t", IQN: "i"}})
 	e := newEnv(t, pvc, pv)
 	_, err := e.m.SetUp(context.Background(), claimPod(pvcSource("c", false)))
-	if want := `volume "data": PersistentVolume pv1: type nfs is not supported by berth yet`; errString(err) != want {
+	if want := `volume "data": PersistentVolume pv1: type iscsi is not supported by berth yet`; errString(err) != want {
 		t.Errorf("SetUp() error = %v, want %s", err, want)
 	}
 }

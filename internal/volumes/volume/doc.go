@@ -13,6 +13,7 @@
 //
 // Layout, as upstream: PodsDir/<uid>/volumes/<plugin>/<name>, with plugin
 // kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api, ~projected,
+// ~nfs (mounted with mount(8)),
 // kubernetes.io~local-volume/<pv name> for local persistent volumes (of
 // volumeMode Block: a link to the device at
 // PodsDir/<uid>/volumeDevices/kubernetes.io~local-volume/<pv name>, block.go) and
@@ -39,6 +40,7 @@
 //	token.go      the TokenRequest of a projected token and when to refresh it
 //	tmpfs.go      which volumes live on tmpfs and the tmpfs size
 //	hugepages.go  the page size of an emptyDir of medium HugePages (hugetlbfs)
+//	nfs.go        nfsMount: an nfs volume's source and options, as upstream's
 //	nested.go     mount points of volumes mounted beneath a read-only one
 //	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test
 //	              and the walk that applies them, inside an os.Root

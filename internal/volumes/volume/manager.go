@@ -62,7 +62,8 @@ type Config struct {
 	NodeName string
 	// Recorder gets FailedMount warnings; nil records nothing.
 	Recorder EventRecorder
-	// Mounter mounts tmpfs; nil means SysMounter.
+	// Mounter mounts tmpfs, hugetlbfs, nfs and binds; nil means
+	// SysMounter{}.
 	Mounter Mounter
 	// NodeAllocatable, when set, gives the values of downward API limits a
 	// container does not set.
@@ -253,9 +254,10 @@ func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
 			}
 			klog.FromContext(ctx).V(4).Info("Unmounted volume", "path", dir)
 		}
-		// A bind mount shows data that outlives the pod: its mount point
-		// must be empty once unmounted, or nothing below it is removed.
-		if filepath.Base(filepath.Dir(dir)) == localVolumePlugin {
+		// A bind or nfs mount shows data that outlives the pod: its mount
+		// point must be empty once unmounted, or nothing below it is
+		// removed.
+		if plugin := filepath.Base(filepath.Dir(dir)); plugin == localVolumePlugin || plugin == nfsPlugin {
 			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("remove volume mount point %q: %w", dir, err)
 			}

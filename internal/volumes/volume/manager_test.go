@@ -30,6 +30,7 @@ type fakeMounter struct {
 	mu      sync.Mutex // guards mounts and unmounts
 	mounts  map[string]int64
 	unmount []string
+	nfs     map[string]string // target: "source options"
 }
 
 func (f *fakeMounter) MountTmpfs(target string, size int64) error {
@@ -44,6 +45,19 @@ func (f *fakeMounter) MountHugetlbfs(target, _ string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.mounts[target] = -3
+	return nil
+}
+
+// MountNFS records an nfs mount as a mount of size -4, its source and
+// options in nfs.
+func (f *fakeMounter) MountNFS(source, target string, options []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mounts[target] = -4
+	if f.nfs == nil {
+		f.nfs = map[string]string{}
+	}
+	f.nfs[target] = source + " " + strings.Join(options, ",")
 	return nil
 }
 
@@ -313,7 +327,7 @@ func TestSetUpErrors(t *testing.T) {
 	e.m.cfg.Client, e.m.cfg.Objects = nil, nil // standalone
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{
-		{Name: "data", VolumeSource: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs", Path: "/x"}}},
+		{Name: "data", VolumeSource: corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "t", IQN: "i"}}},
 		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
 		kubeAPIAccess(),
 		{Name: "ok", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -321,7 +335,7 @@ func TestSetUpErrors(t *testing.T) {
 	for range 2 {
 		paths, err := e.m.SetUp(ctx, pod)
 		want := strings.Join([]string{
-			`volume "data": type nfs is not supported by berth yet`,
+			`volume "data": type iscsi is not supported by berth yet`,
 			`volume "cfg": configmap "cfg" needs an API server (berth runs standalone)`,
 			`volume "kube-api-access-abcde": token of service account "sa" needs an API server (berth runs standalone)`,
 		}, "\n")
@@ -333,7 +347,7 @@ func TestSetUpErrors(t *testing.T) {
 		}
 	}
 	wantEvents := []string{
-		`Warning FailedMount MountVolume.SetUp failed for volume "data" : type nfs is not supported by berth yet`,
+		`Warning FailedMount MountVolume.SetUp failed for volume "data" : type iscsi is not supported by berth yet`,
 		`Warning FailedMount MountVolume.SetUp failed for volume "cfg" : configmap "cfg" needs an API server (berth runs standalone)`,
 		`Warning FailedMount MountVolume.SetUp failed for volume "kube-api-access-abcde" : token of service account "sa" needs an API server (berth runs standalone)`,
 	}

@@ -11,8 +11,8 @@ import (
 
 // Mounter mounts and unmounts the tmpfs that backs secret and projected
 // volumes and emptyDir volumes of medium Memory, the hugetlbfs of emptyDir
-// volumes of medium HugePages, and the bind mounts of local persistent
-// volumes.
+// volumes of medium HugePages, nfs volumes, and the bind mounts of local
+// persistent volumes.
 type Mounter interface {
 	// MountTmpfs mounts a tmpfs on target; sizeBytes 0 means the kernel's
 	// default size.
@@ -20,6 +20,9 @@ type Mounter interface {
 	// MountHugetlbfs mounts a hugetlbfs of pages of pageSize (a
 	// quantity: "2Mi") on target.
 	MountHugetlbfs(target, pageSize string) error
+	// MountNFS mounts the nfs export source ("server:/path") on target
+	// with options, through mount(8) and its nfs helper.
+	MountNFS(source, target string, options []string) error
 	// BindMount binds the directory source on target, read-only when
 	// readOnly.
 	BindMount(source, target string, readOnly bool) error

@@ -3,6 +3,8 @@
 package volume
 
 import (
+	mountutils "k8s.io/mount-utils"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +14,11 @@ import (
 )
 
 // SysMounter mounts with mount(2). Safe for concurrent use.
-type SysMounter struct{}
+type SysMounter struct {
+	// MounterPath is the mount(8) binary nfs volumes are mounted with
+	// (--experimental-mounter-path); "" finds mount in PATH.
+	MounterPath string
+}
 
 var _ Mounter = SysMounter{}
 
@@ -28,6 +34,15 @@ func (SysMounter) MountTmpfs(target string, sizeBytes int64) error {
 func (SysMounter) MountHugetlbfs(target, pageSize string) error {
 	if err := syscall.Mount("nodev", target, "hugetlbfs", 0, "pagesize="+pageSize); err != nil {
 		return fmt.Errorf("mount hugetlbfs (pagesize %s) on %q: %w", pageSize, target, err)
+	}
+	return nil
+}
+
+// MountNFS implements Mounter with k8s.io/mount-utils, as upstream's nfs
+// plugin mounts (mount -t nfs, the options not logged).
+func (s SysMounter) MountNFS(source, target string, options []string) error {
+	if err := mountutils.New(s.MounterPath).MountSensitiveWithoutSystemd(source, target, "nfs", options, nil); err != nil {
+		return fmt.Errorf("mount nfs %s on %q: %w", source, target, err)
 	}
 	return nil
 }

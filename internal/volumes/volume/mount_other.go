@@ -5,7 +5,11 @@ package volume
 import "errors"
 
 // SysMounter mounts nothing outside Linux.
-type SysMounter struct{}
+type SysMounter struct {
+	// MounterPath is the mount(8) binary nfs volumes are mounted with
+	// (--experimental-mounter-path); "" finds mount in PATH.
+	MounterPath string
+}
 
 var _ Mounter = SysMounter{}
 
@@ -19,6 +23,9 @@ func (SysMounter) MountTmpfs(string, int64) error { return errNotLinux }
 
 // MountHugetlbfs implements Mounter.
 func (SysMounter) MountHugetlbfs(string, string) error { return errNotLinux }
+
+// MountNFS implements Mounter.
+func (SysMounter) MountNFS(string, string, []string) error { return errNotLinux }
 
 // Unmount implements Mounter.
 func (SysMounter) Unmount(string) error { return errNotLinux }

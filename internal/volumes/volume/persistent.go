@@ -42,6 +42,8 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 		return setUpHostPath(src.HostPath)
 	case src.Local != nil:
 		return m.setUpLocal(pod, v, c)
+	case src.NFS != nil:
+		return m.setUpNFS(pod, c.volume.Name, src.NFS, c.readOnly, c.volume.Spec.MountOptions)
 	case src.CSI != nil:
 		return m.setUpCSIClaim(ctx, pod, v, c, refresh)
 	}

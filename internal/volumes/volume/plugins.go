@@ -29,6 +29,8 @@ const (
 	// served by the plugin's CSI driver as the translation gives it
 	// (migratedInlineCSI).
 	KindMigrated
+	// KindNFS is an inline nfs volume, mounted with mount(8) (setUpNFS).
+	KindNFS
 	// KindImage is an image volume: nothing on the host; the kubelet
 	// runtime pulls the image and the container runtime mounts it
 	// read-only (upstream's kubernetes.io/image plugin does nothing either).
@@ -52,6 +54,8 @@ func (k Kind) PluginDir() string {
 		return "kubernetes.io~projected"
 	case KindCSI, KindMigrated:
 		return csiPlugin
+	case KindNFS:
+		return nfsPlugin
 	}
 	return ""
 }
@@ -94,6 +98,9 @@ func ForcedReadOnly(v corev1.Volume) bool {
 	if c := v.CSI; c != nil && c.ReadOnly != nil && *c.ReadOnly {
 		return true
 	}
+	if n := v.NFS; n != nil && n.ReadOnly {
+		return true
+	}
 	kind, err := Classify(v)
 	return err == nil && (kind.Atomic() || kind == KindImage)
 }
@@ -119,6 +126,8 @@ func Classify(v corev1.Volume) (Kind, error) {
 		return KindCSI, nil
 	case s.Image != nil:
 		return KindImage, nil
+	case s.NFS != nil:
+		return KindNFS, nil
 	case migratedPlugin(nil, &v) != "":
 		return KindMigrated, nil
 	case s.Projected != nil:

@@ -61,6 +61,8 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 			return "", err
 		}
 		return m.setUpCSI(ctx, pod, v.Name, cv, refresh, nil)
+	case KindNFS:
+		return m.setUpNFS(pod, v.Name, v.NFS, v.NFS.ReadOnly, nil)
 	case KindImage:
 		return "", nil // no host directory: the runtime mounts the image
 	}
