@@ -31,6 +31,9 @@ type ContainerParams struct {
 	// Devices are the container's volumeDevices, resolved (kuberuntime's
 	// deviceSpecs).
 	Devices []*runtimeapi.Device
+	// ExtraGroups are the supplemental groups the pod's volumes add (their
+	// PersistentVolumes' pv.beta.kubernetes.io/gid), after the pod's own.
+	ExtraGroups []int64
 	// Node holds the node settings of the Linux resources and security.
 	Node Node
 	// Env is the container's environment, resolved (kuberuntime's
@@ -62,7 +65,7 @@ type ContainerParams struct {
 // configuration errors (CreateContainerConfigError).
 func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 	pod, c := p.Pod, p.Container
-	security, err := containerSecurity(pod, c, p.Node, p.UserNamespace)
+	security, err := containerSecurity(pod, c, p.Node, p.UserNamespace, p.ExtraGroups)
 	if err != nil {
 		return nil, err
 	}

@@ -130,6 +130,10 @@ type SandboxParams struct {
 	// CgroupParent is the pod's cgroup (internal/node/cm, in the cgroup
 	// driver's form), or "" for the runtime's default.
 	CgroupParent string
+	// ExtraGroups are the supplemental groups the pod's volumes add
+	// (ContainerParams.ExtraGroups); the sandbox gets them only when the
+	// pod has a security context, as upstream's.
+	ExtraGroups []int64
 	// Resources shape the sandbox's and the overhead's Linux resources.
 	Resources ResourceSettings
 	// UserNamespace is the pod's own user namespace (hostUsers: false),

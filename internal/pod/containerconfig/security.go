@@ -180,7 +180,7 @@ func podGroups(psc *corev1.PodSecurityContext) ([]int64, runtimeapi.Supplemental
 // (upstream determineEffectiveSecurityContext). runAsNonRoot is checked
 // against the image's user by VerifyRunAsNonRoot, not here. AppArmor
 // profiles are refused (CreateContainerConfigError) rather than dropped.
-func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node, userns *UserNamespace) (*runtimeapi.LinuxContainerSecurityContext, error) {
+func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node, userns *UserNamespace, extraGroups []int64) (*runtimeapi.LinuxContainerSecurityContext, error) {
 	e := effectiveSecurity(pod, c)
 	if e.AppArmorProfile != nil {
 		return nil, errors.New("appArmorProfile is not supported yet")
@@ -208,6 +208,7 @@ func containerSecurity(pod *corev1.Pod, c *corev1.Container, node Node, userns *
 		sc.RunAsGroup = &runtimeapi.Int64Value{Value: *e.RunAsGroup}
 	}
 	sc.SupplementalGroups, sc.SupplementalGroupsPolicy = podGroups(pod.Spec.SecurityContext)
+	sc.SupplementalGroups = append(sc.SupplementalGroups, extraGroups...) // upstream's order: the volumes' last
 	if caps := e.Capabilities; caps != nil {
 		sc.Capabilities = &runtimeapi.Capability{}
 		for _, c := range caps.Add {
@@ -250,6 +251,14 @@ func sandboxLinuxConfig(pod *corev1.Pod, p SandboxParams) *runtimeapi.LinuxPodSa
 		lc.SecurityContext.RunAsGroup = &runtimeapi.Int64Value{Value: *sc.RunAsGroup}
 	}
 	lc.SecurityContext.SupplementalGroups, lc.SecurityContext.SupplementalGroupsPolicy = podGroups(sc)
+	if len(p.ExtraGroups) > 0 { // upstream's sandbox order: fsGroup, the volumes', supplementalGroups
+		groups := lc.SecurityContext.SupplementalGroups[:0:0]
+		if sc.FSGroup != nil {
+			groups = append(groups, *sc.FSGroup)
+		}
+		groups = append(append(groups, p.ExtraGroups...), sc.SupplementalGroups...)
+		lc.SecurityContext.SupplementalGroups = groups
+	}
 	lc.SecurityContext.SelinuxOptions = selinuxOptions(sc.SELinuxOptions)
 	if len(sc.Sysctls) > 0 {
 		if lc.Sysctls == nil {

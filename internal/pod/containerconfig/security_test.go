@@ -188,7 +188,7 @@ func TestContainerSecurity(t *testing.T) {
 			if tt.lp != nil {
 				p = *tt.lp
 			}
-			got, err := containerSecurity(pod, &pod.Spec.Containers[0], p, nil)
+			got, err := containerSecurity(pod, &pod.Spec.Containers[0], p, nil, nil)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

@@ -65,7 +65,7 @@ func TestSyncPodEnsuresPodCgroupFirst(t *testing.T) {
 	if slices.Contains(cg.callsBefore, "RunPodSandbox") || slices.Contains(cg.callsBefore, "CreateContainer") {
 		t.Errorf("the pod cgroup was ensured after %q", cg.callsBefore)
 	}
-	cfg, _, err := e.m.sandboxConfig(context.Background(), pod, 0)
+	cfg, _, err := e.m.sandboxConfig(context.Background(), pod, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,8 @@ type startTarget struct {
 	Runtime       *runtimestate.Pod
 	// Volumes maps the pod's volume names to their host directories.
 	Volumes map[string]string
+	// ExtraGroups are the supplemental groups the pod's volumes add.
+	ExtraGroups []int64
 	// PodIPs are the sandbox's IPs (the host's for a host-network pod),
 	// primary first, for env fieldRefs.
 	PodIPs []string
@@ -174,7 +176,7 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	}
 	params := containerconfig.ContainerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
-		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Devices: devices, Node: m.node, Env: env.Envs, Vars: env.Vars,
+		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Devices: devices, ExtraGroups: t.ExtraGroups, Node: m.node, Env: env.Envs, Vars: env.Vars,
 		UserNamespace: t.UserNamespace, TargetID: t.TargetID,
 	}
 	if m.cfg.CPUs != nil {

@@ -18,7 +18,7 @@ import (
 // sandbox and for pulling images and creating containers in an existing
 // one. A pod with hostUsers: false that cannot have a user namespace
 // fails here, with upstream's message, before anything runs.
-func (m *Manager) sandboxConfig(ctx context.Context, pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, *containerconfig.UserNamespace, error) {
+func (m *Manager) sandboxConfig(ctx context.Context, pod *corev1.Pod, attempt uint32, extraGroups []int64) (*runtimeapi.PodSandboxConfig, *containerconfig.UserNamespace, error) {
 	if pod.Spec.RuntimeClassName != nil && *pod.Spec.RuntimeClassName != "" {
 		return nil, nil, fmt.Errorf("runtimeClassName %q is not supported yet", *pod.Spec.RuntimeClassName)
 	}
@@ -38,7 +38,7 @@ func (m *Manager) sandboxConfig(ctx context.Context, pod *corev1.Pod, attempt ui
 	}
 	cfg, events, err := containerconfig.Sandbox(containerconfig.SandboxParams{Pod: pod, Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, DNS: containerconfig.DNS{
 		Host: host, ClusterDNS: m.cfg.ClusterDNS, ClusterDomain: m.cfg.ClusterDomain,
-	}, DefaultSysctls: m.node.DefaultSysctls, CgroupParent: parent, Resources: m.node.Resources, UserNamespace: ns})
+	}, DefaultSysctls: m.node.DefaultSysctls, CgroupParent: parent, Resources: m.node.Resources, UserNamespace: ns, ExtraGroups: extraGroups})
 	for _, e := range events {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, e.Reason, "%s", e.Message)
 	}

@@ -47,6 +47,10 @@ type ApplyOptions struct {
 	// the volume manager set them up. A volumeMount of a volume missing
 	// here fails the container with CreateContainerConfigError.
 	Volumes map[string]string
+	// ExtraGroups are the supplemental groups the pod's volumes add (the
+	// volume manager's SupplementalGroups), for the sandbox and every
+	// container.
+	ExtraGroups []int64
 	// Pulls is the pod's image pull back-off as the previous Apply
 	// returned it (nil at first). Apply does not modify it.
 	Pulls PullBackoffs
@@ -128,7 +132,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		return res, err
 	}
 
-	sandboxCfg, ns, err := m.sandboxConfig(ctx, pod, attempt)
+	sandboxCfg, ns, err := m.sandboxConfig(ctx, pod, attempt, opts.ExtraGroups)
 	if err == nil && actions.CreateSandbox {
 		logger.V(2).Info("Creating pod sandbox", "attempt", attempt)
 		sandboxID, err = m.createSandbox(ctx, sandboxCfg)
@@ -137,7 +141,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodSandBox, "Failed to create pod sandbox: %v", criMessage(err))
 		return res, fmt.Errorf("create pod sandbox: %w", err)
 	}
-	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, UserNamespace: ns, Runtime: rt, Volumes: opts.Volumes, Pulls: res.Pulls,
+	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, UserNamespace: ns, Runtime: rt, Volumes: opts.Volumes, ExtraGroups: opts.ExtraGroups, Pulls: res.Pulls,
 		PodIPs: m.sandboxIPs(ctx, pod, rt, sandboxID, actions.CreateSandbox)}
 	m.startEphemeral(ctx, target, actions.EphemeralContainers, res.Failures)
 	for _, i := range actions.InitContainers {

@@ -48,6 +48,9 @@ type Volumes interface {
 	// SetUp mounts every volume of the pod (idempotent) and returns each
 	// volume's host directory by name.
 	SetUp(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	// SupplementalGroups are the groups the pod's set-up volumes add to
+	// its containers' (upstream's GetExtraSupplementalGroupsForPod).
+	SupplementalGroups(pod *corev1.Pod) []int64
 	// TearDown releases the volumes of a terminated pod.
 	TearDown(ctx context.Context, uid types.UID) error
 	// Update tells that the pod object changed (downward API content).
@@ -240,7 +243,10 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 	if err := os.MkdirAll(s.PodDir(pod.UID), 0o750); err != nil {
 		return podworker.SyncSteady, fmt.Errorf("create pod directory: %w", err)
 	}
-	var volumes map[string]string
+	var (
+		volumes     map[string]string
+		extraGroups []int64
+	)
 	if s.cfg.Volumes != nil && len(pod.Spec.Volumes) > 0 {
 		if t == podworker.SyncPodUpdate {
 			s.cfg.Volumes.Update(pod)
@@ -249,10 +255,10 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 		if err != nil {
 			return podworker.SyncSteady, fmt.Errorf("set up volumes of pod %q: %w", klog.KObj(pod), err)
 		}
-		volumes = v
+		volumes, extraGroups = v, s.cfg.Volumes.SupplementalGroups(pod)
 	}
 	rec.crash = plan.Backoff
-	opts := kuberuntime.ApplyOptions{Volumes: volumes, Pulls: rec.pulls}
+	opts := kuberuntime.ApplyOptions{Volumes: volumes, ExtraGroups: extraGroups, Pulls: rec.pulls}
 	if plan.Resize.PodCgroup || len(plan.Resize.Containers) > 0 {
 		opts.Actuated = actuatedPod(snap)
 	}

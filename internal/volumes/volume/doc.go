@@ -41,6 +41,7 @@
 //	tmpfs.go      which volumes live on tmpfs and the tmpfs size
 //	hugepages.go  the page size of an emptyDir of medium HugePages (hugetlbfs)
 //	nfs.go        nfsMount: an nfs volume's source and options, as upstream's
+//	gid.go        extraGroups: the supplemental groups claims' PVs add (pv.beta.kubernetes.io/gid)
 //	nested.go     mount points of volumes mounted beneath a read-only one
 //	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test
 //	              and the walk that applies them, inside an os.Root
