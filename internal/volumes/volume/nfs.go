@@ -47,19 +47,9 @@ func (m *Manager) setUpNFS(pod *corev1.Pod, name string, src *corev1.NFSVolumeSo
 	if err := checkPVName(name); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", nfsPlugin, name)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
-		return "", fmt.Errorf("create volume directory: %w", err)
-	}
-	if err := os.Mkdir(dir, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("create volume directory: %w", err)
-	}
-	mounted, err := m.cfg.Mounter.IsMountPoint(dir)
-	if err != nil {
-		return "", fmt.Errorf("check mount %q: %w", dir, err)
-	}
-	if mounted {
-		return dir, nil
+	dir, mounted, err := m.mountPoint(pod, nfsPlugin, name)
+	if err != nil || mounted {
+		return dir, err
 	}
 	source, options := nfsMount(src, readOnly, mountOptions)
 	if err := m.cfg.Mounter.MountNFS(source, dir, options); err != nil {
@@ -67,4 +57,21 @@ func (m *Manager) setUpNFS(pod *corev1.Pod, name string, src *corev1.NFSVolumeSo
 		return "", err
 	}
 	return dir, nil
+}
+
+// mountPoint makes the directory PodsDir/<uid>/volumes/<plugin>/<name> a
+// volume is mounted on, and reports whether it is mounted already.
+func (m *Manager) mountPoint(pod *corev1.Pod, plugin, name string) (string, bool, error) {
+	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", plugin, name)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
+		return "", false, fmt.Errorf("create volume directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", false, fmt.Errorf("create volume directory: %w", err)
+	}
+	mounted, err := m.cfg.Mounter.IsMountPoint(dir)
+	if err != nil {
+		return "", false, fmt.Errorf("check mount %q: %w", dir, err)
+	}
+	return dir, mounted, nil
 }

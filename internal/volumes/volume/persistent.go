@@ -2,11 +2,7 @@ package volume
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -65,16 +61,9 @@ func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (stri
 	if !info.IsDir() {
 		return "", fmt.Errorf("local PersistentVolume %s: %q is not a directory; a block device mounted as a filesystem is not supported by berth yet", pv.Name, path)
 	}
-	dir := filepath.Join(m.cfg.PodsDir, string(pod.UID), "volumes", localVolumePlugin, pv.Name)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
-		return "", fmt.Errorf("create volume directory: %w", err)
-	}
-	if err := os.Mkdir(dir, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("create volume directory: %w", err)
-	}
-	mounted, err := m.cfg.Mounter.IsMountPoint(dir)
+	dir, mounted, err := m.mountPoint(pod, localVolumePlugin, pv.Name)
 	if err != nil {
-		return "", fmt.Errorf("check mount %q: %w", dir, err)
+		return "", err
 	}
 	if !mounted {
 		if err := m.cfg.Mounter.BindMount(path, dir, c.readOnly); err != nil {
