@@ -263,7 +263,7 @@ func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
 			}
 		}
 	}
-	if err := os.RemoveAll(volumesDir); err != nil {
+	if err := removeOneFilesystem(volumesDir); err != nil {
 		return fmt.Errorf("remove volumes %q: %w", volumesDir, err)
 	}
 	return nil
