@@ -15,6 +15,7 @@ import (
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
+	"github.com/berthk8s/berth/internal/volumes/volume"
 )
 
 // Config holds what housekeeping needs.
@@ -221,7 +222,7 @@ func (h *Housekeeper) removeOrphanedDirs(ctx context.Context, gone func(types.UI
 			klog.FromContext(ctx).Error(err, "Housekeeping: tear down volumes of orphaned pod", "podUID", uid)
 			continue
 		}
-		if err := os.RemoveAll(path); err != nil {
+		if err := volume.RemoveOneFilesystem(path); err != nil {
 			klog.FromContext(ctx).Error(err, "Housekeeping: remove orphaned pod directory", "path", path)
 			continue
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/berthk8s/berth/internal/pod/prober"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
+	"github.com/berthk8s/berth/internal/volumes/volume"
 )
 
 // Runtime is what the syncer needs of the runtime manager.
@@ -384,7 +385,7 @@ func (s *Syncer) syncTerminatedPod(ctx context.Context, pod *corev1.Pod, rt *run
 			return false, fmt.Errorf("delete mirror pod of %q: %w", klog.KObj(pod), err)
 		}
 	}
-	if err := os.RemoveAll(s.PodDir(pod.UID)); err != nil {
+	if err := volume.RemoveOneFilesystem(s.PodDir(pod.UID)); err != nil {
 		return false, fmt.Errorf("remove pod directory: %w", err)
 	}
 	s.dropRecord(pod.UID)

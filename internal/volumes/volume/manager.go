@@ -263,7 +263,7 @@ func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
 			}
 		}
 	}
-	if err := removeOneFilesystem(volumesDir); err != nil {
+	if err := RemoveOneFilesystem(volumesDir); err != nil {
 		return fmt.Errorf("remove volumes %q: %w", volumesDir, err)
 	}
 	return nil

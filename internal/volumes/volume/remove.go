@@ -9,14 +9,15 @@ import (
 	"syscall"
 )
 
-// removeOneFilesystem removes dir and everything below it, as
+// RemoveOneFilesystem removes dir and everything below it (a pod's
+// directory, its volumes directory), as
 // os.RemoveAll, but never crosses into another filesystem: a directory on
 // another device than dir's (a mount tear-down missed, or one a pod made
 // with bidirectional propagation) stops the removal with an error before
 // anything of that directory is touched, as upstream's
 // RemoveDirsOneFilesystem. Symlinks are removed, never followed. An
 // absent dir is no error.
-func removeOneFilesystem(dir string) error {
+func RemoveOneFilesystem(dir string) error {
 	info, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

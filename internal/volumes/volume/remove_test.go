@@ -29,7 +29,7 @@ func TestRemoveOneFilesystem(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "d/link")); err != nil {
 		t.Fatal(err)
 	}
-	if err := removeOneFilesystem(dir); err != nil {
+	if err := RemoveOneFilesystem(dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
@@ -38,7 +38,7 @@ func TestRemoveOneFilesystem(t *testing.T) {
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("a file behind a symlink was removed: %v", err)
 	}
-	if err := removeOneFilesystem(dir); err != nil {
+	if err := RemoveOneFilesystem(dir); err != nil {
 		t.Errorf("an absent directory: %v", err)
 	}
 
@@ -57,7 +57,7 @@ func TestRemoveOneFilesystem(t *testing.T) {
 	if err := os.WriteFile(precious, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := removeOneFilesystem(dir)
+	err := RemoveOneFilesystem(dir)
 	if err == nil || !strings.Contains(err.Error(), "on another filesystem") {
 		t.Errorf("removal through a mount = %v, want a refusal", err)
 	}
