@@ -55,7 +55,8 @@ type Allocator struct {
 // of idsPerPod IDs, refusing what upstream's MakeUserNsManager refuses
 // (with its messages): a length that is not a multiple of 65536, a range
 // not aligned on idsPerPod, one that would map IDs below idsPerPod, or
-// one too small for maxPods pods.
+// one too small for maxPods pods; and, where upstream does not check, one
+// that goes past the last 32-bit ID.
 func NewAllocator(r Range, idsPerPod uint32, maxPods int) (*Allocator, error) {
 	switch {
 	case idsPerPod == 0 || idsPerPod%unitLength != 0:
@@ -65,6 +66,11 @@ func NewAllocator(r Range, idsPerPod uint32, maxPods int) (*Allocator, error) {
 	case r.First < idsPerPod:
 		// Mapping 0 would circumvent the isolation.
 		return nil, fmt.Errorf("kubelet user assigned ID %v must be greater or equal to %v", r.First, idsPerPod)
+	case uint64(r.First)+uint64(r.Length) > 1<<32:
+		// A slot past the last ID would wrap: its mapping would start at
+		// host ID 0 (issue #26, finding 4). Upstream does not check.
+		return nil, fmt.Errorf("kubelet user assigned IDs %v to %v go past the last ID, %v: a pod's IDs would wrap to host ID 0",
+			r.First, uint64(r.First)+uint64(r.Length)-1, uint32(1<<32-1))
 	case r.Length%idsPerPod != 0:
 		return nil, fmt.Errorf("kubelet user assigned IDs length %v is not a multiple of %v", r.Length, idsPerPod)
 	case r.Length/idsPerPod < uint32(max(maxPods, 0)):

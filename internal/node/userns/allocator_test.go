@@ -30,6 +30,9 @@ func TestNewAllocatorChecksTheRange(t *testing.T) {
 			wantErr: "kubelet user assigned IDs length 655361 is not a multiple of 65536"},
 		{name: "too few for maxPods", r: Range{First: 65536, Length: 65536 * 10}, idsPerPod: 65536, maxPods: 11,
 			wantErr: "kubelet user assigned IDs are not enough to support 11 pods"},
+		{name: "past the last ID", r: Range{First: 1<<32 - 65536, Length: 65536 * 2}, idsPerPod: 65536, maxPods: 1,
+			wantErr: "kubelet user assigned IDs 4294901760 to 4295032831 go past the last ID, 4294967295: a pod's IDs would wrap to host ID 0"},
+		{name: "up to the last ID", r: Range{First: 1<<32 - 65536*2, Length: 65536 * 2}, idsPerPod: 65536, maxPods: 1},
 		{name: "default range and an idsPerPod that does not divide 2^32", r: DefaultRange(3 * 65536), idsPerPod: 3 * 65536, maxPods: 1,
 			wantErr: "kubelet user assigned IDs length 4294770688 is not a multiple of 196608"},
 	} {

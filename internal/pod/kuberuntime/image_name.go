@@ -42,6 +42,16 @@ func splitTag(name string) (tag string, ok bool) {
 	return name[i+1:], true
 }
 
+// isRegistryHost reports whether the first path component of an image
+// name is its registry host, by the rule containerd and Docker share
+// (splitDockerDomain): it has a '.' or a ':', is "localhost", or has an
+// upper-case letter (which a repository path cannot). The reference check
+// and the credential lookup both ask it, so that "Registry/app:1" is
+// never taken for a Docker Hub repository.
+func isRegistryHost(component string) bool {
+	return strings.ContainsAny(component, ".:") || component == "localhost" || component != strings.ToLower(component)
+}
+
 func validateReference(image string) error {
 	name, digest, digested := strings.Cut(image, "@")
 	if digested && !digestRE.MatchString(digest) {
@@ -57,7 +67,7 @@ func validateReference(image string) error {
 		return errInvalidReference
 	}
 	parts := strings.Split(name, "/")
-	if len(parts) > 1 && (strings.ContainsAny(parts[0], ".:") || parts[0] == "localhost" || parts[0] != strings.ToLower(parts[0])) {
+	if len(parts) > 1 && isRegistryHost(parts[0]) {
 		if !domainRE.MatchString(parts[0]) {
 			return errInvalidReference
 		}

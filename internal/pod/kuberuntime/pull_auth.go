@@ -273,7 +273,7 @@ func lookupRepository(image string) string {
 		name = name[:strings.LastIndexByte(name, ':')]
 	}
 	domain, rest, found := strings.Cut(name, "/")
-	if !found || !(strings.ContainsAny(domain, ".:") || domain == "localhost") {
+	if !found || !isRegistryHost(domain) {
 		domain, rest = "docker.io", name
 	}
 	if domain == "index.docker.io" {

@@ -137,6 +137,9 @@ func TestLookupRepository(t *testing.T) {
 		"127.0.0.1:5000/private/busybox:1.0":        "127.0.0.1:5000/private/busybox",
 		"localhost/app@sha256:" + sha("x"):          "localhost/app",
 		"quay.io/coreos/etcd:v3@sha256:" + sha("y"): "quay.io/coreos/etcd",
+		// An upper-case first component is a registry host, as containerd
+		// takes it (issue #26, finding 5: it got Docker Hub credentials).
+		"Registry/app:1": "Registry/app",
 	}
 	for image, want := range tests {
 		if got := lookupRepository(image); got != want {
