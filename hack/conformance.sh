@@ -18,8 +18,14 @@
 # Settings (environment; make passes its command-line variables on):
 #   KUBELET=berth|upstream   the node's kubelet (default berth; upstream is the
 #                            kubelet v1.37.2 tools/kube builds, as make bench)
-#   CONFORMANCE_FOCUS        ginkgo --focus (default '\[NodeConformance\]')
-#   CONFORMANCE_SKIP         ginkgo --skip (default '\[Serial\]|\[Disruptive\]|\[Flaky\]')
+#   CONFORMANCE_SET          the specs: node (default) is the [NodeConformance]
+#                            set; storage is upstream's single-node storage
+#                            specs (storage_focus, storage_skip below), into
+#                            _output/conformance/$KUBELET-storage
+#   CONFORMANCE_FOCUS        ginkgo --focus (default '\[NodeConformance\]', or
+#                            the set's)
+#   CONFORMANCE_SKIP         ginkgo --skip (default '\[Serial\]|\[Disruptive\]|\[Flaky\]',
+#                            or the set's)
 #   CONFORMANCE_PROCS        parallel ginkgo processes (default 6)
 #   CONFORMANCE_TIMEOUT      ginkgo --timeout for the whole suite (default 3h)
 #   BERTH_CONTAINERD=2       the node runs on containerd 2.x (see hack/node-setup.sh)
@@ -46,8 +52,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KUBELET=${KUBELET:-berth}
-FOCUS=${CONFORMANCE_FOCUS:-'\[NodeConformance\]'}
-SKIP=${CONFORMANCE_SKIP:-'\[Serial\]|\[Disruptive\]|\[Flaky\]'}
+SET=${CONFORMANCE_SET:-node}
 PROCS=${CONFORMANCE_PROCS:-6}
 TIMEOUT=${CONFORMANCE_TIMEOUT:-3h}
 BIN=${BERTH_TOOLS_BIN:-$REPO_ROOT/_output/tools/bin}
@@ -56,6 +61,46 @@ SMOKE_LIST=$REPO_ROOT/hack/conformance-smoke.txt
 NETWORK=${CONFORMANCE_NETWORK:-1}
 CLUSTER_PID=
 ADMIN_KUBECONFIG=
+
+# storage_focus prints the focus of CONFORMANCE_SET=storage (issue 24):
+# the [sig-storage] In-tree Volumes suites of the drivers that need only
+# the node (local, hostPath, hostPathSymlink, emptydir), PersistentVolumes-local,
+# the projected volume specs of sig-storage, and sig-auth's
+# clusterTrustBundle and podCertificate projections.
+storage_focus() {
+	local -a alt=(
+		'\[sig-storage\] In-tree Volumes \[Driver: (local|hostPath|hostPathSymlink|emptydir)\] '
+		'\[sig-storage\] PersistentVolumes-local '
+		'\[sig-storage\] Projected '
+		'\[FeatureGate:ClusterTrustBundleProjection\]'
+	)
+	(IFS='|' && echo "${alt[*]}")
+}
+
+# storage_skip prints the skip of CONFORMANCE_SET=storage: the default's
+# [Serial], [Disruptive] and [Flaky]; [Slow] (each several minutes, most of
+# them two-node or stress specs; run them with CONFORMANCE_SKIP); and
+# [Feature:OffByDefault] (alpha gates the cluster leaves off). Specs that
+# need a second node, a cloud provider (gce-localssd-scsi-fs) or a
+# snapshot class skip themselves at run time.
+storage_skip() {
+	echo '\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|\[Feature:OffByDefault\]'
+}
+
+case $SET in
+node)
+	DEFAULT_FOCUS='\[NodeConformance\]'
+	DEFAULT_SKIP='\[Serial\]|\[Disruptive\]|\[Flaky\]'
+	;;
+storage)
+	DEFAULT_FOCUS=$(storage_focus)
+	DEFAULT_SKIP=$(storage_skip)
+	RUN=$RUN-storage
+	;;
+*) die "CONFORMANCE_SET=$SET: want node or storage" ;;
+esac
+FOCUS=${CONFORMANCE_FOCUS:-$DEFAULT_FOCUS}
+SKIP=${CONFORMANCE_SKIP:-$DEFAULT_SKIP}
 
 # smoke_specs prints the smoke set's spec texts, one a line.
 smoke_specs() {
