@@ -8,8 +8,10 @@
 #      the upstream kubelet), e2e.test, ginkgo and agnhost
 #      (hack/conformance-build.sh; a cold e2e.test build is long, see
 #      docs/conformance.md)
-#   3. the stand-in images the suite pulls (hack/conformance-images.sh)
-#   4. under /tmp/berth-e2e.lock for the rest of the run: berth-cluster
+#   3. under /tmp/berth-e2e.lock for the rest of the run: the stand-in
+#      images the suite pulls (hack/conformance-images.sh; under the lock,
+#      for another checkout's run imports its own under the same names),
+#      berth-cluster
 #      (the control plane on 127.0.0.1 and one node joined through TLS
 #      bootstrap, as make cluster, with kube-proxy and CoreDNS: see
 #      CONFORMANCE_NETWORK), then ginkgo running e2e.test on it, then
@@ -159,7 +161,6 @@ prepare() {
 		bash "$REPO_ROOT/hack/cluster-build.sh" --network
 	fi
 	bash "$REPO_ROOT/hack/conformance-build.sh"
-	bash "$REPO_ROOT/hack/conformance-images.sh"
 	local version
 	version=$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 	mkdir -p "$REPO_ROOT/_output/bin" "$REPO_ROOT/_output/conformance"
@@ -257,6 +258,10 @@ run_suite() {
 # locked runs under /tmp/berth-e2e.lock: cluster, suite, summary.
 locked() {
 	rm -rf "$RUN" && mkdir -p "$RUN"
+	# The stand-in images under the lock: containerd's names are shared,
+	# and a run from another checkout (make test's smoke set, say) imports
+	# its own under the same names.
+	bash "$REPO_ROOT/hack/conformance-images.sh"
 	trap stop_cluster EXIT
 	log "starting the control plane and a $KUBELET node (log: $RUN/cluster.log)"
 	local rc=0
