@@ -105,14 +105,22 @@ nsenter_shim() {
 args=()
 for a in "$@"; do
 	if [[ $a == --mount=/rootfs/proc/1/ns/mnt ]] && ! { true <"${a#--mount=}"; } 2>/dev/null; then
+		# The oldest containerd: the host's own, not one a test started
+		# (and may stop while this runs).
+		best= oldest=
 		for comm in /rootfs/proc/[0-9]*/comm; do
 			pid=${comm#/rootfs/proc/}
 			pid=${pid%/comm}
-			if [[ $(<"$comm") == containerd ]] 2>/dev/null && { true <"/rootfs/proc/$pid/ns/mnt"; } 2>/dev/null; then
-				a=--mount=/rootfs/proc/$pid/ns/mnt
-				break
+			[[ $(<"$comm") == containerd ]] 2>/dev/null || continue
+			{ true <"/rootfs/proc/$pid/ns/mnt"; } 2>/dev/null || continue
+			stat=$(<"/rootfs/proc/$pid/stat") 2>/dev/null || continue
+			read -ra f <<<"${stat##*) }"
+			start=${f[19]} # field 22, starttime
+			if [[ -z $oldest ]] || ((start < oldest)); then
+				best=$pid oldest=$start
 			fi
 		done
+		[[ -n $best ]] && a=--mount=/rootfs/proc/$best/ns/mnt
 	fi
 	args+=("$a")
 done
