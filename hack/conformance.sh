@@ -80,11 +80,11 @@ storage_focus() {
 }
 
 # storage_skip prints the skip of CONFORMANCE_SET=storage: the default's
-# [Serial], [Disruptive] and [Flaky]; [Slow] (each several minutes, most of
-# them two-node or stress specs; run them with CONFORMANCE_SKIP); and
+# [Serial], [Disruptive] and [Flaky]; [Slow] (250 specs of the focus,
+# upstream's long ones; run them with CONFORMANCE_SKIP); and
 # [Feature:OffByDefault] (alpha gates the cluster leaves off). Specs that
-# need a second node, a cloud provider (gce-localssd-scsi-fs) or a
-# snapshot class skip themselves at run time.
+# need a second node or a cloud provider (gce-localssd-scsi-fs) skip
+# themselves at run time.
 storage_skip() {
 	echo '\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|\[Feature:OffByDefault\]'
 }
