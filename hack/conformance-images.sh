@@ -86,9 +86,8 @@ add_host_binaries() {
 # storage specs' host executor (test/e2e/storage/utils/host_exec.go: a
 # privileged agnhost pod with the host's / at /rootfs) runs every command
 # on the node as `nsenter --mount=/rootfs/proc/1/ns/mnt -- ...`. On this
-# machine PID 1 (the VM's init) holds a capability root lacks
-# (CAP_SYS_RESOURCE), so nobody may open its namespaces, not even root on
-# the host: `nsenter: can't open '/rootfs/proc/1/ns/mnt': Permission
+# machine nobody may open PID 1's namespaces (the VM's init), not even
+# root on the host: `nsenter: can't open '/rootfs/proc/1/ns/mnt': Permission
 # denied`, on either kubelet. The shim enters the mount namespace of the
 # host's containerd instead, which is the host's (the one PID 1's would
 # be), and passes every call on to the host's nsenter (util-linux, in the
