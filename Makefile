@@ -25,7 +25,10 @@
 #   make conformance-smoke  the few conformance specs make test runs
 #   make conformance  the upstream e2e [NodeConformance] specs against a berth
 #                node (KUBELET=upstream: the upstream kubelet); builds e2e.test
-#                (tools/conformance, long cold); docs/conformance.md
+#                (tools/conformance, long cold); docs/conformance.md;
+#                CONFORMANCE_SET=storage: upstream's single-node storage specs
+#                (In-tree Volumes local/hostPath/hostPathSymlink/emptydir,
+#                PersistentVolumes-local, projected volumes) instead
 #   PKGS=...     limit test and unit to some packages (default ./...)
 #   BERTH_CONTAINERD=2  run, test, cluster, bench and conformance on containerd
 #                2.x built from tools/containerd2 instead of the host's
@@ -137,7 +140,9 @@ bench:
 # The upstream conformance suite's node specs on berth's development cluster
 # (hack/conformance.sh). Never part of make test: e2e.test alone is a long
 # cold build. KUBELET=upstream runs the upstream kubelet instead of berth;
-# CONFORMANCE_FOCUS, CONFORMANCE_SKIP and CONFORMANCE_PROCS narrow the run.
+# CONFORMANCE_SET=storage runs upstream's single-node storage specs instead
+# of the NodeConformance set; CONFORMANCE_FOCUS, CONFORMANCE_SKIP and
+# CONFORMANCE_PROCS narrow the run.
 KUBELET ?= berth
 conformance:
 	@KUBELET=$(KUBELET) bash hack/conformance.sh

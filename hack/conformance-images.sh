@@ -17,8 +17,9 @@
 #       bind-tools) and specs run (the lifecycle hook specs curl from their
 #       pods, the Service specs nc, the DNS specs dig); /bin/sh is bash:
 #       Debian's busybox shell runs its own applets before PATH (nc among
-#       them), where alpine's finds netcat-openbsd; entrypoint /agnhost,
-#       cmd pause
+#       them), where alpine's finds netcat-openbsd; and the host's nsenter
+#       behind a shim in /usr/local/bin (nsenter_shim, below) for the
+#       storage specs' host executor; entrypoint /agnhost, cmd pause
 #   registry.k8s.io/e2e-test-images/agnhost:2.55   the same image (AgnhostPrev)
 #   registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1
 #       the same image too: upstream's is Debian with dnsutils, and the DNS
@@ -81,6 +82,51 @@ add_host_binaries() {
 	done
 }
 
+# nsenter_shim prints the /usr/local/bin/nsenter of the agnhost image. The
+# storage specs' host executor (test/e2e/storage/utils/host_exec.go: a
+# privileged agnhost pod with the host's / at /rootfs) runs every command
+# on the node as `nsenter --mount=/rootfs/proc/1/ns/mnt -- ...`. On this
+# machine nobody may open PID 1's namespaces (the VM's init), not even
+# root on the host: `nsenter: can't open '/rootfs/proc/1/ns/mnt': Permission
+# denied`, on either kubelet. The shim enters the mount namespace of the
+# host's containerd instead, which is the host's (the one PID 1's would
+# be), and passes every call on to the host's nsenter (util-linux, in the
+# image at /usr/bin/nsenter). Not busybox's: its nsenter runs "sh" as its own
+# applet, and that shell its own losetup, whose listing the block specs
+# cannot parse; util-linux's runs the host's sh and losetup, as upstream's
+# host executor means.
+nsenter_shim() {
+	cat <<'SHIM'
+#!/bin/bash
+# berth's conformance stand-in (hack/conformance-images.sh): PID 1's
+# namespaces cannot be opened on this machine; containerd's mount namespace
+# is the host's.
+args=()
+for a in "$@"; do
+	if [[ $a == --mount=/rootfs/proc/1/ns/mnt ]] && ! { true <"${a#--mount=}"; } 2>/dev/null; then
+		# The oldest containerd: the host's own, not one a test started
+		# (and may stop while this runs).
+		best= oldest=
+		for comm in /rootfs/proc/[0-9]*/comm; do
+			pid=${comm#/rootfs/proc/}
+			pid=${pid%/comm}
+			[[ $(<"$comm") == containerd ]] 2>/dev/null || continue
+			{ true <"/rootfs/proc/$pid/ns/mnt"; } 2>/dev/null || continue
+			stat=$(<"/rootfs/proc/$pid/stat") 2>/dev/null || continue
+			read -ra f <<<"${stat##*) }"
+			start=${f[19]} # field 22, starttime
+			if [[ -z $oldest ]] || ((start < oldest)); then
+				best=$pid oldest=$start
+			fi
+		done
+		[[ -n $best ]] && a=--mount=/rootfs/proc/$best/ns/mnt
+	fi
+	args+=("$a")
+done
+exec /usr/bin/nsenter "${args[@]}"
+SHIM
+}
+
 # build_agnhost writes the agnhost image archive and prints its manifest digest.
 build_agnhost() {
 	local dir=$OUT/agnhost root=$OUT/agnhost/rootfs src
@@ -97,9 +143,12 @@ build_agnhost() {
 	echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$root/etc/passwd"
 	printf '%s\n' 'user-defined-in-image:x:1000:' 'group-defined-in-image:x:50000:user-defined-in-image' >>"$root/etc/group"
 	rm -f "$root/bin/bash" # a busybox applet, if it has one
-	add_host_binaries "$root" /bin/bash /usr/bin/curl /bin/nc.openbsd /usr/bin/dig /usr/bin/getent
+	add_host_binaries "$root" /bin/bash /usr/bin/curl /bin/nc.openbsd /usr/bin/dig /usr/bin/getent /usr/bin/nsenter
 	ln -sf nc.openbsd "$root/bin/nc"
 	ln -sf bash "$root/bin/sh" # busybox's sh would run its nc applet
+	mkdir -p "$root/usr/local/bin"
+	nsenter_shim >"$root/usr/local/bin/nsenter"
+	chmod 0755 "$root/usr/local/bin/nsenter"
 	"$MKIMAGE" -rootfs "$root" -name "$AGNHOST_IMAGE" -o "$dir/image.tar" \
 		-env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		-entrypoint /agnhost -cmd pause

@@ -8,8 +8,10 @@
 #      the upstream kubelet), e2e.test, ginkgo and agnhost
 #      (hack/conformance-build.sh; a cold e2e.test build is long, see
 #      docs/conformance.md)
-#   3. the stand-in images the suite pulls (hack/conformance-images.sh)
-#   4. under /tmp/berth-e2e.lock for the rest of the run: berth-cluster
+#   3. under /tmp/berth-e2e.lock for the rest of the run: the stand-in
+#      images the suite pulls (hack/conformance-images.sh; under the lock,
+#      for another checkout's run imports its own under the same names),
+#      berth-cluster
 #      (the control plane on 127.0.0.1 and one node joined through TLS
 #      bootstrap, as make cluster, with kube-proxy and CoreDNS: see
 #      CONFORMANCE_NETWORK), then ginkgo running e2e.test on it, then
@@ -18,8 +20,14 @@
 # Settings (environment; make passes its command-line variables on):
 #   KUBELET=berth|upstream   the node's kubelet (default berth; upstream is the
 #                            kubelet v1.37.2 tools/kube builds, as make bench)
-#   CONFORMANCE_FOCUS        ginkgo --focus (default '\[NodeConformance\]')
-#   CONFORMANCE_SKIP         ginkgo --skip (default '\[Serial\]|\[Disruptive\]|\[Flaky\]')
+#   CONFORMANCE_SET          the specs: node (default) is the [NodeConformance]
+#                            set; storage is upstream's single-node storage
+#                            specs (storage_focus, storage_skip below), into
+#                            _output/conformance/$KUBELET-storage
+#   CONFORMANCE_FOCUS        ginkgo --focus (default '\[NodeConformance\]', or
+#                            the set's)
+#   CONFORMANCE_SKIP         ginkgo --skip (default '\[Serial\]|\[Disruptive\]|\[Flaky\]',
+#                            or the set's)
 #   CONFORMANCE_PROCS        parallel ginkgo processes (default 6)
 #   CONFORMANCE_TIMEOUT      ginkgo --timeout for the whole suite (default 3h)
 #   BERTH_CONTAINERD=2       the node runs on containerd 2.x (see hack/node-setup.sh)
@@ -46,8 +54,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KUBELET=${KUBELET:-berth}
-FOCUS=${CONFORMANCE_FOCUS:-'\[NodeConformance\]'}
-SKIP=${CONFORMANCE_SKIP:-'\[Serial\]|\[Disruptive\]|\[Flaky\]'}
+SET=${CONFORMANCE_SET:-node}
 PROCS=${CONFORMANCE_PROCS:-6}
 TIMEOUT=${CONFORMANCE_TIMEOUT:-3h}
 BIN=${BERTH_TOOLS_BIN:-$REPO_ROOT/_output/tools/bin}
@@ -57,6 +64,46 @@ NETWORK=${CONFORMANCE_NETWORK:-1}
 CLUSTER_PID=
 ADMIN_KUBECONFIG=
 
+# storage_focus prints the focus of CONFORMANCE_SET=storage (issue 24):
+# the [sig-storage] In-tree Volumes suites of the drivers that need only
+# the node (local, hostPath, hostPathSymlink, emptydir), PersistentVolumes-local,
+# the projected volume specs of sig-storage, and sig-auth's
+# clusterTrustBundle and podCertificate projections.
+storage_focus() {
+	local -a alt=(
+		'\[sig-storage\] In-tree Volumes \[Driver: (local|hostPath|hostPathSymlink|emptydir)\] '
+		'\[sig-storage\] PersistentVolumes-local '
+		'\[sig-storage\] Projected '
+		'\[FeatureGate:ClusterTrustBundleProjection\]'
+	)
+	(IFS='|' && echo "${alt[*]}")
+}
+
+# storage_skip prints the skip of CONFORMANCE_SET=storage: the default's
+# [Serial], [Disruptive] and [Flaky]; [Slow] (250 specs of the focus,
+# upstream's long ones; run them with CONFORMANCE_SKIP); and
+# [Feature:OffByDefault] (alpha gates the cluster leaves off). Specs that
+# need a second node or a cloud provider (gce-localssd-scsi-fs) skip
+# themselves at run time.
+storage_skip() {
+	echo '\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|\[Feature:OffByDefault\]'
+}
+
+case $SET in
+node)
+	DEFAULT_FOCUS='\[NodeConformance\]'
+	DEFAULT_SKIP='\[Serial\]|\[Disruptive\]|\[Flaky\]'
+	;;
+storage)
+	DEFAULT_FOCUS=$(storage_focus)
+	DEFAULT_SKIP=$(storage_skip)
+	RUN=$RUN-storage
+	;;
+*) die "CONFORMANCE_SET=$SET: want node or storage" ;;
+esac
+FOCUS=${CONFORMANCE_FOCUS:-$DEFAULT_FOCUS}
+SKIP=${CONFORMANCE_SKIP:-$DEFAULT_SKIP}
+
 # smoke_specs prints the smoke set's spec texts, one a line.
 smoke_specs() {
 	grep -v -e '^#' -e '^$' "$SMOKE_LIST"
@@ -64,16 +111,18 @@ smoke_specs() {
 
 # smoke_focus prints the ginkgo focus that selects exactly the smoke set:
 # each text with its regexp characters escaped, followed by the space
-# before the labels (so that no longer text it is a prefix of matches).
+# before the labels or by the end of the spec's text (so that no longer
+# text it is a prefix of matches; the storage suites' specs mostly have
+# no labels in their text).
 smoke_focus() {
-	smoke_specs | sed -e 's/[][\\.*^$()+?{}|]/\\&/g' -e 's/$/ \\[/' | paste -sd'|'
+	smoke_specs | sed -e 's/[][\\.*^$()+?{}|]/\\&/g' -e 's/$/( \\[|$)/' | paste -sd'|'
 }
 
 # check_smoke fails unless every spec of the smoke set passed.
 check_smoke() {
 	local spec missing=0
 	while IFS= read -r spec; do
-		if ! grep -qF "PASSED   $spec [" "$RUN/summary.txt"; then
+		if ! grep -qF "PASSED   $spec [" "$RUN/summary.txt" && ! grep -qxF "PASSED   $spec" "$RUN/summary.txt"; then
 			echo "berth: error: smoke spec did not pass: $spec" >&2
 			missing=1
 		fi
@@ -112,7 +161,6 @@ prepare() {
 		bash "$REPO_ROOT/hack/cluster-build.sh" --network
 	fi
 	bash "$REPO_ROOT/hack/conformance-build.sh"
-	bash "$REPO_ROOT/hack/conformance-images.sh"
 	local version
 	version=$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 	mkdir -p "$REPO_ROOT/_output/bin" "$REPO_ROOT/_output/conformance"
@@ -210,6 +258,10 @@ run_suite() {
 # locked runs under /tmp/berth-e2e.lock: cluster, suite, summary.
 locked() {
 	rm -rf "$RUN" && mkdir -p "$RUN"
+	# The stand-in images under the lock: containerd's names are shared,
+	# and a run from another checkout (make test's smoke set, say) imports
+	# its own under the same names.
+	bash "$REPO_ROOT/hack/conformance-images.sh"
 	trap stop_cluster EXIT
 	log "starting the control plane and a $KUBELET node (log: $RUN/cluster.log)"
 	local rc=0
