@@ -3,6 +3,7 @@ package volume
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,5 +64,26 @@ func TestRemoveOneFilesystem(t *testing.T) {
 	}
 	if _, err := os.Stat(precious); err != nil {
 		t.Errorf("the mount's content was removed: %v", err)
+	}
+}
+
+// TestRemoveOneFilesystemManyEntries: a directory of more entries than one
+// read batch is emptied whole, nested directories included.
+func TestRemoveOneFilesystemManyEntries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pod")
+	for i := range 3000 {
+		sub := filepath.Join(dir, "d", strconv.Itoa(i%7))
+		if err := os.MkdirAll(sub, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveOneFilesystem(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s after removal: %v", dir, err)
 	}
 }
