@@ -71,31 +71,7 @@ func TestCSIOnlineExpansion(t *testing.T) {
 		t.Fatalf("claim capacity %v before the resize, want %v", c.String(), old.String())
 	}
 
-	// The user asks for more; the resize controller expands the volume.
-	pvc.Spec.Resources.Requests[corev1.ResourceStorage] = grown
-	pvc, err = e.admin.CoreV1().PersistentVolumeClaims("default").Update(ctx, pvc, metav1.UpdateOptions{})
-	must(t, err)
-	pvc.Status.Conditions = append(pvc.Status.Conditions, corev1.PersistentVolumeClaimCondition{
-		Type: corev1.PersistentVolumeClaimResizing, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
-	})
-	pvc.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceStorage: grown}
-	pvc.Status.AllocatedResourceStatuses = map[corev1.ResourceName]corev1.ClaimResourceStatus{
-		corev1.ResourceStorage: corev1.PersistentVolumeClaimControllerResizeInProgress,
-	}
-	pvc, err = e.admin.CoreV1().PersistentVolumeClaims("default").UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
-	must(t, err)
-	livePV, err := e.admin.CoreV1().PersistentVolumes().Get(ctx, "e2e-expand", metav1.GetOptions{})
-	must(t, err)
-	livePV.Spec.Capacity[corev1.ResourceStorage] = grown
-	_, err = e.admin.CoreV1().PersistentVolumes().Update(ctx, livePV, metav1.UpdateOptions{})
-	must(t, err)
-	pvc.Status.Conditions = append(pvc.Status.Conditions, corev1.PersistentVolumeClaimCondition{
-		Type: corev1.PersistentVolumeClaimFileSystemResizePending, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
-		Message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node.",
-	})
-	pvc.Status.AllocatedResourceStatuses[corev1.ResourceStorage] = corev1.PersistentVolumeClaimNodeResizePending
-	_, err = e.admin.CoreV1().PersistentVolumeClaims("default").UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
-	must(t, err)
+	e.playResizer(t, pvc, grown)
 
 	// berth's next refresh of the pod's volumes (at most a minute) expands it.
 	var final *corev1.PersistentVolumeClaim
@@ -121,24 +97,7 @@ func TestCSIOnlineExpansion(t *testing.T) {
 		t.Errorf("allocatedResources %v, want %v", a.String(), grown.String())
 	}
 
-	var expands []csiCall
-	for _, c := range driver.nodeCalls(t) {
-		if c.Method == "NodeExpandVolume" {
-			expands = append(expands, c)
-		}
-	}
-	if len(expands) != 1 {
-		t.Fatalf("%d NodeExpandVolume calls, want 1: %v", len(expands), driver.nodeCalls(t))
-	}
-	req := expands[0].Request
-	target := filepath.Join(e.node.rootDir, "pods", string(created.UID), "volumes", "kubernetes.io~csi", "e2e-expand", "mount")
-	staging := filepath.Join(e.node.rootDir, "plugins", "kubernetes.io", "csi", csiDriverName, fmt.Sprintf("%x", sha256.Sum256([]byte("2"))), "globalmount")
-	capRange, _ := req["capacity_range"].(map[string]any)
-	secrets, _ := req["secrets"].(map[string]any)
-	if req["volume_id"] != "2" || req["volume_path"] != target || req["staging_target_path"] != staging ||
-		capRange["required_bytes"] != fmt.Sprint(grown.Value()) || secrets["expand-key"] != "x" {
-		t.Errorf("NodeExpandVolume request %v, want volume 2 at %s staged at %s, %d bytes, the expand secret", req, target, staging, grown.Value())
-	}
+	checkNodeExpand(t, e, driver, string(created.UID), grown)
 
 	e.waitAPI(t, "FileSystemResizeSuccessful on the claim", func(ctx context.Context) (bool, error) {
 		evs, err := e.admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
@@ -151,4 +110,65 @@ func TestCSIOnlineExpansion(t *testing.T) {
 	if s := after.Status.ContainerStatuses[0]; s.RestartCount != 0 || s.ContainerID != running.Status.ContainerStatuses[0].ContainerID {
 		t.Errorf("the container restarted during the expansion: %+v", s)
 	}
+}
+
+// playResizer plays the user and the external resizer on the claim pvc
+// (its volume e2e-expand): the request raised to grown, the controller's
+// Resizing and ControllerResizeInProgress with allocatedResources, the
+// PersistentVolume grown, then FileSystemResizePending and
+// NodeResizePending for the node.
+func (e *clusterEnv) playResizer(t *testing.T, pvc *corev1.PersistentVolumeClaim, grown resource.Quantity) {
+	t.Helper()
+	ctx := context.Background()
+	pvc.Spec.Resources.Requests[corev1.ResourceStorage] = grown
+	pvc, err := e.admin.CoreV1().PersistentVolumeClaims("default").Update(ctx, pvc, metav1.UpdateOptions{})
+	must(t, err)
+	pvc.Status.Conditions = append(pvc.Status.Conditions, corev1.PersistentVolumeClaimCondition{
+		Type: corev1.PersistentVolumeClaimResizing, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
+	})
+	pvc.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceStorage: grown}
+	pvc.Status.AllocatedResourceStatuses = map[corev1.ResourceName]corev1.ClaimResourceStatus{
+		corev1.ResourceStorage: corev1.PersistentVolumeClaimControllerResizeInProgress,
+	}
+	pvc, err = e.admin.CoreV1().PersistentVolumeClaims("default").UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
+	must(t, err)
+	livePV, err := e.admin.CoreV1().PersistentVolumes().Get(ctx, "e2e-expand", metav1.GetOptions{})
+	must(t, err)
+	livePV.Spec.Capacity[corev1.ResourceStorage] = grown
+	_, err = e.admin.CoreV1().PersistentVolumes().Update(ctx, livePV, metav1.UpdateOptions{})
+	must(t, err)
+	pvc.Status.Conditions = append(pvc.Status.Conditions, corev1.PersistentVolumeClaimCondition{
+		Type: corev1.PersistentVolumeClaimFileSystemResizePending, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
+		Message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node.",
+	})
+	pvc.Status.AllocatedResourceStatuses[corev1.ResourceStorage] = corev1.PersistentVolumeClaimNodeResizePending
+	_, err = e.admin.CoreV1().PersistentVolumeClaims("default").UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
+	must(t, err)
+
+}
+
+// checkNodeExpand checks that the driver was asked one NodeExpandVolume,
+// with the volume "2"'s handle, the pod's target, the staging path, the
+// new size and the expand secret.
+func checkNodeExpand(t *testing.T, e *clusterEnv, driver *csiMock, uid string, grown resource.Quantity) {
+	t.Helper()
+	var expands []csiCall
+	for _, c := range driver.nodeCalls(t) {
+		if c.Method == "NodeExpandVolume" {
+			expands = append(expands, c)
+		}
+	}
+	if len(expands) != 1 {
+		t.Fatalf("%d NodeExpandVolume calls, want 1: %v", len(expands), driver.nodeCalls(t))
+	}
+	req := expands[0].Request
+	target := filepath.Join(e.node.rootDir, "pods", uid, "volumes", "kubernetes.io~csi", "e2e-expand", "mount")
+	staging := filepath.Join(e.node.rootDir, "plugins", "kubernetes.io", "csi", csiDriverName, fmt.Sprintf("%x", sha256.Sum256([]byte("2"))), "globalmount")
+	capRange, _ := req["capacity_range"].(map[string]any)
+	secrets, _ := req["secrets"].(map[string]any)
+	if req["volume_id"] != "2" || req["volume_path"] != target || req["staging_target_path"] != staging ||
+		capRange["required_bytes"] != fmt.Sprint(grown.Value()) || secrets["expand-key"] != "x" {
+		t.Errorf("NodeExpandVolume request %v, want volume 2 at %s staged at %s, %d bytes, the expand secret", req, target, staging, grown.Value())
+	}
+
 }
