@@ -3,10 +3,13 @@ package volume
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
 )
 
 func hugePagesPod(requests ...string) *corev1.Pod {
@@ -60,5 +63,26 @@ func TestHugePagesEmptyDir(t *testing.T) {
 	dir := filepath.Join(e.dir, "uid-1", "volumes", "kubernetes.io~empty-dir", "huge")
 	if got := e.mounter.snapshot(); len(got) != 1 || got[dir] != -3 {
 		t.Errorf("mounts = %v, want a hugetlbfs at %s", got, dir)
+	}
+}
+
+// TestHugePageWordsMatchUpstream pins hugePageSize's refusals to the
+// format strings of upstream's getPageSizeMountOption, and the mount
+// option's name.
+func TestHugePageWordsMatchUpstream(t *testing.T) {
+	src := upstreamsrc.New(t)
+	const pkg = "k8s.io/kubernetes/pkg/volume/emptydir"
+	lits := src.Func(pkg, "getPageSizeMountOption").StringLiterals()
+	for _, want := range []string{
+		"medium: %s can't be used if container requests multiple huge page sizes",
+		"medium %s: hugePages storage requested, but there is no resource request for huge pages",
+		"%s=%s",
+	} {
+		if !slices.Contains(lits, want) {
+			t.Errorf("upstream's getPageSizeMountOption lacks %q (its literals: %q)", want, lits)
+		}
+	}
+	if got := src.Value(pkg, "hugePagesPageSizeMountOption").AsString(); got != "pagesize" {
+		t.Errorf("upstream's page size mount option is %q, berth mounts with pagesize=", got)
 	}
 }
