@@ -94,7 +94,7 @@ func (l *Logind) ReloadConfig(ctx context.Context) error {
 // cancelled. The channel closes when the connection does; the watch ends
 // with ctx.
 func (l *Logind) WatchShutdown(ctx context.Context) (<-chan bool, error) {
-	if err := l.conn.AddMatchSignalContext(ctx, dbus.WithMatchObjectPath(logindPath),
+	if err := l.conn.AddMatchSignalContext(ctx, dbus.WithMatchSender(logindService), dbus.WithMatchObjectPath(logindPath),
 		dbus.WithMatchInterface(logindInterface), dbus.WithMatchMember("PrepareForShutdown")); err != nil {
 		return nil, fmt.Errorf("watch logind PrepareForShutdown: %w", err)
 	}
@@ -117,6 +117,10 @@ func (l *Logind) WatchShutdown(ctx context.Context) (<-chan bool, error) {
 					klog.FromContext(ctx).Error(err, "Ignoring a malformed logind signal")
 				}
 				if !ok {
+					continue
+				}
+				if err := l.fromLogind(ctx, s.Sender); err != nil {
+					klog.FromContext(ctx).Error(err, "Ignoring a PrepareForShutdown signal")
 					continue
 				}
 				select {
@@ -144,4 +148,23 @@ func prepareForShutdown(s *dbus.Signal) (active, ok bool, err error) {
 		return false, false, fmt.Errorf("PrepareForShutdown value %v is not a bool", s.Body[0])
 	}
 	return active, true, nil
+}
+
+// fromLogind says whether sender, a signal's unique bus name, is the
+// current owner of logind's name. Any client of the bus may emit a signal
+// with logind's path and interface; only logind owns its name (the system
+// bus's policy), so a PrepareForShutdown from anyone else is refused: it
+// would end every pod on the node. The match rule asks the bus for
+// logind's signals only, but a connection receives every signal any of
+// its match rules asks for, so the sender is checked here too. The owner
+// is asked each time: signals are rare, and logind may have restarted.
+func (l *Logind) fromLogind(ctx context.Context, sender string) error {
+	var owner string
+	if err := l.conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.GetNameOwner", 0, logindService).Store(&owner); err != nil {
+		return fmt.Errorf("ask the owner of %s: %w", logindService, err)
+	}
+	if sender == "" || sender != owner {
+		return fmt.Errorf("sender %q is not %s (owned by %q)", sender, logindService, owner)
+	}
+	return nil
 }

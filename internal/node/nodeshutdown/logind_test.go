@@ -107,3 +107,51 @@ func TestPrepareForShutdownSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchShutdownIgnoresImpostors: any client of the bus may emit a
+// signal with logind's path, interface and member; only the owner of
+// org.freedesktop.login1 is believed (SECURITY.md, finding 6), also when
+// the connection has a broader match rule of its own that lets the
+// impostor's signal through the bus.
+func TestWatchShutdownIgnoresImpostors(t *testing.T) {
+	for _, broad := range []bool{false, true} {
+		t.Run(map[bool]string{false: "logind's match only", true: "broad match too"}[broad], func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			addr := logindfake.StartBus(t)
+			fake := logindfake.New(t, addr, 5*time.Second, t.TempDir())
+			l := connectLogind(t, addr)
+			if broad {
+				if err := l.conn.AddMatchSignal(dbus.WithMatchInterface(logindInterface)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			events, err := l.WatchShutdown(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			impostor, err := dbus.Connect(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer impostor.Close()
+			if err := impostor.Emit(logindPath, prepareSignal, true); err != nil {
+				t.Fatal(err)
+			}
+			// The bus keeps the order of one sender's messages, not of two:
+			// wait until the impostor's signal has passed the bus (a round
+			// trip of its own connection) before logind speaks.
+			if err := impostor.BusObject().Call("org.freedesktop.DBus.GetId", 0).Err; err != nil {
+				t.Fatal(err)
+			}
+			fake.Prepare(false)
+			select {
+			case got := <-events:
+				if got {
+					t.Fatal("PrepareForShutdown(true) from an impostor was believed")
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("logind's PrepareForShutdown(false) not seen")
+			}
+		})
+	}
+}
