@@ -50,6 +50,8 @@
 //     Config's methods (MemoryQoS, EnsureSecretPulledImages, ...).
 //   - problemfields.go: ValidationError.Fields, the fields and flags a
 //     failed Load is about, for callers that must tell what blocks a start.
+//   - configz.go: ConfigzView, the configuration /configz shows (secrets
+//     redacted).
 //   - compatdoc.go: renders docs/config-compat.md from support.go.
 //   - credprovider.go: --image-credential-provider-config and -bin-dir:
 //     the plugins' config loaded and validated at load time by

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/logs"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
@@ -38,7 +37,7 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 	}
 	handler, err := server.NewHandler(server.Config{
 		Health: health, Pods: pods, RunningPods: n.pods.runtime.ListPods,
-		Configz: configzView(kc), Handlers: n.apiHandlers(), Auth: auth,
+		Configz: config.ConfigzView(kc), Handlers: n.apiHandlers(), Auth: auth,
 		EnableDebuggingHandlers: set.DebuggingHandlers,
 		EnableSystemLogHandler:  set.SystemLogHandler,
 		EnableProfilingHandler:  set.ProfilingHandler,
@@ -116,12 +115,4 @@ func (n *node) apiAuth() (server.Auth, error) {
 		auth.Authz = authz
 	}
 	return auth, nil
-}
-
-// configzView is the effective configuration as /configz shows it: the
-// versioned fields without kind and apiVersion, as upstream.
-func configzView(kc *kubeletconfigv1beta1.KubeletConfiguration) kubeletconfigv1beta1.KubeletConfiguration {
-	c := *kc.DeepCopy()
-	c.TypeMeta = metav1.TypeMeta{}
-	return c
 }
