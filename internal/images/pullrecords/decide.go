@@ -38,8 +38,8 @@ type verdict struct {
 }
 
 // decide says whether a pod must pull image although imageRef is present:
-// the policy first, then the record's credentials for the image's name
-// (without tag or digest) against the pod's secrets, as upstream's
+// the policy first, then the record's credentials for the image's
+// normalised name (without tag or digest) against the pod's secrets, as upstream's
 // MustAttemptImagePull. podSecrets is called only when the record holds
 // secrets to compare with.
 func decide(p Policy, image string, rec *kubeletconfigv1beta1.ImagePulledRecord, pulledByKubelet bool, podSecrets func() ([]Secret, error)) (verdict, error) {
@@ -49,7 +49,7 @@ func decide(p Policy, image string, rec *kubeletconfigv1beta1.ImagePulledRecord,
 	if rec == nil {
 		return verdict{mustPull: true, result: ResultMustAuth}, nil
 	}
-	name, err := trimTagDigest(image)
+	name, err := repository(image)
 	if err != nil {
 		return verdict{mustPull: true, result: ResultError}, nil
 	}

@@ -21,6 +21,12 @@
 // (v1alpha1 files are read and rewritten as v1beta1, as upstream
 // migrates them).
 //
+// Intents and credential mappings are keyed by the image's normalised
+// name (name.go: containerd's normalisation, done once where an image
+// enters the Manager), records by image ID, so that no other spelling of
+// an image escapes its record; upstream keys them by the pod's spelling.
+// Intents are written durably (file and directory synced) before a pull.
+//
 // Policy is pure: which images need their credentials verified. decide is
 // pure: given a record and the pod's credentials, must the image be
 // pulled. Store is the only file that touches the disk; Manager keeps the

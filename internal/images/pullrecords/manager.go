@@ -35,10 +35,11 @@ type Manager struct {
 	cfg Config
 
 	mu sync.Mutex
-	// records are the pulled records by image reference, as on disk.
+	// records are the pulled records by image reference, as on disk,
+	// their credential mappings keyed by normalised names (repository).
 	records map[string]*kubeletconfigv1beta1.ImagePulledRecord
-	// intents count the pulls of each image (the container's image field)
-	// in flight.
+	// intents count the pulls of each image (its normalised reference,
+	// canonical) in flight.
 	intents map[string]int
 	// stale are the intents a previous run left that did not become
 	// records: the image still counts as pulled by berth until a pull of
@@ -60,8 +61,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		logger.Error(err, "Some image pulled records could not be read; images they covered must be pulled again by pods that need them")
 	}
 	for i, r := range recs {
+		r, renamed := canonicalMapping(r)
 		m.records[r.ImageRef] = r
-		if old[i] {
+		if old[i] || renamed {
 			m.persist(ctx, r)
 		}
 	}
@@ -70,16 +72,38 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		logger.Error(err, "Some image pull intents could not be read")
 	}
 	for i, image := range images {
-		m.stale[image] = true
-		if oldIntents[i] {
-			if err := cfg.Store.WriteIntent(image); err != nil {
-				logger.Error(err, "Cannot migrate an image pull intent", "image", image)
-			}
-		}
+		m.loadIntent(ctx, image, oldIntents[i])
 	}
 	m.completeIntents(ctx, cfg.Images)
 	m.count()
 	return m, nil
+}
+
+// loadIntent marks the image of an intent a previous run left as pulled
+// by berth. An intent under another spelling than the normalised one (an
+// upstream kubelet's, or berth's before it normalised) or in an older
+// version is rewritten under the normalised name first, so that every
+// intent on disk is named as the Manager deletes it.
+func (m *Manager) loadIntent(ctx context.Context, image string, old bool) {
+	logger := klog.FromContext(ctx)
+	key, err := canonical(image)
+	if err != nil {
+		logger.Error(err, "Ignoring an image pull intent")
+		return
+	}
+	m.stale[key] = true
+	if !old && key == image {
+		return
+	}
+	if err := m.cfg.Store.WriteIntent(key); err != nil {
+		logger.Error(err, "Cannot migrate an image pull intent", "image", image)
+		return
+	}
+	if key != image {
+		if err := m.cfg.Store.DeleteIntent(image); err != nil {
+			logger.Error(err, "Cannot remove a migrated image pull intent", "image", image)
+		}
+	}
 }
 
 // completeIntents turns each intent whose image the runtime has (by tag
@@ -87,7 +111,8 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 func (m *Manager) completeIntents(ctx context.Context, images []*runtimeapi.Image) {
 	for _, img := range images {
 		for _, name := range append(append([]string(nil), img.GetRepoDigests()...), img.GetRepoTags()...) {
-			if !m.stale[name] {
+			name, err := canonical(name)
+			if err != nil || !m.stale[name] {
 				continue
 			}
 			m.recordLocked(ctx, name, img.GetId(), nil)
@@ -109,9 +134,13 @@ func (m *Manager) MustPull(ctx context.Context, image, imageRef string, podSecre
 	if imageRef == "" {
 		return true, nil
 	}
+	key, err := canonical(image)
+	if err != nil {
+		return true, err
+	}
 	m.mu.Lock()
 	rec := m.records[imageRef]
-	pulledByKubelet := rec != nil || m.intents[image] > 0 || m.stale[image]
+	pulledByKubelet := rec != nil || m.intents[key] > 0 || m.stale[key]
 	m.mu.Unlock()
 	v, err := decide(m.cfg.Policy, image, rec, pulledByKubelet, podSecrets)
 	if m.cfg.Checked != nil {
@@ -125,15 +154,20 @@ func (m *Manager) MustPull(ctx context.Context, image, imageRef string, podSecre
 	return v.mustPull, err
 }
 
-// StartPull records the intent to pull image, before the pull. Every call
-// must be followed by one Pulled or PullFailed for the image.
+// StartPull records the intent to pull image, durably, before the pull.
+// Every call that returns nil must be followed by one Pulled or
+// PullFailed for the image; an image that does not parse is refused.
 func (m *Manager) StartPull(image string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.cfg.Store.WriteIntent(image); err != nil {
+	key, err := canonical(image)
+	if err != nil {
 		return fmt.Errorf("record image pull intent: %w", err)
 	}
-	m.intents[image]++
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.cfg.Store.WriteIntent(key); err != nil {
+		return fmt.Errorf("record image pull intent: %w", err)
+	}
+	m.intents[key]++
 	m.count()
 	return nil
 }
@@ -149,8 +183,8 @@ func (m *Manager) Pulled(ctx context.Context, image, imageRef string, secret *Se
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.recordLocked(ctx, image, imageRef, creds) {
-		// The intent stays, so the image still counts as pulled by berth,
-		// and the next start turns it into a record.
+		// The intent stays, so the image still counts as pulled by berth
+		// under every spelling, and the next start turns it into a record.
 		return
 	}
 	m.endPullLocked(ctx, image)
@@ -164,16 +198,20 @@ func (m *Manager) PullFailed(ctx context.Context, image string) {
 }
 
 func (m *Manager) endPullLocked(ctx context.Context, image string) {
-	if m.intents[image] > 1 {
-		m.intents[image]--
+	key, err := canonical(image)
+	if err != nil {
+		return // StartPull refused it: no intent
+	}
+	if m.intents[key] > 1 {
+		m.intents[key]--
 		return
 	}
-	if err := m.cfg.Store.DeleteIntent(image); err != nil {
-		klog.FromContext(ctx).Error(err, "Cannot remove an image pull intent", "image", image)
+	if err := m.cfg.Store.DeleteIntent(key); err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot remove an image pull intent", "image", key)
 		return
 	}
-	delete(m.intents, image)
-	delete(m.stale, image)
+	delete(m.intents, key)
+	delete(m.stale, key)
 	m.count()
 }
 
@@ -181,7 +219,7 @@ func (m *Manager) endPullLocked(ctx context.Context, image string) {
 // the record of imageRef for image's name and writes it if it changed;
 // false if it could not be written.
 func (m *Manager) recordLocked(ctx context.Context, image, imageRef string, creds *kubeletconfigv1beta1.ImagePullCredentials) bool {
-	name, err := trimTagDigest(image)
+	name, err := repository(image)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Cannot record an image pull", "image", image)
 		return false

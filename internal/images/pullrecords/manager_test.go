@@ -234,3 +234,79 @@ func TestMergeSecretsSorted(t *testing.T) {
 		t.Error("merging a known secret changed the record")
 	}
 }
+
+// TestOtherSpellingIsTheSameImage: intents and credential mappings are
+// kept by the normalised name, so a private image cannot be run as a
+// preloaded one under another spelling (SECURITY.md, issue 26, finding
+// 3): not after berth restarted between the pull and its record (the
+// runtime lists the image by containerd's name), not while the record
+// could not be written, and a record upstream wrote under the pod's
+// spelling still matches the pod's secret under another.
+func TestOtherSpellingIsTheSameImage(t *testing.T) {
+	const short, full, ref = "private/app:v1", "docker.io/private/app:v1", "sha256:7777"
+	t.Run("restart between pull and record", func(t *testing.T) {
+		h := newHarness(t)
+		m := h.manager(kubeletconfigv1beta1.NeverVerifyPreloadedImages)
+		if err := m.StartPull(short); err != nil {
+			t.Fatal(err)
+		}
+		m = h.manager(kubeletconfigv1beta1.NeverVerifyPreloadedImages, &runtimeapi.Image{Id: ref, RepoTags: []string{full}})
+		for _, image := range []string{short, full, "index.docker.io/private/app:v1"} {
+			if !h.mustPull(m, image, ref, secrets()) {
+				t.Errorf("%s: MustPull = false; the pull berth was making became a preloaded image", image)
+			}
+		}
+		if _, ok := m.records[ref]; !ok {
+			t.Error("the completed intent did not become a record")
+		}
+	})
+	t.Run("intent left, image not listed", func(t *testing.T) {
+		h := newHarness(t)
+		m := h.manager(kubeletconfigv1beta1.NeverVerifyPreloadedImages)
+		if err := m.StartPull(short); err != nil {
+			t.Fatal(err)
+		}
+		m = h.manager(kubeletconfigv1beta1.NeverVerifyPreloadedImages)
+		if !h.mustPull(m, full, ref, secrets()) {
+			t.Error("a stale intent protected only the spelling it was written under")
+		}
+		pull(t, m, full, ref, nil)
+		if names, _, err := m.cfg.Store.Intents(); err != nil || len(names) != 0 {
+			t.Errorf("intents left after a pull under the other spelling: %v, %v", names, err)
+		}
+	})
+	t.Run("record not written", func(t *testing.T) {
+		h := newHarness(t)
+		m := h.manager(kubeletconfigv1beta1.NeverVerifyPreloadedImages)
+		if err := m.StartPull(short); err != nil {
+			t.Fatal(err)
+		}
+		// A directory that is not there fails the write (root ignores modes).
+		m.cfg.Store.pulled = filepath.Join(h.root, "image_manager/pulled/missing")
+		m.Pulled(context.Background(), short, ref, &secretA)
+		if !h.mustPull(m, full, ref, secrets()) {
+			t.Error("with its record unwritten, the image was preloaded under another spelling")
+		}
+	})
+	t.Run("upstream's record under the pod's spelling", func(t *testing.T) {
+		h := newHarness(t)
+		s, err := OpenStore(h.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WriteRecord(&kubeletconfigv1beta1.ImagePulledRecord{ImageRef: ref, CredentialMapping: map[string]kubeletconfigv1beta1.ImagePullCredentials{
+			"private/app": {KubernetesSecrets: []Secret{secretA}}, "docker.io/private/app": {KubernetesSecrets: []Secret{secretB}},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		m := h.manager(kubeletconfigv1beta1.NeverVerifyPreloadedImages)
+		for _, sec := range []Secret{secretA, secretB} {
+			if h.mustPull(m, full, ref, secrets(sec)) || h.mustPull(m, short, ref, secrets(sec)) {
+				t.Errorf("secret %s/%s of the record: MustPull = true", sec.Namespace, sec.Name)
+			}
+		}
+		if !h.mustPull(m, full, ref, secrets()) {
+			t.Error("no secret: MustPull = false")
+		}
+	})
+}

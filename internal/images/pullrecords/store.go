@@ -161,10 +161,15 @@ func (s *Store) read(path string) (runtime.Object, error) {
 	return obj, nil
 }
 
-// WriteIntent writes the intent to pull image.
+// WriteIntent writes the intent to pull image durably: the file and its
+// directory entry are on disk when it returns, so that a pull that
+// completes is never forgotten by a crash, whatever kind.
 func (s *Store) WriteIntent(image string) error {
 	in := &kubeletconfigv1beta1.ImagePullIntent{Image: image}
-	return s.write(s.pulling, fileName(image), in)
+	if err := s.write(s.pulling, fileName(image), in); err != nil {
+		return err
+	}
+	return checkpoint.SyncDir(s.pulling)
 }
 
 // DeleteIntent removes the intent to pull image, if any.

@@ -60,6 +60,21 @@ func Write(dir, name string, b []byte) error {
 	return nil
 }
 
+// SyncDir flushes dir's entries to disk, so that a file Write renamed
+// into it survives a crash of the machine, not only of berth (a rename is
+// durable only once its directory is synced).
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open checkpoint directory %q: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync checkpoint directory %q: %w", dir, err)
+	}
+	return nil
+}
+
 // Hash is upstream's checksum of a rendered object: FNV-32a over its
 // dump.ForHash text (hashutil.DeepHashObject).
 func Hash(rendered string) uint32 {
