@@ -18,14 +18,14 @@ const stageSettle = 2 * time.Second
 // burst creates b pods and measures them (their start, its stages, the
 // kubelet's peak use), samples the steady state after the largest burst
 // of the first repeat, then deletes them.
-func (r *runner) burst(ctx context.Context, col string, n *node, rep, b int) error {
+func (r *runner) burst(ctx context.Context, col string, n *Node, rep, b int) error {
 	run := fmt.Sprintf("%s-%d-b%d", col, rep, b)
 	before, scrapeErr := scrape(ctx, r.cfg.NodeIP)
 	stopPeak := r.samplePeak(ctx, n)
 	perPod, all, spans, err := Burst(ctx, r.client, n.name, run, b)
 	peak := stopPeak()
 	if err != nil {
-		return fmt.Errorf("%w (%v)", err, n.running())
+		return fmt.Errorf("%w (%v)", err, n.Running())
 	}
 	r.samples.Add(fmt.Sprintf("burst%d_pod", b), col, perPod...)
 	r.samples.Add(fmt.Sprintf("burst%d_all", b), col, all)
@@ -49,7 +49,7 @@ func (r *runner) burst(ctx context.Context, col string, n *node, rep, b int) err
 	perPod, all, err = DeleteAll(ctx, r.client, run, b)
 	peak = stopPeak()
 	if err != nil {
-		return fmt.Errorf("%w (%v)", err, n.running())
+		return fmt.Errorf("%w (%v)", err, n.Running())
 	}
 	r.samples.Add(fmt.Sprintf("delete%d_pod", b), col, perPod...)
 	r.samples.Add(fmt.Sprintf("delete%d_all", b), col, all)
@@ -60,16 +60,16 @@ func (r *runner) burst(ctx context.Context, col string, n *node, rep, b int) err
 
 // samplePeak samples the kubelet (with its children) once a second until
 // the returned function is called, which returns the samples.
-func (r *runner) samplePeak(ctx context.Context, n *node) func() []procSample {
+func (r *runner) samplePeak(ctx context.Context, n *Node) func() []procSample {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan []procSample, 1)
 	go func() {
-		got, err := sampleUntilDone(ctx, n.pid())
+		got, err := sampleUntilDone(ctx, n.Pid())
 		if err != nil {
 			r.cfg.Logf("sample %s during a burst: %v", n.name, err)
 			got = nil
 		}
-		done <- got[n.pid()]
+		done <- got[n.Pid()]
 	}()
 	return func() []procSample {
 		cancel()
@@ -92,7 +92,7 @@ func (r *runner) addPeak(prefix, col string, samples []procSample) {
 }
 
 // stages reads the kubelet's log and records each pod's stages.
-func (r *runner) stages(col string, n *node, b int, spans map[string]Span) error {
+func (r *runner) stages(col string, n *Node, b int, spans map[string]Span) error {
 	msg, stages := upstreamStartMsg, upstreamStages
 	if col == ColBerth {
 		msg, stages = berthStagesMsg, berthStages

@@ -13,9 +13,9 @@ import (
 	"github.com/berthk8s/berth/internal/platform/cri"
 )
 
-// removeAllSandboxes stops and removes every pod sandbox (and so every
+// RemoveAllSandboxes stops and removes every pod sandbox (and so every
 // container) in the runtime: each run starts from an empty containerd.
-func removeAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
+func RemoveAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
 	resp, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
 	if err != nil {
 		return fmt.Errorf("list pod sandboxes: %w", err)
@@ -37,10 +37,10 @@ func removeAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient)
 	return errors.Join(errs...)
 }
 
-// removeDir unmounts everything at or below dir (a kubelet's tmpfs
+// RemoveDir unmounts everything at or below dir (a kubelet's tmpfs
 // volumes; the upstream kubelet also bind-mounts its root directory onto
 // itself), deepest first, then removes dir.
-func removeDir(dir string) error {
+func RemoveDir(dir string) error {
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return fmt.Errorf("read mountinfo: %w", err)

@@ -82,8 +82,9 @@ func UpstreamConfig() []string {
 	return []string{"failSwapOn: false"}
 }
 
-// node is one kubelet process for one Node.
-type node struct {
+// Node is one kubelet process for one Node, started by Kubelet.Start. Its
+// methods may be called from one goroutine at a time.
+type Node struct {
 	name    string
 	dir     string // root dir, config and log
 	cmd     *exec.Cmd
@@ -91,9 +92,9 @@ type node struct {
 	logFile *os.File
 }
 
-// start runs k for nodeName with its files under dir. It returns once the
+// Start runs k for nodeName with its files under dir. It returns once the
 // process has started; Node Ready is the caller's business.
-func (k *Kubelet) start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (*node, error) {
+func (k *Kubelet) Start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (*Node, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("make kubelet directory: %w", err)
 	}
@@ -116,7 +117,7 @@ func (k *Kubelet) start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", k.Name, err)
 	}
-	n := &node{name: nodeName, dir: dir, cmd: cmd, exited: make(chan struct{}), logFile: logFile}
+	n := &Node{name: nodeName, dir: dir, cmd: cmd, exited: make(chan struct{}), logFile: logFile}
 	go func() {
 		_ = cmd.Wait()
 		logFile.Close()
@@ -125,10 +126,17 @@ func (k *Kubelet) start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (
 	return n, nil
 }
 
-func (n *node) pid() int { return n.cmd.Process.Pid }
+// Pid is the kubelet's process ID.
+func (n *Node) Pid() int { return n.cmd.Process.Pid }
 
-// running reports an error when the process has exited.
-func (n *node) running() error {
+// Name is the Node's name.
+func (n *Node) Name() string { return n.name }
+
+// Dir is the directory of the Node's files: its root dir is Dir()/root.
+func (n *Node) Dir() string { return n.dir }
+
+// Running reports an error when the process has exited.
+func (n *Node) Running() error {
 	select {
 	case <-n.exited:
 		return fmt.Errorf("kubelet for %s exited: %s (log: %s)", n.name, n.cmd.ProcessState, n.logFile.Name())
@@ -137,8 +145,14 @@ func (n *node) running() error {
 	}
 }
 
-// stop sends SIGTERM and waits up to 30 s before killing.
-func (n *node) stop(ctx context.Context) {
+// Kill sends SIGKILL and waits for the process to end: a crash.
+func (n *Node) Kill() {
+	_ = n.cmd.Process.Kill()
+	<-n.exited
+}
+
+// Stop sends SIGTERM and waits up to 30 s before killing.
+func (n *Node) Stop(ctx context.Context) {
 	_ = n.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-n.exited:

@@ -283,11 +283,11 @@ func cpuSecondsPerMinute(samples []procSample) float64 {
 	return cpuSeconds(samples) / wall
 }
 
-// runtimePID returns the pid of the process that listens on the unix
+// RuntimePID returns the pid of the process that listens on the unix
 // socket of the CRI endpoint (unix:///path or /path): the runtime under
 // measure, whatever its name and however many runtimes the machine runs
 // (hack/node-setup.sh may run containerd 2 next to the host's).
-func runtimePID(endpoint string) (int, error) {
+func RuntimePID(endpoint string) (int, error) {
 	path := strings.TrimPrefix(endpoint, "unix://")
 	table, err := os.ReadFile("/proc/net/unix")
 	if err != nil {
@@ -339,4 +339,14 @@ func listeningInode(table, path string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no process listens on %s", path)
+}
+
+// RSSBytes is the resident memory of process pid alone, from
+// /proc/<pid>/status.
+func RSSBytes(pid int) (uint64, error) {
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatusRSS(status)
 }

@@ -55,7 +55,7 @@ type runner struct {
 // floor, and returns the samples. The control plane is started for the run
 // and stopped at its end. Others' use of the CPU is sampled all along.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	containerd, err := runtimePID(cfg.CRIEndpoint)
+	containerd, err := RuntimePID(cfg.CRIEndpoint)
 	if err != nil {
 		return Result{}, err
 	}
@@ -134,7 +134,7 @@ func (r *runner) connect(ctx context.Context) error {
 	if r.criClient, err = cri.Dial(ctx, cri.Options{RuntimeEndpoint: r.cfg.CRIEndpoint, Timeout: 2 * time.Minute}); err != nil {
 		return fmt.Errorf("connect to the runtime: %w", err)
 	}
-	if r.containerd, err = runtimePID(r.cfg.CRIEndpoint); err != nil {
+	if r.containerd, err = RuntimePID(r.cfg.CRIEndpoint); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(2 * time.Minute)
@@ -152,7 +152,7 @@ func (r *runner) connect(ctx context.Context) error {
 
 // runKubelet runs every scenario once for kubelet k on a fresh Node.
 func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
-	if err := removeAllSandboxes(ctx, r.criClient.Runtime); err != nil {
+	if err := RemoveAllSandboxes(ctx, r.criClient.Runtime); err != nil {
 		return err
 	}
 	nodeName := fmt.Sprintf("bench-%s-%d", k.Name, rep)
@@ -164,14 +164,14 @@ func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
 	readyCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	n, err := k.start(nodeName, dir, kubeconfig, r.cfg.NodeIP, r.cfg.CRIEndpoint)
+	n, err := k.Start(nodeName, dir, kubeconfig, r.cfg.NodeIP, r.cfg.CRIEndpoint)
 	if err != nil {
 		return err
 	}
 	defer r.finish(ctx, n)
-	ready, err := waitNodeReady(readyCtx, r.client, nodeName)
+	ready, err := WaitNodeReady(readyCtx, r.client, nodeName)
 	if err != nil {
-		return fmt.Errorf("wait for Node %s Ready: %w (%v)", nodeName, err, n.running())
+		return fmt.Errorf("wait for Node %s Ready: %w (%v)", nodeName, err, n.Running())
 	}
 	r.samples.Add("start_ready", k.Name, ready.Sub(start).Seconds())
 	r.cfg.Logf("%s: Node Ready %.2fs after start", nodeName, ready.Sub(start).Seconds())
@@ -184,7 +184,7 @@ func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
 		if err := r.burst(ctx, k.Name, n, rep, b); err != nil {
 			return err
 		}
-		if err := n.running(); err != nil {
+		if err := n.Running(); err != nil {
 			return err
 		}
 	}
@@ -194,10 +194,10 @@ func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
 // steady samples the kubelet and containerd (each with its children) for
 // cfg.Steady after cfg.Settle; with user set, it also counts that user's
 // API requests in the window.
-func (r *runner) steady(ctx context.Context, load, col string, n *node, user string) error {
+func (r *runner) steady(ctx context.Context, load, col string, n *Node, user string) error {
 	time.Sleep(r.cfg.Settle)
 	from := time.Now()
-	got, err := sampleProcs(ctx, r.cfg.Steady, n.pid(), r.containerd)
+	got, err := sampleProcs(ctx, r.cfg.Steady, n.Pid(), r.containerd)
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func (r *runner) steady(ctx context.Context, load, col string, n *node, user str
 	for _, p := range []struct {
 		prefix string
 		pid    int
-	}{{load, n.pid()}, {load + "_containerd", r.containerd}} {
+	}{{load, n.Pid()}, {load + "_containerd", r.containerd}} {
 		cpu, rss := usage(got[p.pid])
 		r.samples.Add(p.prefix+"_cpu", col, cpu...)
 		r.samples.Add(p.prefix+"_rss", col, rss...)
@@ -228,19 +228,19 @@ func (r *runner) steady(ctx context.Context, load, col string, n *node, user str
 }
 
 // finish stops the kubelet, deletes its Node and removes its directory.
-func (r *runner) finish(ctx context.Context, n *node) {
-	n.stop(ctx)
+func (r *runner) finish(ctx context.Context, n *Node) {
+	n.Stop(ctx)
 	if err := r.client.CoreV1().Nodes().Delete(ctx, n.name, metav1.DeleteOptions{}); err != nil {
 		r.cfg.Logf("delete Node %s: %v", n.name, err)
 	}
-	if err := removeDir(filepath.Join(n.dir, "root")); err != nil {
+	if err := RemoveDir(filepath.Join(n.dir, "root")); err != nil {
 		r.cfg.Logf("remove %s: %v", n.dir, err)
 	}
 }
 
 // runFloor makes and deletes every burst straight through the CRI.
 func (r *runner) runFloor(ctx context.Context, rep int) error {
-	if err := removeAllSandboxes(ctx, r.criClient.Runtime); err != nil {
+	if err := RemoveAllSandboxes(ctx, r.criClient.Runtime); err != nil {
 		return err
 	}
 	f := &Floor{Runtime: r.criClient.Runtime, PodLogsDir: r.cfg.PodLogsDir}

@@ -29,7 +29,7 @@ func TestListeningInode(t *testing.T) {
 	}
 }
 
-// runtimePID finds this test process listening on a socket of its own.
+// RuntimePID finds this test process listening on a socket of its own.
 func TestRuntimePID(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rt.sock")
 	l, err := net.Listen("unix", path)
@@ -37,8 +37,8 @@ func TestRuntimePID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	pid, err := runtimePID("unix://" + path)
+	pid, err := RuntimePID("unix://" + path)
 	if err != nil || pid != os.Getpid() {
-		t.Errorf("runtimePID = %d, %v; want this process, %d", pid, err, os.Getpid())
+		t.Errorf("RuntimePID = %d, %v; want this process, %d", pid, err, os.Getpid())
 	}
 }

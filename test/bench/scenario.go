@@ -78,9 +78,9 @@ func watchUntil(ctx context.Context, list func(context.Context, metav1.ListOptio
 	}
 }
 
-// waitNodeReady watches Node name until its Ready condition is True and
+// WaitNodeReady watches Node name until its Ready condition is True and
 // returns when that was observed.
-func waitNodeReady(ctx context.Context, c kubernetes.Interface, name string) (time.Time, error) {
+func WaitNodeReady(ctx context.Context, c kubernetes.Interface, name string) (time.Time, error) {
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	var at time.Time
 	err := watchUntil(ctx,
