@@ -20,6 +20,9 @@
 #   make containerd2  build only containerd 2.x and its runc shim (tools/containerd2)
 #   make bench   berth and the upstream kubelet side by side (docs/performance.md);
 #                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
+#   make soak    berth and the upstream kubelet through churn, crashes, a runtime
+#                restart, CRI faults and an API outage (docs/reliability.md; hours);
+#                SOAK_ARGS="-churn-cycles 100 -outage 1m" for a shorter run
 #   make e2e-slow  the end-to-end checks that wait on the API's own clocks
 #                (a pod certificate's refresh: about 10 minutes), not in make test
 #   make conformance-smoke  the few conformance specs make test runs
@@ -56,7 +59,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run check lint upstream-src test unit e2e e2e-slow difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench conformance conformance-smoke
+.PHONY: all build node run check lint upstream-src test unit e2e e2e-slow difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench soak conformance conformance-smoke
 
 all: build
 
@@ -86,7 +89,7 @@ test: node check difftest control-plane-tools e2e
 
 # The packages that run pods on the host's containerd (the CRI behaviour
 # suite included) or start a control plane.
-E2E_PKGS ?= ./test/e2e/... ./test/cluster/... ./internal/platform/cri/critest/...
+E2E_PKGS ?= ./test/e2e/... ./test/cluster/... ./internal/platform/cri/critest/... ./test/soak/...
 
 # -p 1: one test binary at a time. End-to-end tests share one containerd, and
 # a berth agent removes every CRI pod it was not asked to run, so two packages
@@ -136,6 +139,11 @@ cluster:
 # Side-by-side benchmark against the upstream kubelet (hack/bench.sh).
 bench:
 	@bash hack/bench.sh $(BENCH_ARGS)
+
+# The soak suite, berth and upstream side by side (test/soak); make test
+# runs its short version on berth alone (TestSoakShort, in E2E_PKGS).
+soak:
+	@bash hack/soak.sh $(SOAK_ARGS)
 
 # The upstream conformance suite's node specs on berth's development cluster
 # (hack/conformance.sh). Never part of make test: e2e.test alone is a long

@@ -392,12 +392,40 @@ install_containerd2() {
 	CONTAINERD_PATH_PREFIX=$C2_HOME/bin:
 }
 
+# stop_ours stops the containerd this script started (for
+# --restart-containerd): SIGTERM, then SIGKILL after 10 s. Its shims and
+# containers live on, as in any containerd restart.
+stop_ours() {
+	local pid i
+	pid=$(our_pid)
+	[[ -n $pid ]] || die "--restart-containerd: no containerd started by this script runs ($PID_FILE)"
+	log "stopping containerd (pid $pid) to restart it"
+	kill -TERM "$pid"
+	for ((i = 0; i < 40; i++)); do running "$pid" || return 0; sleep 0.25; done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
 main() {
+	local restart=0
+	case ${1:-} in
+	--restart-containerd) restart=1 ;; # the soak suite's runtime restart (test/soak)
+	"") ;;
+	*) die "unknown argument $1 (only --restart-containerd)" ;;
+	esac
 	require_root
 	lock_node
 	install_packages
 	setup_network
 	local hash
+	if ((restart)); then
+		((BERTH_CONTAINERD == 2)) && install_containerd2
+		if ((BERTH_CONTAINERD != 2)) && [[ -d /run/systemd/system ]]; then
+			systemctl restart containerd
+			wait_ready
+			return 0
+		fi
+		stop_ours
+	fi
 	if ((BERTH_CONTAINERD == 2)); then
 		install_containerd2
 		hash=$(cat "$CONFIG_PATH" "$C2_HOME/bin/containerd" "$C2_HOME/bin/containerd-shim-runc-v2" | sha256sum | cut -d' ' -f1)
@@ -411,6 +439,7 @@ main() {
 			start_ourselves "$hash"
 		fi
 	fi
+	((restart)) && return 0
 	bash "$REPO_ROOT/hack/images.sh"
 	log "node ready: containerd on $CONTAINERD_SOCK, CNI $CNI_CONF"
 }

@@ -103,7 +103,8 @@ func (k *Kubelet) Start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, fmt.Errorf("write kubelet config: %w", err)
 	}
-	logFile, err := os.Create(filepath.Join(dir, k.Name+".log"))
+	// Appended to: a Node restarted in its directory keeps one log.
+	logFile, err := os.OpenFile(filepath.Join(dir, k.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create kubelet log: %w", err)
 	}

@@ -10,8 +10,9 @@ import (
 // Fault is what the proxy does to the calls of one method before (or
 // instead of) forwarding them.
 type Fault struct {
-	// Method is the method's name ("ListPodSandbox") or its full name
-	// ("/runtime.v1.RuntimeService/ListPodSandbox").
+	// Method is the method's name ("ListPodSandbox"), its full name
+	// ("/runtime.v1.RuntimeService/ListPodSandbox"), or "*" for every
+	// method.
 	Method string
 	// Delay holds each call this long before it goes on (or fails).
 	Delay time.Duration
@@ -28,6 +29,9 @@ type Fault struct {
 
 // matches says whether f applies to the call of fullMethod.
 func (f *Fault) matches(fullMethod string) bool {
+	if f.Method == "*" {
+		return true
+	}
 	if strings.HasPrefix(f.Method, "/") {
 		return f.Method == fullMethod
 	}
