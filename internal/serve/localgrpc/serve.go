@@ -16,14 +16,14 @@ import (
 // ends before it cuts them (a watch stream never ends by itself).
 const StopBudget = 2 * time.Second
 
-// Serve serves srv on l until ctx ends, then stops it: gracefully within
+// Serve serves srv on l (listening on endpoint) until ctx ends, then stops it: gracefully within
 // StopBudget, then by closing every connection. It returns nil after a
 // stop, or the error that ended serving.
-func Serve(ctx context.Context, clk clock.Clock, name string, srv *grpc.Server, l net.Listener) error {
+func Serve(ctx context.Context, clk clock.Clock, name, endpoint string, srv *grpc.Server, l net.Listener) error {
 	logger := klog.FromContext(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
-	logger.Info("Serving", "server", name)
+	logger.Info("Serving", "server", name, "endpoint", endpoint)
 	select {
 	case err := <-done:
 		if err != nil && !errors.Is(err, grpc.ErrServerStopped) {

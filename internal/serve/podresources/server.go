@@ -135,5 +135,5 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Serve serves l until ctx ends (Run, on a listener made already).
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	return localgrpc.Serve(ctx, s.cfg.Clock, "podresources", s.GRPCServer(), l)
+	return localgrpc.Serve(ctx, s.cfg.Clock, "podresources", SocketPath(s.cfg.RootDir), s.GRPCServer(), l)
 }

@@ -96,7 +96,7 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	bcDone := make(chan struct{})
 	go func() { s.bc.run(ctx); close(bcDone) }()
-	err := localgrpc.Serve(ctx, s.cfg.Clock, "pods-api", s.GRPCServer(), l)
+	err := localgrpc.Serve(ctx, s.cfg.Clock, "pods-api", SocketPath(s.cfg.RootDir), s.GRPCServer(), l)
 	<-bcDone
 	return err
 }
