@@ -497,8 +497,9 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 		// What a sync did reaches the status cache and the next sync at
 		// once, not at the next relist (upstream's PLEGOnDemandRelist).
 		Relist: n.pods.relister.RelistPod,
-		// The status writer deletes a deleted API pod once it is Finished.
-		OnFinished: n.cluster.wakeStatus,
+		// The status writer deletes a deleted API pod once it is Finished;
+		// the Pods API tells its watchers (DELETED, as upstream's TerminatePod).
+		OnFinished: func(uid types.UID) { n.cluster.wakeStatus(uid); n.podsAPIFinished(uid) },
 		Gone:       route.Gone,
 	})
 	if err != nil {

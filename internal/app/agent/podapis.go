@@ -58,7 +58,7 @@ func (a podAPIs) runs() map[string]func(context.Context) error {
 	return out
 }
 
-// observe shows a stored status to the Pods API's watchers (nothing with
+// observePodsAPI shows a stored status to the Pods API's watchers (nothing with
 // the API off, or for a pod no longer desired).
 func (n *node) observePodsAPI(uid types.UID, st corev1.PodStatus) {
 	if n.serve.podAPIs.pods == nil {
@@ -66,6 +66,13 @@ func (n *node) observePodsAPI(uid types.UID, st corev1.PodStatus) {
 	}
 	if pod, ok := n.pods.desired.Pod(uid); ok {
 		n.serve.podAPIs.pods.Observe(pod, st)
+	}
+}
+
+// podsAPIFinished tells the Pods API a pod's worker finished it.
+func (n *node) podsAPIFinished(uid types.UID) {
+	if n.serve.podAPIs.pods != nil {
+		n.serve.podAPIs.pods.Finished(uid)
 	}
 }
 

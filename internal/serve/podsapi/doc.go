@@ -15,8 +15,10 @@
 //	            source is ready; NotFound for an unknown UID
 //	watch.go    WatchPods and the broadcaster: ADDED for every pod, then
 //	            INITIAL_SYNC_COMPLETE, then ADDED, MODIFIED and DELETED as
-//	            statuses change and pods go; Observe and Forget are how the
-//	            agent tells of them. Bounded as upstream: 1000 events queued,
+//	            statuses change and pods finish (Observe, Finished: the
+//	            agent tells of them, as upstream's status manager at
+//	            SetPodStatus and TerminatePod); Forget ends a pod's record
+//	            (the pod-gone route). Bounded as upstream: 1000 events queued,
 //	            100 per watcher; a watcher that falls behind is dropped and
 //	            its stream ends with ResourceExhausted
 //	metrics.go  kubelet_pod_requests_* and kubelet_pod_watch_events_dropped_total

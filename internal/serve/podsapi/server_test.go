@@ -240,7 +240,8 @@ func recv(t *testing.T, s podsv1alpha1.Pods_WatchPodsClient) watchEvent {
 
 // TestWatchPods: the initial list, INITIAL_SYNC_COMPLETE, then ADDED for a
 // pod's first status, MODIFIED for a changed one, nothing for the same
-// one, DELETED (name, namespace, UID only) when it is gone.
+// one, DELETED (name, namespace, UID only) once it is finished and nothing
+// after; a pod gone without finishing gets DELETED when forgotten.
 func TestWatchPods(t *testing.T) {
 	h := start(t)
 	stream, err := h.client.WatchPods(context.Background(), &podsv1alpha1.WatchPodsRequest{})
@@ -252,30 +253,38 @@ func TestWatchPods(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("initial events (-want +got):\n%s", diff)
 	}
+	ctx := context.Background()
 	c := apiPod("uid-c", "c")
 	h.srv.Observe(c, corev1.PodStatus{Phase: corev1.PodPending})
 	h.srv.Observe(c, corev1.PodStatus{Phase: corev1.PodPending}) // no change: no event
 	h.srv.Observe(c, running())
-	h.srv.Forget(context.Background(), "uid-c")
-	h.srv.Forget(context.Background(), "uid-c") // once
+	h.srv.Finished("uid-c")
+	h.srv.Observe(c, corev1.PodStatus{Phase: corev1.PodSucceeded}) // finished: no event
+	h.srv.Forget(ctx, "uid-c")                                     // DELETED was sent
 	d := apiPod("uid-d", "d")
 	d.DeletionTimestamp = &metav1.Time{Time: time.Unix(5, 0)}
 	h.srv.Observe(d, running()) // first seen while being deleted: MODIFIED, as upstream
-	ev, err := stream.Recv()
-	if err != nil {
-		t.Fatal(err)
+	f := apiPod("uid-f", "f")
+	h.srv.Observe(f, running())
+	h.srv.Forget(ctx, "uid-f")
+	h.srv.Forget(ctx, "uid-f") // once
+	got = nil
+	for range 6 {
+		ev, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := decode(t, ev.GetPod())
+		if ev.GetType() == podsv1alpha1.EventType_DELETED {
+			if p.Namespace != "ns" || p.UID != types.UID("uid-"+p.Name) || len(p.Spec.Containers) != 0 || p.Status.Phase != "" {
+				t.Errorf("DELETED carries more than name, namespace and UID: %+v", p)
+			}
+			got = append(got, watchEvent{"DELETED", p.Name})
+			continue
+		}
+		got = append(got, watchEvent{ev.GetType().String(), summary(p)})
 	}
-	got = []watchEvent{{ev.GetType().String(), summary(decode(t, ev.GetPod()))}, recv(t, stream)}
-	ev, err = stream.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	deleted := decode(t, ev.GetPod())
-	if ev.GetType() != podsv1alpha1.EventType_DELETED || deleted.Name != "c" || deleted.Namespace != "ns" || deleted.UID != "uid-c" || len(deleted.Spec.Containers) != 0 {
-		t.Errorf("deleted event %v %+v", ev.GetType(), deleted)
-	}
-	got = append(got, recv(t, stream))
-	want = []watchEvent{{"ADDED", "c Pending "}, {"MODIFIED", "c Running "}, {"MODIFIED", "d Running "}}
+	want = []watchEvent{{"ADDED", "c Pending "}, {"MODIFIED", "c Running "}, {"DELETED", "c"}, {"MODIFIED", "d Running "}, {"ADDED", "f Running "}, {"DELETED", "f"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}

@@ -116,6 +116,8 @@ type seenPods struct {
 type seenPod struct {
 	name, namespace string
 	status          corev1.PodStatus
+	// finished: DELETED was sent (Finished); nothing more is.
+	finished bool
 }
 
 // Observe tells watchers of a pod's new status, as upstream's status
@@ -127,7 +129,7 @@ func (s *Server) Observe(pod *corev1.Pod, st corev1.PodStatus) {
 	s.seen.mu.Lock()
 	defer s.seen.mu.Unlock()
 	prev, ok := s.seen.pods[pod.UID]
-	if ok && apiequality.Semantic.DeepEqual(prev.status, st) {
+	if ok && (prev.finished || apiequality.Semantic.DeepEqual(prev.status, st)) {
 		return
 	}
 	typ := podsv1alpha1.EventType_MODIFIED
@@ -140,16 +142,33 @@ func (s *Server) Observe(pod *corev1.Pod, st corev1.PodStatus) {
 	s.bc.broadcast(event{typ: typ, pod: &c})
 }
 
-// Forget tells watchers a pod is gone (DELETED, with its name, namespace
-// and UID only) and drops what Observe kept of it: podgone.Owner.
+// Finished tells watchers the pod's worker finished it (containers
+// stopped, volumes torn down): DELETED, with its name, namespace and UID
+// only, as upstream's status manager sends at TerminatePod. Nothing more
+// is sent for the pod.
+func (s *Server) Finished(uid types.UID) {
+	s.seen.mu.Lock()
+	defer s.seen.mu.Unlock()
+	s.deletedLocked(uid)
+}
+
+// Forget drops what Observe kept of a pod that is gone (podgone.Owner),
+// telling watchers DELETED if Finished did not.
 func (s *Server) Forget(_ context.Context, uid types.UID) {
 	s.seen.mu.Lock()
 	defer s.seen.mu.Unlock()
+	s.deletedLocked(uid)
+	delete(s.seen.pods, uid)
+}
+
+// deletedLocked sends DELETED once; the caller holds seen.mu.
+func (s *Server) deletedLocked(uid types.UID) {
 	p, ok := s.seen.pods[uid]
-	if !ok {
+	if !ok || p.finished {
 		return
 	}
-	delete(s.seen.pods, uid)
+	p.finished = true
+	s.seen.pods[uid] = p
 	s.bc.broadcast(event{typ: podsv1alpha1.EventType_DELETED, pod: &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: p.namespace, UID: uid},
 	}})
