@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
@@ -39,6 +41,12 @@ func TestPodResourcesAndPodsAPI(t *testing.T) {
 	res := podresourcesv1.NewPodResourcesListerClient(dialSocket(t, podresources.SocketPath(n.rootDir)))
 	pods := podsv1alpha1.NewPodsClient(dialSocket(t, podsapi.SocketPath(n.rootDir)))
 	watch := startWatch(ctx, t, pods)
+	for _, sock := range []string{podresources.SocketPath(n.rootDir), podsapi.SocketPath(n.rootDir)} {
+		fi, err := os.Stat(filepath.Dir(sock))
+		if err != nil || fi.Mode().Perm() != 0o750 {
+			t.Errorf("socket directory of %s: %v, %v; want mode 0750 (root only)", sock, fi, err)
+		}
+	}
 
 	n.writeManifest("pinned.yaml", qosPod("pinned", `    resources:
       requests: {cpu: 1, memory: 64Mi}

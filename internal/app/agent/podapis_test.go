@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,10 +20,14 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 	podsv1alpha1 "k8s.io/kubelet/pkg/apis/pods/v1alpha1"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/cpuset"
 
+	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/node/memorymanager/state"
 	"github.com/berthk8s/berth/internal/platform/cri/crifake"
+	"github.com/berthk8s/berth/internal/pod/podstatus"
+	"github.com/berthk8s/berth/internal/pod/syncloop"
 	"github.com/berthk8s/berth/internal/serve/podresources"
 	"github.com/berthk8s/berth/internal/serve/podsapi"
 )
@@ -149,5 +155,33 @@ func TestContainerMemory(t *testing.T) {
 	}
 	if got := cpuIDs(cpuset.New(3, 1, 2)); !cmp.Equal(got, []int64{1, 2, 3}) {
 		t.Errorf("cpuIDs = %v", got)
+	}
+}
+
+// TestPodsAPIGate: the pod resources API is always served (its gates are
+// GA upstream); the Pods API only with PodsAPI on, its default.
+func TestPodsAPIGate(t *testing.T) {
+	for _, tc := range []struct {
+		gates map[string]bool
+		want  []string
+	}{
+		{nil, []string{"pod-resources", "pods-api"}},
+		{map[string]bool{"PodsAPI": false}, []string{"pod-resources"}},
+	} {
+		clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+		m, err := newMetrics("node-a", clk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &config.Config{NodeName: "node-a", RootDir: t.TempDir()}
+		cfg.Kubelet.FeatureGates = tc.gates
+		n := &node{cfg: cfg, clock: clk, metrics: m, pods: podPath{desired: syncloop.NewDesired(), statuses: podstatus.NewStore(clk)}}
+		apis, err := n.newPodAPIs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Sorted(maps.Keys(apis.runs())); !cmp.Equal(got, tc.want) {
+			t.Errorf("gates %v: servers %v, want %v", tc.gates, got, tc.want)
+		}
 	}
 }

@@ -348,3 +348,30 @@ func dirMode(t *testing.T, dir string) os.FileMode {
 	}
 	return fi.Mode().Perm()
 }
+
+// rawCodec sends bytes as they are: a request no client library would
+// send.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error)   { return *(v.(*[]byte)), nil }
+func (rawCodec) Unmarshal(b []byte, v any) error { *(v.(*[]byte)) = b; return nil }
+func (rawCodec) Name() string                    { return "proto" }
+
+// TestMalformedRequest: bytes that are not a GetPodResourcesRequest get
+// an error, and the server goes on answering.
+func TestMalformedRequest(t *testing.T) {
+	h := start(t, newNode(), true)
+	conn, err := grpc.NewClient("unix://"+h.sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	req, resp := []byte{0x0a, 0xff, 0xff, 0xff}, []byte(nil) // field 1, a length past the end
+	err = conn.Invoke(context.Background(), "/v1.PodResourcesLister/Get", &req, &resp, grpc.ForceCodec(rawCodec{}))
+	if code := status.Code(err); code != codes.Internal {
+		t.Errorf("malformed Get = %v, want Internal", err)
+	}
+	if _, err := h.v1.Get(context.Background(), &podresourcesv1.GetPodResourcesRequest{PodName: "a", PodNamespace: "ns"}); err != nil {
+		t.Errorf("Get after a malformed request: %v", err)
+	}
+}
