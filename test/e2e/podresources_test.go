@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +29,8 @@ import (
 // container with its exclusive CPU 1, gets it by name, refuses an unknown
 // pod with upstream's error and reports CPU 1 allocatable; the Pods API
 // lists the pod and gets it by UID, Running; removing the manifest sends
-// DELETED and the pod leaves List.
+// DELETED and the pod leaves List. /metrics counts the calls under
+// upstream's names.
 func TestPodResourcesAndPodsAPI(t *testing.T) {
 	requireE2E(t)
 	if runtime.NumCPU() != 2 {
@@ -86,6 +88,19 @@ func TestPodResourcesAndPodsAPI(t *testing.T) {
 	must(t, err)
 	if p := decodePod(t, one.GetPod()); p.Name != pod.Name || p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) != 1 {
 		t.Errorf("GetPod = %s %s %v, want %s Running with its container", p.Name, p.Status.Phase, p.Status.ContainerStatuses, pod.Name)
+	}
+
+	metrics, err := httpGet(n.url("/metrics"))
+	must(t, err)
+	for _, want := range []string{
+		`kubelet_pod_resources_endpoint_requests_total{server_api_version="v1"} 4`,
+		`kubelet_pod_resources_endpoint_errors_get{server_api_version="v1"} 1`,
+		`kubelet_pod_requests_get_total{server_api_version="v1alpha1",status_code="OK"} 1`,
+		`kubelet_pod_watch_events_dropped_total 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 
 	n.removeManifest("pinned.yaml")

@@ -38,15 +38,20 @@ func (n *node) newPodAPIs() (podAPIs, error) {
 	if err != nil {
 		return podAPIs{}, err
 	}
-	apis := podAPIs{resources: res}
-	if !n.cfg.PodsAPI() {
-		return apis, nil
-	}
-	apis.pods, err = podsapi.New(podsapi.Config{
+	// Built either way, as upstream registers the Pods API's metrics
+	// whatever the gate; only served and fed with it on.
+	pods, err := podsapi.New(podsapi.Config{
 		RootDir: n.cfg.RootDir, Pods: n.pods.desired.Pods, Pod: n.pods.desired.Pod, Status: n.pods.statuses.Get,
 		SourcesReady: func() bool { return n.pods.sources.Ready() }, Registerer: n.metrics.Registry(), Clock: n.clock,
 	})
-	return apis, err
+	if err != nil {
+		return podAPIs{}, err
+	}
+	apis := podAPIs{resources: res}
+	if n.cfg.PodsAPI() {
+		apis.pods = pods
+	}
+	return apis, nil
 }
 
 // runs are the servers to start, by name.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -159,7 +160,8 @@ func TestContainerMemory(t *testing.T) {
 }
 
 // TestPodsAPIGate: the pod resources API is always served (its gates are
-// GA upstream); the Pods API only with PodsAPI on, its default.
+// GA upstream); the Pods API only with PodsAPI on, its default, and its
+// metrics are registered either way, as upstream's.
 func TestPodsAPIGate(t *testing.T) {
 	for _, tc := range []struct {
 		gates map[string]bool
@@ -182,6 +184,13 @@ func TestPodsAPIGate(t *testing.T) {
 		}
 		if got := slices.Sorted(maps.Keys(apis.runs())); !cmp.Equal(got, tc.want) {
 			t.Errorf("gates %v: servers %v, want %v", tc.gates, got, tc.want)
+		}
+		families, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(families, func(f *dto.MetricFamily) bool { return f.GetName() == "kubelet_pod_watch_events_dropped_total" }) {
+			t.Errorf("gates %v: kubelet_pod_watch_events_dropped_total not registered (upstream registers it whatever the gate)", tc.gates)
 		}
 	}
 }
