@@ -48,6 +48,8 @@
 //     which gates berth always implements, and the refusal of the rest
 //     away from their defaults.; gateOn, the one reading of a gate, behind the
 //     Config's methods (MemoryQoS, EnsureSecretPulledImages, ...).
+//   - podapis.go: the gates of the node-local pod APIs, honoured either
+//     way: KubeletPodResourcesListUseActivePods and PodsAPI.
 //   - problemfields.go: ValidationError.Fields, the fields and flags a
 //     failed Load is about, for callers that must tell what blocks a start.
 //   - configz.go: ConfigzView, the configuration /configz shows (secrets

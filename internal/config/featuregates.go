@@ -47,7 +47,8 @@ func builtInGates() map[string]string {
 // KubeletEnsureSecretPulledImages (validatePullRecords, the agent);
 // MemoryQoS and QOSReserved, which reach the container manager and the
 // container configs (validateMemory); and the CPU manager options' gates
-// (validateCPUManager); and EventedPLEG (Config.ContainerEvents).
+// (validateCPUManager); and EventedPLEG (Config.ContainerEvents); the
+// pod APIs' KubeletPodResourcesListUseActivePods and PodsAPI (podapis.go).
 func honouredGates() map[string]string {
 	return map[string]string{
 		string(logsapi.ContextualLogging):   "contextual logging, on or off, by component-base's logs API",
@@ -60,6 +61,8 @@ func honouredGates() map[string]string {
 		"CPUManagerPolicyAlphaOptions":      "the CPU manager's alpha options may be set only with it on",
 		"CPUManagerPolicyBetaOptions":       "the CPU manager's beta options may be set only with it on",
 		EventedPLEG:                         "the PLEG follows the runtime's container event stream unless it is set to false (Config.ContainerEvents)",
+		gatePodResourcesListUseActivePods:   "the pod resources API's List shows the active pods only, or with it off every pod, as upstream",
+		gatePodsAPI:                         "the Pods API is served on <root-dir>/pods-api/pods-api.sock only with it on",
 	}
 }
 

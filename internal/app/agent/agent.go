@@ -166,6 +166,8 @@ type servers struct {
 	observe observability
 	// probeMetrics serves the prober's registry on /metrics/probes.
 	probeMetrics http.Handler
+	// podAPIs are the pod resources API and the Pods API.
+	podAPIs podAPIs
 }
 
 // Run builds berth from cfg and runs it until ctx ends. version is berth's
@@ -327,6 +329,9 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	// Per-pod state ends through route alone: the workers and housekeeping
 	// tell it, the owners register with it (registerOwners, below).
 	route := podgone.New()
+	if n.serve.podAPIs, err = n.newPodAPIs(); err != nil {
+		return err
+	}
 	syncer, err := n.newSyncer(info, ips)
 	if err != nil {
 		return err
@@ -363,7 +368,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 	cl := n.cluster
 	// The func below reads n.pods.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
-		Runtime: n.pods.runtime, Statuses: observedStatuses{n.pods.statuses, n.metrics}, Clock: n.clock, PodsDir: n.podsDir(), HostIPs: ips,
+		Runtime: n.pods.runtime, Statuses: watchedStatuses{observedStatuses{n.pods.statuses, n.metrics}, n}, Clock: n.clock, PodsDir: n.podsDir(), HostIPs: ips,
 		RuntimeName: info.RuntimeName, IsStatic: podutil.IsStatic,
 		Desired: n.pods.desired.Has,
 		Mirrors: cl.mirrors(n.pods.desired.MirrorPod,
@@ -415,7 +420,7 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 	}
 	admit := &admission.Admitter{
 		Handlers: handlers, Active: n.isActive, Allocations: n.pods.alloc, Recorder: cl.recorder,
-		Reject: func(uid types.UID, st corev1.PodStatus) { n.pods.statuses.Set(uid, st) },
+		Reject: func(uid types.UID, st corev1.PodStatus) { n.observePodsAPI(uid, n.pods.statuses.Set(uid, st)) },
 	}
 	if n.pods.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.pods.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.pods.relister.Events(), ProbeResults: n.pods.prober.Updates(), Workers: n.pods.workers,
@@ -492,8 +497,9 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 		// What a sync did reaches the status cache and the next sync at
 		// once, not at the next relist (upstream's PLEGOnDemandRelist).
 		Relist: n.pods.relister.RelistPod,
-		// The status writer deletes a deleted API pod once it is Finished.
-		OnFinished: n.cluster.wakeStatus,
+		// The status writer deletes a deleted API pod once it is Finished;
+		// the Pods API tells its watchers (DELETED, as upstream's TerminatePod).
+		OnFinished: func(uid types.UID) { n.cluster.wakeStatus(uid); n.podsAPIFinished(uid) },
 		Gone:       route.Gone,
 	})
 	if err != nil {
@@ -626,6 +632,9 @@ func (n *node) run(ctx context.Context) error {
 	}
 	if n.set.MakeIPTablesUtilChains {
 		g.Go("iptables", n.runIPTables)
+	}
+	for name, run := range n.serve.podAPIs.runs() {
+		g.Go(name, run)
 	}
 	if kc.HealthzPort != nil && *kc.HealthzPort > 0 {
 		g.Go("healthz", func(ctx context.Context) error {

@@ -35,6 +35,9 @@
 //	                                    providers
 //	apiserver.go, streaming.go,         the kubelet API, streaming, stats
 //	metrics.go                          and metrics
+//	podapis.go                          the pod resources API and the Pods
+//	                                    API, and the views of the pods and
+//	                                    managers they read
 //	declaredfeatures.go                 the node's declared features
 //	plugins.go, csi.go                  the plugin manager over
 //	                                    <root-dir>/plugins_registry, the

@@ -12,13 +12,17 @@ import (
 // the orphans the Holders (statuses, allocations, user namespaces, the pod
 // startup tracker, which sees mirror pods no worker runs) hold; each owner
 // then forgets the pod, in this order: the syncer's record, the probes,
-// the status and what the status writer wrote of it, the allocations, the
-// user namespace, the volumes, the configMap and secret references, the
+// the status, the Pods API's record of it (a DELETED to its watchers),
+// what the status writer wrote of it, the allocations, the user
+// namespace, the volumes, the configMap and secret references, the
 // exclusive CPUs and memory.
 func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
 	route.Register("pod records", syncer)
 	route.Register("probes", n.pods.prober)
 	route.Register("statuses", n.pods.statuses)
+	if n.serve.podAPIs.pods != nil { // the PodsAPI gate: DELETED to its watchers
+		route.Register("pods API", n.serve.podAPIs.pods)
+	}
 	if n.cluster.status != nil { // cluster mode
 		route.Register("status writer", n.cluster.status)
 	}

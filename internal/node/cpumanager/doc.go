@@ -37,8 +37,9 @@
 //	manager.go   Manager: restores the checkpoint (refusing another
 //	             policy's), admits pods (after releasing the CPUs of pods no
 //	             longer active, as upstream's removeStaleState), answers the
-//	             cpuset a container is created with, persists every change;
-//	             Forget releases the CPUs of a pod that is gone (the route
+//	             cpuset a container is created with and the exclusive and
+//	             allocatable CPUs the pod resources API reports, persists
+//	             every change; Forget releases the CPUs of a pod that is gone (the route
 //	             by which per-pod state ends, internal/pod/podgone)
 //	reconcile.go Run: every cpuManagerReconcilePeriod, stale state removed
 //	             and running containers' cpusets set through the CRI

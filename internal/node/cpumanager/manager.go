@@ -185,6 +185,26 @@ func (m *Manager) CPUSet(podUID, container string) string {
 	return m.state.CPUsOf(podUID, container).String()
 }
 
+// ExclusiveCPUs returns the CPUs the container holds alone: empty on the
+// shared pool and with the none policy (upstream's GetExclusiveCPUs, what
+// the pod resources API reports).
+func (m *Manager) ExclusiveCPUs(podUID, container string) cpuset.CPUSet {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cs, _ := m.state.Exclusive(podUID, container)
+	return cs.Clone()
+}
+
+// AllocatableCPUs returns the CPUs exclusive allocations may come from:
+// every CPU but the reserved ones with the static policy, none with the
+// none policy (upstream's GetAllocatableCPUs).
+func (m *Manager) AllocatableCPUs() cpuset.CPUSet {
+	if m.static == nil {
+		return cpuset.New()
+	}
+	return m.static.Allocatable()
+}
+
 // removeStaleLocked releases the CPUs of containers no active pod has;
 // the caller holds mu. It reports whether the state changed.
 func (m *Manager) removeStaleLocked(ctx context.Context, snap Snapshot) bool {

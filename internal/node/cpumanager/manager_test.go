@@ -241,3 +241,36 @@ func TestRunTicks(t *testing.T) {
 		t.Errorf("Run updated %v", got)
 	}
 }
+
+// TestExclusiveAndAllocatableCPUs: what the pod resources API reports; a
+// container's exclusive CPUs (none on the shared pool), every CPU but the
+// reserved one; nothing with the none policy.
+func TestExclusiveAndAllocatableCPUs(t *testing.T) {
+	snap, u := &Snapshot{SourcesReady: true}, &updates{got: map[string]string{}}
+	m, err := newManager(t, t.TempDir(), PolicyStatic, snap, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gu, be := pod("gu", nil, container("c", "2", "2")), pod("be", nil, corev1.Container{Name: "shared"})
+	for _, p := range []*corev1.Pod{gu, be} {
+		if ok, r, msg := m.Admit(context.Background(), p, Snapshot{SourcesReady: true, Active: []*corev1.Pod{gu}}); !ok {
+			t.Fatalf("Admit %s = %s: %s", p.Name, r, msg)
+		}
+	}
+	if got := m.ExclusiveCPUs("gu", "c").String(); got != "1,5" {
+		t.Errorf("ExclusiveCPUs(gu, c) = %q, want 1,5", got)
+	}
+	if got := m.ExclusiveCPUs("be", "shared"); got.Size() != 0 {
+		t.Errorf("ExclusiveCPUs(be, shared) = %q, want none", got)
+	}
+	if got := m.AllocatableCPUs().String(); got != "1-7" {
+		t.Errorf("AllocatableCPUs = %q, want 1-7 (0 reserved)", got)
+	}
+	none, err := newManager(t, t.TempDir(), PolicyNone, snap, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := none.AllocatableCPUs(); got.Size() != 0 {
+		t.Errorf("none: AllocatableCPUs = %q, want none", got)
+	}
+}

@@ -29,7 +29,9 @@
 //	             Static, checks the restored state against the machine
 //	             (Restore), admits pods (stale containers' memory released
 //	             first, once every pod source is ready, as upstream's
-//	             removeStaleState) and answers a container's cpuset.mems;
+//	             removeStaleState), answers a container's cpuset.mems and
+//	             the container's and allocatable memory blocks the pod
+//	             resources API reports;
 //	             Forget gives back the memory of a pod that is gone (the
 //	             route by which per-pod state ends, internal/pod/podgone)
 //	discover.go  NodesOf: the NUMA nodes' memory from the host topology

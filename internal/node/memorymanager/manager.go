@@ -181,3 +181,42 @@ func (m *Manager) CPUSetMems(podUID, container string) string {
 	}
 	return strings.Join(ids, ",")
 }
+
+// Memory returns the memory blocks the container holds (none without the
+// Static policy): upstream's GetMemory, what the pod resources API
+// reports.
+func (m *Manager) Memory(podUID, container string) []state.Block {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return cloneBlocks(m.state.Entries[podUID][container])
+}
+
+// AllocatableMemory returns one block per NUMA node and memory type with
+// allocatable memory (none without the Static policy), by NUMA node then
+// type: upstream's GetAllocatableMemory, in a stable order.
+func (m *Manager) AllocatableMemory() []state.Block {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []state.Block
+	for _, id := range slices.Sorted(maps.Keys(m.state.MachineState)) {
+		n := m.state.MachineState[id]
+		if n == nil {
+			continue
+		}
+		for _, t := range slices.Sorted(maps.Keys(n.MemoryMap)) {
+			if mt := n.MemoryMap[t]; mt != nil && mt.Allocatable != 0 {
+				out = append(out, state.Block{NUMAAffinity: []int{id}, Type: t, Size: mt.Allocatable})
+			}
+		}
+	}
+	return out
+}
+
+func cloneBlocks(bs []state.Block) []state.Block {
+	out := make([]state.Block, len(bs))
+	for i, b := range bs {
+		out[i] = b
+		out[i].NUMAAffinity = slices.Clone(b.NUMAAffinity)
+	}
+	return out
+}

@@ -206,3 +206,39 @@ func TestNodesOfThisMachine(t *testing.T) {
 		t.Errorf("NodesOf = %+v, want nodes with memory", nodes)
 	}
 }
+
+// TestMemoryBlocks: what the pod resources API reports: a container's
+// blocks, the allocatable memory per NUMA node and type; nothing with None.
+func TestMemoryBlocks(t *testing.T) {
+	m, err := New(Config{Policy: PolicyStatic, StateDir: t.TempDir(), Static: fourNodes(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := namedPod("a", guaranteed("narrow", "memory", "256Mi"))
+	if ok, reason, msg := m.Admit(a, nil, true); !ok {
+		t.Fatalf("Admit a: %s %s", reason, msg)
+	}
+	want := []state.Block{{NUMAAffinity: []int{0}, Type: "memory", Size: 256 << 20}}
+	if diff := cmp.Diff(want, m.Memory("a", "narrow")); diff != "" {
+		t.Errorf("Memory(a, narrow) (-want +got):\n%s", diff)
+	}
+	if got := m.Memory("a", "other"); len(got) != 0 {
+		t.Errorf("Memory(a, other) = %v, want none", got)
+	}
+	var wantAlloc []state.Block
+	for id := range 4 {
+		wantAlloc = append(wantAlloc,
+			state.Block{NUMAAffinity: []int{id}, Type: "hugepages-1Gi", Size: gb},
+			state.Block{NUMAAffinity: []int{id}, Type: "memory", Size: 512 << 20}) // 2Gi less 1Gi of huge pages and 512Mi reserved
+	}
+	if diff := cmp.Diff(wantAlloc, m.AllocatableMemory()); diff != "" {
+		t.Errorf("AllocatableMemory (-want +got):\n%s", diff)
+	}
+	none, err := New(Config{Policy: PolicyNone, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := none.AllocatableMemory(); len(got) != 0 {
+		t.Errorf("None: AllocatableMemory = %v, want none", got)
+	}
+}
