@@ -1,0 +1,74 @@
+package devicemanager
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"k8s.io/apimachinery/pkg/util/sets"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+// TestRestartRestores: a new manager on the same directory (berth
+// restarted) holds every assignment from the checkpoint; the resource
+// waits at capacity 0 for its plugin; a running container is admitted
+// again with its devices before the plugin is back, and its options are
+// the plugin's first answer; the plugin registers again and serves.
+func TestRestartRestores(t *testing.T) {
+	dir := shortDir(t)
+	h := newHarness(t, dir, nil)
+	h.run()
+	p := startPlugin(t, dir, "dev.sock", nil)
+	if err := h.register(p, testResource); err != nil {
+		t.Fatal(err)
+	}
+	p.devices <- devices(pluginapi.Healthy, "a", "b")
+	h.waitCapacity(2, 2)
+	pd := pod("p1", map[string]int64{"app": 1})
+	h.setActive(pd)
+	if ok, _, msg := h.m.Admit(t.Context(), pd); !ok {
+		t.Fatal(msg)
+	}
+	before := h.m.GetDevices("p1", "app")
+	opts, err := h.m.ContainerOptions(t.Context(), pd, &pd.Spec.Containers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.stop()
+	p.stop()
+
+	again := newHarness(t, dir, map[string]sets.Set[string]{"p1": sets.New("app")})
+	again.mu.Lock()
+	again.ready = false
+	again.mu.Unlock()
+	again.setActive(pd)
+	if d := cmp.Diff(before, again.m.GetDevices("p1", "app")); d != "" {
+		t.Errorf("devices after restart (-before +after):\n%s", d)
+	}
+	again.waitCapacity(0, 0)
+	if ok, reason, msg := again.m.Admit(t.Context(), pd); !ok {
+		t.Fatalf("Admit of the running pod after restart = %s %s", reason, msg)
+	}
+	got, err := again.m.ContainerOptions(t.Context(), pd, &pd.Spec.Containers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(opts, got, protocmp.Transform()); d != "" {
+		t.Errorf("container options after restart (-before +after):\n%s", d)
+	}
+	if len(p.allocations()) != 1 {
+		t.Errorf("Allocate calls = %v, want only the first", p.allocations())
+	}
+
+	again.run()
+	back := startPlugin(t, dir, "dev2.sock", nil)
+	if err := again.register(back, testResource); err != nil {
+		t.Fatal(err)
+	}
+	back.devices <- devices(pluginapi.Healthy, "a", "b")
+	again.waitCapacity(2, 2)
+	other := pod("p2", map[string]int64{"app": 2})
+	if ok, _, _ := again.m.Admit(t.Context(), other); ok {
+		t.Error("a pod asking for both devices was admitted while the restored pod holds one")
+	}
+}
