@@ -234,3 +234,36 @@ func numaNodes(d *pluginapi.Device) []int64 {
 	}
 	return out
 }
+
+// PluginResources is node for admission's predicates once pod's devices
+// are allocated (upstream's UpdatePluginResources and
+// sanitizeNodeAllocatable): for a pod holding devices, each device plugin
+// resource's allocatable is raised to at least the devices given out, so
+// pods admitted again after a restart keep theirs while their plugin has
+// not registered again. node is not modified; a copy is returned when
+// something changed.
+func (m *Manager) PluginResources(pod *corev1.Pod, node *corev1.Node) *corev1.Node {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.pods[string(pod.UID)]; !ok {
+		return node
+	}
+	var out *corev1.Node
+	for name, ids := range m.allocated {
+		q, ok := node.Status.Allocatable[corev1.ResourceName(name)]
+		if ok && q.Value() >= int64(ids.Len()) {
+			continue
+		}
+		if out == nil {
+			out = node.DeepCopy()
+			if out.Status.Allocatable == nil {
+				out.Status.Allocatable = corev1.ResourceList{}
+			}
+		}
+		out.Status.Allocatable[corev1.ResourceName(name)] = *resource.NewQuantity(int64(ids.Len()), resource.DecimalSI)
+	}
+	if out == nil {
+		return node
+	}
+	return out
+}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
@@ -70,5 +72,27 @@ func TestRestartRestores(t *testing.T) {
 	other := pod("p2", map[string]int64{"app": 2})
 	if ok, _, _ := again.m.Admit(t.Context(), other); ok {
 		t.Error("a pod asking for both devices was admitted while the restored pod holds one")
+	}
+}
+
+// TestPluginResources: a pod holding devices is checked against an
+// allocatable of at least the devices given out; others see the node.
+func TestPluginResources(t *testing.T) {
+	h, _ := servedHarness(t, nil, "a", "b")
+	pd := pod("p1", map[string]int64{"app": 2})
+	h.setActive(pd)
+	if ok, _, msg := h.m.Admit(t.Context(), pd); !ok {
+		t.Fatal(msg)
+	}
+	node := &corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{testResource: resource.MustParse("0")}}}
+	got := h.m.PluginResources(pd, node)
+	if q := got.Status.Allocatable[testResource]; q.Value() != 2 {
+		t.Errorf("allocatable for the holding pod = %v, want 2", q.String())
+	}
+	if q := node.Status.Allocatable[testResource]; q.Value() != 0 {
+		t.Error("PluginResources modified the node it was given")
+	}
+	if got := h.m.PluginResources(pod("p2", map[string]int64{"app": 1}), node); got != node {
+		t.Error("a pod without devices got another node")
 	}
 }
