@@ -33,7 +33,11 @@ func (m *Manager) devicesToAllocate(ctx context.Context, pod *corev1.Pod, contai
 			return nil, fmt.Errorf(msgChangedRequest, uid, container, resource, held.Len(), required)
 		}
 	}
-	if !m.cfg.SourcesReady() && m.cfg.Running[uid].Has(container) {
+	// Upstream skips a container found running at start only before every
+	// source is seen, which in berth is before the first admission (a
+	// source is seen with its first snapshot): a running container that
+	// holds its devices keeps them, registered plugin or not.
+	if (!m.cfg.SourcesReady() || held != nil) && m.cfg.Running[uid].Has(container) {
 		logger.V(3).Info("Container detected running, nothing to do", "deviceNumber", needed)
 		return nil, nil
 	}
