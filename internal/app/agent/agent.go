@@ -381,6 +381,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 		Recorder:       cl.recorder,
 		Allocation:     n.pods.alloc,
 		Reinspect:      n.pods.relister.Reinspect,
+		Devices:        n.managers.devices,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)

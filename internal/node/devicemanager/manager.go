@@ -267,3 +267,28 @@ func (m *Manager) PluginResources(pod *corev1.Pod, node *corev1.Node) *corev1.No
 	}
 	return out
 }
+
+// ResourceHealth is the health of the container's devices, one
+// ResourceStatus per resource (by name) with each device (by ID), for its
+// status.containerStatuses[].allocatedResourcesStatus (upstream's
+// UpdateAllocatedResourcesStatus, ResourceHealthStatus): Healthy or
+// Unhealthy as the plugin last listed it (Healthy for a device it no
+// longer lists, as upstream); nil for a container without devices.
+func (m *Manager) ResourceHealth(podUID, container string) []corev1.ResourceStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	resources := m.pods[podUID][container]
+	var out []corev1.ResourceStatus
+	for _, name := range slices.Sorted(maps.Keys(resources)) {
+		st := corev1.ResourceStatus{Name: corev1.ResourceName(name), Resources: []corev1.ResourceHealth{}}
+		for _, id := range sets.List(idsOf(resources[name].devices)) {
+			health := corev1.ResourceHealthStatusHealthy
+			if d, ok := m.devices[name][id]; ok && d.GetHealth() != pluginapi.Healthy {
+				health = corev1.ResourceHealthStatusUnhealthy
+			}
+			st.Resources = append(st.Resources, corev1.ResourceHealth{ResourceID: corev1.ResourceID(id), Health: health})
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/berthk8s/berth/internal/node/devicemanager/checkpoint"
@@ -163,5 +165,28 @@ func TestSecondRegistrationReplaces(t *testing.T) {
 	}
 	if len(first.allocations()) != 0 || len(second.allocations()) != 1 {
 		t.Errorf("Allocate calls: first %v, second %v; want one, to the second", first.allocations(), second.allocations())
+	}
+}
+
+// TestResourceHealth: a container's devices show the health the plugin
+// last listed.
+func TestResourceHealth(t *testing.T) {
+	h, p := servedHarness(t, nil, "a", "b")
+	pd := pod("p1", map[string]int64{"app": 2})
+	h.setActive(pd)
+	if ok, _, msg := h.m.Admit(t.Context(), pd); !ok {
+		t.Fatal(msg)
+	}
+	p.devices <- append(devices(pluginapi.Healthy, "a"), devices(pluginapi.Unhealthy, "b")...)
+	h.waitCapacity(2, 1)
+	want := []corev1.ResourceStatus{{Name: testResource, Resources: []corev1.ResourceHealth{
+		{ResourceID: "a", Health: corev1.ResourceHealthStatusHealthy},
+		{ResourceID: "b", Health: corev1.ResourceHealthStatusUnhealthy},
+	}}}
+	if d := cmp.Diff(want, h.m.ResourceHealth("p1", "app")); d != "" {
+		t.Errorf("ResourceHealth (-want +got):\n%s", d)
+	}
+	if got := h.m.ResourceHealth("p1", "other"); got != nil {
+		t.Errorf("ResourceHealth of a container without devices = %v", got)
 	}
 }
