@@ -63,7 +63,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		srv.Stop()
-		<-served
+		_ = <-served // Serve returns nil once stopped
 		return nil
 	case err := <-served:
 		return fmt.Errorf("serve device plugin registration on %q: %w", socket, err)
