@@ -46,9 +46,11 @@ func (n *node) newTopologyManager(devices *devicemanager.Manager, cpus *cpumanag
 // active ones, upstream's topology manager admit handler: the topology
 // manager's when its policy is not none (the CPU manager's stale state
 // released first, as its hint calls do upstream), else the device
-// manager's and then the CPU manager's.
+// manager's and then the CPU manager's; the devices of pods gone are
+// freed first either way.
 func (n *node) admitResources(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) admission.Result {
 	snap := cpumanager.Snapshot{SourcesReady: n.pods.sources.Ready(), Active: active}
+	n.managers.devices.RemoveStale(ctx, pod, active)
 	if n.managers.topology == nil {
 		// The device manager is the first provider, as upstream's: its
 		// devices for every container, then the CPU manager's CPUs.

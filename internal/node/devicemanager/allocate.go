@@ -47,6 +47,7 @@ func (m *Manager) Admit(ctx context.Context, pod *corev1.Pod) (ok bool, reason, 
 func (m *Manager) Allocate(ctx context.Context, pod *corev1.Pod, c *corev1.Container, affinity topology.Hint) error {
 	uid := string(pod.UID)
 	m.mu.Lock()
+	m.unseen.Delete(uid)
 	if m.reuseFor != uid {
 		m.reuse, m.reuseFor = map[string]sets.Set[string]{}, uid
 	}
@@ -79,16 +80,12 @@ func isInit(pod *corev1.Pod, name string) bool {
 // records the Allocate responses.
 func (m *Manager) allocateContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, affinity topology.Hint, reuse map[string]sets.Set[string]) error {
 	uid := string(pod.UID)
-	freed, changed := false, false
+	changed := false
 	for _, name := range slices.Sorted(maps.Keys(c.Resources.Limits)) {
 		resource := string(name)
 		q := c.Resources.Limits[name]
 		if isDRAExtendedResource(pod, c.Name, resource) || !m.isPluginResource(resource) {
 			continue
-		}
-		if !freed {
-			m.freeInactive(ctx, pod)
-			freed = true
 		}
 		devs, err := m.devicesToAllocate(ctx, pod, c.Name, resource, int(q.Value()), reuse[resource], affinity)
 		if err != nil {
@@ -176,11 +173,15 @@ func (m *Manager) isPluginResource(resource string) bool {
 	return registered || allocated
 }
 
-// freeInactive frees the devices of pods that are neither active nor the
-// one being admitted, once every source is seen (upstream's
-// UpdateAllocatedDevices).
-func (m *Manager) freeInactive(ctx context.Context, pod *corev1.Pod) {
-	active := m.cfg.ActivePods()
+// RemoveStale frees the devices of pods that are neither among active
+// nor pod, the one being admitted, once every source is seen (upstream's
+// UpdateAllocatedDevices, which its allocation and hints call first;
+// admission calls this before them, with the pods it admits against:
+// those of one batch are not desired yet while it runs). A pod that ran
+// at start keeps its devices until admission sees it again: after a
+// restart the pods are admitted one after the other, and one gone while
+// berth was down ends through Forget (HeldPods).
+func (m *Manager) RemoveStale(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) {
 	if !m.cfg.SourcesReady() {
 		return
 	}
@@ -190,6 +191,7 @@ func (m *Manager) freeInactive(ctx context.Context, pod *corev1.Pod) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	keep = keep.Union(m.unseen)
 	var gone []string
 	for uid := range m.pods {
 		if !keep.Has(uid) {
@@ -205,4 +207,5 @@ func (m *Manager) freeInactive(ctx context.Context, pod *corev1.Pod) {
 		delete(m.pods, uid)
 	}
 	m.allocated = m.pods.devices()
+	_ = m.checkpointLocked(ctx) // logged
 }

@@ -15,7 +15,17 @@ import (
 // serving the devices ids.
 func servedHarness(t *testing.T, opts *pluginapi.DevicePluginOptions, ids ...string) (*harness, *fakePlugin) {
 	t.Helper()
-	dir := shortDir(t)
+	return servedHarnessWith(t, shortDir(t), opts, ids...)
+}
+
+// servedHarnessIn is servedHarness in dir.
+func servedHarnessIn(t *testing.T, dir string, ids ...string) (*harness, *fakePlugin) {
+	t.Helper()
+	return servedHarnessWith(t, dir, nil, ids...)
+}
+
+func servedHarnessWith(t *testing.T, dir string, opts *pluginapi.DevicePluginOptions, ids ...string) (*harness, *fakePlugin) {
+	t.Helper()
 	h := newHarness(t, dir, nil)
 	h.run()
 	p := startPlugin(t, dir, "dev.sock", opts)
@@ -44,27 +54,32 @@ func TestAdmitPastCapacity(t *testing.T) {
 	}
 }
 
-// TestInactivePodsFreed: once a pod is no longer active its devices go to
-// the next pod admitted (sources ready); before the sources are ready
-// nothing is freed.
+// TestInactivePodsFreed: once a pod is no longer among the pods
+// admission admits against, its devices go to the next pod admitted
+// (sources ready); a pod admitted earlier (of the same batch, not desired
+// yet) keeps them, and before the sources are ready nothing is freed.
 func TestInactivePodsFreed(t *testing.T) {
 	h, _ := servedHarness(t, nil, "a", "b")
 	first := pod("p1", map[string]int64{"app": 2})
-	h.setActive(first)
 	if ok, _, msg := h.m.Admit(t.Context(), first); !ok {
 		t.Fatal(msg)
 	}
 	second := pod("p2", map[string]int64{"app": 2})
-	h.setActive()
 	h.mu.Lock()
 	h.ready = false
 	h.mu.Unlock()
+	h.m.RemoveStale(t.Context(), second, nil)
 	if ok, _, _ := h.m.Admit(t.Context(), second); ok {
 		t.Fatal("Admit(second) succeeded before the sources were ready: the first pod's devices were freed")
 	}
 	h.mu.Lock()
 	h.ready = true
 	h.mu.Unlock()
+	h.m.RemoveStale(t.Context(), second, []*corev1.Pod{first})
+	if ok, _, _ := h.m.Admit(t.Context(), second); ok {
+		t.Fatal("Admit(second) succeeded while the first pod is active")
+	}
+	h.m.RemoveStale(t.Context(), second, nil)
 	if ok, _, msg := h.m.Admit(t.Context(), second); !ok {
 		t.Fatalf("Admit(second) after the first pod ended: %s", msg)
 	}

@@ -24,7 +24,6 @@ var _ topology.HintProvider = (*Manager)(nil)
 // else from the free devices and those its pod's init containers leave,
 // none when they are too few.
 func (m *Manager) TopologyHints(ctx context.Context, pod *corev1.Pod, c *corev1.Container) topology.ProviderHints {
-	m.freeInactive(ctx, pod)
 	requests := map[string]int{}
 	for name, q := range c.Resources.Limits {
 		if m.isPluginResource(string(name)) {
@@ -45,7 +44,6 @@ func (m *Manager) TopologyHints(ctx context.Context, pod *corev1.Pod, c *corev1.
 // PodTopologyHints are the whole pod's device hints (upstream's
 // GetPodTopologyHints), from its limits.
 func (m *Manager) PodTopologyHints(ctx context.Context, pod *corev1.Pod) topology.ProviderHints {
-	m.freeInactive(ctx, pod)
 	requests := map[string]int{}
 	for name, q := range resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{ExcludeOverhead: true}) {
 		if m.isPluginResource(string(name)) {

@@ -38,8 +38,9 @@ type Config struct {
 	Clock clock.Clock
 	// ActivePods are the desired pods that still count against the node
 	// (podworker.Workers.ActivePods, admission's rule; upstream's
-	// activePods): the devices of pods not among them (nor the pod being
-	// admitted) are freed before devices are given out.
+	// activePods): a container about to start of a pod not among them is
+	// not given devices again (ContainerOptions). Admission frees the
+	// devices of pods gone with RemoveStale.
 	ActivePods func() []*corev1.Pod
 	// SourcesReady reports whether every pod source has been seen; until
 	// then no devices are freed and containers found running at start
@@ -78,6 +79,10 @@ type Manager struct {
 	// container (its init containers'), resource -> IDs; reuseFor names it.
 	reuse    map[string]sets.Set[string]
 	reuseFor string
+	// unseen are the pods with containers running at start that
+	// admission has not seen again yet: RemoveStale keeps their devices
+	// (the pods of one batch are admitted one after the other).
+	unseen sets.Set[string]
 }
 
 // New validates cfg and restores the checkpoint (an unreadable one is
@@ -90,6 +95,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg: cfg, endpoints: map[string]*endpoint{}, connected: map[string]map[string]*endpoint{},
 		devices: map[string]map[string]*pluginapi.Device{}, healthy: map[string]sets.Set[string]{},
 		unhealthy: map[string]sets.Set[string]{}, allocated: map[string]sets.Set[string]{}, pods: podDevices{},
+		unseen: sets.KeySet(cfg.Running),
 	}
 	c, found, err := checkpoint.Read(cfg.Dir)
 	switch {
@@ -167,6 +173,7 @@ func (m *Manager) Capacity(ctx context.Context) (capacity, allocatable corev1.Re
 func (m *Manager) Forget(ctx context.Context, uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.unseen.Delete(string(uid))
 	if _, ok := m.pods[string(uid)]; !ok {
 		return
 	}

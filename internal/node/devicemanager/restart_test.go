@@ -95,3 +95,34 @@ func TestPluginResources(t *testing.T) {
 		t.Error("a pod without devices got another node")
 	}
 }
+
+// TestRestartKeepsUnseenPods: after a restart, admitting the first pod
+// frees nothing of a pod that ran at start and is not admitted yet.
+func TestRestartKeepsUnseenPods(t *testing.T) {
+	dir := shortDir(t)
+	h, _ := servedHarnessIn(t, dir, "a", "b")
+	first, second := pod("p1", map[string]int64{"app": 1}), pod("p2", map[string]int64{"app": 1})
+	for _, p := range []*corev1.Pod{first, second} {
+		if ok, _, msg := h.m.Admit(t.Context(), p); !ok {
+			t.Fatal(msg)
+		}
+	}
+	h.stop()
+	again := newHarness(t, dir, map[string]sets.Set[string]{"p1": sets.New("app"), "p2": sets.New("app")})
+	again.m.RemoveStale(t.Context(), first, nil)
+	if ok, _, msg := again.m.Admit(t.Context(), first); !ok {
+		t.Fatal(msg)
+	}
+	if got := again.m.GetDevices("p2", "app"); len(got[testResource]) != 1 {
+		t.Fatalf("the second pod lost its device when the first was admitted: %v", got)
+	}
+	again.m.RemoveStale(t.Context(), second, []*corev1.Pod{first})
+	if ok, _, msg := again.m.Admit(t.Context(), second); !ok {
+		t.Errorf("Admit(second) after restart: %s", msg)
+	}
+	// Once seen, a pod no longer active is freed as any other.
+	again.m.RemoveStale(t.Context(), pod("p3", nil), []*corev1.Pod{second})
+	if got := again.m.GetDevices("p1", "app"); got != nil {
+		t.Errorf("the first pod, seen and no longer active, still holds %v", got)
+	}
+}
