@@ -54,7 +54,9 @@ func TestDevicePlugin(t *testing.T) {
 	_, err = env.admin.CoreV1().Pods("default").Create(ctx, devicePod("past-capacity", 2, nodeName), metav1.CreateOptions{})
 	must(t, err)
 	refused := env.waitPodPhase(t, "past-capacity", corev1.PodFailed)
-	want := "Allocate failed due to requested number of devices unavailable for example.com/resource. Requested: 2, Available: 1, which is unexpected"
+	// The status message is upstream's rejectPod's: "Pod was rejected: "
+	// and the admit handler's message.
+	want := "Pod was rejected: Allocate failed due to requested number of devices unavailable for example.com/resource. Requested: 2, Available: 1, which is unexpected"
 	if refused.Status.Reason != "UnexpectedAdmissionError" || refused.Status.Message != want {
 		t.Errorf("refused pod: reason %q message %q; want UnexpectedAdmissionError %q", refused.Status.Reason, refused.Status.Message, want)
 	}
