@@ -38,6 +38,11 @@ const fixedDevicePluginDir = "/var/lib/kubelet/device-plugins"
 func TestDevicePlugin(t *testing.T) {
 	env := startClusterEnv(t)
 	bindDevicePluginDir(t, filepath.Join(env.node.rootDir, "device-plugins"))
+	t.Cleanup(func() { // the files the plugin creates for the devices it gives out
+		for _, d := range []string{"/tmp/Dev-1", "/tmp/Dev-2"} {
+			_ = os.Remove(d)
+		}
+	})
 	env.node.start()
 	env.waitServiceAccount(t)
 	plugin := startSamplePlugin(t)
