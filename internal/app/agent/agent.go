@@ -425,7 +425,8 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 	}
 	if n.pods.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.pods.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.pods.relister.Events(), ProbeResults: n.pods.prober.Updates(), Workers: n.pods.workers,
-		Admit: admit.Admit, Resize: n.pods.alloc.Resize, Reconciled: n.pods.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.conn.health.Err, Clock: clk, Desired: n.pods.desired,
+		ResourceUpdates: n.managers.devices.Updates(),
+		Admit:           admit.Admit, Resize: n.pods.alloc.Resize, Reconciled: n.pods.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.conn.health.Err, Clock: clk, Desired: n.pods.desired,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
 	}

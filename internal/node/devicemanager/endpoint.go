@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
@@ -96,8 +97,15 @@ func (m *Manager) update(ctx context.Context, e *endpoint, devices []*pluginapi.
 	}
 	healthy, unhealthy := sets.New[string](), sets.New[string]()
 	all := make(map[string]*pluginapi.Device, len(devices))
+	old := m.devices[e.resource]
+	changed := sets.New[string]()
 	for _, d := range devices {
 		all[d.GetID()] = d
+		if prev, ok := old[d.GetID()]; !ok || prev.GetHealth() != d.GetHealth() {
+			if uid := m.pods.holder(e.resource, d.GetID()); uid != "" {
+				changed.Insert(uid)
+			}
+		}
 		if d.GetHealth() == pluginapi.Healthy {
 			healthy.Insert(d.GetID())
 		} else {
@@ -107,6 +115,13 @@ func (m *Manager) update(ctx context.Context, e *endpoint, devices []*pluginapi.
 	m.devices[e.resource], m.healthy[e.resource], m.unhealthy[e.resource] = all, healthy, unhealthy
 	_ = m.checkpointLocked(ctx) // logged
 	m.mu.Unlock()
+	for _, uid := range sets.List(changed) {
+		select {
+		case m.updates <- types.UID(uid):
+		default:
+			klog.FromContext(ctx).Error(nil, "Device update channel is full, discard pods info", "podUID", uid)
+		}
+	}
 	klog.FromContext(ctx).V(2).Info("Processed device updates for resource", "resourceName", e.resource,
 		"totalCount", len(devices), "healthyCount", healthy.Len())
 	m.changed()

@@ -83,6 +83,9 @@ type Manager struct {
 	// admission has not seen again yet: RemoveStale keeps their devices
 	// (the pods of one batch are admitted one after the other).
 	unseen sets.Set[string]
+	// updates carries the pods whose devices' health changed (Updates);
+	// never blocked on.
+	updates chan types.UID
 }
 
 // New validates cfg and restores the checkpoint (an unreadable one is
@@ -95,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg: cfg, endpoints: map[string]*endpoint{}, connected: map[string]map[string]*endpoint{},
 		devices: map[string]map[string]*pluginapi.Device{}, healthy: map[string]sets.Set[string]{},
 		unhealthy: map[string]sets.Set[string]{}, allocated: map[string]sets.Set[string]{}, pods: podDevices{},
-		unseen: sets.KeySet(cfg.Running),
+		unseen: sets.KeySet(cfg.Running), updates: make(chan types.UID, 100),
 	}
 	c, found, err := checkpoint.Read(cfg.Dir)
 	switch {
@@ -168,6 +171,12 @@ func (m *Manager) Capacity(ctx context.Context) (capacity, allocatable corev1.Re
 	}
 	return capacity, allocatable, sets.List(gone)
 }
+
+// Updates carries the UID of each pod whose devices' health changed (or
+// whose device came back in its plugin's list), for a sync that shows it
+// in the pod's status (upstream's Updates). A full channel drops the
+// update, as upstream; the pod's next sync shows it then.
+func (m *Manager) Updates() <-chan types.UID { return m.updates }
 
 // Forget frees the pod's devices (the pod-gone route).
 func (m *Manager) Forget(ctx context.Context, uid types.UID) {

@@ -55,6 +55,19 @@ func idsOf(d checkpoint.DevicesPerNUMA) sets.Set[string] {
 	return out
 }
 
+// holder is the pod holding device id of resource, "" for none (device
+// IDs are unique within a resource only).
+func (p podDevices) holder(resource, id string) string {
+	for uid, containers := range p {
+		for _, resources := range containers {
+			if a, ok := resources[resource]; ok && idsOf(a.devices).Has(id) {
+				return uid
+			}
+		}
+	}
+	return ""
+}
+
 // addContainer adds the container's devices to into, by resource.
 func (p podDevices) addContainer(uid, container string, into map[string]sets.Set[string]) {
 	for resource, a := range p[uid][container] {

@@ -179,6 +179,14 @@ func TestResourceHealth(t *testing.T) {
 	}
 	p.devices <- append(devices(pluginapi.Healthy, "a"), devices(pluginapi.Unhealthy, "b")...)
 	h.waitCapacity(2, 1)
+	select {
+	case uid := <-h.m.Updates():
+		if uid != "p1" {
+			t.Errorf("Updates gave %q, want p1", uid)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no update for the pod whose device turned unhealthy")
+	}
 	want := []corev1.ResourceStatus{{Name: testResource, Resources: []corev1.ResourceHealth{
 		{ResourceID: "a", Health: corev1.ResourceHealthStatusHealthy},
 		{ResourceID: "b", Health: corev1.ResourceHealthStatusUnhealthy},
