@@ -27,8 +27,8 @@
 // (<Dir>/kubelet_internal_checkpoint, package checkpoint) and restored at
 // start, so a restart of berth keeps them; pods end through Forget.
 //
-//	manager.go       Config, Manager, capacity, Forget, device health, the
-//	                 pod resources views, admission's allocatable
+//	manager.go       Config, Manager, capacity, Forget, device health and its
+//	                 Updates, the pod resources views, admission's allocatable
 //	registration.go  the Registration service, stale socket cleanup, validation
 //	endpoint.go      one plugin's connection: options, ListAndWatch, RPCs
 //	allocate.go      admission's allocation per container, device reuse
