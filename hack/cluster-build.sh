@@ -19,6 +19,12 @@
 # has a stamp of its own, so that moving one pin does not rebuild the other.
 # --containerd2 builds only that.
 #
+# It also builds upstream's sample device plugin (tools/deviceplugin:
+# k8s.io/kubernetes/test/images/sample-device-plugin, named as a tool in
+# its go.mod; two fake devices of example.com/resource), which the device
+# manager's end-to-end test runs on the host; a stamp of its own
+# (.stamp.deviceplugin). --deviceplugin builds only that.
+#
 # With --network it builds only the Service network of the cluster (a stamp
 # of its own, .stamp.network): kube-proxy (tools/kube) and CoreDNS
 # (tools/coredns: github.com/coredns/coredns with the few plugins the
@@ -66,6 +72,7 @@ REGISTRY_CMDS=(registry)
 METRICS_CMDS=(metrics-server)
 PROVISIONER_CMDS=(local-provisioner)
 CONTAINERD2_CMDS=(containerd2 containerd-shim-runc-v2)
+DEVICEPLUGIN_CMDS=(sample-device-plugin)
 NETWORK_KUBE_CMDS=(kube-proxy)
 NETWORK_COREDNS_CMDS=(coredns)
 
@@ -194,6 +201,33 @@ build_containerd2() {
 	log "containerd2 done in $((SECONDS - start))s"
 }
 
+# deviceplugin_stamp prints what the sample device plugin is built from.
+deviceplugin_stamp() {
+	echo "go: $("$GO" env GOVERSION)"
+	echo "kubernetes: $(module_version "$ROOT/tools/deviceplugin" k8s.io/kubernetes)"
+	echo "deviceplugin sources: $(sources_hash deviceplugin)"
+	echo "flags: CGO_ENABLED=0 -trimpath ldflags=-s -w"
+}
+
+# build_deviceplugin builds the sample device plugin unless its own stamp
+# matches. It is upstream's package main, built by import path (a tool of
+# the module), not from a ./cmd directory.
+build_deviceplugin() {
+	local want start=$SECONDS
+	want=$(deviceplugin_stamp)
+	if built_from "$STAMP.deviceplugin" "$want" "${DEVICEPLUGIN_CMDS[@]}"; then
+		log "sample-device-plugin up to date in $OUT"
+		return 0
+	fi
+	rm -f "$STAMP.deviceplugin"
+	log "building sample-device-plugin (module tools/deviceplugin) ..."
+	(cd "$ROOT/tools/deviceplugin" && GOWORK=off CGO_ENABLED=0 "$GO" build -p "$PARALLEL" -trimpath -buildvcs=false \
+		-ldflags "-s -w" -o "$OUT/sample-device-plugin.new" k8s.io/kubernetes/test/images/sample-device-plugin)
+	mv -f "$OUT/sample-device-plugin.new" "$OUT/sample-device-plugin"
+	echo "$want" >"$STAMP.deviceplugin"
+	log "built sample-device-plugin in $((SECONDS - start))s"
+}
+
 # network_stamp prints what kube-proxy and CoreDNS are built from.
 network_stamp() {
 	echo "go: $("$GO" env GOVERSION)"
@@ -233,6 +267,10 @@ main() {
 		build_network
 		return 0
 		;;
+	--deviceplugin)
+		build_deviceplugin
+		return 0
+		;;
 	esac
 	local want
 	want=$(stamp)
@@ -240,12 +278,14 @@ main() {
 	--with-kubelet)
 		build_control_plane "$want"
 		build_containerd2
+		build_deviceplugin
 		build_kubelet "$want"
 		return 0
 		;;
 	esac
 	build_control_plane "$want"
 	build_containerd2
+	build_deviceplugin
 }
 
 build_control_plane() {

@@ -4,6 +4,7 @@
 //	cpumanager     exclusive CPUs for Guaranteed pods (static policy)
 //	memorymanager  NUMA memory for Guaranteed pods (Static policy)
 //	topology       the topology manager's hints and policies
+//	devicemanager  device plugins: registration, devices, allocation
 //	eviction       eviction under memory, disk, inode and PID pressure
 //	gc             image and container garbage collection
 //	logrotate      container log rotation

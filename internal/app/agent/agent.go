@@ -21,6 +21,7 @@ import (
 	"github.com/berthk8s/berth/internal/images/pullrecords"
 	"github.com/berthk8s/berth/internal/node/cm"
 	"github.com/berthk8s/berth/internal/node/cpumanager"
+	"github.com/berthk8s/berth/internal/node/devicemanager"
 	"github.com/berthk8s/berth/internal/node/eviction"
 	"github.com/berthk8s/berth/internal/node/memorymanager"
 	"github.com/berthk8s/berth/internal/node/nodeshutdown"
@@ -143,6 +144,9 @@ type resourceManagers struct {
 	cpus *cpumanager.Manager
 	// topology is the topology manager; nil with topologyManagerPolicy none.
 	topology *topology.Manager
+	// devices is the device manager: device plugins, their resources and
+	// the containers' devices.
+	devices *devicemanager.Manager
 	// memory is the memory manager: admission, containers' cpuset.mems.
 	memory *memorymanager.Manager
 	// userns gives hostUsers: false pods their user namespace.
@@ -245,7 +249,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 		return err
 	}
 	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.conn.health, n.conn.client.Image, n.clock,
-		nodestatus.Guards{Pressure: n.pressure, Storage: n.storageErr, VolumesInUse: n.volumesInUse}, n.pods.declared.Names())
+		nodestatus.Guards{Pressure: n.pressure, Storage: n.storageErr, VolumesInUse: n.volumesInUse, DevicePlugins: n.devicePlugins}, n.pods.declared.Names())
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}
@@ -284,17 +288,17 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.managers.userns, err = n.newUserNamespaces(ctx); err != nil {
 		return err
 	}
-	return n.assemblePods(info, ips, inputs.Machine(), creds)
+	return n.assemblePods(ctx, info, ips, inputs.Machine(), creds)
 }
 
 // assemblePods builds the pod machinery: runtime manager, PLEG, syncer,
 // workers, sources, admission, housekeeping and the sync loop.
-func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider) error {
+func (n *node) assemblePods(ctx context.Context, info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider) error {
 	cfg, clk, cl := n.cfg, n.clock, n.cluster
 	// kuberuntime binds subPaths, the volume manager's TearDown unmounts them.
 	subPaths := subpath.New(subpath.Config{})
 	cache := pleg.NewCache()
-	if err := n.newResourceManagers(cache, host); err != nil {
+	if err := n.newResourceManagers(ctx, cache, host); err != nil {
 		return err
 	}
 	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
@@ -382,6 +386,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 		Recorder:       cl.recorder,
 		Allocation:     n.pods.alloc,
 		Reinspect:      n.pods.relister.Reinspect,
+		Devices:        n.managers.devices,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)
@@ -417,6 +422,7 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 		Node: cl.node, MaxPods: int(nodestatus.PodCapacity(kc.MaxPods, kc.PodsPerCore, host.NumCPU)),
 		Pressure: n.managers.evictor.AdmitPod, Sysctls: sysctls, ShuttingDown: n.shuttingDown,
 		CPUs: n.admitResources, Memory: n.admitMemory, Features: n.pods.declared.Admit,
+		PluginResources: n.managers.devices.PluginResources,
 	}
 	admit := &admission.Admitter{
 		Handlers: handlers, Active: n.isActive, Allocations: n.pods.alloc, Recorder: cl.recorder,
@@ -424,7 +430,8 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 	}
 	if n.pods.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.pods.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.pods.relister.Events(), ProbeResults: n.pods.prober.Updates(), Workers: n.pods.workers,
-		Admit: admit.Admit, Resize: n.pods.alloc.Resize, Reconciled: n.pods.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.conn.health.Err, Clock: clk, Desired: n.pods.desired,
+		ResourceUpdates: n.managers.devices.Updates(),
+		Admit:           admit.Admit, Resize: n.pods.alloc.Resize, Reconciled: n.pods.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.conn.health.Err, Clock: clk, Desired: n.pods.desired,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)
 	}
@@ -435,7 +442,7 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 // admission and container creation consult, and the plugin manager. The
 // host topology they share is read from sysfs once, by the first that
 // needs it.
-func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
+func (n *node) newResourceManagers(ctx context.Context, cache *pleg.Cache, host machine.Info) error {
 	topo := topologyReader(sync.OnceValues(func() (*machine.Topology, error) {
 		return machine.ReadTopology(os.DirFS(machine.SystemDir), host)
 	}))
@@ -443,7 +450,10 @@ func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
 	if n.managers.cpus, err = n.newCPUManager(cache, topo); err != nil {
 		return err
 	}
-	if n.managers.topology, err = n.newTopologyManager(n.managers.cpus, topo); err != nil {
+	if n.managers.devices, err = n.newDeviceManager(ctx, topo); err != nil {
+		return err
+	}
+	if n.managers.topology, err = n.newTopologyManager(n.managers.devices, n.managers.cpus, topo); err != nil {
 		return err
 	}
 	n.managers.memory, err = n.newMemoryManager(host, topo)
@@ -540,8 +550,7 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 			ImageVolumesStarted: imageVolumeMetrics.Started, UserNamespacedPodStarted: usernsMetrics.PodStarted,
 			PodResize: n.metrics.ObservePodResize,
 		},
-		CPUs:              n.managers.cpus,
-		Memory:            n.managers.memory,
+		Managers:          kuberuntime.ResourceManagers{CPUs: n.managers.cpus, Memory: n.managers.memory, Devices: n.managers.devices},
 		KubernetesVersion: config.KubernetesVersion,
 	})
 	if err != nil {
@@ -621,6 +630,7 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("image-gc", n.guards.images.Run)
 	g.Go("eviction", n.managers.evictor.Run)
 	g.Go("cpu-manager", n.managers.cpus.Run)
+	g.Go("device-manager", n.managers.devices.Run)
 	g.Go("plugin-manager", n.managers.plugins.Run)
 	if n.vols.csi != nil {
 		g.Go("csinode", n.initCSINode)

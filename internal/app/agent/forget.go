@@ -15,7 +15,7 @@ import (
 // the status, the Pods API's record of it (a DELETED to its watchers),
 // what the status writer wrote of it, the allocations, the user
 // namespace, the volumes, the configMap and secret references, the
-// exclusive CPUs and memory.
+// exclusive CPUs and memory, the devices.
 func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
 	route.Register("pod records", syncer)
 	route.Register("probes", n.pods.prober)
@@ -36,4 +36,5 @@ func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
 	route.Register("configMaps and secrets", n.vols.objects)
 	route.Register("cpu manager", n.managers.cpus)
 	route.Register("memory manager", n.managers.memory)
+	route.Register("device manager", n.managers.devices)
 }

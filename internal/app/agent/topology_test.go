@@ -39,7 +39,7 @@ func TestNewTopologyManager(t *testing.T) {
 			if tt.policy != "none" {
 				cfg.TopologyManagerOptions = &topology.Options{MaxAllowableNUMANodes: 8}
 			}
-			m, err := (&node{cfg: cfg}).newTopologyManager(nil, tt.nodes)
+			m, err := (&node{cfg: cfg}).newTopologyManager(nil, nil, tt.nodes)
 			var gotErr string
 			if err != nil {
 				gotErr = err.Error()

@@ -11,8 +11,9 @@ import (
 // Capacity returns the node's capacity: existing with cpu, memory, pods,
 // ephemeral-storage (with in.LocalStorageCapacityIsolation, when the root
 // filesystem's size is known) and one
-// hugepages-<size> per page size set from in. Huge page sizes the machine
-// no longer has are dropped; other resources (extended ones) are kept.
+// hugepages-<size> per page size set from in, and the device plugin
+// resources. Huge page sizes the machine no longer has are dropped; other
+// resources (extended ones) are kept.
 func Capacity(existing corev1.ResourceList, in Inputs) corev1.ResourceList {
 	c := corev1.ResourceList{}
 	for k, v := range existing {
@@ -30,14 +31,21 @@ func Capacity(existing corev1.ResourceList, in Inputs) corev1.ResourceList {
 	for size, total := range in.Machine.HugePages {
 		c[corev1.ResourceName(corev1.ResourceHugePagesPrefix+size)] = *resource.NewQuantity(total, resource.BinarySI)
 	}
+	for k, v := range in.DevicePlugins.Capacity {
+		c[k] = v.DeepCopy()
+	}
+	// A removed resource stays at 0, not absent, as upstream: absent is
+	// how the scheduler tells cluster-level extended resources apart.
+	for _, name := range in.DevicePlugins.Removed {
+		c[corev1.ResourceName(name)] = *resource.NewQuantity(0, resource.DecimalSI)
+	}
 	return c
 }
 
 // Allocatable returns what pods may use: each resource of capacity less
 // its reservation (Reservation), floored at 0; memory is further reduced
-// by every huge page size's capacity, as upstream. It is computed from
-// capacity alone: berth has no device plugins whose allocatable differs
-// from their capacity.
+// by every huge page size's capacity, as upstream. Device plugin resources
+// are at their healthy devices (in.DevicePlugins.Allocatable).
 func Allocatable(capacity corev1.ResourceList, in Inputs) corev1.ResourceList {
 	reserved := Reservation(capacity, in)
 	a := corev1.ResourceList{}
@@ -50,6 +58,9 @@ func Allocatable(capacity corev1.ResourceList, in Inputs) corev1.ResourceList {
 			value.Set(0)
 		}
 		a[k] = value
+	}
+	for k, v := range in.DevicePlugins.Allocatable {
+		a[k] = v.DeepCopy()
 	}
 	for k, v := range capacity {
 		if !isHugePages(k) {

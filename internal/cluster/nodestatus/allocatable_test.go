@@ -90,6 +90,22 @@ func TestCapacityAndAllocatable(t *testing.T) {
 			allocatable: map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G", "example.com/dongle": "2"},
 		},
 		{
+			name: "device plugin resources: capacity all devices, allocatable the healthy ones, removed at 0",
+			mutate: func(in *Inputs) {
+				in.Reserved.EvictionHard = nil
+				in.DevicePlugins = DevicePlugins{
+					Capacity:    corev1.ResourceList{"example.com/gpu": resource.MustParse("4")},
+					Allocatable: corev1.ResourceList{"example.com/gpu": resource.MustParse("3")},
+					Removed:     []string{"example.com/gone"},
+				}
+			},
+			existing: corev1.ResourceList{"example.com/gone": resource.MustParse("2"), "example.com/gpu": resource.MustParse("1")},
+			capacity: map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G",
+				"example.com/gpu": "4", "example.com/gone": "0"},
+			allocatable: map[string]string{"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100G",
+				"example.com/gpu": "3", "example.com/gone": "0"},
+		},
+		{
 			name: "unparsable values are ignored",
 			mutate: func(in *Inputs) {
 				in.Reserved.KubeReserved = map[string]string{"cpu": "lots"}

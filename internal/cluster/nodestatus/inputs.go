@@ -92,6 +92,10 @@ type Inputs struct {
 	// detached under its mount); empty, none.
 	VolumesInUse []corev1.UniqueVolumeName
 
+	// DevicePlugins are the device plugin resources (the device manager's
+	// capacity); zero: none.
+	DevicePlugins DevicePlugins
+
 	// ShuttingDown is true while a graceful node shutdown is under way
 	// (internal/node/nodeshutdown): the node is not ready.
 	ShuttingDown bool
@@ -104,6 +108,15 @@ type Inputs struct {
 // already validated.
 type Reserved struct {
 	KubeReserved, SystemReserved, EvictionHard map[string]string
+}
+
+// DevicePlugins are the extended resources device plugins serve
+// (upstream's GetDevicePluginResourceCapacity): Capacity counts every
+// device, Allocatable the healthy ones, and Removed are resources whose
+// plugin stayed away past its grace period, reported at 0.
+type DevicePlugins struct {
+	Capacity, Allocatable corev1.ResourceList
+	Removed               []string
 }
 
 // Pressure is whether the node is under memory, disk and PID pressure:

@@ -40,6 +40,8 @@ type Sampler struct {
 	volumesInUse func(context.Context) ([]corev1.UniqueVolumeName, error)
 	// declared are the node's declared features, fixed at start.
 	declared []string
+	// devicePlugins gives the device plugin resources (nil: none).
+	devicePlugins func(context.Context) (capacity, allocatable corev1.ResourceList, removed []string)
 }
 
 // Guards are the node's verdicts from other wings that node status shows.
@@ -51,6 +53,9 @@ type Guards struct {
 	// VolumesInUse lists the attachable volumes mounted or being mounted
 	// (nil: none).
 	VolumesInUse func(context.Context) ([]corev1.UniqueVolumeName, error)
+	// DevicePlugins gives the device plugin resources (the device
+	// manager's Capacity; nil: none).
+	DevicePlugins func(context.Context) (capacity, allocatable corev1.ResourceList, removed []string)
 }
 
 // NewSampler reads the machine facts and returns a Sampler for the node of
@@ -65,6 +70,7 @@ func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.
 	}
 	n := &Sampler{
 		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: guards.Pressure, storage: guards.Storage, volumesInUse: guards.VolumesInUse, declared: declared,
+		devicePlugins:  guards.DevicePlugins,
 		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
 	}
 	for _, ip := range ips {
@@ -126,6 +132,10 @@ func (n *Sampler) Inputs(ctx context.Context) Inputs {
 				in.VolumesInUse = []corev1.UniqueVolumeName{} // known: none
 			}
 		}
+	}
+	if n.devicePlugins != nil {
+		d := &in.DevicePlugins
+		d.Capacity, d.Allocatable, d.Removed = n.devicePlugins(ctx)
 	}
 	if in.ExternalCloudProvider {
 		// Only --node-ip: the addresses are the cloud controller's to find.

@@ -31,6 +31,11 @@ type Handlers struct {
 	// or the CPU manager's alone with its policy none) and Memory the
 	// memory manager's (NUMA memory), among the active pods.
 	CPUs, Memory func(ctx context.Context, pod *corev1.Pod, active []*corev1.Pod) Result
+	// PluginResources gives the node to check the predicates against once
+	// the device manager allocated the pod's devices (upstream's
+	// UpdatePluginResources: allocatable at least what is allocated, so
+	// pods keep their devices while a plugin re-registers); nil: the node.
+	PluginResources func(pod *corev1.Pod, node *corev1.Node) *corev1.Node
 	// Features is the declared features' admission (upstream's
 	// DeclaredFeaturesAdmitHandler, last).
 	Features func(pod *corev1.Pod) Result
@@ -63,6 +68,9 @@ func (h *Handlers) Decide(ctx context.Context, pod *corev1.Pod, active []*corev1
 	var node *corev1.Node
 	if h.Node != nil {
 		node = h.Node()
+	}
+	if h.PluginResources != nil && node != nil {
+		node = h.PluginResources(pod, node)
 	}
 	if r := Admit(Inputs{Pod: pod, Node: node, Active: active, MaxPods: h.MaxPods}); !r.Admit {
 		return r

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
@@ -111,12 +110,6 @@ func isPrefixedNative(name corev1.ResourceName) bool {
 	return strings.Contains(string(name), corev1.ResourceDefaultNamespacePrefix)
 }
 
-// isExtended reports whether name is an extended resource: fully qualified
-// outside kubernetes.io/, and valid as a quota name "requests.<name>".
-func isExtended(name corev1.ResourceName) bool {
-	s := string(name)
-	if !strings.Contains(s, "/") || isPrefixedNative(name) || strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+s)) == 0
-}
+// isExtended reports whether name is an extended resource
+// (podutil.IsExtendedResourceName).
+func isExtended(name corev1.ResourceName) bool { return podutil.IsExtendedResourceName(name) }

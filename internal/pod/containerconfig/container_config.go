@@ -58,6 +58,18 @@ type ContainerParams struct {
 	// podplan.EphemeralStart.TargetID): the container joins its PID
 	// namespace. "" for none.
 	TargetID string
+	// DevicePlugins are what the device plugins' Allocate responses add
+	// beside the environment, mounts and devices (which come first in
+	// Env, Mounts and Devices): annotations, under the kubelet's own, and
+	// CDI devices.
+	DevicePlugins DevicePluginOptions
+}
+
+// DevicePluginOptions are a container's device plugin annotations and CDI
+// devices (internal/node/devicemanager's ContainerOptions).
+type DevicePluginOptions struct {
+	Annotations map[string]string
+	CDIDevices  []*runtimeapi.CDIDevice
 }
 
 // Container builds the ContainerConfig for one container (upstream
@@ -92,6 +104,13 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 		},
 	}
 	cfg.Linux.Resources.CpusetMems = p.CPUSetMems
+	for k, v := range p.DevicePlugins.Annotations {
+		// The kubelet's own annotations win over a plugin's, as upstream.
+		if _, ok := cfg.Annotations[k]; !ok {
+			cfg.Annotations[k] = v
+		}
+	}
+	cfg.CDIDevices = p.DevicePlugins.CDIDevices
 	targetPIDNamespace(security.NamespaceOptions, p.TargetID)
 	cfg.Mounts = append(cfg.Mounts, p.Mounts...)
 	cfg.Devices = p.Devices

@@ -3,9 +3,11 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -179,11 +181,14 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Devices: devices, ExtraGroups: t.ExtraGroups, Node: m.node, Env: env.Envs, Vars: env.Vars,
 		UserNamespace: t.UserNamespace, TargetID: t.TargetID,
 	}
-	if m.cfg.CPUs != nil {
-		params.CPUSet = m.cfg.CPUs.CPUSet(string(pod.UID), c.Name)
+	if err := m.addPluginDevices(ctx, &params); err != nil {
+		return nil, err
 	}
-	if m.cfg.Memory != nil {
-		params.CPUSetMems = m.cfg.Memory.CPUSetMems(string(pod.UID), c.Name)
+	if m.cfg.Managers.CPUs != nil {
+		params.CPUSet = m.cfg.Managers.CPUs.CPUSet(string(pod.UID), c.Name)
+	}
+	if m.cfg.Managers.Memory != nil {
+		params.CPUSetMems = m.cfg.Managers.Memory.CPUSetMems(string(pod.UID), c.Name)
 	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)
@@ -196,6 +201,32 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 		return nil, err
 	}
 	return containerconfig.Container(params)
+}
+
+// addPluginDevices adds what the container's device plugin devices bring
+// (upstream's GenerateRunContainerOptions): their environment, mounts and
+// device nodes before the container's own (whose variables win), their
+// annotations and CDI devices.
+func (m *Manager) addPluginDevices(ctx context.Context, p *containerconfig.ContainerParams) error {
+	if m.cfg.Managers.Devices == nil {
+		return nil
+	}
+	opts, err := m.cfg.Managers.Devices.ContainerOptions(ctx, p.Pod, p.Container)
+	if err != nil {
+		return err
+	}
+	if len(opts.Envs) > 0 {
+		vars := make(map[string]string, len(p.Vars)+len(opts.Envs))
+		for _, e := range opts.Envs {
+			vars[e.GetKey()] = string(e.GetValue())
+		}
+		maps.Copy(vars, p.Vars)
+		p.Env, p.Vars = append(slices.Clip(opts.Envs), p.Env...), vars
+	}
+	p.Mounts = append(slices.Clip(opts.Mounts), p.Mounts...)
+	p.Devices = append(slices.Clip(opts.Devices), p.Devices...)
+	p.DevicePlugins = containerconfig.DevicePluginOptions{Annotations: opts.Annotations, CDIDevices: opts.CDIDevices}
+	return nil
 }
 
 // createTerminationMessageFile creates the host file mounted at the

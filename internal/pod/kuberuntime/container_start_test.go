@@ -2,12 +2,16 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/node/devicemanager"
 )
 
 // imageStatusFunc is a runtimeapi.ImageServiceClient whose ImageStatus
@@ -82,7 +86,7 @@ func (cpus) CPUSet(podUID, container string) string {
 }
 
 func TestContainersGetTheCPUManagersCPUSet(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.CPUs = cpus{} })
+	e := newEnv(t, func(c *Config) { c.Managers.CPUs = cpus{} })
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
 	if f := e.sync(pod); len(f) != 0 {
@@ -108,7 +112,7 @@ func (memory) CPUSetMems(podUID, container string) string {
 }
 
 func TestContainersGetTheMemoryManagersNUMANodes(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Memory = memory{} })
+	e := newEnv(t, func(c *Config) { c.Managers.Memory = memory{} })
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
 	if f := e.sync(pod); len(f) != 0 {
@@ -119,5 +123,76 @@ func TestContainersGetTheMemoryManagersNUMANodes(t *testing.T) {
 		if got := c.GetResources().GetLinux().GetCpusetMems(); got != "0,1" {
 			t.Errorf("container %s created with cpuset.mems %q, want 0,1", c.GetMetadata().GetName(), got)
 		}
+	}
+}
+
+// devices is a device manager that gives container app of pod uid-1 a
+// device with its environment, mount, device node, annotation and CDI
+// device, or fails with err.
+type devices struct{ err error }
+
+func (d devices) ContainerOptions(_ context.Context, pod *corev1.Pod, c *corev1.Container) (devicemanager.ContainerOptions, error) {
+	if d.err != nil {
+		return devicemanager.ContainerOptions{}, d.err
+	}
+	if pod.UID != "uid-1" || c.Name != "app" {
+		return devicemanager.ContainerOptions{}, nil
+	}
+	return devicemanager.ContainerOptions{
+		Envs:        kv("DEVICE", "dev-1", "SHARED", "plugin"),
+		Mounts:      []*runtimeapi.Mount{{HostPath: "/tmp/dev-1", ContainerPath: "/tmp/dev-1"}},
+		Devices:     []*runtimeapi.Device{{HostPath: "/dev/null", ContainerPath: "/dev/fake", Permissions: "rw"}},
+		Annotations: map[string]string{"example.com/device": "dev-1", "io.kubernetes.container.restartCount": "99"},
+		CDIDevices:  []*runtimeapi.CDIDevice{{Name: "example.com/resource=dev-1"}},
+	}, nil
+}
+
+// TestContainersGetTheirDevicePluginDevices: the device plugin's options
+// come before the container's own environment, mounts and devices (its
+// own variables win), its annotations under the kubelet's, and its CDI
+// devices; a failure is a CreateContainerConfigError.
+func TestContainersGetTheirDevicePluginDevices(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Managers.Devices = devices{} })
+	e.fake.AddImage("busybox:1.36")
+	pod := basePod()
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "SHARED", Value: "own"}}
+	pod.Spec.Containers[0].Args = []string{"$(DEVICE)"}
+	if f := e.sync(pod); len(f) != 0 {
+		t.Fatalf("failures %+v", f)
+	}
+	cfgs := e.fake.ContainerConfigs()
+	if len(cfgs) != 1 {
+		t.Fatalf("%d containers created, want 1", len(cfgs))
+	}
+	cfg := cfgs[0]
+	var env []string
+	for _, kv := range cfg.GetEnvs() {
+		env = append(env, kv.GetKey()+"="+string(kv.GetValue()))
+	}
+	if len(env) < 3 || env[0] != "DEVICE=dev-1" || env[1] != "SHARED=plugin" || !slices.Contains(env, "SHARED=own") ||
+		slices.Index(env, "SHARED=own") < 2 {
+		t.Errorf("env = %q, want the plugin's first, the container's after", env)
+	}
+	if got := cfg.GetArgs(); len(got) != 1 || got[0] != "dev-1" {
+		t.Errorf("args = %q, want $(DEVICE) expanded to dev-1", got)
+	}
+	if m := cfg.GetMounts(); len(m) == 0 || m[0].GetContainerPath() != "/tmp/dev-1" {
+		t.Errorf("mounts = %v, want the device's first", m)
+	}
+	if d := cfg.GetDevices(); len(d) != 1 || d[0].GetContainerPath() != "/dev/fake" || d[0].GetPermissions() != "rw" {
+		t.Errorf("devices = %v", d)
+	}
+	a := cfg.GetAnnotations()
+	if a["example.com/device"] != "dev-1" || a["io.kubernetes.container.restartCount"] != "0" {
+		t.Errorf("annotations = %v, want the plugin's beside the kubelet's, which win", a)
+	}
+	if c := cfg.GetCDIDevices(); len(c) != 1 || c[0].GetName() != "example.com/resource=dev-1" {
+		t.Errorf("CDI devices = %v", c)
+	}
+
+	failing := newEnv(t, func(c *Config) { c.Managers.Devices = devices{err: errors.New("no devices found")} })
+	failing.fake.AddImage("busybox:1.36")
+	if f := failing.sync(basePod())["app"]; f.Reason != ReasonCreateContainerConfigError || f.Message != "no devices found" {
+		t.Errorf("failure = %+v, want CreateContainerConfigError", f)
 	}
 }

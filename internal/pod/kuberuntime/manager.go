@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/node/devicemanager"
 	"github.com/berthk8s/berth/internal/node/userns"
 	"github.com/berthk8s/berth/internal/platform/machine"
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
@@ -151,12 +152,29 @@ type Config struct {
 	UserNamespaces UserNamespaces
 	// Observe are the metrics hooks of the applies; each may be nil.
 	Observe Observers
+	// Managers are the node's resource managers that place containers.
+	Managers ResourceManagers
+}
+
+// ResourceManagers are the node's resource managers as kuberuntime uses
+// them when it creates a container; each may be nil.
+type ResourceManagers struct {
 	// CPUs is the CPU manager (internal/node/cpumanager): the cpuset a
 	// container is created with ("" : not pinned). Nil pins nothing.
 	CPUs CPUAssigner
 	// Memory is the memory manager (internal/node/memorymanager): the NUMA
 	// nodes a container's memory is bound to. Nil binds nothing.
 	Memory MemoryAssigner
+	// Devices is the device manager (internal/node/devicemanager): what a
+	// container's devices add to its config. Nil adds nothing.
+	Devices DeviceAssigner
+}
+
+// DeviceAssigner is the device manager as kuberuntime uses it: a
+// container's device plugin options (upstream's
+// GetDeviceRunContainerOptions), whose error fails the creation.
+type DeviceAssigner interface {
+	ContainerOptions(ctx context.Context, pod *corev1.Pod, c *corev1.Container) (devicemanager.ContainerOptions, error)
 }
 
 // MemoryAssigner is the memory manager as kuberuntime uses it: the

@@ -63,6 +63,12 @@ type Input struct {
 	// conditions, as their owner keeps them; Generate only places them
 	// (resizeConditions). Any other type is ignored.
 	Resize []corev1.PodCondition
+	// ResourceHealth is the health of each regular container's devices,
+	// by container name (the device manager's ResourceHealth): its
+	// allocatedResourcesStatus entries of those resources (upstream's
+	// UpdateAllocatedResourcesStatus; ResourceHealthStatus is on in
+	// v1.37). A container absent from the map keeps what it has.
+	ResourceHealth map[string][]corev1.ResourceStatus
 	// HostIPs are the node's IPs, primary first (at most two are used).
 	HostIPs []string
 	// RuntimeName prefixes container IDs; DefaultRuntimeName when empty.
@@ -92,6 +98,7 @@ func Generate(in Input) corev1.PodStatus {
 	s.ContainerStatuses = containerStatuses(&in, old.ContainerStatuses, pod.Spec.Containers, hasInit, false)
 	s.InitContainerStatuses = containerStatuses(&in, old.InitContainerStatuses, pod.Spec.InitContainers, hasInit, true)
 	s.EphemeralContainerStatuses = ephemeralStatuses(&in, old.EphemeralContainerStatuses, hasInit)
+	resourceHealth(s.ContainerStatuses, in.ResourceHealth)
 
 	all := make([]corev1.ContainerStatus, 0, len(s.InitContainerStatuses)+len(s.ContainerStatuses))
 	all = append(all, s.InitContainerStatuses...)
@@ -114,6 +121,31 @@ func Generate(in Input) corev1.PodStatus {
 		s.StartTime = &t
 	}
 	return s
+}
+
+// resourceHealth puts each container's device health into its
+// allocatedResourcesStatus, replacing the entry of the same resource name
+// or adding one, as upstream's UpdateAllocatedResourcesStatus.
+func resourceHealth(statuses []corev1.ContainerStatus, health map[string][]corev1.ResourceStatus) {
+	for i := range statuses {
+		st := &statuses[i]
+		for _, rs := range health[st.Name] {
+			rs = *rs.DeepCopy()
+			if st.AllocatedResourcesStatus == nil {
+				st.AllocatedResourcesStatus = []corev1.ResourceStatus{}
+			}
+			found := false
+			for j := range st.AllocatedResourcesStatus {
+				if st.AllocatedResourcesStatus[j].Name == rs.Name {
+					st.AllocatedResourcesStatus[j], found = rs, true
+					break
+				}
+			}
+			if !found {
+				st.AllocatedResourcesStatus = append(st.AllocatedResourcesStatus, rs)
+			}
+		}
+	}
 }
 
 // mergePhase keeps a terminal phase once reached (in the previous status or

@@ -187,3 +187,31 @@ func BenchmarkGenerate(b *testing.B) {
 		_ = Generate(in)
 	}
 }
+
+// TestGenerateResourceHealth: the device manager's health of a
+// container's devices becomes its allocatedResourcesStatus; other
+// containers have none.
+func TestGenerateResourceHealth(t *testing.T) {
+	health := []corev1.ResourceStatus{{Name: "example.com/dev", Resources: []corev1.ResourceHealth{
+		{ResourceID: "a", Health: corev1.ResourceHealthStatusHealthy},
+		{ResourceID: "b", Health: corev1.ResourceHealthStatusUnhealthy},
+	}}}
+	in := Input{
+		Pod:            staticPod("app", "side"),
+		Runtime:        rt(sbs(readySandbox("10.244.0.5")), running("app", "c1", 0), running("side", "c2", 0)),
+		ResourceHealth: map[string][]corev1.ResourceStatus{"app": health},
+		Now:            now,
+	}
+	s := Generate(in)
+	got := map[string][]corev1.ResourceStatus{}
+	for _, c := range s.ContainerStatuses {
+		got[c.Name] = c.AllocatedResourcesStatus
+	}
+	if d := cmp.Diff(map[string][]corev1.ResourceStatus{"app": health, "side": nil}, got); d != "" {
+		t.Errorf("allocatedResourcesStatus (-want +got):\n%s", d)
+	}
+	in.ResourceHealth["app"][0].Resources[0].Health = corev1.ResourceHealthStatusUnknown
+	if s.ContainerStatuses[0].AllocatedResourcesStatus[0].Resources[0].Health != corev1.ResourceHealthStatusHealthy {
+		t.Error("the status shares memory with the input")
+	}
+}

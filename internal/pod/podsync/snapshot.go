@@ -60,6 +60,24 @@ func (s *Syncer) planInputs(snap *snapshot, crash map[string]podplan.BackoffEntr
 	}
 }
 
+// resourceHealth is the health of the devices of each of the pod's
+// regular containers that has some (nil without a device manager).
+func (s *Syncer) resourceHealth(pod *corev1.Pod) map[string][]corev1.ResourceStatus {
+	if s.cfg.Devices == nil {
+		return nil
+	}
+	var out map[string][]corev1.ResourceStatus
+	for _, c := range pod.Spec.Containers {
+		if h := s.cfg.Devices.ResourceHealth(string(pod.UID), c.Name); len(h) > 0 {
+			if out == nil {
+				out = map[string][]corev1.ResourceStatus{}
+			}
+			out[c.Name] = h
+		}
+	}
+	return out
+}
+
 // previous is the pod's last generated status, else the status the pod
 // came with (an API pod's, after a restart of berth): what the status
 // generator starts from.
@@ -90,6 +108,7 @@ func (s *Syncer) generate(ctx context.Context, snap *snapshot, failures map[stri
 		Now:         snap.now,
 		Resize:      snap.alloc.Conditions,
 		Actuated:    snap.alloc.Actuated.ContainerResources, ActuatedPod: snap.alloc.Actuated.PodLevelResources,
+		ResourceHealth: s.resourceHealth(snap.pod),
 	})
 	if podutil.IsTerminal(status.Phase) {
 		s.recordAllocation(ctx, snap, allocation.SyncRecord{Terminal: true})

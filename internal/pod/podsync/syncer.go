@@ -138,6 +138,15 @@ type Config struct {
 	// relist (pleg.PLEG.Reinspect): after an in-place resize, which the
 	// runtime's listing does not show. Nil: the periodic relist's.
 	Reinspect func(uid types.UID)
+	// Devices gives the health of a container's devices (the device
+	// manager's ResourceHealth) for its allocatedResourcesStatus; nil:
+	// none.
+	Devices DeviceHealth
+}
+
+// DeviceHealth is the device manager as the status generator's input.
+type DeviceHealth interface {
+	ResourceHealth(podUID, container string) []corev1.ResourceStatus
 }
 
 // Recorder records events about pods.

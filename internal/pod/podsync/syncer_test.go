@@ -442,3 +442,33 @@ func TestTerminatedPodReleasesItsUserNamespace(t *testing.T) {
 		}
 	}
 }
+
+// deviceHealth is a device manager whose container web of pod u1 holds
+// one unhealthy device.
+type deviceHealth struct{}
+
+func (deviceHealth) ResourceHealth(podUID, container string) []corev1.ResourceStatus {
+	if podUID != "u1" || container != "web" {
+		return nil
+	}
+	return []corev1.ResourceStatus{{Name: "example.com/dev", Resources: []corev1.ResourceHealth{{ResourceID: "d1", Health: corev1.ResourceHealthStatusUnhealthy}}}}
+}
+
+// TestDeviceHealthReachesStatus: the device manager's health of a
+// container's devices is in its allocatedResourcesStatus.
+func TestDeviceHealthReachesStatus(t *testing.T) {
+	f := newFixture(t)
+	f.s.cfg.Devices = deviceHealth{}
+	pod := testPod(corev1.RestartPolicyAlways)
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, exited(0)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.store.Get("u1")
+	if len(st.ContainerStatuses) != 1 {
+		t.Fatalf("container statuses %+v", st.ContainerStatuses)
+	}
+	want := deviceHealth{}.ResourceHealth("u1", "web")
+	if d := cmp.Diff(want, st.ContainerStatuses[0].AllocatedResourcesStatus); d != "" {
+		t.Errorf("allocatedResourcesStatus (-want +got):\n%s", d)
+	}
+}

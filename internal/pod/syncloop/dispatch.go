@@ -157,10 +157,16 @@ func (l *Loop) handleEvent(ctx context.Context, ev pleg.Event) {
 // upstream's sync loop does on liveness, readiness and startup updates: the
 // sync regenerates its status and restarts a container that failed.
 func (l *Loop) handleProbeResult(ctx context.Context, uid types.UID) {
+	l.syncKnown(ctx, uid, "Probe result changed")
+}
+
+// syncKnown wakes the worker of a desired pod for why (logged); other
+// pods are ignored.
+func (l *Loop) syncKnown(ctx context.Context, uid types.UID, why string) {
 	pod, ok := l.pods[uid]
 	if !ok {
 		return
 	}
-	klog.FromContext(ctx).V(4).Info("Probe result changed", "pod", klog.KObj(pod), "podUID", uid)
+	klog.FromContext(ctx).V(4).Info(why, "pod", klog.KObj(pod), "podUID", uid)
 	l.cfg.Workers.Update(ctx, podworker.UpdateOptions{Type: podworker.SyncPodSync, Pod: pod, StartTime: l.cfg.Clock.Now()})
 }

@@ -33,7 +33,11 @@ type Config struct {
 	// ProbeResults carries the UID of a pod whose probe results changed
 	// (the prober's Updates); nil when nothing probes.
 	ProbeResults <-chan types.UID
-	Workers      Workers
+	// ResourceUpdates carries the UID of a pod whose devices' health
+	// changed (the device manager's Updates, upstream's
+	// containerManager.Updates); nil: none.
+	ResourceUpdates <-chan types.UID
+	Workers         Workers
 	// Admit is asked about every pod new to berth, with the pods already
 	// desired, oldest first. It records a rejection itself (failed status,
 	// event); the loop dispatches the pod either way. Nil admits everything.
@@ -159,6 +163,8 @@ func (l *Loop) Run(ctx context.Context) error {
 			l.handleEvent(ctx, ev)
 		case uid := <-l.cfg.ProbeResults:
 			l.handleProbeResult(ctx, uid)
+		case uid := <-l.cfg.ResourceUpdates:
+			l.syncKnown(ctx, uid, "Resource health changed")
 		case <-resync.C():
 			l.cfg.Workers.SyncDue(ctx)
 		case <-housekeeping.C():

@@ -63,6 +63,7 @@ type harness struct {
 	updates chan podsource.Update
 	events  chan pleg.Event
 	probes  chan types.UID
+	health  chan types.UID
 	workers *recorder
 	house   chan []*corev1.Pod
 	admit   chan string
@@ -84,6 +85,7 @@ func start(t *testing.T) *harness {
 		updates:    make(chan podsource.Update),
 		events:     make(chan pleg.Event),
 		probes:     make(chan types.UID),
+		health:     make(chan types.UID),
 		workers:    &recorder{calls: make(chan string, 100)},
 		house:      make(chan []*corev1.Pod, 10),
 		admit:      make(chan string, 10),
@@ -91,7 +93,7 @@ func start(t *testing.T) *harness {
 		reconciled: make(chan string, 10),
 	}
 	loop, err := New(Config{
-		Updates: h.updates, Events: h.events, ProbeResults: h.probes, Workers: h.workers, Clock: h.clock,
+		Updates: h.updates, Events: h.events, ProbeResults: h.probes, ResourceUpdates: h.health, Workers: h.workers, Clock: h.clock,
 		Housekeeping: func(context.Context) { h.house <- h.loop.Pods() },
 		Admit: func(_ context.Context, p *corev1.Pod, others []*corev1.Pod) {
 			h.admit <- p.Name + " after " + strings.Join(names(others), ",")
@@ -229,6 +231,17 @@ func TestProbeResultsWakeKnownPodsOnly(t *testing.T) {
 	h.workers.next(t)
 	h.probes <- "unknown"
 	h.probes <- "ua"
+	if got := h.workers.next(t); got != "sync a" {
+		t.Errorf("got %q, want sync a (and nothing for the unknown pod)", got)
+	}
+}
+
+func TestResourceUpdatesWakeKnownPodsOnly(t *testing.T) {
+	h := start(t)
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}})
+	h.workers.next(t)
+	h.health <- "unknown"
+	h.health <- "ua"
 	if got := h.workers.next(t); got != "sync a" {
 		t.Errorf("got %q, want sync a (and nothing for the unknown pod)", got)
 	}
