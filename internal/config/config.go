@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -56,6 +57,9 @@ type Config struct {
 	// full relist period when longer than upstream's; zero for upstream's
 	// DefaultPLEGRelistPeriod.
 	PLEGRelistPeriod time.Duration `json:"plegRelistPeriod,omitempty"`
+	// DevicePluginDir is the device plugin directory: upstream's fixed
+	// DefaultDevicePluginDir, or berth's --device-plugin-dir.
+	DevicePluginDir string `json:"devicePluginDir"`
 
 	// NodeLabels (--node-labels) and RegisterWithTaints (registerWithTaints,
 	// or --register-with-taints when given) are what the Node is registered
@@ -323,6 +327,14 @@ func applyNodeFlags(cfg *Config, flags *Flags, env Env) []problem {
 		cfg.PLEGRelistPeriod = p
 	case p != 0 && p < DefaultPLEGRelistPeriod: // zero: Flags built without NewFlags
 		flagProblem("pleg-relist-period", fmt.Errorf("must be at least %v (upstream's period), got %v", DefaultPLEGRelistPeriod, p))
+	}
+	switch d := flags.DevicePluginDir; {
+	case d == "": // Flags built without NewFlags
+		cfg.DevicePluginDir = DefaultDevicePluginDir
+	case !filepath.IsAbs(d):
+		flagProblem("device-plugin-dir", fmt.Errorf("must be an absolute path, got %q", d))
+	default:
+		cfg.DevicePluginDir = filepath.Clean(d)
 	}
 	if cfg.NodeName, err = nodeName(flags.HostnameOverride, env.Hostname); err != nil {
 		if flags.HostnameOverride != "" {

@@ -27,6 +27,13 @@ const (
 	// (genericPlegRelistPeriod), which --pleg-relist-period (berth's own)
 	// may lengthen.
 	DefaultPLEGRelistPeriod = time.Second
+	// DefaultDevicePluginDir is upstream's fixed device plugin directory
+	// (pluginapi.DevicePluginPath): the device manager's registration
+	// socket, kubelet.sock, and its checkpoint are there whatever the root
+	// directory, and device plugins (NVIDIA's, AMD's, ...) dial that path.
+	// --device-plugin-dir (berth's own) moves it, for tests that run
+	// several nodes on one host.
+	DefaultDevicePluginDir = "/var/lib/kubelet/device-plugins"
 )
 
 // Flags holds the upstream kubelet command-line flags, as the user typed
@@ -50,6 +57,9 @@ type Flags struct {
 	// PLEGRelistPeriod is berth's --pleg-relist-period: the period of the
 	// PLEG's full relist (upstream's is fixed at one second).
 	PLEGRelistPeriod time.Duration
+	// DevicePluginDir is berth's --device-plugin-dir: the device plugin
+	// directory (upstream's is fixed at DefaultDevicePluginDir).
+	DevicePluginDir string
 	// ImageCredentialProviderConfig and ImageCredentialProviderBinDir are
 	// the credential provider plugins' config (file or directory) and
 	// binaries.
@@ -74,6 +84,7 @@ func NewFlags() *Flags {
 		CertDir:                DefaultCertDir,
 		PodInfraContainerImage: DefaultPodInfraContainerImage,
 		PLEGRelistPeriod:       DefaultPLEGRelistPeriod,
+		DevicePluginDir:        DefaultDevicePluginDir,
 		NodeLabels:             map[string]string{},
 	}
 	// The help shows the defaults of a command line without --config, as
@@ -110,6 +121,7 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&labels, "node-labels", "")
 	fs.StringVar(&f.PodInfraContainerImage, "pod-infra-container-image", f.PodInfraContainerImage, "")
 	fs.DurationVar(&f.PLEGRelistPeriod, "pleg-relist-period", f.PLEGRelistPeriod, "")
+	fs.StringVar(&f.DevicePluginDir, "device-plugin-dir", f.DevicePluginDir, "")
 	fs.StringVar(&f.ImageCredentialProviderConfig, "image-credential-provider-config", f.ImageCredentialProviderConfig, "")
 	fs.StringVar(&f.ImageCredentialProviderBinDir, "image-credential-provider-bin-dir", f.ImageCredentialProviderBinDir, "")
 	fs.StringVar(&f.LockFile, "lock-file", f.LockFile, "")

@@ -237,5 +237,6 @@ func plainFlagSupport() []FieldSupport {
 		{"--housekeeping-interval", Honoured, "berth has no cAdvisor: the stats provider samples cumulative CPU time at this period, for the usage rates (usageNanoCores) that cAdvisor's housekeeping computes upstream; must be positive"},
 		{"--pod-infra-container-image", Honoured, "the sandbox (pause) image (berth's own: removed upstream)"},
 		{"--pleg-relist-period", Honoured, "the period of the PLEG's full relist, at least and by default upstream's fixed 1s (berth's own: upstream has no such flag); a longer one shows the container event stream at work in tests"},
+		{"--device-plugin-dir", Honoured, "the device plugin directory, the device manager's kubelet.sock and checkpoint, by default upstream's fixed /var/lib/kubelet/device-plugins whatever --root-dir (berth's own: upstream has no such flag); tests that run several nodes on one host give each its own"},
 	}
 }

@@ -62,6 +62,9 @@ var berthOnlyFlags = map[string]string{
 	// to show that the container event stream, not the relist, moves a
 	// pod's status.
 	"pleg-relist-period": "berth's own",
+	// Upstream's device plugin directory is a constant; tests running
+	// several nodes on one host give each its own.
+	"device-plugin-dir": "berth's own",
 }
 
 // upstreamFlag is one flag registration in upstream's source.

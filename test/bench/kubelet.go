@@ -18,6 +18,8 @@ type Kubelet struct {
 	// Config is the KubeletConfiguration fields this kubelet needs beyond
 	// sharedConfig (YAML lines).
 	Config []string
+	// Args are flags of this kubelet's own, after the shared ones.
+	Args []string
 }
 
 // sharedConfig is the configuration both kubelets run with: every field
@@ -110,6 +112,7 @@ func (k *Kubelet) Start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (
 	}
 	args := []string{"--config", cfgPath, "--kubeconfig", kubeconfig, "--root-dir", filepath.Join(dir, "root"),
 		"--hostname-override", nodeName, "--node-ip", nodeIP, "--cert-dir", filepath.Join(dir, "pki"), "-v", "1"}
+	args = append(args, k.Args...)
 	cmd := exec.Command(k.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// The kubelet dies with the bench: an orphan would hold the runtime.

@@ -170,7 +170,11 @@ func (n *node) start() {
 	n.t.Helper()
 	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	must(n.t, err)
-	args := append([]string{"--config", n.config, "--root-dir", n.rootDir, "--hostname-override", nodeName, "-v", "4"}, n.extraArgs...)
+	// Each node has its own device plugin directory: the host's fixed one
+	// is for the one kubelet a real host runs (TestDevicePlugin binds a
+	// node's over it).
+	args := append([]string{"--config", n.config, "--root-dir", n.rootDir, "--hostname-override", nodeName,
+		"--device-plugin-dir", filepath.Join(n.rootDir, "device-plugins"), "-v", "4"}, n.extraArgs...)
 	n.cmd = exec.Command(berthBinary, args...)
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
 	// berth dies with the test binary: an orphaned berth would keep

@@ -39,7 +39,9 @@ func TestSoakShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{
-		Kubelets: []bench.Kubelet{{Name: bench.ColBerth, Binary: berth}}, CRIEndpoint: endpoint, NodeIP: ips[0], WorkDir: dir,
+		// Its own device plugin directory: the host's fixed one is left
+		// alone (TestDevicePlugin binds a node's over it).
+		Kubelets: []bench.Kubelet{{Name: bench.ColBerth, Binary: berth, Args: []string{"--device-plugin-dir", filepath.Join(dir, "device-plugins")}}}, CRIEndpoint: endpoint, NodeIP: ips[0], WorkDir: dir,
 		Churn: Churn{Warmup: 2, Cycles: 10, Pods: 5}, Crash: Crash{Rounds: 2, Pods: 10},
 		RuntimePods: 10, RestartRuntime: func(ctx context.Context) error {
 			cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "hack/node-setup.sh"), "--restart-containerd")

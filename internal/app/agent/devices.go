@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -13,11 +12,10 @@ import (
 	"github.com/berthk8s/berth/internal/node/devicemanager"
 )
 
-// devicePluginDir is the device plugin directory: <root-dir>/device-plugins,
-// upstream's fixed /var/lib/kubelet/device-plugins with the default root
-// directory (berth nodes with another root directory keep their plugins
-// beside it, and test nodes never share one).
-func (n *node) devicePluginDir() string { return filepath.Join(n.cfg.RootDir, "device-plugins") }
+// devicePluginDir is the device plugin directory: upstream's fixed
+// /var/lib/kubelet/device-plugins whatever the root directory (device
+// plugins dial it), or berth's --device-plugin-dir.
+func (n *node) devicePluginDir() string { return n.cfg.DevicePluginDir }
 
 // newDeviceManager builds the device manager (internal/node/devicemanager):
 // it restores kubelet_internal_checkpoint and takes the containers the

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/berthk8s/berth/internal/node/cpumanager"
+	"github.com/berthk8s/berth/internal/node/devicemanager"
 	"github.com/berthk8s/berth/internal/node/memorymanager"
 	"github.com/berthk8s/berth/internal/node/memorymanager/state"
 	"github.com/berthk8s/berth/internal/pod/podsync"
@@ -27,12 +29,13 @@ type podAPIs struct {
 
 // newPodAPIs builds both servers over the pod path and the resource
 // managers. Their funcs read n.pods.sources and n.pods.workers, built
-// later in assemblePods; nothing calls them before run. The device manager
-// and the DRA manager are not built yet: their views report nothing.
+// later in assemblePods, and the device manager, built after them; nothing
+// calls them before run. The DRA manager is not built yet: its view
+// reports nothing.
 func (n *node) newPodAPIs() (podAPIs, error) {
 	res, err := podresources.New(podresources.Config{
 		RootDir: n.cfg.RootDir, Pods: podResourcesPods{n}, CPUs: cpuResources{n.managers.cpus},
-		Memory: memoryResources{n.managers.memory}, Devices: noDevices{}, Dynamic: noDynamicResources{},
+		Memory: memoryResources{n.managers.memory}, Devices: deviceResources{n}, Dynamic: noDynamicResources{},
 		UseActivePods: n.cfg.PodResourcesListActivePods(), Registerer: n.metrics.Registry(), Clock: n.clock,
 	})
 	if err != nil {
@@ -153,12 +156,39 @@ func containerMemory(blocks []state.Block) []*podresourcesv1.ContainerMemory {
 	return out
 }
 
-// noDevices is the device view until berth has a device manager: no
-// container holds a device and the node has none to allocate.
-type noDevices struct{}
+// deviceResources is the device manager's view for the pod resources
+// API (n.managers.devices is built after the servers; nothing asks
+// before run).
+type deviceResources struct{ n *node }
 
-func (noDevices) GetDevices(string, string) []*podresourcesv1.ContainerDevices { return nil }
-func (noDevices) GetAllocatableDevices() []*podresourcesv1.ContainerDevices    { return nil }
+func (d deviceResources) GetDevices(podUID, container string) []*podresourcesv1.ContainerDevices {
+	return containerDevices(d.n.managers.devices.GetDevices(podUID, container))
+}
+
+func (d deviceResources) GetAllocatableDevices() []*podresourcesv1.ContainerDevices {
+	return containerDevices(d.n.managers.devices.GetAllocatableDevices())
+}
+
+// containerDevices is the API's form of devices by resource: one entry per
+// device and NUMA node, or per device for one without topology, as
+// upstream's containerDevicesFromResourceDeviceInstances; sorted by
+// resource, then device (upstream's order is its maps').
+func containerDevices(byResource map[string][]devicemanager.Device) []*podresourcesv1.ContainerDevices {
+	var out []*podresourcesv1.ContainerDevices
+	for _, name := range slices.Sorted(maps.Keys(byResource)) {
+		for _, d := range byResource[name] {
+			if len(d.NUMA) == 0 {
+				out = append(out, &podresourcesv1.ContainerDevices{ResourceName: name, DeviceIds: []string{d.ID}})
+				continue
+			}
+			for _, id := range d.NUMA {
+				out = append(out, &podresourcesv1.ContainerDevices{ResourceName: name, DeviceIds: []string{d.ID},
+					Topology: &podresourcesv1.TopologyInfo{Nodes: []*podresourcesv1.NUMANode{{ID: id}}}})
+			}
+		}
+	}
+	return out
+}
 
 // noDynamicResources is the DRA view until berth has a DRA manager: no
 // container uses a claim's devices.

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/node/devicemanager"
 	"github.com/berthk8s/berth/internal/node/memorymanager/state"
 	"github.com/berthk8s/berth/internal/platform/cri/crifake"
 	"github.com/berthk8s/berth/internal/pod/podstatus"
@@ -192,5 +193,26 @@ func TestPodsAPIGate(t *testing.T) {
 		if !slices.ContainsFunc(families, func(f *dto.MetricFamily) bool { return f.GetName() == "kubelet_pod_watch_events_dropped_total" }) {
 			t.Errorf("gates %v: kubelet_pod_watch_events_dropped_total not registered (upstream registers it whatever the gate)", tc.gates)
 		}
+	}
+}
+
+// TestContainerDevices: one entry per device and NUMA node, a device
+// without topology once, as upstream's containerDevicesFromResourceDeviceInstances.
+func TestContainerDevices(t *testing.T) {
+	got := containerDevices(map[string][]devicemanager.Device{
+		"example.com/b": {{ID: "b1"}},
+		"example.com/a": {{ID: "a1", NUMA: []int64{0, 1}}, {ID: "a2", NUMA: []int64{1}}},
+	})
+	want := []*podresourcesv1.ContainerDevices{
+		{ResourceName: "example.com/a", DeviceIds: []string{"a1"}, Topology: &podresourcesv1.TopologyInfo{Nodes: []*podresourcesv1.NUMANode{{ID: 0}}}},
+		{ResourceName: "example.com/a", DeviceIds: []string{"a1"}, Topology: &podresourcesv1.TopologyInfo{Nodes: []*podresourcesv1.NUMANode{{ID: 1}}}},
+		{ResourceName: "example.com/a", DeviceIds: []string{"a2"}, Topology: &podresourcesv1.TopologyInfo{Nodes: []*podresourcesv1.NUMANode{{ID: 1}}}},
+		{ResourceName: "example.com/b", DeviceIds: []string{"b1"}},
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("containerDevices (-want +got):\n%s", diff)
+	}
+	if containerDevices(nil) != nil {
+		t.Error("no devices: not nil")
 	}
 }
