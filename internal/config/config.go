@@ -26,6 +26,18 @@ import (
 // for: its flags, its KubeletConfiguration and its defaults.
 const KubernetesVersion = "v1.37.2"
 
+// BerthFlags are the settings of the flags berth has and upstream does
+// not (berthOnlyFlags in upstream_test.go says why each is kept).
+type BerthFlags struct {
+	// PLEGRelistPeriod is --pleg-relist-period: the PLEG's full relist
+	// period when longer than upstream's; zero for upstream's
+	// DefaultPLEGRelistPeriod.
+	PLEGRelistPeriod time.Duration `json:"plegRelistPeriod,omitempty"`
+	// DevicePluginDir is the device plugin directory: upstream's fixed
+	// DefaultDevicePluginDir, or --device-plugin-dir.
+	DevicePluginDir string `json:"devicePluginDir"`
+}
+
 // Config is berth's loaded, defaulted and validated configuration.
 //
 // Load returns a new Config; nothing mutates it afterwards, so it may be read
@@ -53,13 +65,9 @@ type Config struct {
 	RootDir                string `json:"rootDir"`
 	CertDir                string `json:"certDir"`
 	PodInfraContainerImage string `json:"podInfraContainerImage"`
-	// PLEGRelistPeriod is --pleg-relist-period (berth's own): the PLEG's
-	// full relist period when longer than upstream's; zero for upstream's
-	// DefaultPLEGRelistPeriod.
-	PLEGRelistPeriod time.Duration `json:"plegRelistPeriod,omitempty"`
-	// DevicePluginDir is the device plugin directory: upstream's fixed
-	// DefaultDevicePluginDir, or berth's --device-plugin-dir.
-	DevicePluginDir string `json:"devicePluginDir"`
+	// BerthFlags are the settings of berth's own flags (embedded: its
+	// fields are the Config's, in JSON too).
+	BerthFlags
 
 	// NodeLabels (--node-labels) and RegisterWithTaints (registerWithTaints,
 	// or --register-with-taints when given) are what the Node is registered

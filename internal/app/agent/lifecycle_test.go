@@ -86,7 +86,7 @@ func standalone(t *testing.T, fake *crifake.Fake) (*config.Config, string, int) 
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	cfg := &config.Config{NodeName: "node-a", RootDir: filepath.Join(dir, "root"), DevicePluginDir: filepath.Join(dir, "device-plugins"),
+	cfg := &config.Config{NodeName: "node-a", RootDir: filepath.Join(dir, "root"), BerthFlags: config.BerthFlags{DevicePluginDir: filepath.Join(dir, "device-plugins")},
 		PodInfraContainerImage: "registry.k8s.io/pause:3.10.1"}
 	config.SetDefaults(&cfg.Kubelet)
 	kc := &cfg.Kubelet
