@@ -79,8 +79,13 @@ func watchUntil(ctx context.Context, list func(context.Context, metav1.ListOptio
 }
 
 // WaitNodeReady watches Node name until its Ready condition is True and
-// returns when that was observed.
+// returns when that was observed: at once when it is Ready now (a Node
+// that stays Ready may not change for minutes: its heartbeat is its
+// Lease).
 func WaitNodeReady(ctx context.Context, c kubernetes.Interface, name string) (time.Time, error) {
+	if n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil && nodeReady(n) {
+		return time.Now(), nil
+	}
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	var at time.Time
 	err := watchUntil(ctx,
