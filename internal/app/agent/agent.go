@@ -21,6 +21,7 @@ import (
 	"github.com/berthk8s/berth/internal/images/pullrecords"
 	"github.com/berthk8s/berth/internal/node/cm"
 	"github.com/berthk8s/berth/internal/node/cpumanager"
+	"github.com/berthk8s/berth/internal/node/dra"
 	"github.com/berthk8s/berth/internal/node/eviction"
 	"github.com/berthk8s/berth/internal/node/memorymanager"
 	"github.com/berthk8s/berth/internal/node/nodeshutdown"
@@ -157,6 +158,8 @@ type resourceManagers struct {
 	// plugins registers the node plugins (CSI, DRA) that announce
 	// themselves in <root-dir>/plugins_registry.
 	plugins *pluginmanager.Manager
+	// dra prepares pods' ResourceClaims with the DRA drivers.
+	dra *dra.Manager
 }
 
 // servers are what the kubelet API serves beside the pod path.
@@ -295,7 +298,7 @@ func (n *node) assemblePods(info cri.Info, ips []string, host machine.Info, cred
 	if err := n.newResourceManagers(cache, host); err != nil {
 		return err
 	}
-	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
+	runtimeMgr, err := n.newRuntime(info, ips, host, creds, subPaths)
 	if err != nil {
 		return err
 	}
@@ -372,6 +375,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 		Prober:         n.pods.prober,
 		Objects:        n.vols.objects,
 		UserNamespaces: n.managers.userns,
+		Claims:         n.managers.dra,
 		Tracer:         tracing.Tracer(n.tracerProvider()),
 		Backoff:        podplan.BackoffPolicy{Max: n.set.MaxContainerRestartPeriod},
 		Recorder:       cl.recorder,
@@ -427,7 +431,7 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 }
 
 // newResourceManagers builds the CPU, topology and memory managers, which
-// admission and container creation consult, and the plugin manager. The
+// admission and container creation consult, and the DRA manager. The
 // host topology they share is read from sysfs once, by the first that
 // needs it.
 func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
@@ -441,7 +445,10 @@ func (n *node) newResourceManagers(cache *pleg.Cache, host machine.Info) error {
 	if n.managers.topology, err = n.newTopologyManager(n.managers.cpus, topo); err != nil {
 		return err
 	}
-	n.managers.memory, err = n.newMemoryManager(host, topo)
+	if n.managers.memory, err = n.newMemoryManager(host, topo); err != nil {
+		return err
+	}
+	n.managers.dra, err = n.newDRA()
 	return err
 }
 
@@ -504,7 +511,7 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 
 // newRuntime builds the runtime manager that applies pod plans through the
 // CRI, from the kubelet configuration.
-func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
+func (n *node) newRuntime(info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
 	cfg, kc, clk, cl, set := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster, n.set
 	resources := resourceSettings(set, kc.SingleProcessOOMKill, host.CgroupV2)
 	resources.Memory = memorySettings(cfg, host, int64(os.Getpagesize()))
@@ -534,8 +541,8 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 			ImageVolumesStarted: imageVolumeMetrics.Started, UserNamespacedPodStarted: usernsMetrics.PodStarted,
 			PodResize: n.metrics.ObservePodResize,
 		},
-		CPUs:              n.managers.cpus,
-		Memory:            n.managers.memory,
+		Assigners:         kuberuntime.Assigners{CPUs: n.managers.cpus, Memory: n.managers.memory, Claims: n.managers.dra},
+		RuntimeDropsCDI:   !kuberuntime.AppliesCDI(info.RuntimeName, info.RuntimeVersion),
 		KubernetesVersion: config.KubernetesVersion,
 	})
 	if err != nil {
@@ -615,6 +622,7 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("image-gc", n.guards.images.Run)
 	g.Go("eviction", n.managers.evictor.Run)
 	g.Go("cpu-manager", n.managers.cpus.Run)
+	g.Go("dra-manager", n.managers.dra.Run)
 	g.Go("plugin-manager", n.managers.plugins.Run)
 	if n.vols.csi != nil {
 		g.Go("csinode", n.initCSINode)

@@ -58,6 +58,9 @@ type ContainerParams struct {
 	// podplan.EphemeralStart.TargetID): the container joins its PID
 	// namespace. "" for none.
 	TargetID string
+	// CDIDevices are the CDI devices of the container's ResourceClaims
+	// (kuberuntime's cdiDevices), the config's CDIDevices.
+	CDIDevices []*runtimeapi.CDIDevice
 }
 
 // Container builds the ContainerConfig for one container (upstream
@@ -95,6 +98,7 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 	targetPIDNamespace(security.NamespaceOptions, p.TargetID)
 	cfg.Mounts = append(cfg.Mounts, p.Mounts...)
 	cfg.Devices = p.Devices
+	cfg.CDIDevices = p.CDIDevices
 	if p.TerminationMessageHostPath != "" && c.TerminationMessagePath != "" {
 		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{
 			HostPath:      p.TerminationMessageHostPath,

@@ -174,10 +174,14 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	if err != nil {
 		return nil, err
 	}
+	cdi, err := m.cdiDevices(pod, c)
+	if err != nil {
+		return nil, err
+	}
 	params := containerconfig.ContainerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
 		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Devices: devices, ExtraGroups: t.ExtraGroups, Node: m.node, Env: env.Envs, Vars: env.Vars,
-		UserNamespace: t.UserNamespace, TargetID: t.TargetID,
+		UserNamespace: t.UserNamespace, TargetID: t.TargetID, CDIDevices: cdi,
 	}
 	if m.cfg.CPUs != nil {
 		params.CPUSet = m.cfg.CPUs.CPUSet(string(pod.UID), c.Name)

@@ -151,12 +151,27 @@ type Config struct {
 	UserNamespaces UserNamespaces
 	// Observe are the metrics hooks of the applies; each may be nil.
 	Observe Observers
+	// Assigners are the node managers whose assignments containers are
+	// created with (the CPU and memory managers, the DRA manager).
+	Assigners
+	// RuntimeDropsCDI says the runtime ignores the CRI's CDIDevices
+	// (containerd before 1.7, AppliesCDI): a container that needs CDI
+	// devices then fails with a CreateContainerConfigError saying so.
+	RuntimeDropsCDI bool
+}
+
+// Assigners are the node managers whose assignments a container is
+// created with; each may be nil.
+type Assigners struct {
 	// CPUs is the CPU manager (internal/node/cpumanager): the cpuset a
 	// container is created with ("" : not pinned). Nil pins nothing.
 	CPUs CPUAssigner
 	// Memory is the memory manager (internal/node/memorymanager): the NUMA
 	// nodes a container's memory is bound to. Nil binds nothing.
 	Memory MemoryAssigner
+	// Claims is the DRA manager (internal/node/dra): the CDI devices of a
+	// container's ResourceClaims. Nil fails containers that use claims.
+	Claims ClaimDevices
 }
 
 // MemoryAssigner is the memory manager as kuberuntime uses it: the
