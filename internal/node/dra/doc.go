@@ -17,6 +17,8 @@
 //	drivers.go    Drivers: the plugin manager's Handler of DRA drivers, the
 //	              registered endpoints and the away timers
 //	plugin.go     the choice of gRPC service (v1 over v1beta1) and the calls
+//	watch.go      connWatch: a driver's connections up and down (a driver is
+//	              away when none is up)
 //	wipe.go       deleting the node's ResourceSlices of a driver that stays away
 //
 // Pods reach it through the interfaces the pod path declares

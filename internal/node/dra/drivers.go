@@ -8,22 +8,24 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/stats"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/platform/pluginmanager"
 )
 
-// WipeDelay is how long a driver may stay away (no plugin of it
-// registered) before its ResourceSlices of the node are deleted,
+// WipeDelay is how long a driver may stay away (no connection to it up)
+// before its ResourceSlices of the node are deleted,
 // upstream's defaultWipingDelay.
 const WipeDelay = 30 * time.Second
 
 // Drivers is the plugin manager's handler of DRA drivers (plugin type
 // registerapi.DRAPlugin), upstream's DRAPluginManager: it validates a
 // driver's services, keeps a connection per registered endpoint (the
-// newest one is used), and has the ResourceSlices of a driver that stays
-// away WipeDelay deleted (wipe.go).
+// newest one that is up is used), and has the ResourceSlices of a driver
+// that stays away (no connection up: deregistered, or its connections
+// down) WipeDelay deleted (wipe.go, watch.go).
 //
 // Safe for concurrent use: mu guards plugins and away.
 type Drivers struct {
@@ -69,8 +71,9 @@ func (d *Drivers) ValidatePlugin(_ context.Context, name, endpoint string, versi
 }
 
 // RegisterPlugin connects to the driver's endpoint with the newest
-// service it offers and makes it the one the driver's calls go to; a
-// wipe of the driver's slices that was due is called off.
+// service it offers and makes it the one the driver's calls go to; once
+// the connection is up, a wipe of the driver's slices that was due is
+// called off.
 func (d *Drivers) RegisterPlugin(ctx context.Context, name, endpoint string, versions []string, timeout *time.Duration) error {
 	service, err := chooseService(versions)
 	if err != nil {
@@ -80,49 +83,94 @@ func (d *Drivers) RegisterPlugin(ctx context.Context, name, endpoint string, ver
 	if timeout != nil {
 		t = *timeout
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if slices.ContainsFunc(d.plugins[name], func(p *plugin) bool { return p.endpoint == endpoint }) {
-		return fmt.Errorf("endpoint %s already registered for DRA driver plugin %s", endpoint, name)
-	}
-	p, err := dialPlugin(name, endpoint, service, t)
+	p, err := d.add(klog.FromContext(ctx), name, endpoint, service, t)
 	if err != nil {
 		return err
 	}
-	d.plugins[name] = append(d.plugins[name], p)
-	klog.FromContext(ctx).Info("Registered DRA driver", "driver", name, "endpoint", endpoint, "service", service, "plugins", len(d.plugins[name]))
-	d.syncLocked(ctx, name)
+	// Outside mu: connWatch takes it.
+	p.conn.Connect()
 	return nil
 }
 
-// DeRegisterPlugin closes the endpoint's connection; when it was the
-// driver's last, its slices are wiped after WipeDelay unless it comes
-// back.
+// add makes the endpoint's connection, not started yet, the driver's
+// newest.
+func (d *Drivers) add(log klog.Logger, name, endpoint, service string, timeout time.Duration) (*plugin, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if slices.ContainsFunc(d.plugins[name], func(p *plugin) bool { return p.endpoint == endpoint }) {
+		return nil, fmt.Errorf("endpoint %s already registered for DRA driver plugin %s", endpoint, name)
+	}
+	p, err := dialPlugin(name, endpoint, service, timeout, func(p *plugin) stats.Handler { return &connWatch{d: d, p: p} })
+	if err != nil {
+		return nil, err
+	}
+	d.plugins[name] = append(d.plugins[name], p)
+	log.Info("Registered DRA driver", "driver", name, "endpoint", endpoint, "service", service, "plugins", len(d.plugins[name]))
+	d.syncLocked(log, name)
+	return p, nil
+}
+
+// DeRegisterPlugin closes the endpoint's connection; when no other
+// connection of the driver is up, its slices are wiped after WipeDelay
+// unless it comes back.
 func (d *Drivers) DeRegisterPlugin(ctx context.Context, name, endpoint string) {
+	log := klog.FromContext(ctx)
+	gone := d.remove(log, name, endpoint)
+	if gone == nil {
+		return
+	}
+	// Outside mu: closing tells connWatch, which takes it.
+	if err := gone.close(); err != nil {
+		log.Error(err, "Failed to close the connection to a DRA driver", "driver", name, "endpoint", endpoint)
+	}
+}
+
+// remove takes the endpoint out of the driver's plugins and returns it
+// (nil when it was not registered).
+func (d *Drivers) remove(log klog.Logger, name, endpoint string) *plugin {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	ps := d.plugins[name]
 	i := slices.IndexFunc(ps, func(p *plugin) bool { return p.endpoint == endpoint })
 	if i < 0 {
-		return
+		return nil
 	}
-	if err := ps[i].close(); err != nil {
-		klog.FromContext(ctx).Error(err, "Failed to close the connection to a DRA driver", "driver", name, "endpoint", endpoint)
-	}
+	gone := ps[i]
 	if len(ps) == 1 {
 		delete(d.plugins, name)
 	} else {
 		d.plugins[name] = slices.Delete(ps, i, i+1)
 	}
-	klog.FromContext(ctx).Info("Deregistered DRA driver", "driver", name, "endpoint", endpoint, "plugins", len(d.plugins[name]))
-	d.syncLocked(ctx, name)
+	log.Info("Deregistered DRA driver", "driver", name, "endpoint", endpoint, "plugins", len(d.plugins[name]))
+	d.syncLocked(log, name)
+	return gone
 }
 
-// syncLocked starts the driver's away timer when it has no plugin and
-// stops it when it has one. d.mu is held.
-func (d *Drivers) syncLocked(ctx context.Context, name string) {
+// setConnected records a plugin's connection state (connWatch) and
+// starts or stops its driver's away timer; a plugin no longer registered
+// is ignored.
+func (d *Drivers) setConnected(log klog.Logger, p *plugin, up bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !slices.Contains(d.plugins[p.driver], p) {
+		return
+	}
+	log.V(2).Info("DRA driver connection changed", "driver", p.driver, "endpoint", p.endpoint, "connected", up)
+	p.connected = up
+	d.syncLocked(log, p.driver)
+}
+
+// usableLocked says whether a connection of the driver is up. d.mu is
+// held.
+func (d *Drivers) usableLocked(name string) bool {
+	return slices.ContainsFunc(d.plugins[name], func(p *plugin) bool { return p.connected })
+}
+
+// syncLocked starts the driver's away timer when none of its connections
+// is up and stops it when one is (upstream's sync). d.mu is held.
+func (d *Drivers) syncLocked(log klog.Logger, name string) {
 	a, waiting := d.away[name]
-	if len(d.plugins[name]) > 0 {
+	if d.usableLocked(name) {
 		if waiting {
 			a.cancel()
 			delete(d.away, name)
@@ -132,7 +180,7 @@ func (d *Drivers) syncLocked(ctx context.Context, name string) {
 	if waiting {
 		return
 	}
-	klog.FromContext(ctx).V(2).Info("DRA driver is away, its ResourceSlices are wiped unless it returns", "driver", name, "delay", d.delay)
+	log.V(2).Info("DRA driver is away, its ResourceSlices are wiped unless it returns", "driver", name, "delay", d.delay)
 	a = &awayTimer{timer: d.clock.NewTimer(d.delay), stop: make(chan struct{})}
 	d.away[name] = a
 	go func() {
@@ -156,14 +204,15 @@ func (d *Drivers) syncLocked(ctx context.Context, name string) {
 func (d *Drivers) stillAway(name string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.away[name]; !ok || len(d.plugins[name]) > 0 {
+	if _, ok := d.away[name]; !ok || d.usableLocked(name) {
 		return false
 	}
 	delete(d.away, name)
 	return true
 }
 
-// plugin returns the driver's newest registered endpoint.
+// plugin returns the driver's newest endpoint whose connection is up,
+// else its newest (upstream's get).
 func (d *Drivers) plugin(name string) (*plugin, error) {
 	if name == "" {
 		return nil, fmt.Errorf("DRA driver name is empty")
@@ -173,6 +222,11 @@ func (d *Drivers) plugin(name string) (*plugin, error) {
 	ps := d.plugins[name]
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("DRA driver %s is not registered", name)
+	}
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].connected {
+			return ps[i], nil
+		}
 	}
 	return ps[len(ps)-1], nil
 }
@@ -195,16 +249,24 @@ func (d *Drivers) Registered() []string {
 // close closes every connection and stops the timers (at the end of Run).
 func (d *Drivers) close() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	for _, a := range d.away {
 		a.cancel()
 	}
-	for _, ps := range d.plugins {
+	all := d.plugins
+	d.away, d.plugins = map[string]*awayTimer{}, map[string][]*plugin{}
+	d.mu.Unlock()
+	for _, ps := range all {
 		for _, p := range ps {
 			_ = p.close()
 		}
 	}
-	d.away, d.plugins = map[string]*awayTimer{}, map[string][]*plugin{}
+}
+
+// connected says whether a connection of the driver is up (tests).
+func (d *Drivers) connected(name string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.usableLocked(name)
 }
 
 // String is for logs.

@@ -101,8 +101,13 @@ func TestRegistrationRefusalsAndDeregistration(t *testing.T) {
 	if err := m.Drivers().RegisterPlugin(ctx, testDriver, second.endpoint, []string{drapb.DRAPluginService}, &timeout); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := m.Drivers().plugin(testDriver); p.endpoint != second.endpoint || p.timeout != time.Second {
-		t.Errorf("the driver's calls go to %s (timeout %v), want the newest endpoint %s (1s)", p.endpoint, p.timeout, second.endpoint)
+	// Once both are up, the newest is used.
+	waitFor(t, "the newest endpoint used", func() bool {
+		p, _ := m.Drivers().plugin(testDriver)
+		return p.endpoint == second.endpoint
+	})
+	if p, _ := m.Drivers().plugin(testDriver); p.timeout != time.Second {
+		t.Errorf("the newest endpoint's timeout %v, want its registration's 1s", p.timeout)
 	}
 	m.Drivers().DeRegisterPlugin(ctx, testDriver, second.endpoint)
 	if p, _ := m.Drivers().plugin(testDriver); p.endpoint != d.endpoint || p.timeout != callTimeout {
@@ -148,10 +153,12 @@ func TestDriverAwayHasItsSlicesWiped(t *testing.T) {
 
 	d := startDriver(t, drapb.DRAPluginService)
 	register(t, m, d, drapb.DRAPluginService)
+	waitFor(t, "the connection", func() bool { return m.Drivers().connected(testDriver) })
 	m.Drivers().DeRegisterPlugin(ctx, testDriver, d.endpoint)
 	waitFor(t, "the away timer", func() bool { return clk.HasWaiters() })
 	clk.Step(WipeDelay - time.Second)
 	register(t, m, d, drapb.DRAPluginService) // back in time
+	waitFor(t, "the connection again", func() bool { return m.Drivers().connected(testDriver) })
 	clk.Step(time.Hour)
 	time.Sleep(50 * time.Millisecond) // a wrongly fired timer would have wiped by now
 	if got := deletes(client.Actions()); len(got) != 1 {
@@ -164,6 +171,37 @@ func TestDriverAwayHasItsSlicesWiped(t *testing.T) {
 	waitFor(t, "the driver's wipe", func() bool { return len(deletes(client.Actions())) == 2 })
 	if got := deletes(client.Actions())[1]; got != "spec.driver="+testDriver+",spec.nodeName="+testNode {
 		t.Errorf("driver wipe selector %q", got)
+	}
+}
+
+// TestDriverWhoseConnectionDropsIsAway: a driver that dies without
+// removing its socket (still registered) is away once its connection is
+// down, and comes back when a new one serves the socket.
+func TestDriverWhoseConnectionDropsIsAway(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m, client, clk := testManager(t, t.TempDir())
+	done := make(chan error)
+	go func() { done <- m.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	waitFor(t, "the startup wipe", func() bool { return len(deletes(client.Actions())) == 1 })
+	d := startDriver(t, drapb.DRAPluginService)
+	register(t, m, d, drapb.DRAPluginService)
+	waitFor(t, "the connection", func() bool { return m.Drivers().connected(testDriver) })
+	if clk.HasWaiters() {
+		t.Fatal("an away timer runs for a connected driver")
+	}
+	d.server.Stop()
+	waitFor(t, "the connection down", func() bool { return !m.Drivers().connected(testDriver) })
+	waitFor(t, "the away timer", func() bool { return clk.HasWaiters() })
+	clk.Step(WipeDelay)
+	waitFor(t, "the driver's wipe", func() bool { return len(deletes(client.Actions())) == 2 })
+	if _, err := m.Drivers().plugin(testDriver); err != nil {
+		t.Errorf("the driver is no longer registered: %v (only its socket's removal deregisters it)", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/stats"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	drapbv1beta1 "k8s.io/kubelet/pkg/apis/dra/v1beta1"
 )
@@ -40,7 +41,8 @@ func chooseService(offered []string) (string, error) {
 }
 
 // plugin is one registered endpoint of a driver: a gRPC connection and
-// the service chosen for it. Safe for concurrent use.
+// the service chosen for it. Safe for concurrent use; connected is
+// guarded by the Drivers' mu.
 type plugin struct {
 	driver   string
 	endpoint string
@@ -48,21 +50,26 @@ type plugin struct {
 	timeout  time.Duration
 	conn     *grpc.ClientConn
 	client   drapb.DRAPluginClient
+	// connected says whether the connection is up, as gRPC last told
+	// (watch.go).
+	connected bool
 }
 
-// dialPlugin connects (lazily, as gRPC does) to the driver's socket.
-func dialPlugin(driver, endpoint, service string, timeout time.Duration) (*plugin, error) {
+// dialPlugin makes the driver's connection, which watch is told the
+// ups and downs of; the caller starts it (conn.Connect).
+func dialPlugin(driver, endpoint, service string, timeout time.Duration, watch func(*plugin) stats.Handler) (*plugin, error) {
+	p := &plugin{driver: driver, endpoint: endpoint, service: service, timeout: timeout}
 	addr := endpoint
 	dial := func(ctx context.Context, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", addr)
 	}
 	conn, err := grpc.NewClient("passthrough:///dra", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(dial), grpc.WithAuthority("localhost"))
+		grpc.WithContextDialer(dial), grpc.WithAuthority("localhost"), grpc.WithStatsHandler(watch(p)))
 	if err != nil {
 		return nil, fmt.Errorf("create gRPC connection to DRA driver %s plugin at endpoint %s: %w", driver, endpoint, err)
 	}
-	p := &plugin{driver: driver, endpoint: endpoint, service: service, timeout: timeout, conn: conn}
+	p.conn = conn
 	switch service {
 	case drapb.DRAPluginService:
 		p.client = drapb.NewDRAPluginClient(conn)
