@@ -9,7 +9,7 @@
 //	              HeldPods and Forget (the route by which per-pod state ends)
 //	prepare.go    Prepare: read, check, reference, NodePrepareResources per driver
 //	unprepare.go  Unprepare: release, NodeUnprepareResources per driver
-//	resources.go  CDIDevices (the CRI container config's) and DynamicResources
+//	resources.go  CDIDevices (the CRI container config's) and GetDynamicResources
 //	              (the pod resources API's claims, drivers, pools, devices, CDI IDs)
 //	claims.go     a pod's claim names (resourceclaim.Name), the checks that a
 //	              claim is the pod's and reserved for it, a new claim's state

@@ -39,10 +39,10 @@ func TestPrepareAndUnprepareWithTheDriver(t *testing.T) {
 	wantRes := []*podresourcesapi.DynamicResource{{ClaimName: "pod-a-gpu", ClaimNamespace: testNS, ClaimResources: []*podresourcesapi.ClaimResource{{
 		DriverName: testDriver, PoolName: testNode, DeviceName: "dev-pod-a-gpu", CdiDevices: []*podresourcesapi.CDIDevice{{Name: "example.com/test=pod-a-gpu"}},
 	}}}}
-	if diff := cmp.Diff(wantRes, m.DynamicResources(pod, &pod.Spec.Containers[0]), cmp.Comparer(func(a, b *podresourcesapi.DynamicResource) bool {
+	if diff := cmp.Diff(wantRes, m.GetDynamicResources(pod, &pod.Spec.Containers[0]), cmp.Comparer(func(a, b *podresourcesapi.DynamicResource) bool {
 		return a.String() == b.String()
 	})); diff != "" {
-		t.Errorf("DynamicResources (-want +got):\n%s", diff)
+		t.Errorf("GetDynamicResources (-want +got):\n%s", diff)
 	}
 
 	// A second pod of the same claim: prepared already, no driver call.

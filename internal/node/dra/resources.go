@@ -72,12 +72,14 @@ func (e *claimEntry) cdiIDs(request string) []string {
 	return out
 }
 
-// DynamicResources lists, for the pod resources API (List and Get), the
+// GetDynamicResources lists, for the pod resources API (List and Get), the
 // claims the container uses with each prepared device: its driver, pool,
 // device name and CDI IDs, as upstream's GetDynamicResources. A claim
 // not in the cache is left out (the pod is not prepared yet or no more).
-// Claims in the pod's spec order, drivers in name order.
-func (m *Manager) DynamicResources(pod *corev1.Pod, c *corev1.Container) []*podresourcesapi.DynamicResource {
+// Claims in the pod's spec order, drivers in name order. The name is
+// upstream's, which the pod resources server's DynamicResources role
+// (internal/serve/podresources) declares.
+func (m *Manager) GetDynamicResources(pod *corev1.Pod, c *corev1.Container) []*podresourcesapi.DynamicResource {
 	uses := map[string]bool{}
 	for _, rc := range c.Resources.Claims {
 		uses[rc.Name] = true
