@@ -13,6 +13,11 @@
 #   tools/provisioner  local-provisioner  (sigs.k8s.io/sig-storage-lib-external-provisioner),
 #               the dynamic provisioner of the cluster's default StorageClass
 #
+# It also builds upstream's DRA test driver (tools/dradriver:
+# dra-test-driver, k8s.io/kubernetes/test/e2e/dra/test-driver, whose
+# kubelet-plugin mode the DRA end-to-end tests run), with a stamp of its
+# own (.stamp.dradriver); --dradriver builds only that.
+#
 # It also builds containerd 2.x (tools/containerd2: containerd2 and its
 # containerd-shim-runc-v2), which the end-to-end tests of the CRI event
 # stream start privately (the host runs containerd 1.6, which has none); it
@@ -73,6 +78,7 @@ METRICS_CMDS=(metrics-server)
 PROVISIONER_CMDS=(local-provisioner)
 CONTAINERD2_CMDS=(containerd2 containerd-shim-runc-v2)
 DEVICEPLUGIN_CMDS=(sample-device-plugin)
+DRADRIVER_CMDS=(dra-test-driver)
 NETWORK_KUBE_CMDS=(kube-proxy)
 NETWORK_COREDNS_CMDS=(coredns)
 
@@ -228,6 +234,27 @@ build_deviceplugin() {
 	log "built sample-device-plugin in $((SECONDS - start))s"
 }
 
+# dradriver_stamp prints what the DRA test driver is built from.
+dradriver_stamp() {
+	echo "go: $("$GO" env GOVERSION)"
+	echo "kubernetes: $(module_version "$ROOT/tools/dradriver" k8s.io/kubernetes)"
+	echo "dradriver sources: $(sources_hash dradriver cmd)"
+	echo "flags: CGO_ENABLED=0 -trimpath ldflags=-s -w"
+}
+
+# build_dradriver builds the DRA test driver unless its own stamp matches.
+build_dradriver() {
+	local want
+	want=$(dradriver_stamp)
+	if built_from "$STAMP.dradriver" "$want" "${DRADRIVER_CMDS[@]}"; then
+		log "dra-test-driver up to date in $OUT"
+		return 0
+	fi
+	rm -f "$STAMP.dradriver"
+	build "$ROOT/tools/dradriver" "-s -w" "${DRADRIVER_CMDS[@]}"
+	echo "$want" >"$STAMP.dradriver"
+}
+
 # network_stamp prints what kube-proxy and CoreDNS are built from.
 network_stamp() {
 	echo "go: $("$GO" env GOVERSION)"
@@ -271,6 +298,10 @@ main() {
 		build_deviceplugin
 		return 0
 		;;
+	--dradriver)
+		build_dradriver
+		return 0
+		;;
 	esac
 	local want
 	want=$(stamp)
@@ -279,6 +310,7 @@ main() {
 		build_control_plane "$want"
 		build_containerd2
 		build_deviceplugin
+		build_dradriver
 		build_kubelet "$want"
 		return 0
 		;;
@@ -286,6 +318,7 @@ main() {
 	build_control_plane "$want"
 	build_containerd2
 	build_deviceplugin
+	build_dradriver
 }
 
 build_control_plane() {

@@ -10,6 +10,7 @@
 //	logrotate      container log rotation
 //	nodeshutdown   graceful node shutdown through logind
 //	userns         user namespace ID ranges for pods
+//	dra            dynamic resource allocation: DRA drivers, claims prepared per pod
 //
 // They keep the node healthy for every pod and never import the pod path:
 // what they need of a pod comes through podkit's helpers and the

@@ -22,6 +22,7 @@ import (
 	"github.com/berthk8s/berth/internal/node/cm"
 	"github.com/berthk8s/berth/internal/node/cpumanager"
 	"github.com/berthk8s/berth/internal/node/devicemanager"
+	"github.com/berthk8s/berth/internal/node/dra"
 	"github.com/berthk8s/berth/internal/node/eviction"
 	"github.com/berthk8s/berth/internal/node/memorymanager"
 	"github.com/berthk8s/berth/internal/node/nodeshutdown"
@@ -161,6 +162,8 @@ type resourceManagers struct {
 	// plugins registers the node plugins (CSI, DRA) that announce
 	// themselves in <root-dir>/plugins_registry.
 	plugins *pluginmanager.Manager
+	// dra prepares pods' ResourceClaims with the DRA drivers.
+	dra *dra.Manager
 }
 
 // servers are what the kubelet API serves beside the pod path.
@@ -301,7 +304,7 @@ func (n *node) assemblePods(ctx context.Context, info cri.Info, ips []string, ho
 	if err := n.newResourceManagers(ctx, cache, host); err != nil {
 		return err
 	}
-	runtimeMgr, err := n.newRuntime(ips, host, creds, subPaths)
+	runtimeMgr, err := n.newRuntime(info, ips, host, creds, subPaths)
 	if err != nil {
 		return err
 	}
@@ -381,6 +384,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 		Prober:         n.pods.prober,
 		Objects:        n.vols.objects,
 		UserNamespaces: n.managers.userns,
+		Claims:         n.managers.dra,
 		Tracer:         tracing.Tracer(n.tracerProvider()),
 		Backoff:        podplan.BackoffPolicy{Max: n.set.MaxContainerRestartPeriod},
 		Recorder:       cl.recorder,
@@ -439,7 +443,7 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 }
 
 // newResourceManagers builds the CPU, topology and memory managers, which
-// admission and container creation consult, and the plugin manager. The
+// admission and container creation consult, and the DRA manager. The
 // host topology they share is read from sysfs once, by the first that
 // needs it.
 func (n *node) newResourceManagers(ctx context.Context, cache *pleg.Cache, host machine.Info) error {
@@ -456,7 +460,10 @@ func (n *node) newResourceManagers(ctx context.Context, cache *pleg.Cache, host 
 	if n.managers.topology, err = n.newTopologyManager(n.managers.devices, n.managers.cpus, topo); err != nil {
 		return err
 	}
-	n.managers.memory, err = n.newMemoryManager(host, topo)
+	if n.managers.memory, err = n.newMemoryManager(host, topo); err != nil {
+		return err
+	}
+	n.managers.dra, err = n.newDRA()
 	return err
 }
 
@@ -520,7 +527,7 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 
 // newRuntime builds the runtime manager that applies pod plans through the
 // CRI, from the kubelet configuration.
-func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
+func (n *node) newRuntime(info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
 	cfg, kc, clk, cl, set := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster, n.set
 	resources := resourceSettings(set, kc.SingleProcessOOMKill, host.CgroupV2)
 	resources.Memory = memorySettings(cfg, host, int64(os.Getpagesize()))
@@ -550,7 +557,8 @@ func (n *node) newRuntime(ips []string, host machine.Info, creds kuberuntime.Cre
 			ImageVolumesStarted: imageVolumeMetrics.Started, UserNamespacedPodStarted: usernsMetrics.PodStarted,
 			PodResize: n.metrics.ObservePodResize,
 		},
-		Managers:          kuberuntime.ResourceManagers{CPUs: n.managers.cpus, Memory: n.managers.memory, Devices: n.managers.devices},
+		Assigners: kuberuntime.Assigners{CPUs: n.managers.cpus, Memory: n.managers.memory, Devices: n.managers.devices,
+			Claims: n.managers.dra, RuntimeDropsCDI: !kuberuntime.AppliesCDI(info.RuntimeName, info.RuntimeVersion)},
 		KubernetesVersion: config.KubernetesVersion,
 	})
 	if err != nil {
@@ -631,6 +639,7 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("eviction", n.managers.evictor.Run)
 	g.Go("cpu-manager", n.managers.cpus.Run)
 	g.Go("device-manager", n.managers.devices.Run)
+	g.Go("dra-manager", n.managers.dra.Run)
 	g.Go("plugin-manager", n.managers.plugins.Run)
 	if n.vols.csi != nil {
 		g.Go("csinode", n.initCSINode)

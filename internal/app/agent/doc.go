@@ -43,6 +43,8 @@
 //	                                    <root-dir>/plugins_registry, the
 //	                                    CSI drivers' handler and the
 //	                                    CSINode's initialization
+//	dra.go                              the DRA manager (DRA drivers, pods'
+//	                                    ResourceClaims)
 //	podcert.go                          the podCertificate projections'
 //	                                    keys and requests (cluster mode)
 //	forget.go                           the owners of per-pod state,

@@ -10,12 +10,14 @@ import (
 // every component is built and before anything runs. The pod workers tell
 // route of a pod that is finished and no longer desired, housekeeping of
 // the orphans the Holders (statuses, allocations, user namespaces, the pod
-// startup tracker, which sees mirror pods no worker runs) hold; each owner
+// startup tracker, which sees mirror pods no worker runs, the DRA
+// manager's claims) hold; each owner
 // then forgets the pod, in this order: the syncer's record, the probes,
 // the status, the Pods API's record of it (a DELETED to its watchers),
 // what the status writer wrote of it, the allocations, the user
 // namespace, the volumes, the configMap and secret references, the
-// exclusive CPUs and memory, the devices.
+// exclusive CPUs and memory, the devices, the ResourceClaims still
+// prepared.
 func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
 	route.Register("pod records", syncer)
 	route.Register("probes", n.pods.prober)
@@ -37,4 +39,5 @@ func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
 	route.Register("cpu manager", n.managers.cpus)
 	route.Register("memory manager", n.managers.memory)
 	route.Register("device manager", n.managers.devices)
+	route.Register("dynamic resources", n.managers.dra)
 }

@@ -10,13 +10,13 @@ import (
 )
 
 // newPluginManager builds the plugin manager over
-// <root-dir>/plugins_registry, with upstream's metric in berth's registry
-// and the handler of CSI drivers in cluster mode. A plugin of a type
-// without a handler (DRA comes with issue #25; CSI standalone) is told no
-// handler has its type, as upstream's kubelet tells a plugin of a type it
-// does not know.
+// <root-dir>/plugins_registry, with upstream's metric in berth's registry,
+// the handler of CSI drivers in cluster mode and that of DRA drivers
+// (the DRA manager's). A plugin of a type without a handler (CSI
+// standalone) is told no handler has its type, as upstream's kubelet
+// tells a plugin of a type it does not know.
 func (n *node) newPluginManager() (*pluginmanager.Manager, error) {
-	handlers := map[string]pluginmanager.Handler{}
+	handlers := map[string]pluginmanager.Handler{registerapi.DRAPlugin: n.managers.dra.Drivers()}
 	if n.vols.csi != nil {
 		handlers[registerapi.CSIPlugin] = n.vols.csi
 	}

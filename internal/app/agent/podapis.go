@@ -29,13 +29,12 @@ type podAPIs struct {
 
 // newPodAPIs builds both servers over the pod path and the resource
 // managers. Their funcs read n.pods.sources and n.pods.workers, built
-// later in assemblePods, and the device manager, built after them; nothing
-// calls them before run. The DRA manager is not built yet: its view
-// reports nothing.
+// later in assemblePods, and the device and DRA managers, built after
+// them; nothing calls them before run.
 func (n *node) newPodAPIs() (podAPIs, error) {
 	res, err := podresources.New(podresources.Config{
 		RootDir: n.cfg.RootDir, Pods: podResourcesPods{n}, CPUs: cpuResources{n.managers.cpus},
-		Memory: memoryResources{n.managers.memory}, Devices: deviceResources{n}, Dynamic: noDynamicResources{},
+		Memory: memoryResources{n.managers.memory}, Devices: deviceResources{n}, Dynamic: dynamicResources{n},
 		UseActivePods: n.cfg.PodResourcesListActivePods(), Registerer: n.metrics.Registry(), Clock: n.clock,
 	})
 	if err != nil {
@@ -190,10 +189,10 @@ func containerDevices(byResource map[string][]devicemanager.Device) []*podresour
 	return out
 }
 
-// noDynamicResources is the DRA view until berth has a DRA manager: no
-// container uses a claim's devices.
-type noDynamicResources struct{}
+// dynamicResources is the DRA manager's view for the pod resources API
+// (n.managers.dra is built after the servers; nothing asks before run).
+type dynamicResources struct{ n *node }
 
-func (noDynamicResources) GetDynamicResources(*corev1.Pod, *corev1.Container) []*podresourcesv1.DynamicResource {
-	return nil
+func (d dynamicResources) GetDynamicResources(pod *corev1.Pod, c *corev1.Container) []*podresourcesv1.DynamicResource {
+	return d.n.managers.dra.GetDynamicResources(pod, c)
 }

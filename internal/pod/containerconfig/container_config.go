@@ -3,6 +3,7 @@ package containerconfig
 import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"slices"
 
 	"github.com/berthk8s/berth/internal/podkit/expansion"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
@@ -63,6 +64,10 @@ type ContainerParams struct {
 	// Env, Mounts and Devices): annotations, under the kubelet's own, and
 	// CDI devices.
 	DevicePlugins DevicePluginOptions
+	// CDIDevices are the CDI devices of the container's ResourceClaims
+	// (kuberuntime's cdiDevices), before the device plugins' in the
+	// config's CDIDevices.
+	CDIDevices []*runtimeapi.CDIDevice
 }
 
 // DevicePluginOptions are a container's device plugin annotations and CDI
@@ -110,10 +115,15 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 			cfg.Annotations[k] = v
 		}
 	}
-	cfg.CDIDevices = p.DevicePlugins.CDIDevices
 	targetPIDNamespace(security.NamespaceOptions, p.TargetID)
 	cfg.Mounts = append(cfg.Mounts, p.Mounts...)
 	cfg.Devices = p.Devices
+	// The claims' CDI devices, then the device plugins', as upstream's
+	// GetResources gathers them.
+	cfg.CDIDevices = append(slices.Clone(p.CDIDevices), p.DevicePlugins.CDIDevices...)
+	if len(cfg.CDIDevices) == 0 {
+		cfg.CDIDevices = nil
+	}
 	if p.TerminationMessageHostPath != "" && c.TerminationMessagePath != "" {
 		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{
 			HostPath:      p.TerminationMessageHostPath,

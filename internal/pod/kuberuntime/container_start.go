@@ -176,19 +176,23 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 	if err != nil {
 		return nil, err
 	}
+	cdi, err := m.cdiDevices(pod, c)
+	if err != nil {
+		return nil, err
+	}
 	params := containerconfig.ContainerParams{
 		Pod: pod, Container: c, Type: t.Type, Hash: podplan.HashContainer(c),
 		RestartCount: restartCount, ImageRef: imageRef, Mounts: mounts, Devices: devices, ExtraGroups: t.ExtraGroups, Node: m.node, Env: env.Envs, Vars: env.Vars,
-		UserNamespace: t.UserNamespace, TargetID: t.TargetID,
+		UserNamespace: t.UserNamespace, TargetID: t.TargetID, CDIDevices: cdi,
 	}
 	if err := m.addPluginDevices(ctx, &params); err != nil {
 		return nil, err
 	}
-	if m.cfg.Managers.CPUs != nil {
-		params.CPUSet = m.cfg.Managers.CPUs.CPUSet(string(pod.UID), c.Name)
+	if m.cfg.Assigners.CPUs != nil {
+		params.CPUSet = m.cfg.Assigners.CPUs.CPUSet(string(pod.UID), c.Name)
 	}
-	if m.cfg.Managers.Memory != nil {
-		params.CPUSetMems = m.cfg.Managers.Memory.CPUSetMems(string(pod.UID), c.Name)
+	if m.cfg.Assigners.Memory != nil {
+		params.CPUSetMems = m.cfg.Assigners.Memory.CPUSetMems(string(pod.UID), c.Name)
 	}
 	if c.TerminationMessagePath != "" {
 		path, err := m.createTerminationMessageFile(pod, c.Name, restartCount)
@@ -208,10 +212,10 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 // device nodes before the container's own (whose variables win), their
 // annotations and CDI devices.
 func (m *Manager) addPluginDevices(ctx context.Context, p *containerconfig.ContainerParams) error {
-	if m.cfg.Managers.Devices == nil {
+	if m.cfg.Assigners.Devices == nil {
 		return nil
 	}
-	opts, err := m.cfg.Managers.Devices.ContainerOptions(ctx, p.Pod, p.Container)
+	opts, err := m.cfg.Assigners.Devices.ContainerOptions(ctx, p.Pod, p.Container)
 	if err != nil {
 		return err
 	}

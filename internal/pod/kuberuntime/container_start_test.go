@@ -86,7 +86,7 @@ func (cpus) CPUSet(podUID, container string) string {
 }
 
 func TestContainersGetTheCPUManagersCPUSet(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Managers.CPUs = cpus{} })
+	e := newEnv(t, func(c *Config) { c.Assigners.CPUs = cpus{} })
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
 	if f := e.sync(pod); len(f) != 0 {
@@ -112,7 +112,7 @@ func (memory) CPUSetMems(podUID, container string) string {
 }
 
 func TestContainersGetTheMemoryManagersNUMANodes(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Managers.Memory = memory{} })
+	e := newEnv(t, func(c *Config) { c.Assigners.Memory = memory{} })
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
 	if f := e.sync(pod); len(f) != 0 {
@@ -152,7 +152,7 @@ func (d devices) ContainerOptions(_ context.Context, pod *corev1.Pod, c *corev1.
 // own variables win), its annotations under the kubelet's, and its CDI
 // devices; a failure is a CreateContainerConfigError.
 func TestContainersGetTheirDevicePluginDevices(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Managers.Devices = devices{} })
+	e := newEnv(t, func(c *Config) { c.Assigners.Devices = devices{} })
 	e.fake.AddImage("busybox:1.36")
 	pod := basePod()
 	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "SHARED", Value: "own"}}
@@ -190,7 +190,7 @@ func TestContainersGetTheirDevicePluginDevices(t *testing.T) {
 		t.Errorf("CDI devices = %v", c)
 	}
 
-	failing := newEnv(t, func(c *Config) { c.Managers.Devices = devices{err: errors.New("no devices found")} })
+	failing := newEnv(t, func(c *Config) { c.Assigners.Devices = devices{err: errors.New("no devices found")} })
 	failing.fake.AddImage("busybox:1.36")
 	if f := failing.sync(basePod())["app"]; f.Reason != ReasonCreateContainerConfigError || f.Message != "no devices found" {
 		t.Errorf("failure = %+v, want CreateContainerConfigError", f)

@@ -32,6 +32,8 @@
 //	                    containerconfig.Container)
 //	mounts.go           volumeMounts to CRI mounts; a subPath is mounted
 //	                    from its bind made by volume/subpath
+//	cdi.go              the CDI devices of a container's ResourceClaims (the
+//	                    DRA manager's), refused on a runtime that drops them
 //	env.go              EnvSource, and fetching what a container's
 //	                    environment reads; containerconfig.Env builds it
 //	image_pull.go       ensureImage: pull policy, back-off, events, for a

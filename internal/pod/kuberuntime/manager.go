@@ -152,13 +152,14 @@ type Config struct {
 	UserNamespaces UserNamespaces
 	// Observe are the metrics hooks of the applies; each may be nil.
 	Observe Observers
-	// Managers are the node's resource managers that place containers.
-	Managers ResourceManagers
+	// Assigners are the node managers whose assignments containers are
+	// created with (the CPU, memory and device managers, the DRA manager).
+	Assigners
 }
 
-// ResourceManagers are the node's resource managers as kuberuntime uses
-// them when it creates a container; each may be nil.
-type ResourceManagers struct {
+// Assigners are the node managers whose assignments a container is
+// created with; each may be nil.
+type Assigners struct {
 	// CPUs is the CPU manager (internal/node/cpumanager): the cpuset a
 	// container is created with ("" : not pinned). Nil pins nothing.
 	CPUs CPUAssigner
@@ -168,6 +169,13 @@ type ResourceManagers struct {
 	// Devices is the device manager (internal/node/devicemanager): what a
 	// container's devices add to its config. Nil adds nothing.
 	Devices DeviceAssigner
+	// Claims is the DRA manager (internal/node/dra): the CDI devices of a
+	// container's ResourceClaims. Nil fails containers that use claims.
+	Claims ClaimDevices
+	// RuntimeDropsCDI says the runtime ignores the CRI's CDIDevices
+	// (containerd before 1.7, AppliesCDI): a container whose claims need
+	// CDI devices then fails with a CreateContainerConfigError saying so.
+	RuntimeDropsCDI bool
 }
 
 // DeviceAssigner is the device manager as kuberuntime uses it: a

@@ -115,17 +115,17 @@ func containerAt(pod *corev1.Pod, init bool, i int) *corev1.Container {
 }
 
 func (m *Manager) cpuset(pod *corev1.Pod, name string) string {
-	if m.cfg.Managers.CPUs == nil {
+	if m.cfg.Assigners.CPUs == nil {
 		return ""
 	}
-	return m.cfg.Managers.CPUs.CPUSet(string(pod.UID), name)
+	return m.cfg.Assigners.CPUs.CPUSet(string(pod.UID), name)
 }
 
 func (m *Manager) cpusetMems(pod *corev1.Pod, name string) string {
-	if m.cfg.Managers.Memory == nil {
+	if m.cfg.Assigners.Memory == nil {
 		return ""
 	}
-	return m.cfg.Managers.Memory.CPUSetMems(string(pod.UID), name)
+	return m.cfg.Assigners.Memory.CPUSetMems(string(pod.UID), name)
 }
 
 // actuate records that the container now runs with its spec's resources.

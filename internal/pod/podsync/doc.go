@@ -38,6 +38,9 @@
 //	resize.go    the Allocation role: the first actuation, the plan's
 //	             resize progress, what the apply set
 //	deadline.go  activeDeadlineSeconds: the termination, the start time
+//	claims.go    the Claims role: a pod's ResourceClaims prepared before its
+//	             sandbox is created (FailedPrepareDynamicResources while it
+//	             waits); SyncTerminatingPod unprepares them after the kill
 //	trace.go     the syncs' spans
 //
 // What berth remembers about a pod between syncs is one record per UID,

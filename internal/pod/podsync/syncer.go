@@ -74,6 +74,18 @@ type UserNamespaces interface {
 	Release(ctx context.Context, uid types.UID)
 }
 
+// Claims prepares and unprepares pods' ResourceClaims with their DRA
+// drivers (internal/node/dra).
+type Claims interface {
+	// Prepare prepares the pod's claims (idempotent); an error says why
+	// the pod must wait: a claim not generated, allocated or reserved for
+	// it yet, a driver missing or failing.
+	Prepare(ctx context.Context, pod *corev1.Pod) error
+	// Unprepare ends the pod's use of its claims once none of its
+	// containers runs; nothing to do for a pod that holds none.
+	Unprepare(ctx context.Context, uid types.UID) error
+}
+
 // Mirrors keeps the mirror pods of static pods in the API server.
 type Mirrors interface {
 	// Sync creates or replaces the static pod's mirror pod as needed.
@@ -122,6 +134,9 @@ type Config struct {
 	Objects Objects
 	// UserNamespaces may be nil (no pod has a user namespace then).
 	UserNamespaces UserNamespaces
+	// Claims may be nil: then a pod with resourceClaims waits (its
+	// sandbox is never created).
+	Claims Claims
 	// Tracer traces the syncs (kubelet tracing); nil traces nothing.
 	Tracer trace.Tracer
 	// Backoff is the CrashLoopBackOff policy; the zero value means
@@ -267,6 +282,9 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 		}
 		volumes, extraGroups = v, s.cfg.Volumes.SupplementalGroups(pod)
 	}
+	if err := s.prepareClaims(ctx, pod, plan); err != nil {
+		return podworker.SyncSteady, err
+	}
 	rec.crash = plan.Backoff
 	opts := kuberuntime.ApplyOptions{Volumes: volumes, ExtraGroups: extraGroups, Pulls: rec.pulls}
 	if plan.Resize.PodCgroup || len(plan.Resize.Containers) > 0 {
@@ -333,6 +351,14 @@ func (s *Syncer) syncTerminatingPod(ctx context.Context, pod *corev1.Pod, rt *ru
 	after, err := s.cfg.Runtime.PodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
 		return fmt.Errorf("read status of killed pod %q: %w", klog.KObj(pod), err)
+	}
+	if s.cfg.Claims != nil {
+		// After every container stopped and before the final status, so
+		// the claims are free before the API sees the pod end (upstream's
+		// order).
+		if err := s.cfg.Claims.Unprepare(ctx, pod.UID); err != nil {
+			return fmt.Errorf("pod %q: %w", klog.KObj(pod), err)
+		}
 	}
 	// A new observation: the runtime after the kill, at its time.
 	snap := s.snapshot(pod, after)

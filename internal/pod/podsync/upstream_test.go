@@ -3,6 +3,7 @@ package podsync
 import (
 	"go/ast"
 	"go/token"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -36,5 +37,18 @@ func TestSpanNamesMatchUpstream(t *testing.T) {
 		if len(names) != 1 || names[0] != want {
 			t.Errorf("upstream Kubelet.%s starts spans %q, berth %q", method, names, want)
 		}
+	}
+}
+
+// TestPrepareEventMatchesUpstream pins the reason and message of the event
+// a pod whose claims cannot be prepared gets to upstream's SyncPod.
+func TestPrepareEventMatchesUpstream(t *testing.T) {
+	src := upstreamsrc.New(t)
+	if up := src.Value("k8s.io/kubernetes/pkg/kubelet/events", "FailedPrepareDynamicResources").AsString(); up != eventFailedPrepareDynamicResources {
+		t.Errorf("reason %q, upstream %q", eventFailedPrepareDynamicResources, up)
+	}
+	lits := src.Func("k8s.io/kubernetes/pkg/kubelet/kuberuntime", "SyncPod").StringLiterals()
+	if !slices.Contains(lits, "Failed to prepare dynamic resources: %v") {
+		t.Errorf("upstream's SyncPod has no event message %q", "Failed to prepare dynamic resources: %v")
 	}
 }

@@ -1,0 +1,27 @@
+// Package dra is the node side of dynamic resource allocation (upstream's
+// pkg/kubelet/cm/dra): the DRA drivers' kubelet plugins register through
+// the plugin manager, the ResourceClaims of a pod are prepared with their
+// drivers before its sandbox is created and unprepared once its
+// containers have stopped, and each container gets the CDI devices of the
+// claims its resources.claims name.
+//
+//	manager.go    Config, New, Manager: the claim cache, Run (the wipes),
+//	              HeldPods and Forget (the route by which per-pod state ends)
+//	prepare.go    Prepare: read, check, reference, NodePrepareResources per driver
+//	unprepare.go  Unprepare: release, NodeUnprepareResources per driver
+//	resources.go  CDIDevices (the CRI container config's) and GetDynamicResources
+//	              (the pod resources API's claims, drivers, pools, devices, CDI IDs)
+//	claims.go     a pod's claim names (resourceclaim.Name), the checks that a
+//	              claim is the pod's and reserved for it, a new claim's state
+//	state.go      ClaimState and the checkpoint dra_manager_state, upstream's format
+//	drivers.go    Drivers: the plugin manager's Handler of DRA drivers, the
+//	              registered endpoints and the away timers
+//	plugin.go     the choice of gRPC service (v1 over v1beta1) and the calls
+//	watch.go      connWatch: a driver's connections up and down (a driver is
+//	              away when none is up)
+//	wipe.go       deleting the node's ResourceSlices of a driver that stays away
+//
+// Pods reach it through the interfaces the pod path declares
+// (internal/pod/podsync's Claims, internal/pod/kuberuntime's CDI devices):
+// this package never imports the pod path.
+package dra
