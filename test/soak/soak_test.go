@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,12 +37,16 @@ func TestSoakShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var only []string // BERTH_SOAK_ONLY=crash,churn runs some scenarios
+	if o := os.Getenv("BERTH_SOAK_ONLY"); o != "" {
+		only = strings.Split(o, ",")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{
 		// Its own device plugin directory: the host's fixed one is left
 		// alone (TestDevicePlugin binds a node's over it).
-		Kubelets: []bench.Kubelet{{Name: bench.ColBerth, Binary: berth, Args: []string{"--device-plugin-dir", filepath.Join(dir, "device-plugins")}}}, CRIEndpoint: endpoint, NodeIP: ips[0], WorkDir: dir,
+		Kubelets: []bench.Kubelet{{Name: bench.ColBerth, Binary: berth, Args: []string{"--device-plugin-dir", filepath.Join(dir, "device-plugins")}}}, CRIEndpoint: endpoint, NodeIP: ips[0], WorkDir: dir, Only: only,
 		Churn: Churn{Warmup: 2, Cycles: 10, Pods: 5}, Crash: Crash{Rounds: 2, Pods: 10},
 		RuntimePods: 10, RestartRuntime: func(ctx context.Context) error {
 			cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "hack/node-setup.sh"), "--restart-containerd")
