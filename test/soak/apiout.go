@@ -15,11 +15,8 @@ import (
 // leaves the other pods alone, and once the API server is back the
 // pod's status shows the restart and the Node is Ready.
 func apiOutage(ctx context.Context, e *env) error {
-	run, n := e.name+"-0", e.cfg.OutagePods
-	if err := createPods(ctx, e.client, e.name, run, n); err != nil {
-		return err
-	}
-	pods, err := waitRunning(ctx, e.client, run, n, 3*time.Minute)
+	n := e.cfg.OutagePods
+	run, pods, err := e.runningPods(ctx, n)
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,8 @@ import (
 // with an error that names the file; anything else (a crash loop with no
 // name, a start that loses running pods) breaks the promise.
 func checkpoints(ctx context.Context, e *env) error {
-	run, n := e.name+"-0", 3
-	if err := createPods(ctx, e.client, e.name, run, n); err != nil {
-		return err
-	}
-	pods, err := waitRunning(ctx, e.client, run, n, 3*time.Minute)
+	n := 3
+	run, pods, err := e.runningPods(ctx, n)
 	if err != nil {
 		return err
 	}

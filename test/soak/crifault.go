@@ -31,11 +31,8 @@ var criPhases = []criPhase{
 // each for FaultFor. No pod loses its container to a runtime hiccup; the
 // Node is Ready again once the runtime answers.
 func criFaults(ctx context.Context, e *env) error {
-	run, n := e.name+"-0", e.cfg.FaultPods
-	if err := createPods(ctx, e.client, e.name, run, n); err != nil {
-		return err
-	}
-	pods, err := waitRunning(ctx, e.client, run, n, 3*time.Minute)
+	n := e.cfg.FaultPods
+	run, pods, err := e.runningPods(ctx, n)
 	if err != nil {
 		return err
 	}

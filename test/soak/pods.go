@@ -56,6 +56,18 @@ func createPods(ctx context.Context, c kubernetes.Interface, nodeName, run strin
 	return errors.Join(errs...)
 }
 
+// runningPods creates the n pods of the scenario's run "<node>-0" and
+// waits until they are Running: the start of the scenarios that act on
+// running pods.
+func (e *env) runningPods(ctx context.Context, n int) (string, []corev1.Pod, error) {
+	run := e.name + "-0"
+	if err := createPods(ctx, e.client, e.name, run, n); err != nil {
+		return "", nil, err
+	}
+	pods, err := waitRunning(ctx, e.client, run, n, 3*time.Minute)
+	return run, pods, err
+}
+
 // listRun lists the pods of run.
 func listRun(ctx context.Context, c kubernetes.Interface, run string) ([]corev1.Pod, error) {
 	l, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: runLabel + "=" + run})

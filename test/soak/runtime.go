@@ -14,11 +14,8 @@ func runtimeRestart(ctx context.Context, e *env) error {
 	if e.cfg.RestartRuntime == nil {
 		return errors.New("no way to restart the runtime was given")
 	}
-	run, n := e.name+"-0", e.cfg.RuntimePods
-	if err := createPods(ctx, e.client, e.name, run, n); err != nil {
-		return err
-	}
-	pods, err := waitRunning(ctx, e.client, run, n, 3*time.Minute)
+	n := e.cfg.RuntimePods
+	run, pods, err := e.runningPods(ctx, n)
 	if err != nil {
 		return err
 	}
