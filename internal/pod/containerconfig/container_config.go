@@ -1,9 +1,10 @@
 package containerconfig
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"slices"
 
 	"github.com/berthk8s/berth/internal/podkit/expansion"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
