@@ -44,6 +44,10 @@ type startTarget struct {
 	// TargetID is, for an ephemeral container, the runtime ID of the
 	// container whose PID namespace it joins (the plan's); "" for none.
 	TargetID string
+	// CreatedID is the ID of the container's instance the runtime holds
+	// created and never started, to start instead of creating one (the
+	// plan's StartCreated); "" for none.
+	CreatedID string
 }
 
 // startContainer pulls the images of the container's image volumes, then
@@ -51,6 +55,11 @@ type startTarget struct {
 // (Config.Observe.ImageVolumesStarted) as upstream does. A non-nil failure says
 // why it did not start; events tell the same story.
 func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimestate.StartFailure {
+	if t.CreatedID != "" {
+		klog.FromContext(ctx).V(2).Info("Starting the container created before berth stopped",
+			"pod", klog.KObj(t.Pod), "containerName", t.Container.Name, "containerID", t.CreatedID)
+		return m.startCreated(ctx, t, t.CreatedID)
+	}
 	images, failure := m.imageVolumes(ctx, t)
 	if failure != nil {
 		m.cfg.Recorder.ContainerEventf(t.Pod, t.Container.Name, corev1.EventTypeWarning, eventFailed, "Error: %s", failure.Reason)
@@ -90,6 +99,14 @@ func (m *Manager) startWith(ctx context.Context, t startTarget, images map[strin
 	}
 	id := created.GetContainerId()
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventCreated, "Created container: %s", c.Name)
+	return m.startCreated(ctx, t, id)
+}
+
+// startCreated starts the created container id, then runs its postStart
+// hook. A start that fails leaves the instance exited (the runtime's
+// StartError); the next sync replaces it.
+func (m *Manager) startCreated(ctx context.Context, t startTarget, id string) *runtimestate.StartFailure {
+	pod, c := t.Pod, t.Container
 	if _, err := m.cfg.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
 		// The runtime's message often names the container ID; events name
 		// the container so that they aggregate.

@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -477,4 +478,38 @@ func TestSyncPodNilRuntimeState(t *testing.T) {
 		t.Fatalf("Apply(nil state) = %+v, %v", res, err)
 	}
 	e.running(pod, "app")
+}
+
+// A container the runtime holds created and never started (berth stopped
+// between CreateContainer and StartContainer; here the start failed and
+// the fake, unlike containerd, left it created) is started in the next
+// sync, not replaced: the same instance, no restart counted, nothing left.
+func TestSyncPodStartsCreatedContainer(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36")
+	pod := basePod()
+	e.fake.InjectError("StartContainer", errors.New("connection closed"))
+	e.sync(pod)
+	created := e.status(pod).LatestContainer("app")
+	if created == nil || created.State != runtimestate.ContainerCreated {
+		t.Fatalf("after the failed start: %+v, want a created container", created)
+	}
+	e.events.take()
+	e.fake.ResetCalls()
+	if f := e.sync(pod); len(f) != 0 {
+		t.Fatalf("failures: %v", f)
+	}
+	c := e.running(pod, "app")
+	if c.ID != created.ID || c.RestartCount != 0 {
+		t.Errorf("running %+v, want the created instance %s with restart count 0", c, created.ID)
+	}
+	if n := len(e.status(pod).Containers); n != 1 {
+		t.Errorf("the runtime holds %d containers of the pod, want 1", n)
+	}
+	if slices.Contains(e.fake.Calls(), "CreateContainer") {
+		t.Errorf("calls %q create a container", e.fake.Calls())
+	}
+	if got, want := e.events.take(), []string{"Normal Started Started container app"}; !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
 }

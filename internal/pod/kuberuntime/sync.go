@@ -149,6 +149,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 			continue
 		}
 		target.Container, target.Type, target.TargetID = &pod.Spec.InitContainers[i], containerconfig.TypeInit, ""
+		target.CreatedID = actions.StartCreated[target.Container.Name]
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
 			if podutil.IsSidecarIn(&pod.Spec, target.Container) {
@@ -164,6 +165,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 			continue
 		}
 		target.Container, target.Type, target.TargetID = &pod.Spec.Containers[i], containerconfig.TypeRegular, ""
+		target.CreatedID = actions.StartCreated[target.Container.Name]
 		if f := m.startContainer(ctx, target); f != nil {
 			res.Failures[target.Container.Name] = *f
 			continue

@@ -98,6 +98,7 @@ func Compute(in Inputs) Actions {
 	if sb.current != nil && !a.KillPod && (len(a.InitContainers) > 0 || len(a.StartContainers) > 0 || len(a.EphemeralContainers) > 0) {
 		a.SandboxID = sb.current.ID
 	}
+	p.startCreated(&a)
 	if len(p.waiting) > 0 {
 		a.Waiting = p.waiting
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
@@ -158,9 +159,20 @@ func TestCompute(t *testing.T) {
 			want: Actions{},
 		},
 		{
-			name: "init container created but never started: start a new one",
+			name: "init container created but never started: start that one",
 			mutate: func(in *Inputs) {
-				withInit(in, corev1.RestartPolicyAlways, inState(in.Pod, "setup", "setup-1", "sb-0", runtimestate.ContainerCreated))
+				withInit(in, corev1.RestartPolicyAlways)
+				in.Runtime.Containers = append(in.Runtime.Containers, inState(in.Pod, "setup", "setup-1", "sb-0", runtimestate.ContainerCreated))
+			},
+			want: Actions{SandboxID: "sb-0", InitContainers: []int{0}, StartCreated: map[string]string{"setup": "setup-1"}},
+		},
+		{
+			name: "init container created from another spec: start a new one",
+			mutate: func(in *Inputs) {
+				withInit(in, corev1.RestartPolicyAlways)
+				c := inState(in.Pod, "setup", "setup-1", "sb-0", runtimestate.ContainerCreated)
+				c.Hash++
+				in.Runtime.Containers = append(in.Runtime.Containers, c)
 			},
 			want: Actions{SandboxID: "sb-0", InitContainers: []int{0}},
 		},
@@ -299,11 +311,35 @@ func TestCompute(t *testing.T) {
 			want: Actions{},
 		},
 		{
-			name: "container created but never started: start a new one",
+			name: "container created but never started: start that one",
 			mutate: func(in *Inputs) {
 				in.Runtime.Containers[0] = inState(in.Pod, "web", "web-1", "sb-0", runtimestate.ContainerCreated)
 			},
+			want: Actions{SandboxID: "sb-0", StartContainers: []int{0}, StartCreated: map[string]string{"web": "web-1"}},
+		},
+		{
+			name: "container created from another spec: start a new one",
+			mutate: func(in *Inputs) {
+				in.Runtime.Containers[0] = inState(in.Pod, "web", "web-1", "sb-0", runtimestate.ContainerCreated)
+				in.Pod.Spec.Containers[0].Image = "nginx:1.28"
+			},
 			want: Actions{SandboxID: "sb-0", StartContainers: []int{0}},
+		},
+		{
+			name: "container created in an older sandbox, the sandbox recreated: start a new one",
+			mutate: func(in *Inputs) {
+				in.Runtime.Sandboxes = sandboxes(deadSandbox("sb-0", 0))
+				in.Runtime.Containers[0] = inState(in.Pod, "web", "web-1", "sb-0", runtimestate.ContainerCreated)
+			},
+			want: Actions{KillPod: true, CreateSandbox: true, Attempt: 1, StartContainers: []int{0, 1}},
+		},
+		{
+			name: "container created, the pod being deleted: nothing started",
+			mutate: func(in *Inputs) {
+				in.Runtime.Containers[0] = inState(in.Pod, "web", "web-1", "sb-0", runtimestate.ContainerCreated)
+				in.Pod.DeletionTimestamp = &metav1.Time{Time: now}
+			},
+			want: Actions{},
 		},
 		{
 			name: "container in unknown state: kill it, start it again",

@@ -107,3 +107,31 @@ func (p *planner) kill(a *Actions, c *runtimestate.Container, r KillReason) {
 	}
 	a.KillContainers[ContainerRef{ID: c.ID, Name: c.Name}] = r
 }
+
+// startCreated fills a.StartCreated: of the init and regular containers
+// the plan starts in the kept sandbox, those whose latest instance is
+// there, created and never started, from the spec's hash as it is now.
+// An instance created from another spec, in another sandbox or not yet
+// known to be created is replaced as usual.
+func (p *planner) startCreated(a *Actions) {
+	if a.SandboxID == "" || a.CreateSandbox || a.KillPod {
+		return
+	}
+	adopt := func(spec *corev1.Container, hash uint64) {
+		latest := p.rt.LatestContainer(spec.Name)
+		if latest == nil || latest.State != runtimestate.ContainerCreated ||
+			latest.SandboxID != a.SandboxID || latest.Hash != hash {
+			return
+		}
+		if a.StartCreated == nil {
+			a.StartCreated = map[string]string{}
+		}
+		a.StartCreated[spec.Name] = latest.ID
+	}
+	for _, i := range a.InitContainers {
+		adopt(&p.pod.Spec.InitContainers[i], p.initHash[i])
+	}
+	for _, i := range a.StartContainers {
+		adopt(&p.pod.Spec.Containers[i], p.hash[i])
+	}
+}

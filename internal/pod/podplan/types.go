@@ -195,6 +195,14 @@ type Actions struct {
 	InitContainers []int
 	// StartContainers are indices into Spec.Containers, ascending.
 	StartContainers []int
+	// StartCreated maps the name of a container to start (in
+	// InitContainers or StartContainers) to the ID of its latest instance
+	// when that one was created in the kept sandbox from the same spec and
+	// never started (berth stopped between CreateContainer and
+	// StartContainer): that instance is started instead of a new one being
+	// created, so it is not counted as a restart and nothing is left
+	// behind. Upstream replaces it.
+	StartCreated map[string]string
 	// EphemeralContainers are the ephemeral containers to start, by
 	// ascending index into Spec.EphemeralContainers: those that never ran,
 	// only in a kept ready sandbox (never with CreateSandbox or KillPod).
