@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 
@@ -14,8 +15,13 @@ import (
 )
 
 // RemoveAllSandboxes stops and removes every pod sandbox (and so every
-// container) in the runtime: each run starts from an empty containerd.
-func RemoveAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
+// container) in the runtime at endpoint (a unix:// CRI endpoint of
+// containerd): each run starts from an empty containerd. A sandbox
+// containerd 1.6 refuses to remove because a container of it is left
+// created with a task ("cannot delete running task": a kubelet killed in
+// the middle of StartContainer) has that task killed and deleted through
+// ctr, which the CRI has no call for, and is removed again.
+func RemoveAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient, endpoint string) error {
 	resp, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
 	if err != nil {
 		return fmt.Errorf("list pod sandboxes: %w", err)
@@ -30,11 +36,55 @@ func RemoveAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient)
 			}
 			continue
 		}
-		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.GetId()}); err != nil && !errors.Is(err, cri.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("remove pod sandbox %q: %w", sb.GetId(), err))
+		err := removeSandbox(ctx, rt, sb.GetId())
+		if err != nil && strings.Contains(err.Error(), "cannot delete running task") {
+			if kerr := deleteCreatedTasks(ctx, rt, endpoint, sb.GetId()); kerr != nil {
+				err = errors.Join(err, kerr)
+			} else {
+				err = removeSandbox(ctx, rt, sb.GetId())
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func removeSandbox(ctx context.Context, rt runtimeapi.RuntimeServiceClient, id string) error {
+	if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil && !errors.Is(err, cri.ErrNotFound) {
+		return fmt.Errorf("remove pod sandbox %q: %w", id, err)
+	}
+	return nil
+}
+
+// deleteCreatedTasks kills and deletes, with ctr in containerd's k8s.io
+// namespace, the task of every container of sandbox id the CRI shows as
+// created.
+func deleteCreatedTasks(ctx context.Context, rt runtimeapi.RuntimeServiceClient, endpoint, id string) error {
+	resp, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{PodSandboxId: id}})
+	if err != nil {
+		return fmt.Errorf("list containers of pod sandbox %q: %w", id, err)
+	}
+	address := strings.TrimPrefix(endpoint, "unix://")
+	for _, c := range resp.GetContainers() {
+		if c.GetState() != runtimeapi.ContainerState_CONTAINER_CREATED {
+			continue
+		}
+		ctr := func(args ...string) error {
+			args = append([]string{"--address", address, "-n", "k8s.io", "tasks"}, args...)
+			if out, err := exec.CommandContext(ctx, "ctr", args...).CombinedOutput(); err != nil {
+				return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, out)
+			}
+			return nil
+		}
+		// The kill fails for a task that never started; the delete is what counts.
+		_ = ctr("kill", "-s", "SIGKILL", c.GetId())
+		if err := ctr("delete", "-f", c.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RemoveDir unmounts everything at or below dir (a kubelet's tmpfs

@@ -152,7 +152,7 @@ func (r *runner) connect(ctx context.Context) error {
 
 // runKubelet runs every scenario once for kubelet k on a fresh Node.
 func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
-	if err := RemoveAllSandboxes(ctx, r.criClient.Runtime); err != nil {
+	if err := RemoveAllSandboxes(ctx, r.criClient.Runtime, r.cfg.CRIEndpoint); err != nil {
 		return err
 	}
 	nodeName := fmt.Sprintf("bench-%s-%d", k.Name, rep)
@@ -240,7 +240,7 @@ func (r *runner) finish(ctx context.Context, n *Node) {
 
 // runFloor makes and deletes every burst straight through the CRI.
 func (r *runner) runFloor(ctx context.Context, rep int) error {
-	if err := RemoveAllSandboxes(ctx, r.criClient.Runtime); err != nil {
+	if err := RemoveAllSandboxes(ctx, r.criClient.Runtime, r.cfg.CRIEndpoint); err != nil {
 		return err
 	}
 	f := &Floor{Runtime: r.criClient.Runtime, PodLogsDir: r.cfg.PodLogsDir}

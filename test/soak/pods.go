@@ -151,6 +151,35 @@ func restarts(pods []corev1.Pod) int {
 	return n
 }
 
+// restartedContainers counts the pods' container restarts in two: cut
+// are those whose previous instance never ran because the kill cut its
+// start short (the runtime ends a start whose caller went away with
+// StartError; the kubelet then starts the container again and, as
+// upstream, counts a restart), other are the rest (an instance that ran
+// was replaced). why describes each restarted container.
+func restartedContainers(pods []corev1.Pod) (cut, other int, why []string) {
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.RestartCount == 0 {
+				continue
+			}
+			last := "previous instance unknown"
+			t := cs.LastTerminationState.Terminated
+			if t != nil {
+				last = fmt.Sprintf("previous instance %s (exit code %d, started %s): %s",
+					t.Reason, t.ExitCode, t.StartedAt.UTC().Format(time.RFC3339), t.Message)
+			}
+			why = append(why, fmt.Sprintf("%s/%s restarted %d times, %s", p.Name, cs.Name, cs.RestartCount, last))
+			if cs.RestartCount == 1 && t != nil && t.Reason == "StartError" && t.StartedAt.IsZero() {
+				cut++
+				continue
+			}
+			other += int(cs.RestartCount)
+		}
+	}
+	return cut, other, why
+}
+
 // runtimeObjects is what the runtime holds of some pods, by pod UID.
 type runtimeObjects struct {
 	// readySandboxes and sandboxes count each pod's sandboxes.

@@ -201,7 +201,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // runScenario runs one scenario on a fresh Node, and cleans up after it.
 func runScenario(ctx context.Context, e *env, scenario func(context.Context, *env) error) error {
 	proxyFaultsCleared(e)
-	if err := bench.RemoveAllSandboxes(ctx, e.runtime); err != nil {
+	if err := bench.RemoveAllSandboxes(ctx, e.runtime, e.cfg.CRIEndpoint); err != nil {
 		return err
 	}
 	e.dir = filepath.Join(e.cfg.WorkDir, e.name)
@@ -217,7 +217,7 @@ func runScenario(ctx context.Context, e *env, scenario func(context.Context, *en
 		if err := e.client.CoreV1().Nodes().Delete(ctx, e.name, metav1.DeleteOptions{}); err != nil {
 			e.cfg.Logf("delete Node %s: %v", e.name, err)
 		}
-		if err := bench.RemoveAllSandboxes(ctx, e.runtime); err != nil {
+		if err := bench.RemoveAllSandboxes(ctx, e.runtime, e.cfg.CRIEndpoint); err != nil {
 			e.cfg.Logf("remove sandboxes: %v", err)
 		}
 		if err := bench.RemoveDir(e.root()); err != nil {
