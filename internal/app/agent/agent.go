@@ -252,7 +252,8 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 		return err
 	}
 	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.conn.health, n.conn.client.Image, n.clock,
-		nodestatus.Guards{Pressure: n.pressure, Storage: n.storageErr, VolumesInUse: n.volumesInUse, DevicePlugins: n.devicePlugins}, n.pods.declared.Names())
+		nodestatus.Guards{Pressure: n.pressure, Storage: n.storageErr, VolumesInUse: n.volumesInUse, DevicePlugins: n.devicePlugins,
+			ResetExtendedResources: n.resetExtendedResources}, n.pods.declared.Names())
 	if err != nil {
 		return fmt.Errorf("read machine information: %w", err)
 	}

@@ -84,6 +84,7 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		Register: kc.RegisterNode == nil || *kc.RegisterNode, Clock: clk,
 		UpdateFrequency: kc.NodeStatusUpdateFrequency.Duration, ReportFrequency: kc.NodeStatusReportFrequency.Duration,
 		Inputs: c.nodeInputs(inputs), Recorder: c.recorder, PodCIDRs: podCIDRs,
+		ResetExtendedResources: inputs.ResetExtendedResources,
 	}); err != nil {
 		return nil, err
 	}

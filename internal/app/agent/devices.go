@@ -66,6 +66,12 @@ func (n *node) runningContainers(ctx context.Context) (map[string]sets.Set[strin
 	return out, nil
 }
 
+// resetExtendedResources is the device manager's verdict on a Node found
+// at registration (no reset before the device manager is built).
+func (n *node) resetExtendedResources() bool {
+	return n.managers.devices != nil && n.managers.devices.ShouldResetExtendedResourceCapacity()
+}
+
 // devicePlugins are the device plugin resources for node status (none
 // before the device manager is built).
 func (n *node) devicePlugins(ctx context.Context) (capacity, allocatable corev1.ResourceList, removed []string) {

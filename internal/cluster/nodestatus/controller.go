@@ -62,6 +62,10 @@ type Config struct {
 	// status update reads a Node that has some (upstream's updateNode
 	// hands them to updatePodCIDR).
 	PodCIDRs func(ctx context.Context, cidrs []string)
+	// ResetExtendedResources, if set and true at registration, zeroes the
+	// extended resources of a Node that already existed (upstream's
+	// reconcileExtendedResource).
+	ResetExtendedResources func() bool
 }
 
 // Controller owns berth's Node object: it registers the Node and keeps its
@@ -218,7 +222,8 @@ func (l *loop) tryRegister(ctx context.Context) bool {
 	}
 	logger.Info("Node was previously registered")
 	orig := existing.DeepCopy()
-	if ReconcileExisting(node, existing) {
+	reset := l.c.cfg.ResetExtendedResources != nil && l.c.cfg.ResetExtendedResources()
+	if ReconcileExisting(node, existing, reset) {
 		if existing, err = l.patch(ctx, orig, existing); err != nil {
 			logger.Error(err, "Unable to reconcile node with API server")
 			return false

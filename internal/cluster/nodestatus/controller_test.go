@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -171,6 +172,31 @@ func TestControllerReconcilesExistingNode(t *testing.T) {
 	}
 	if h.ctrl.NodeUID() != "uid-1" {
 		t.Errorf("NodeUID() = %q", h.ctrl.NodeUID())
+	}
+}
+
+// A Node found at registration while the device manager says the node's
+// device state is new has its extended resources zeroed; without that
+// verdict they are kept.
+func TestControllerResetsExtendedResources(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		_, ctx := ktesting.NewTestContext(t)
+		gpu := corev1.ResourceList{"example.com/gpu": resource.MustParse("4")}
+		existing := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", UID: "uid-1"},
+			Status: corev1.NodeStatus{Capacity: gpu, Allocatable: gpu.DeepCopy()}}
+		h := newHarness(t, existing)
+		h.ctrl.cfg.ResetExtendedResources = func() bool { return reset }
+		l := &loop{c: h.ctrl}
+		l.sync(ctx)
+		want := "4"
+		if reset {
+			want = "0"
+		}
+		node := h.ctrl.Node()
+		c, a := node.Status.Capacity["example.com/gpu"], node.Status.Allocatable["example.com/gpu"]
+		if c.String() != want || a.String() != want {
+			t.Errorf("reset %v: example.com/gpu capacity %s, allocatable %s, want %s", reset, c.String(), a.String(), want)
+		}
 	}
 }
 

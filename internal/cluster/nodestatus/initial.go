@@ -5,8 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletapis "k8s.io/kubelet/pkg/apis"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // Annotations berth sets on its Node, as upstream. (The deprecated beta OS
@@ -95,9 +98,11 @@ func initialNode(in Inputs, labels map[string]string, taints []corev1.Taint) (*c
 // ReconcileExisting brings a Node that already existed at registration in
 // line with the one berth would have created, as upstream does: the
 // attach/detach annotation, the default labels, empty capacity or
-// allocatable, and the huge page sizes. It changes existing in place and
-// says whether it changed anything.
-func ReconcileExisting(initial, existing *corev1.Node) bool {
+// allocatable, the huge page sizes and, with resetExtended, every extended
+// resource's capacity and allocatable at 0 until its plugin reports it
+// (upstream's reconcileExtendedResource). It changes existing in place
+// and says whether it changed anything.
+func ReconcileExisting(initial, existing *corev1.Node, resetExtended bool) bool {
 	changed := false
 	if want, ok := initial.Annotations[AnnotationControllerManagedAttach]; existing.Annotations[AnnotationControllerManagedAttach] != want {
 		if ok {
@@ -126,7 +131,31 @@ func ReconcileExisting(initial, existing *corev1.Node) bool {
 			delete(existing.Labels, l)
 		}
 	}
-	return reconcileResources(initial, existing) || changed
+	changed = reconcileResources(initial, existing) || changed
+	if resetExtended {
+		changed = zeroExtended(existing) || changed
+	}
+	return changed
+}
+
+// zeroExtended sets the capacity and allocatable of every extended
+// resource in the Node's capacity to 0; existing's lists are not nil
+// (reconcileResources made them).
+func zeroExtended(existing *corev1.Node) bool {
+	changed := false
+	for name, q := range existing.Status.Capacity {
+		if !podutil.IsExtendedResourceName(name) {
+			continue
+		}
+		alloc, ok := existing.Status.Allocatable[name]
+		if q.IsZero() && ok && alloc.IsZero() {
+			continue
+		}
+		existing.Status.Capacity[name] = *resource.NewQuantity(0, resource.DecimalSI)
+		existing.Status.Allocatable[name] = *resource.NewQuantity(0, resource.DecimalSI)
+		changed = true
+	}
+	return changed
 }
 
 // reconcileResources fills empty capacity and allocatable from initial and

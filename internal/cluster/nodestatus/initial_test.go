@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 func TestInitialNode(t *testing.T) {
@@ -56,7 +58,7 @@ func TestInitialNodeWithoutControllerAttachDetach(t *testing.T) {
 	}
 	existing := InitialNode(baseInputs(), nil, nil)
 	existing.Annotations["other"] = "kept"
-	if !ReconcileExisting(node, existing) {
+	if !ReconcileExisting(node, existing, false) {
 		t.Errorf("ReconcileExisting: want a change (annotation removed)")
 	}
 	if diff := cmp.Diff(map[string]string{"other": "kept"}, existing.Annotations); diff != "" {
@@ -72,6 +74,7 @@ func TestReconcileExisting(t *testing.T) {
 	tests := []struct {
 		name    string
 		mutate  func(*corev1.Node)
+		reset   bool
 		changed bool
 		check   func(*testing.T, *corev1.Node)
 	}{
@@ -129,13 +132,47 @@ func TestReconcileExisting(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "extended resources kept without a reset",
+			mutate: func(n *corev1.Node) {
+				n.Status.Capacity["example.com/gpu"] = q("4")
+				n.Status.Allocatable["example.com/gpu"] = q("3")
+			},
+			check: func(t *testing.T, n *corev1.Node) {
+				if got := n.Status.Allocatable["example.com/gpu"]; got.String() != "3" {
+					t.Errorf("example.com/gpu allocatable = %s, want 3", got.String())
+				}
+			},
+		},
+		{
+			name: "extended resources zeroed on a reset, native ones and huge pages kept",
+			mutate: func(n *corev1.Node) {
+				n.Status.Capacity["example.com/gpu"] = q("4")
+				n.Status.Allocatable["example.com/gpu"] = q("3")
+				n.Status.Capacity["vendor.io/nic"] = q("2")
+			},
+			reset:   true,
+			changed: true,
+			check: func(t *testing.T, n *corev1.Node) {
+				for _, name := range []corev1.ResourceName{"example.com/gpu", "vendor.io/nic"} {
+					c, a := n.Status.Capacity[name], n.Status.Allocatable[name]
+					if c.String() != "0" || a.String() != "0" {
+						t.Errorf("%s capacity %s, allocatable %s, want 0 and 0", name, c.String(), a.String())
+					}
+				}
+				if diff := cmp.Diff(quantities(initial.Status.Capacity), quantities(withoutExtended(n.Status.Capacity))); diff != "" {
+					t.Errorf("other capacity changed (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{name: "a reset with no extended resource changes nothing", mutate: func(*corev1.Node) {}, reset: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			existing := initial.DeepCopy()
 			existing.UID = "uid-1"
 			tt.mutate(existing)
-			if got := ReconcileExisting(initial, existing); got != tt.changed {
+			if got := ReconcileExisting(initial, existing, tt.reset); got != tt.changed {
 				t.Errorf("ReconcileExisting() = %v, want %v", got, tt.changed)
 			}
 			if tt.check != nil {
@@ -267,4 +304,14 @@ func TestInitialNodeCloudProvider(t *testing.T) {
 	if node := InitialNode(in, nil, nil); node.Spec.Taints != nil || node.Spec.ProviderID != "" {
 		t.Errorf("without a cloud provider: taints %v, providerID %q", node.Spec.Taints, node.Spec.ProviderID)
 	}
+}
+
+func withoutExtended(l corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for name, q := range l {
+		if !podutil.IsExtendedResourceName(name) {
+			out[name] = q
+		}
+	}
+	return out
 }

@@ -42,6 +42,8 @@ type Sampler struct {
 	declared []string
 	// devicePlugins gives the device plugin resources (nil: none).
 	devicePlugins func(context.Context) (capacity, allocatable corev1.ResourceList, removed []string)
+	// resetExtended is Guards.ResetExtendedResources.
+	resetExtended func() bool
 }
 
 // Guards are the node's verdicts from other wings that node status shows.
@@ -56,6 +58,10 @@ type Guards struct {
 	// DevicePlugins gives the device plugin resources (the device
 	// manager's Capacity; nil: none).
 	DevicePlugins func(context.Context) (capacity, allocatable corev1.ResourceList, removed []string)
+	// ResetExtendedResources says whether the extended resources of a Node
+	// found at registration are zeroed (the device manager's
+	// ShouldResetExtendedResourceCapacity; nil: never).
+	ResetExtendedResources func() bool
 }
 
 // NewSampler reads the machine facts and returns a Sampler for the node of
@@ -70,7 +76,7 @@ func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.
 	}
 	n := &Sampler{
 		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: guards.Pressure, storage: guards.Storage, volumesInUse: guards.VolumesInUse, declared: declared,
-		devicePlugins:  guards.DevicePlugins,
+		devicePlugins:  guards.DevicePlugins, resetExtended: guards.ResetExtendedResources,
 		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
 	}
 	for _, ip := range ips {
@@ -195,4 +201,11 @@ func runtimeHandlers(hs []cri.RuntimeHandler) []corev1.NodeRuntimeHandler {
 		}})
 	}
 	return out
+}
+
+// ResetExtendedResources says whether the Node found at registration has
+// its extended resources zeroed until their plugins report them
+// (Guards.ResetExtendedResources).
+func (s *Sampler) ResetExtendedResources() bool {
+	return s.resetExtended != nil && s.resetExtended()
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -61,7 +63,10 @@ type Config struct {
 // guards the state below.
 type Manager struct {
 	cfg Config
-	mu  sync.Mutex
+	// fresh: the device plugin directory held nothing when New ran (set
+	// once, then only read).
+	fresh bool
+	mu    sync.Mutex
 	// endpoints is each resource's plugin, the last registered; a stopped
 	// one stays for the grace period.
 	endpoints map[string]*endpoint
@@ -100,6 +105,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		unhealthy: map[string]sets.Set[string]{}, allocated: map[string]sets.Set[string]{}, pods: podDevices{},
 		unseen: sets.KeySet(cfg.Running), updates: make(chan types.UID, 100),
 	}
+	m.fresh = emptyDir(cfg.Dir)
 	c, found, err := checkpoint.Read(cfg.Dir)
 	switch {
 	case err != nil:
@@ -307,4 +313,24 @@ func (m *Manager) ResourceHealth(podUID, container string) []corev1.ResourceStat
 		out = append(out, st)
 	}
 	return out
+}
+
+// ShouldResetExtendedResourceCapacity is upstream's: whether a Node that
+// already existed at registration has its extended resources zeroed until
+// their plugins report them. Yes when the device plugin directory held
+// nothing when berth started: no checkpoint and no socket, so this
+// machine's device state is new (re-imaged, or its kubelet state wiped) and
+// what the Node advertises is not known to be here. Upstream lists the
+// directory when asked, which then races its own registration socket;
+// berth reads it once, before its socket exists.
+func (m *Manager) ShouldResetExtendedResourceCapacity() bool { return m.fresh }
+
+// emptyDir reports whether dir holds no entry (a missing directory is
+// empty); one it cannot read is not, as upstream answers no on an error.
+func emptyDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	return err == nil && len(entries) == 0
 }

@@ -1,6 +1,8 @@
 package devicemanager
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/berthk8s/berth/internal/node/devicemanager/checkpoint"
 )
 
 // TestRestartRestores: a new manager on the same directory (berth
@@ -124,5 +128,31 @@ func TestRestartKeepsUnseenPods(t *testing.T) {
 	again.m.RemoveStale(t.Context(), pod("p3", nil), []*corev1.Pod{second})
 	if got := again.m.GetDevices("p1", "app"); got != nil {
 		t.Errorf("the first pod, seen and no longer active, still holds %v", got)
+	}
+}
+
+// The Node's extended resources are reset when the device plugin directory
+// held nothing at start (missing or empty), never when a device manager
+// left something there (its checkpoint, or the socket of one killed).
+func TestShouldResetExtendedResourceCapacity(t *testing.T) {
+	dir := shortDir(t)
+	if !newHarness(t, filepath.Join(dir, "missing"), nil).m.ShouldResetExtendedResourceCapacity() {
+		t.Error("a missing directory: no reset")
+	}
+	if !newHarness(t, dir, nil).m.ShouldResetExtendedResourceCapacity() {
+		t.Error("an empty directory: no reset")
+	}
+	if err := checkpoint.Write(dir, checkpoint.Checkpoint{}); err != nil {
+		t.Fatal(err)
+	}
+	if newHarness(t, dir, nil).m.ShouldResetExtendedResourceCapacity() {
+		t.Error("a directory with a checkpoint: a reset")
+	}
+	stale := shortDir(t)
+	if err := os.WriteFile(filepath.Join(stale, SocketName), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if newHarness(t, stale, nil).m.ShouldResetExtendedResourceCapacity() {
+		t.Error("a directory with a stale socket: a reset")
 	}
 }
