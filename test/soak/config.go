@@ -14,12 +14,14 @@ const (
 	ScenarioRuntime = "runtime-restart"
 	ScenarioCRI     = "cri-faults"
 	ScenarioAPI     = "api-outage"
+	// ScenarioAPIStorm throttles (429) and fails (500) every API request.
+	ScenarioAPIStorm = "api-storm"
 	// ScenarioCheckpoints tears the kubelet's checkpoint files.
 	ScenarioCheckpoints = "checkpoints"
 )
 
 // Scenarios is every scenario, in order.
-var Scenarios = []string{ScenarioChurn, ScenarioCrash, ScenarioRuntime, ScenarioCRI, ScenarioAPI, ScenarioCheckpoints}
+var Scenarios = []string{ScenarioChurn, ScenarioCrash, ScenarioRuntime, ScenarioCRI, ScenarioAPI, ScenarioAPIStorm, ScenarioCheckpoints}
 
 // Config is one soak run.
 type Config struct {
@@ -37,7 +39,8 @@ type Config struct {
 	// it (the soak cannot know how the machine runs containerd).
 	RuntimePods    int
 	RestartRuntime func(ctx context.Context) error
-	// FaultPods run while each CRI fault lasts FaultFor.
+	// FaultPods run while each CRI fault and each API storm lasts
+	// FaultFor.
 	FaultPods int
 	FaultFor  time.Duration
 	// OutagePods run while the API server is stopped for Outage.
