@@ -42,11 +42,12 @@ const notObservedMessage = "the eviction manager has not observed the node yet"
 // order it evicts them per signal. A plain value, encoded as JSON or
 // written as a table (WriteText).
 type Explanation struct {
-	// Observed is false before the manager's first pass; Message says so.
+	// Observed is false before the manager's first pass; Message says so
+	// and the other fields are empty.
 	Observed         bool            `json:"observed"`
 	Message          string          `json:"message,omitempty"`
 	ObservedAt       string          `json:"observedAt,omitempty"`
-	DedicatedImageFs bool            `json:"dedicatedImageFs"`
+	DedicatedImageFs *bool           `json:"dedicatedImageFs,omitempty"`
 	Signals          []SignalView    `json:"signals,omitempty"`
 	Thresholds       []ThresholdView `json:"thresholds,omitempty"`
 	Conditions       []ConditionView `json:"conditions,omitempty"`
@@ -159,7 +160,7 @@ func NotObserved() Explanation {
 // eviction Choose's, over the pass's own inputs: what the manager did or
 // would do, not a second opinion.
 func Explain(s Snapshot) Explanation {
-	e := Explanation{Observed: true, ObservedAt: stamp(s.At), DedicatedImageFs: s.DedicatedImageFs}
+	e := Explanation{Observed: true, ObservedAt: stamp(s.At), DedicatedImageFs: &s.DedicatedImageFs}
 	e.Signals = signalViews(s.Observations)
 	e.Thresholds = thresholdViews(s)
 	e.Conditions = conditionViews(s.Decision)
@@ -327,8 +328,12 @@ func rankReason(res corev1.ResourceName, r Ranked, v RankedView) string {
 		if r.ExceedsRequests {
 			rel = "exceeds"
 		}
+		above := v.AboveRequest + " above its request"
+		if r.AboveRequest < 0 {
+			above = amount(res, -r.AboveRequest) + " below its request"
+		}
 		parts = append(parts, fmt.Sprintf("%s: %s usage %s %s its request %s", v.QOSClass, res, v.Usage, rel, v.Request),
-			fmt.Sprintf("priority %d", r.Priority), fmt.Sprintf("%s above its request", v.AboveRequest))
+			fmt.Sprintf("priority %d", r.Priority), above)
 	}
 	if v.Next {
 		parts = append(parts, "evicted next for this signal")

@@ -262,9 +262,9 @@ func TestExplainRankReasons(t *testing.T) {
 	want := map[string]string{
 		"ns/static":      "critical: never evicted; BestEffort: memory usage 2Gi exceeds its request 0; priority 0; 2Gi above its request",
 		"ns/nostats":     "no stats: ranked first, as upstream; priority 0",
-		"ns/guar":        "Guaranteed: memory usage 500Mi within its request 512Mi; priority 0; -12Mi above its request",
+		"ns/guar":        "Guaranteed: memory usage 500Mi within its request 512Mi; priority 0; 12Mi below its request",
 		"ns/hiprio-be":   "BestEffort: memory usage 900Mi exceeds its request 0; priority 1000; 900Mi above its request",
-		"ns/burst-under": "Burstable: memory usage 200Mi within its request 1Gi; priority 0; -824Mi above its request",
+		"ns/burst-under": "Burstable: memory usage 200Mi within its request 1Gi; priority 0; 824Mi below its request",
 	}
 	for pod, w := range want {
 		if reasons[pod] != w {

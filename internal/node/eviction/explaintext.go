@@ -17,7 +17,7 @@ func (e Explanation) WriteText(w io.Writer) error {
 		_, err := w.Write(b.Bytes())
 		return err
 	}
-	fmt.Fprintf(&b, "Eviction manager, last pass at %s (dedicated image filesystem: %t)\n", e.ObservedAt, e.DedicatedImageFs)
+	fmt.Fprintf(&b, "Eviction manager, last pass at %s (dedicated image filesystem: %t)\n", e.ObservedAt, e.DedicatedImageFs != nil && *e.DedicatedImageFs)
 	table(&b, "\nSIGNALS", []string{"SIGNAL", "AVAILABLE", "CAPACITY", "AVAILABLE%", "OBSERVED AT"}, len(e.Signals), func(i int) []string {
 		s := e.Signals[i]
 		return []string{string(s.Signal), s.Available, s.Capacity, pct(s.AvailablePercent), dash(s.ObservedAt)}
