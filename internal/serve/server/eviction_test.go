@@ -177,6 +177,36 @@ func TestEvictionExplainerFixture(t *testing.T) {
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.golden, diff)
 		}
+		if tc.golden == "eviction.txt" {
+			checkDocQuotes(t, got)
+		}
+	}
+}
+
+// checkDocQuotes holds docs/eviction.md's example to the text answer
+// (-update rewrites it there too).
+func checkDocQuotes(t *testing.T, text []byte) {
+	t.Helper()
+	const begin, end = "<!-- eviction.txt begins -->\n```\n", "```\n<!-- eviction.txt ends -->"
+	path := filepath.Join("..", "..", "..", "docs", "eviction.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := bytes.Index(doc, []byte(begin)), bytes.Index(doc, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q ... %q block", path, begin, end)
+	}
+	quoted := doc[i+len(begin) : j]
+	if *update {
+		doc = slices.Concat(doc[:i+len(begin)], text, doc[j:])
+		if err := os.WriteFile(path, doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if diff := cmp.Diff(string(text), string(quoted)); diff != "" {
+		t.Errorf("%s quotes an old answer (-answer +quoted; go test -update rewrites it):\n%s", path, diff)
 	}
 }
 
