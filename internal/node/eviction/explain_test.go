@@ -281,3 +281,36 @@ func podByName(pods []*corev1.Pod, name string) *corev1.Pod {
 	}
 	return nil
 }
+
+// TestExplainWhilePassing reads the explanation while the manager passes
+// (go test -race holds the snapshot's publication).
+func TestExplainWhilePassing(t *testing.T) {
+	pods, stats := rankFixture()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	m, err := New(Config{Thresholds: []Threshold{{Signal: SignalMemoryAvailable, Value: Value{Quantity: q("1Gi")}}},
+		Summary:    func(context.Context, bool) (*statsapi.Summary, error) { return pressured(clk.Now(), SignalMemoryAvailable, stats), nil },
+		ActivePods: func() []*corev1.Pod { return pods }, PodCleanedUp: func(*corev1.Pod) bool { return true },
+		Killer: killFunc(func(Eviction) {}), Recorder: &fakeRecorder{}, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 {
+			clk.Step(10 * time.Second) // fresh stats every pass
+			m.Pass(context.Background())
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			if e := m.Explain(); !e.Observed || e.Reclaim == nil || e.Reclaim.Next == nil || e.Reclaim.Next.Pod != "ns/nostats" {
+				t.Errorf("after the passes: reclaim %+v, want ns/nostats next", e.Reclaim)
+			}
+			return
+		default:
+			_ = m.Explain()
+		}
+	}
+}
