@@ -288,7 +288,9 @@ func TestExplainWhilePassing(t *testing.T) {
 	pods, stats := rankFixture()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	m, err := New(Config{Thresholds: []Threshold{{Signal: SignalMemoryAvailable, Value: Value{Quantity: q("1Gi")}}},
-		Summary:    func(context.Context, bool) (*statsapi.Summary, error) { return pressured(clk.Now(), SignalMemoryAvailable, stats), nil },
+		Summary: func(context.Context, bool) (*statsapi.Summary, error) {
+			return pressured(clk.Now(), SignalMemoryAvailable, stats), nil
+		},
 		ActivePods: func() []*corev1.Pod { return pods }, PodCleanedUp: func(*corev1.Pod) bool { return true },
 		Killer: killFunc(func(Eviction) {}), Recorder: &fakeRecorder{}, Clock: clk})
 	if err != nil {
