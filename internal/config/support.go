@@ -86,7 +86,7 @@ func kubeletFieldSupport() []FieldSupport {
 		{"preloadedImagesVerificationAllowlist", Honoured, "with imagePullCredentialsVerificationPolicy NeverVerifyAllowlistedImages: images whose pods are never asked for credentials, validated as upstream"},
 		{"eventRecordQPS", Honoured, "events sent to the API server per second (0: unlimited)"},
 		{"eventBurst", Honoured, "burst of events sent to the API server"},
-		{"enableDebuggingHandlers", Honoured, "false answers 405 on exec, attach, portForward, run, containerLogs, runningpods, logs and pprof, and drops configz"},
+		{"enableDebuggingHandlers", Honoured, "false answers 405 on exec, attach, portForward, run, containerLogs, runningpods, logs, pprof and /debug/eviction (the eviction explainer), and drops configz"},
 		{"enableContentionProfiling", Honoured, "true sets the block profile rate to 1 at start when /debug/pprof/ is served (enableServer, enableDebuggingHandlers, enableProfilingHandler), as upstream"},
 		{"healthzPort", Honoured, "the healthz server port (0 disables it)"},
 		{"healthzBindAddress", Honoured, "the healthz server bind address"},

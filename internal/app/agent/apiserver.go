@@ -45,6 +45,7 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 		SetVerbosity:            logs.GlogSetter,
 		LogDir:                  systemLogDir,
 		EnableSystemLogQuery:    set.SystemLogQuery,
+		Eviction:                n.evictionReport,
 	})
 	if err != nil {
 		return err

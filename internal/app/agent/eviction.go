@@ -11,6 +11,7 @@ import (
 	"github.com/berthk8s/berth/internal/node/eviction"
 	"github.com/berthk8s/berth/internal/node/gc"
 	"github.com/berthk8s/berth/internal/pod/podworker"
+	"github.com/berthk8s/berth/internal/serve/server"
 )
 
 // newEviction builds the eviction manager over the stats provider: it
@@ -116,4 +117,13 @@ func (n *node) pressure() (memory, disk, pid bool) {
 	}
 	p := n.managers.evictor.Pressure()
 	return p.Memory, p.Disk, p.PID
+}
+
+// evictionReport is the eviction manager's explanation of its last pass,
+// which /debug/eviction serves (not observed before the manager exists).
+func (n *node) evictionReport() server.EvictionReport {
+	if n.managers.evictor == nil {
+		return eviction.NotObserved()
+	}
+	return n.managers.evictor.Explain()
 }

@@ -48,7 +48,7 @@ type ChooseInput struct {
 }
 
 // Choose picks the one pod a pass evicts for d.Reclaim, as upstream: the
-// first non-critical pod in Rank's order, killed at once for a hard
+// first non-critical pod in RankPods' order, killed at once for a hard
 // threshold and with min(evictionMaxPodGracePeriod, its own grace period)
 // for a soft one. ok is false when nothing is to be reclaimed or no pod
 // can be evicted.
@@ -57,10 +57,11 @@ func Choose(in ChooseInput) (Eviction, bool) {
 	if t == nil {
 		return Eviction{}, false
 	}
-	for _, p := range Rank(in.Pods, in.Stats, t.Signal, in.DedicatedImageFs) {
-		if podutil.IsCritical(p) {
+	for _, r := range RankPods(in.Pods, in.Stats, t.Signal, in.DedicatedImageFs) {
+		if r.Critical {
 			continue
 		}
+		p := r.Pod
 		var grace int64
 		if !t.Hard() {
 			grace = in.MaxPodGracePeriod

@@ -9,10 +9,17 @@
 //	observe.go    Observe: signals from a stats summary (internal/serve/stats)
 //	decide.go     Decide: thresholds met, grace periods, minimum reclaim,
 //	              conditions with evictionPressureTransitionPeriod, what to reclaim
-//	rank.go       Rank: the order pods are evicted in, per signal
+//	rank.go       RankPods: the order pods are evicted in, per signal, with
+//	              each pod's figures; the one ranking, which Choose and
+//	              the explainer both call
 //	local.go      LocalStorageViolation: emptyDir sizeLimit, ephemeral-storage limits
 //	choose.go     Choose, LocalStorageEvictions: the pod(s) a pass evicts
 //	message.go    upstream's messages and the Evicted reason
+//	explain.go    Snapshot (what one pass saw and decided) and Explain: the
+//	              eviction explainer /debug/eviction serves (signals,
+//	              thresholds and how close they are, conditions, the next
+//	              eviction by Choose, the order per signal by RankPods)
+//	explaintext.go Explanation.WriteText: the same as plain-text tables
 //	admit.go      Admit (critical pods, podutil.IsCritical, always)
 //	memcg.go      kernelMemcgNotification: MemcgThreshold (the memory.usage_in_bytes
 //	              at which a memory threshold is crossed, upstream's arithmetic),
@@ -24,7 +31,8 @@
 //	              monitoring period, and at once when a memory notification
 //	              fires: node-level reclaim, the kill, the event; after a
 //	              pass that evicted, it waits (30 s at most) for the evicted
-//	              pods to be cleaned up before it passes again
+//	              pods to be cleaned up before it passes again; every
+//	              pass publishes its Snapshot, which Explain reads
 //
 // Everything but manager.go, the re-arming in memcg.go and memcg_linux.go
 // is pure and takes the time as an input. The kill goes through the pod

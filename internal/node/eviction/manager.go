@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -107,8 +108,8 @@ type Config struct {
 }
 
 // Manager is the eviction manager. Run is its only goroutine and owns the
-// decision state; Conditions and Admit read a snapshot published by Run
-// and may be called from any goroutine.
+// decision state; Conditions, Admit and Explain read snapshots published
+// by Run and may be called from any goroutine.
 type Manager struct {
 	cfg   Config
 	state State
@@ -124,6 +125,10 @@ type Manager struct {
 	// when they were last armed; owned by Run.
 	armed   map[string]io.Closer
 	armedAt time.Time
+	// mu guards last, the last pass's Snapshot (nil before the first),
+	// which Pass replaces whole and Explain reads.
+	mu   sync.Mutex
+	last *Snapshot
 }
 
 // New validates cfg and returns a Manager; it starts nothing.
@@ -147,6 +152,26 @@ func (m *Manager) Pressure() Pressure { return PressureOf(m.Conditions()) }
 
 // AdmitPod is Admit under the current conditions.
 func (m *Manager) AdmitPod(pod *corev1.Pod) (bool, string) { return Admit(pod, m.Conditions()) }
+
+// Explain explains the last pass (Explain over its Snapshot), or says
+// that the manager has not observed the node yet. It takes no stats of
+// its own and may be called from any goroutine.
+func (m *Manager) Explain() Explanation {
+	m.mu.Lock()
+	s := m.last
+	m.mu.Unlock()
+	if s == nil {
+		return NotObserved()
+	}
+	return Explain(*s)
+}
+
+// publish keeps s as the last pass's snapshot.
+func (m *Manager) publish(s *Snapshot) {
+	m.mu.Lock()
+	m.last = s
+	m.mu.Unlock()
+}
 
 // Run looks at the node every monitoring period, and at once when a
 // memory notification fires, until ctx ends.
@@ -195,9 +220,9 @@ func (m *Manager) Pass(ctx context.Context) []*corev1.Pod {
 		m.thresholds = WithContainerFs(m.cfg.Thresholds, DedicatedImageFs(sum))
 	}
 	m.rearm(ctx, sum)
-	obs := Observe(sum)
+	obs, now := Observe(sum), m.cfg.Clock.Now()
 	d := Decide(Input{Thresholds: m.thresholds, Observations: obs, Previous: m.state,
-		TransitionPeriod: m.cfg.TransitionPeriod, Now: m.cfg.Clock.Now()})
+		TransitionPeriod: m.cfg.TransitionPeriod, Now: now})
 	m.state = d.Next
 	if prev := m.Conditions(); !slices.Equal(prev, d.Conditions) {
 		conds := d.Conditions
@@ -208,7 +233,12 @@ func (m *Manager) Pass(ctx context.Context) []*corev1.Pod {
 		}
 	}
 	pods, stats, dedicated := m.evictable(), PodStatsOf(sum), DedicatedImageFs(sum)
+	snap := &Snapshot{At: now, Thresholds: m.thresholds, Observations: obs, Decision: d, Pods: pods, Stats: stats,
+		DedicatedImageFs: dedicated, MaxPodGracePeriod: m.cfg.MaxPodGracePeriod,
+		LocalStorageCapacityIsolation: m.cfg.LocalStorageCapacityIsolation}
+	defer m.publish(snap)
 	if evs := m.localStorageEvictions(pods, stats, dedicated); len(evs) > 0 {
+		snap.Evicted = evs
 		evicted := make([]*corev1.Pod, 0, len(evs))
 		for _, ev := range evs {
 			m.evict(ctx, ev)
@@ -239,6 +269,7 @@ func (m *Manager) Pass(ctx context.Context) []*corev1.Pod {
 		return nil
 	}
 	m.evict(ctx, ev)
+	snap.Evicted = []Eviction{ev}
 	return []*corev1.Pod{ev.Pod}
 }
 
@@ -313,15 +344,13 @@ func DedicatedImageFs(s *statsapi.Summary) bool {
 func eq(a, b *uint64) bool { return a != nil && b != nil && *a == *b }
 
 // evictable are the active pods whose termination was not requested yet:
-// an evicted pod is not evicted again.
+// an evicted pod is not evicted again. The slice is the manager's own
+// (the last pass's Snapshot keeps it), never ActivePods'.
 func (m *Manager) evictable() []*corev1.Pod {
 	pods := m.cfg.ActivePods()
-	if m.cfg.Terminating == nil {
-		return pods
-	}
 	out := make([]*corev1.Pod, 0, len(pods))
 	for _, p := range pods {
-		if !m.cfg.Terminating(p.UID) {
+		if m.cfg.Terminating == nil || !m.cfg.Terminating(p.UID) {
 			out = append(out, p)
 		}
 	}

@@ -28,73 +28,107 @@ func PodStatsOf(s *statsapi.Summary) PodStats {
 	return out
 }
 
-// Rank returns pods in the order upstream evicts them for the signal:
+// Ranked is one pod's place in the eviction order of a signal and the
+// figures that put it there, in the signal's unit (bytes, inodes or
+// processes). A plain value.
+type Ranked struct {
+	Pod *corev1.Pod
+	// HasStats is false for a pod the summary has no stats of: it ranks
+	// first, as upstream, and its figures are zero.
+	HasStats bool
+	// ExceedsRequests: Usage is above Request (memory and disk signals).
+	ExceedsRequests bool
+	Priority        int32
+	Usage           int64
+	// Request is the pod's request of the signal's resource; none for
+	// pids.
+	Request int64
+	// AboveRequest is the usage above the request that orders pods of the
+	// same priority (upstream subtracts the ephemeral-storage request for
+	// inodes too); for pids, the process count.
+	AboveRequest int64
+	// Critical pods are ranked with the others but never evicted
+	// (podutil.IsCritical): Choose skips them.
+	Critical bool
+}
+
+// RankPods returns pods in the order upstream evicts them for the signal,
+// with what decided each place. It is the one ranking: Choose evicts the
+// first pod of it that is not critical, and the explainer shows it.
 //   - memory: pods using more than their request first, then lower
 //     priority, then larger usage above the request;
 //   - disk (bytes or inodes): the same over the disk usage that the
 //     signal's filesystem holds;
 //   - pids: lower priority, then more processes.
 //
-// Pods without stats go first, as upstream. dedicatedImageFs says whether
-// the image filesystem is apart from the node's (then nodefs measures logs
-// and volumes, imagefs the writable layers). The input is not modified.
-func Rank(pods []*corev1.Pod, stats PodStats, sig Signal, dedicatedImageFs bool) []*corev1.Pod {
-	out := slices.Clone(pods)
+// Pods without stats go first, as upstream (for pids, first among their
+// priority). dedicatedImageFs says whether the image filesystem is apart
+// from the node's (then nodefs measures logs and volumes, imagefs the
+// writable layers). The input is not modified.
+func RankPods(pods []*corev1.Pod, stats PodStats, sig Signal, dedicatedImageFs bool) []Ranked {
+	out := make([]Ranked, 0, len(pods))
 	res := signals[sig].resource
-	var usage func(*corev1.Pod, *statsapi.PodStats) int64
-	switch res {
-	case corev1.ResourceMemory:
-		usage = func(_ *corev1.Pod, s *statsapi.PodStats) int64 { return memoryUsage(s) }
-	case resourcePids:
-		slices.SortStableFunc(out, func(a, b *corev1.Pod) int {
-			if c := cmp.Compare(corev1helpers.PodPriority(a), corev1helpers.PodPriority(b)); c != 0 {
+	for _, p := range pods {
+		r := Ranked{Pod: p, Priority: corev1helpers.PodPriority(p), Critical: podutil.IsCritical(p)}
+		s, ok := stats[p.UID]
+		if ok {
+			r.HasStats = true
+			r.Usage, r.Request, r.AboveRequest = figures(p, s, sig, dedicatedImageFs)
+			r.ExceedsRequests = res != resourcePids && r.Usage > r.Request
+		}
+		out = append(out, r)
+	}
+	if res == resourcePids {
+		slices.SortStableFunc(out, func(a, b Ranked) int {
+			if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
 				return c
 			}
-			return withStats(stats, a, b, func(sa, sb *statsapi.PodStats) int { return cmp.Compare(processes(sb), processes(sa)) })
+			if c := cmpTrueFirst(!a.HasStats, !b.HasStats); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.AboveRequest, a.AboveRequest)
 		})
 		return out
-	default:
-		m := measuredFs(sig, dedicatedImageFs)
-		usage = func(p *corev1.Pod, s *statsapi.PodStats) int64 { return diskUsage(p, s, m, res == resourceInodes) }
 	}
-	// request is what "exceeds requests" compares with; above is what the
-	// usage above the request subtracts: upstream takes ephemeral-storage's
-	// request for inodes too there.
-	request := func(p *corev1.Pod) int64 {
-		q := podutil.PodRequests(p)[res]
-		return q.Value()
-	}
-	above := request
-	if res == resourceInodes {
-		above = func(p *corev1.Pod) int64 {
-			q := podutil.PodRequests(p)[corev1.ResourceEphemeralStorage]
-			return q.Value()
-		}
-	}
-	slices.SortStableFunc(out, func(a, b *corev1.Pod) int {
-		if c := withStats(stats, a, b, func(sa, sb *statsapi.PodStats) int {
-			return cmpTrueFirst(usage(a, sa) > request(a), usage(b, sb) > request(b))
-		}); c != 0 {
+	slices.SortStableFunc(out, func(a, b Ranked) int {
+		if c := cmpTrueFirst(!a.HasStats, !b.HasStats); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(corev1helpers.PodPriority(a), corev1helpers.PodPriority(b)); c != 0 {
+		if c := cmpTrueFirst(a.ExceedsRequests, b.ExceedsRequests); c != 0 {
 			return c
 		}
-		return withStats(stats, a, b, func(sa, sb *statsapi.PodStats) int {
-			return cmp.Compare(usage(b, sb)-above(b), usage(a, sa)-above(a))
-		})
+		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.AboveRequest, a.AboveRequest)
 	})
 	return out
 }
 
-// withStats compares a and b by f, putting a pod without stats first.
-func withStats(stats PodStats, a, b *corev1.Pod, f func(sa, sb *statsapi.PodStats) int) int {
-	sa, okA := stats[a.UID]
-	sb, okB := stats[b.UID]
-	if !okA || !okB {
-		return cmpTrueFirst(!okA, !okB)
+// figures are a pod's usage of the signal's resource, its request of it,
+// and the usage above the request RankPods orders by: for inodes, upstream
+// compares the usage with the inodes request but subtracts the
+// ephemeral-storage request; for pids, the process count and no request.
+func figures(p *corev1.Pod, s *statsapi.PodStats, sig Signal, dedicatedImageFs bool) (usage, request, above int64) {
+	res := signals[sig].resource
+	switch res {
+	case resourcePids:
+		n := processes(s)
+		return n, 0, n
+	case corev1.ResourceMemory:
+		usage = memoryUsage(s)
+	default:
+		usage = diskUsage(p, s, measuredFs(sig, dedicatedImageFs), res == resourceInodes)
 	}
-	return f(sa, sb)
+	reqs := podutil.PodRequests(p)
+	q := reqs[res]
+	request = q.Value()
+	sub := request
+	if res == resourceInodes {
+		e := reqs[corev1.ResourceEphemeralStorage]
+		sub = e.Value()
+	}
+	return usage, request, usage - sub
 }
 
 func cmpTrueFirst(a, b bool) int {

@@ -28,10 +28,10 @@ func memStats(name string, ws uint64) *statsapi.PodStats {
 		Containers: []statsapi.ContainerStats{{Name: "c", Memory: &statsapi.MemoryStats{WorkingSetBytes: ptr.To(ws)}}}}
 }
 
-func names(ps []*corev1.Pod) []string {
+func names(rs []Ranked) []string {
 	var out []string
-	for _, p := range ps {
-		out = append(out, p.Name)
+	for _, r := range rs {
+		out = append(out, r.Pod.Name)
 	}
 	return out
 }
@@ -42,7 +42,7 @@ func TestRankMemory(t *testing.T) {
 		pod("besteffort-big", 0, ""), pod("no-stats", 5000, "1Gi")}
 	stats := PodStats{"guaranteed": memStats("guaranteed", 400*mi), "high-prio-over": memStats("high-prio-over", 900*mi),
 		"besteffort-small": memStats("besteffort-small", 10*mi), "besteffort-big": memStats("besteffort-big", 300*mi)}
-	got := names(Rank(pods, stats, SignalMemoryAvailable, false))
+	got := names(RankPods(pods, stats, SignalMemoryAvailable, false))
 	want := []string{"no-stats", "besteffort-big", "besteffort-small", "high-prio-over", "guaranteed"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("memory ranking (-want +got):\n%s", diff)
@@ -56,14 +56,14 @@ func TestRankPIDsAndDisk(t *testing.T) {
 	}
 	pods := []*corev1.Pod{pod("a", 10, ""), pod("b", 0, ""), pod("c", 0, "")}
 	stats := PodStats{"a": procs("a", 500, 900), "b": procs("b", 5, 100), "c": procs("c", 50, 50)}
-	if diff := cmp.Diff([]string{"c", "b", "a"}, names(Rank(pods, stats, SignalPIDAvailable, false))); diff != "" {
+	if diff := cmp.Diff([]string{"c", "b", "a"}, names(RankPods(pods, stats, SignalPIDAvailable, false))); diff != "" {
 		t.Errorf("pid ranking (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"b", "c", "a"}, names(Rank(pods, stats, SignalNodeFsAvailable, false))); diff != "" {
+	if diff := cmp.Diff([]string{"b", "c", "a"}, names(RankPods(pods, stats, SignalNodeFsAvailable, false))); diff != "" {
 		t.Errorf("disk ranking (-want +got):\n%s", diff)
 	}
 	// With a dedicated image filesystem, nodefs measures no writable layer.
-	if diff := cmp.Diff([]string{"b", "c", "a"}, names(Rank(pods, stats, SignalImageFsAvailable, true))); diff != "" {
+	if diff := cmp.Diff([]string{"b", "c", "a"}, names(RankPods(pods, stats, SignalImageFsAvailable, true))); diff != "" {
 		t.Errorf("imagefs ranking (-want +got):\n%s", diff)
 	}
 }
@@ -157,7 +157,7 @@ func TestAdmitAndChoose(t *testing.T) {
 		ev, ok := Choose(ChooseInput{Decision: Decision{Reclaim: &tt.t, Resource: corev1.ResourceMemory, Act: []Threshold{tt.t}},
 			Pods: []*corev1.Pod{burst, critical, be}, Stats: stats, MaxPodGracePeriod: 30})
 		if !ok || ev.Pod.Name != "be" || ev.GracePeriod != tt.grace {
-			t.Errorf("%s: chose %v %s grace %d, want be grace %d", tt.name, ok, names([]*corev1.Pod{ev.Pod}), ev.GracePeriod, tt.grace)
+			t.Errorf("%s: chose %v %s grace %d, want be grace %d", tt.name, ok, ev.Pod.Name, ev.GracePeriod, tt.grace)
 		}
 	}
 	if _, ok := Choose(ChooseInput{Decision: Decision{Reclaim: &hard}, Pods: []*corev1.Pod{critical}, Stats: stats}); ok {

@@ -8,7 +8,8 @@
 // certificates, bearer tokens through TokenReview, anonymous); attributes.go
 // maps a request to the authorization checks upstream makes; authz.go decides
 // them (AlwaysAllow or SubjectAccessReview with its cache); filter.go answers
-// 401/403; mux.go registers the endpoints; handlers.go, syslogs.go and
-// debug.go serve the endpoints this package implements itself. Handlers
-// take narrow function types, never berth's components.
+// 401/403; mux.go registers the endpoints; handlers.go, syslogs.go,
+// debug.go and eviction.go (the eviction explainer, /debug/eviction) serve
+// the endpoints this package implements itself. Handlers take narrow
+// function types, never berth's components.
 package server

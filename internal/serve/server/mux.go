@@ -35,7 +35,8 @@ type Config struct {
 	Auth Auth
 	// The KubeletConfiguration switches, as upstream: with debugging
 	// handlers off, logs, exec, attach, portForward, run, containerLogs,
-	// runningpods, configz, /logs/ and pprof are refused with 405.
+	// runningpods, configz, /logs/, pprof and berth's /debug/eviction are
+	// refused with 405.
 	EnableDebuggingHandlers bool
 	EnableSystemLogHandler  bool
 	EnableProfilingHandler  bool
@@ -48,6 +49,9 @@ type Config struct {
 	// EnableSystemLogQuery (with the system log handler) makes /logs/
 	// answer node log queries (internal/serve/logquery).
 	EnableSystemLogQuery bool
+	// Eviction serves the eviction explainer, GET /debug/eviction (with
+	// debugging handlers; nil: not served).
+	Eviction EvictionFunc
 }
 
 // NewHandler returns the kubelet API handler: every endpoint behind
@@ -73,7 +77,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		registerDebugging(handle, cfg)
 	} else {
 		off := disabled("Debug endpoints are disabled.")
-		for _, p := range []string{"/run/", "/exec/", "/attach/", "/portForward/", "/containerLogs/", "/runningpods/", "/debug/pprof/", "/logs/"} {
+		for _, p := range []string{"/run/", "/exec/", "/attach/", "/portForward/", "/containerLogs/", "/runningpods/", "/debug/pprof/", "/logs/", evictionPath} {
 			handle(p, off)
 		}
 	}
@@ -109,7 +113,8 @@ func registerDefault(handle func(string, http.Handler), check HealthFunc, list P
 
 // registerDebugging registers the debugging handlers, as upstream's
 // InstallDebuggingHandlers, InstallSystemLogHandler,
-// InstallProfilingHandler and InstallDebugFlagsHandler.
+// InstallProfilingHandler and InstallDebugFlagsHandler, and berth's
+// eviction explainer.
 func registerDebugging(handle func(string, http.Handler), cfg Config) {
 	h := cfg.Handlers
 	for _, method := range []string{"GET ", "POST "} {
@@ -138,6 +143,9 @@ func registerDebugging(handle func(string, http.Handler), cfg Config) {
 		registerPprof(handle)
 	} else {
 		handle("/debug/pprof/", disabled("profiling endpoint is disabled."))
+	}
+	if cfg.Eviction != nil {
+		handle("GET "+evictionPath, evictionExplainer(cfg.Eviction))
 	}
 	if cfg.EnableDebugFlagsHandler {
 		handle(debugFlagPath, debugFlags(cfg.SetVerbosity))

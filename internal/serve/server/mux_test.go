@@ -70,7 +70,8 @@ func testHandler(t *testing.T, mutate func(*Config)) http.Handler {
 			}
 			return "verbosity set to " + v, nil
 		},
-		LogDir: logDir,
+		LogDir:   logDir,
+		Eviction: func() EvictionReport { return fakeReport{Observed: true} },
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -156,6 +157,18 @@ func TestKubeletAPI(t *testing.T) {
 			wantCode: 405, wantBody: "flags endpoint is disabled."},
 		{name: "debugging disabled: flags gone", mutate: noDebug, method: "PUT", path: "/debug/flags/v", body: "4", token: "admin", wantCode: 404},
 		{name: "debugging disabled: pods stay", mutate: noDebug, path: "/pods", token: "admin", wantCode: 200},
+		{name: "eviction explainer", path: "/debug/eviction", token: "admin", wantCode: 200, wantBody: `{"observed":true}`},
+		{name: "eviction: no credentials", path: "/debug/eviction", wantCode: 401, wantBody: "Unauthorized"},
+		{name: "eviction: nodes/proxy, as pprof", path: "/debug/eviction", token: "proxy", wantCode: 200, wantBody: `{"observed":true}`},
+		{name: "eviction refused to stats reader", path: "/debug/eviction", token: "stats", wantCode: 403,
+			wantBody: "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource(s)=[proxy])"},
+		{name: "pprof refused to stats reader alike", path: "/debug/pprof/", token: "stats", wantCode: 403,
+			wantBody: "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource(s)=[proxy])"},
+		{name: "eviction POST", method: "POST", path: "/debug/eviction", token: "admin", wantCode: 405},
+		{name: "debugging disabled: eviction", mutate: noDebug, path: "/debug/eviction", token: "admin", wantCode: 405,
+			wantBody: "Debug endpoints are disabled."},
+		{name: "debugging disabled: eviction still needs auth", mutate: noDebug, path: "/debug/eviction", wantCode: 401},
+		{name: "no eviction manager: not served", mutate: func(c *Config) { c.Eviction = nil }, path: "/debug/eviction", token: "admin", wantCode: 404},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

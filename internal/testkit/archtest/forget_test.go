@@ -77,6 +77,7 @@ var notPerPodState = map[string]string{
 	"pod/pleg.PLEG.reinspect":                  "rebuilt whole by every relist",
 	"pod/housekeeping.Housekeeper.suspects":    "the orphans of the last round, rebuilt whole every round",
 	"node/eviction.ChooseInput.Stats":          "the eviction chooser's input, built for one pass",
+	"node/eviction.Snapshot.Stats":             "the last eviction pass's input, replaced whole by the next pass",
 	"node/gc.ContainerInputs.Pods":             "the container GC's input, built for one pass",
 	"node/gc.ContainerInputs.ContentRemovable": "the container GC's input, built for one pass",
 }

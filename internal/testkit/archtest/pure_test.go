@@ -60,7 +60,8 @@ var rules = []rule{
 	// the volume lives; mounter.go, publish.go and teardown.go perform it.
 	{dir: "volumes/csi", files: []string{"nodeinfo.go", "versions.go", "capability.go", "paths.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
 	// The eviction manager's decisions; manager.go performs them.
-	{dir: "node/eviction", files: []string{"threshold.go", "observe.go", "decide.go", "rank.go", "message.go", "local.go", "choose.go", "admit.go"},
+	{dir: "node/eviction", files: []string{"threshold.go", "observe.go", "decide.go", "rank.go", "message.go", "local.go", "choose.go", "admit.go",
+		"explain.go", "explaintext.go"},
 		also: []string{"os", "k8s.io/utils/clock"}},
 	// internal/config loads and validates the plugins' config at load time.
 	{dir: "images/credprovider", files: []string{"config.go", "match.go"}, also: []string{"os", "k8s.io/klog/v2", "k8s.io/utils/clock"}},
