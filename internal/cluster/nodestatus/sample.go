@@ -76,7 +76,7 @@ func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.
 	}
 	n := &Sampler{
 		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: guards.Pressure, storage: guards.Storage, volumesInUse: guards.VolumesInUse, declared: declared,
-		devicePlugins:  guards.DevicePlugins, resetExtended: guards.ResetExtendedResources,
+		devicePlugins: guards.DevicePlugins, resetExtended: guards.ResetExtendedResources,
 		runtimeVersion: runtime.RuntimeName + "://" + runtime.RuntimeVersion,
 	}
 	for _, ip := range ips {
