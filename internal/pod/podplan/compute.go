@@ -68,13 +68,13 @@ func Compute(in Inputs) Actions {
 		}
 		return a
 	}
-	sb := decideSandbox(in.Pod, in.Runtime)
+	sb := DecideSandbox(in.Pod, in.Runtime)
 	var w wanted
-	if sb.create {
+	if sb.Create() {
 		w = p.planNewSandbox(&a, sb)
 	} else {
-		a.Attempt = sb.current.Attempt
-		w = p.planExistingSandbox(&a, sb.current)
+		a.Attempt = sb.Current.Attempt
+		w = p.planExistingSandbox(&a, sb.Current)
 	}
 
 	for _, idx := range w.init {
@@ -87,16 +87,16 @@ func Compute(in Inputs) Actions {
 			a.StartContainers = append(a.StartContainers, idx)
 		}
 	}
-	if !sb.create && !a.KillPod {
-		p.planEphemeral(&a, sb.current.ID)
+	if !sb.Create() && !a.KillPod {
+		p.planEphemeral(&a, sb.Current.ID)
 	}
 	if a.KillPod && !a.CreateSandbox {
 		a.Resize = Resize{}
 	} else {
 		p.finishResize(&a)
 	}
-	if sb.current != nil && !a.KillPod && (len(a.InitContainers) > 0 || len(a.StartContainers) > 0 || len(a.EphemeralContainers) > 0) {
-		a.SandboxID = sb.current.ID
+	if sb.Current != nil && !a.KillPod && (len(a.InitContainers) > 0 || len(a.StartContainers) > 0 || len(a.EphemeralContainers) > 0) {
+		a.SandboxID = sb.Current.ID
 	}
 	p.startCreated(&a)
 	if len(p.waiting) > 0 {
@@ -163,16 +163,16 @@ func newPlanner(in Inputs) *planner {
 }
 
 // planNewSandbox fills a for a pod whose sandbox must be (re)created.
-func (p *planner) planNewSandbox(a *Actions, sb sandboxDecision) wanted {
+func (p *planner) planNewSandbox(a *Actions, sb SandboxVerdict) wanted {
 	var none wanted
 	// Whatever the runtime holds goes: running containers are stopped, and
 	// a dead sandbox is stopped too so its network is released.
 	a.KillPod = len(p.rt.Sandboxes) > 0 || len(p.rt.Containers) > 0
 	a.CreateSandbox = true
-	a.Attempt = sb.attempt
+	a.Attempt = sb.Attempt
 
 	// A Never pod whose containers already ran is done: no new sandbox.
-	if p.pod.Spec.RestartPolicy == corev1.RestartPolicyNever && sb.attempt != 0 && len(p.rt.Containers) != 0 {
+	if p.pod.Spec.RestartPolicy == corev1.RestartPolicyNever && sb.Attempt != 0 && len(p.rt.Containers) != 0 {
 		a.CreateSandbox = false
 		return none
 	}

@@ -7,7 +7,8 @@
 //
 //	types.go       the contract: Inputs, Actions and their parts
 //	compute.go     Compute: the order of decisions, the re-created pod
-//	sandbox.go     whether the latest sandbox can be kept
+//	sandbox.go     whether the latest sandbox can be kept, and why not
+//	               (DecideSandbox, which the status generator shares)
 //	init.go        init containers and sidecars in the current sandbox
 //	containers.go  regular containers: start, restart, kill, tear down
 //	backoff.go     berth's one back-off algorithm (BackoffPolicy's Holds,

@@ -9,7 +9,6 @@ import (
 
 	"github.com/berthk8s/berth/internal/pod/podplan"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
-	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
 // Condition reasons, as upstream.
@@ -23,6 +22,15 @@ const (
 	ReasonRestartAllContainersStarted = "RestartAllContainersStarted"
 
 	msgRestartAllContainersStarted = "container exited with restart policy rule"
+
+	// Upstream's message formats (upstream_test.go pins them): unknown
+	// containers, then the incomplete (Initialized) or unready
+	// (ContainersReady, Ready) ones; the readiness gates' (Ready).
+	msgUnknownStatus    = "containers with unknown status: %s"
+	msgIncompleteStatus = "containers with incomplete status: %s"
+	msgUnreadyStatus    = "containers with unready status: %s"
+	msgGateMissing      = "corresponding condition of pod readiness gate %q does not exist."
+	msgGateNotTrue      = "the status of pod readiness gate %q is not \"True\", but %v"
 )
 
 // conditions returns the pod's conditions: the ones other controllers own
@@ -48,7 +56,7 @@ func conditions(in *Input, old *corev1.PodStatus, all []corev1.ContainerStatus, 
 	}
 
 	generated := []corev1.PodCondition{
-		readyToStartContainers(pod, in.Runtime),
+		readyToStartContainers(in, p),
 		initialized(pod, all, p),
 	}
 	// Readiness gates may name any condition listed so far.
@@ -135,34 +143,17 @@ func boolCondition(t corev1.PodConditionType, ok bool) corev1.PodCondition {
 	return c
 }
 
-// readyToStartContainers is True when no new sandbox is needed: exactly
-// one sandbox is ready, it is the newest, its network mode matches the pod
-// and it has an IP unless it uses the host network.
-func readyToStartContainers(pod *corev1.Pod, rt *runtimestate.Pod) corev1.PodCondition {
-	sb := rt.LatestSandbox()
-	readyCount := 0
-	if rt != nil {
-		for _, s := range rt.Sandboxes {
-			if s.State == runtimestate.SandboxReady {
-				readyCount++
-			}
-		}
-	}
-	ok := sb != nil && readyCount == 1 && sb.State == runtimestate.SandboxReady &&
-		sb.HostNetwork == pod.Spec.HostNetwork && (pod.Spec.HostNetwork || len(sb.IPs) > 0)
-	return boolCondition(corev1.PodReadyToStartContainers, ok)
-}
-
 // notReady returns a condition of type t, False, with the upstream
-// "containers with unknown status: [..], containers with <what> status: [..]"
-// message, or nil when both lists are empty.
-func notReady(t corev1.PodConditionType, reason, what string, unknown, bad []string) *corev1.PodCondition {
+// "containers with unknown status: [..], containers with <bad> status: [..]"
+// message (badFormat: msgIncompleteStatus or msgUnreadyStatus), or nil
+// when both lists are empty.
+func notReady(t corev1.PodConditionType, reason, badFormat string, unknown, bad []string) *corev1.PodCondition {
 	var msgs []string
 	if len(unknown) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", unknown))
+		msgs = append(msgs, fmt.Sprintf(msgUnknownStatus, unknown))
 	}
 	if len(bad) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with %s status: %s", what, bad))
+		msgs = append(msgs, fmt.Sprintf(badFormat, bad))
 	}
 	if len(msgs) == 0 {
 		return nil
@@ -192,7 +183,7 @@ func initialized(pod *corev1.Pod, all []corev1.ContainerStatus, p corev1.PodPhas
 		// Initialized before; sidecars may be restarting.
 		return boolCondition(corev1.PodInitialized, true)
 	}
-	if c := notReady(corev1.PodInitialized, ReasonContainersNotInitialized, "incomplete", unknown, incomplete); c != nil {
+	if c := notReady(corev1.PodInitialized, ReasonContainersNotInitialized, msgIncompleteStatus, unknown, incomplete); c != nil {
 		return *c
 	}
 	return boolCondition(corev1.PodInitialized, true)
@@ -235,7 +226,7 @@ func containersReady(pod *corev1.Pod, all []corev1.ContainerStatus, p corev1.Pod
 	case p == corev1.PodFailed:
 		return corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: ReasonPodFailed}
 	}
-	if c := notReady(corev1.ContainersReady, ReasonContainersNotReady, "unready", unknown, unready); c != nil {
+	if c := notReady(corev1.ContainersReady, ReasonContainersNotReady, msgUnreadyStatus, unknown, unready); c != nil {
 		return *c
 	}
 	return boolCondition(corev1.ContainersReady, true)
@@ -253,9 +244,9 @@ func podReady(pod *corev1.Pod, conds []corev1.PodCondition, all []corev1.Contain
 		c := findCondition(conds, g.ConditionType)
 		switch {
 		case c == nil:
-			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(g.ConditionType)))
+			msgs = append(msgs, fmt.Sprintf(msgGateMissing, string(g.ConditionType)))
 		case c.Status != corev1.ConditionTrue:
-			msgs = append(msgs, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", string(g.ConditionType), c.Status))
+			msgs = append(msgs, fmt.Sprintf(msgGateNotTrue, string(g.ConditionType), c.Status))
 		}
 	}
 	if len(msgs) > 0 {

@@ -69,6 +69,11 @@ type Input struct {
 	// UpdateAllocatedResourcesStatus; ResourceHealthStatus is on in
 	// v1.37). A container absent from the map keeps what it has.
 	ResourceHealth map[string][]corev1.ResourceStatus
+	// Wait is why the pod's last sync stopped before its sandbox was
+	// ready (a volume, a claim, the sandbox or its network failing), nil
+	// when it did not: the reason and message of PodReadyToStartContainers
+	// while that is False.
+	Wait *PodWait
 	// HostIPs are the node's IPs, primary first (at most two are used).
 	HostIPs []string
 	// RuntimeName prefixes container IDs; DefaultRuntimeName when empty.
