@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
@@ -347,11 +348,36 @@ func TestSyncPodSandboxFailure(t *testing.T) {
 	e := newEnv(t)
 	e.fake.InjectError("RunPodSandbox", fmt.Errorf("network plugin not ready"))
 	pod := basePod()
-	if _, err := e.apply(pod, e.status(pod), nil, nil); err == nil {
+	res, err := e.apply(pod, e.status(pod), nil, nil)
+	if err == nil {
 		t.Fatal("Apply succeeded though RunPodSandbox failed")
 	}
 	if evs := e.events.take(); !hasEvent(evs, "Warning FailedCreatePodSandBox Failed to create pod sandbox: network plugin not ready") {
 		t.Errorf("events %q lack FailedCreatePodSandBox", evs)
+	}
+	want := &runtimestate.StartFailure{Reason: ReasonSandboxCreateFailed, Message: "creating the pod sandbox failed: network plugin not ready"}
+	if diff := cmp.Diff(want, res.Sandbox); diff != "" {
+		t.Errorf("Result.Sandbox (-want +got):\n%s", diff)
+	}
+}
+
+// TestSyncPodNetworkSetupFailure: a sandbox whose CNI set-up fails (as
+// containerd says it) is reported as the network's failure.
+func TestSyncPodNetworkSetupFailure(t *testing.T) {
+	e := newEnv(t)
+	e.fake.SetNetworkReady(false)
+	pod := basePod()
+	res, err := e.apply(pod, e.status(pod), nil, nil)
+	if err == nil {
+		t.Fatal("Apply succeeded though the network is not ready")
+	}
+	if res.Sandbox == nil || res.Sandbox.Reason != ReasonNetworkSetupFailed ||
+		!strings.HasPrefix(res.Sandbox.Message, "setting up the pod network failed: failed to setup network for sandbox") {
+		t.Errorf("Result.Sandbox = %+v, want %s", res.Sandbox, ReasonNetworkSetupFailed)
+	}
+	e.fake.SetNetworkReady(true)
+	if res, err := e.apply(pod, e.status(pod), nil, nil); err != nil || res.Sandbox != nil {
+		t.Errorf("after the network is ready: Sandbox %+v, err %v", res.Sandbox, err)
 	}
 }
 

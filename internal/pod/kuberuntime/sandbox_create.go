@@ -4,13 +4,42 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/berthk8s/berth/internal/node/userns"
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
+	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
+
+// Why a new sandbox was not created (Result.Sandbox): berth's reasons for
+// the pod's PodReadyToStartContainers condition (docs/why-waiting.md).
+const (
+	// ReasonSandboxCreateFailed: the sandbox's config could not be built
+	// (user namespace, DNS, cgroup) or the runtime failed RunPodSandbox.
+	ReasonSandboxCreateFailed = "SandboxCreateFailed"
+	// ReasonNetworkSetupFailed: the runtime created the sandbox but its
+	// CNI plugins failed to set up the pod's network.
+	ReasonNetworkSetupFailed = "NetworkSetupFailed"
+)
+
+// cniFailureMarker is how containerd's RunPodSandbox says its CNI set-up
+// failed ("failed to setup network for sandbox %q: ..."); the CRI has no
+// code for it.
+const cniFailureMarker = "failed to setup network for sandbox"
+
+// sandboxFailure classifies why a sandbox was not created: its network
+// (the runtime's message says so) or anything else, with the runtime's
+// message.
+func sandboxFailure(err error) runtimestate.StartFailure {
+	msg := criMessage(err)
+	if strings.Contains(msg, cniFailureMarker) {
+		return runtimestate.StartFailure{Reason: ReasonNetworkSetupFailed, Message: "setting up the pod network failed: " + msg}
+	}
+	return runtimestate.StartFailure{Reason: ReasonSandboxCreateFailed, Message: "creating the pod sandbox failed: " + msg}
+}
 
 // sandboxConfig builds the pod's sandbox config for the given attempt,
 // reading the host resolv.conf, and returns the pod's user namespace (nil:

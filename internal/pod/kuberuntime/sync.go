@@ -38,6 +38,11 @@ type Result struct {
 	// rest of the plan was performed. The pod's PodResizeInProgress
 	// condition reports it (reason Error).
 	ResizeErr error
+	// Sandbox is why the plan's new sandbox was not created, when it was
+	// not (ReasonSandboxCreateFailed, ReasonNetworkSetupFailed; the
+	// message is the runtime's, on one line), nil otherwise; the error
+	// says so too. The pod's PodReadyToStartContainers condition shows it.
+	Sandbox *runtimestate.StartFailure
 }
 
 // ApplyOptions is what Apply needs besides the pod, its runtime state and
@@ -129,6 +134,9 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		}
 	}
 	if err := m.ensurePodCgroup(ctx, pod); err != nil {
+		if actions.CreateSandbox {
+			res.Sandbox = &runtimestate.StartFailure{Reason: ReasonSandboxCreateFailed, Message: "creating the pod cgroup failed: " + err.Error()}
+		}
 		return res, err
 	}
 
@@ -139,6 +147,10 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	}
 	if err != nil {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodSandBox, "Failed to create pod sandbox: %v", criMessage(err))
+		if actions.CreateSandbox {
+			f := sandboxFailure(err)
+			res.Sandbox = &f
+		}
 		return res, fmt.Errorf("create pod sandbox: %w", err)
 	}
 	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, UserNamespace: ns, Runtime: rt, Volumes: opts.Volumes, ExtraGroups: opts.ExtraGroups, Pulls: res.Pulls,

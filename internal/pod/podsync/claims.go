@@ -3,7 +3,6 @@ package podsync
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -19,7 +18,9 @@ const eventFailedPrepareDynamicResources = "FailedPrepareDynamicResources"
 // resourceClaims: before its sandbox is created (upstream prepares there,
 // in SyncPod), the DRA manager prepares its claims. A pod whose claims are
 // not ready waits: a Warning event FailedPrepareDynamicResources says
-// why, and the sync fails, so the worker retries after its back-off.
+// why, and the sync fails (with this error, which the caller wraps and
+// its PodReadyToStartContainers condition shows), so the worker retries
+// after its back-off.
 func (s *Syncer) prepareClaims(ctx context.Context, pod *corev1.Pod, plan podplan.Actions) error {
 	if !plan.CreateSandbox || len(pod.Spec.ResourceClaims) == 0 {
 		return nil
@@ -35,5 +36,5 @@ func (s *Syncer) prepareClaims(ctx context.Context, pod *corev1.Pod, plan podpla
 		s.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedPrepareDynamicResources, "Failed to prepare dynamic resources: %v", err)
 	}
 	klog.FromContext(ctx).Error(err, "Failed to prepare dynamic resources", "pod", klog.KObj(pod))
-	return fmt.Errorf("pod %q: %w", klog.KObj(pod), err)
+	return err
 }

@@ -103,6 +103,7 @@ func (s *Syncer) generate(ctx context.Context, snap *snapshot, failures map[stri
 		Startup:     snap.probes.Startup,
 		Terminal:    terminal,
 		Termination: s.termination(snap.pod.UID),
+		Wait:        s.wait(snap.pod.UID),
 		HostIPs:     s.cfg.HostIPs,
 		RuntimeName: s.cfg.RuntimeName,
 		Now:         snap.now,

@@ -195,6 +195,11 @@ type record struct {
 	// termination is why berth itself ends the pod (podworker.Kill's
 	// reason), nil otherwise; every status generated after it says so.
 	termination *podstatus.Termination
+	// wait is what stopped the last sync before the pod's sandbox was
+	// ready (a volume, the claims, the sandbox or its network), nil when
+	// nothing did (wait.go); every status shows it until a sync gets
+	// past that step.
+	wait *podstatus.PodWait
 }
 
 var _ podworker.Syncer = (*Syncer)(nil)
@@ -278,12 +283,16 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 		}
 		v, err := s.cfg.Volumes.SetUp(ctx, pod)
 		if err != nil {
+			w := volumeWait(err)
+			s.stoppedAt(ctx, snap, rec, plan, &w)
 			return podworker.SyncSteady, fmt.Errorf("set up volumes of pod %q: %w", klog.KObj(pod), err)
 		}
 		volumes, extraGroups = v, s.cfg.Volumes.SupplementalGroups(pod)
 	}
 	if err := s.prepareClaims(ctx, pod, plan); err != nil {
-		return podworker.SyncSteady, err
+		w := claimsWait(err)
+		s.stoppedAt(ctx, snap, rec, plan, &w)
+		return podworker.SyncSteady, fmt.Errorf("pod %q: %w", klog.KObj(pod), err)
 	}
 	rec.crash = plan.Backoff
 	opts := kuberuntime.ApplyOptions{Volumes: volumes, ExtraGroups: extraGroups, Pulls: rec.pulls}
@@ -297,6 +306,7 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 		rec.failures = res.Failures
 		s.generate(ctx, snap, waiting(plan, rec.failures), plan.RestartAll, false)
 	}
+	s.stoppedAt(ctx, snap, rec, plan, res.Sandbox)
 	if err != nil {
 		return podworker.SyncSteady, fmt.Errorf("sync pod %q: %w", klog.KObj(pod), err)
 	}

@@ -33,12 +33,14 @@ type runtime struct {
 	// resizeErr fails the plan's resize; else its containers and pod
 	// cgroup are reported actuated.
 	resizeErr error
+	// sandbox is the Result's Sandbox (why the sandbox was not created).
+	sandbox *runtimestate.StartFailure
 }
 
 func (r *runtime) Apply(_ context.Context, pod *corev1.Pod, _ *runtimestate.Pod, plan podplan.Actions, _ kuberuntime.ApplyOptions) (kuberuntime.Result, error) {
 	r.calls = append(r.calls, "sync "+pod.Name)
 	r.plan = plan
-	res := kuberuntime.Result{Failures: r.failures}
+	res := kuberuntime.Result{Failures: r.failures, Sandbox: r.sandbox}
 	if len(plan.Resize.Containers) > 0 || plan.Resize.PodCgroup {
 		if r.resizeErr != nil {
 			res.ResizeErr = r.resizeErr

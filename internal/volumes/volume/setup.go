@@ -28,13 +28,25 @@ func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState, r
 		dir, err := m.setUpVolume(ctx, pod, v, st, refresh)
 		if err != nil {
 			m.recordFailure(pod, st, v.Name, err)
-			errs = append(errs, fmt.Errorf("volume %q: %w", v.Name, err))
+			errs = append(errs, &SetUpError{Volume: v.Name, Err: err})
 			continue
 		}
 		out[v.Name] = dir
 	}
 	return out, errors.Join(errs...)
 }
+
+// SetUpError is why one volume of a pod is not set up; SetUp's error
+// joins one per failed volume, in spec order, so errors.As finds the
+// first (the pod's PodReadyToStartContainers condition names it).
+type SetUpError struct {
+	Volume string // the pod's name for the volume
+	Err    error
+}
+
+func (e *SetUpError) Error() string { return fmt.Sprintf("volume %q: %v", e.Volume, e.Err) }
+
+func (e *SetUpError) Unwrap() error { return e.Err }
 
 // setUpVolume sets up one volume and returns its host directory. The
 // directory is prepared on every call; the content of a configMap,
