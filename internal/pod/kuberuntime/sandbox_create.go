@@ -14,8 +14,9 @@ import (
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
-// Why a new sandbox was not created (Result.Sandbox): berth's reasons for
-// the pod's PodReadyToStartContainers condition (docs/why-waiting.md).
+// Why a new sandbox was not created (Result.Sandbox): the syncer's
+// podstatus.PodWait, which the pod's PodReadyToStartContainers message
+// gives after upstream's (docs/why-waiting.md).
 const (
 	// ReasonSandboxCreateFailed: the sandbox's config could not be built
 	// (user namespace, DNS, cgroup) or the runtime failed RunPodSandbox.

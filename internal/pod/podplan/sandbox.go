@@ -1,39 +1,31 @@
 package podplan
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
-// Why a new sandbox is needed (SandboxVerdict.Reason): berth's reasons for
-// the pod's PodReadyToStartContainers condition, which upstream leaves
-// empty (docs/why-waiting.md).
+// Why a new sandbox is needed (SandboxVerdict.Why): upstream's messages
+// of a False PodReadyToStartContainers condition (pkg/kubelet/types,
+// returned by kuberuntime/util.PodSandboxChanged); upstream_test.go pins
+// them.
 const (
-	// SandboxReasonCreating: the pod has no sandbox yet.
-	SandboxReasonCreating = "CreatingSandbox"
-	// SandboxReasonNotReady: the latest sandbox is not ready (it exited,
-	// or the runtime stopped it).
-	SandboxReasonNotReady = "SandboxNotReady"
-	// SandboxReasonNetworkChanged: the latest sandbox's network mode is not
-	// the one spec.hostNetwork asks for.
-	SandboxReasonNetworkChanged = "SandboxNetworkChanged"
-	// SandboxReasonNoIP: the latest pod-network sandbox has no IP.
-	SandboxReasonNoIP = "SandboxNoIP"
-	// SandboxReasonMultipleReady: more than one sandbox of the pod is
-	// ready.
-	SandboxReasonMultipleReady = "MultipleSandboxesReady"
+	SandboxNotReadyMsgNoPodSandbox         = "no pod sandbox exists"
+	SandboxNotReadyMsgMultipleSandboxes    = "multiple pod sandboxes are ready and need to be reconciled"
+	SandboxNotReadyMsgSandboxNotReady      = "pod sandbox is not ready"
+	SandboxNotReadyMsgNetworkNamespaceMode = "network namespace mode changed and sandbox needs to be recreated"
+	SandboxNotReadyMsgNoIPAddress          = "pod sandbox has no IP address"
 )
 
 // SandboxVerdict is whether the pod's latest sandbox can be kept and, when
-// it cannot, why (Reason and a one-line Message, "" when kept). The
-// planner's sandbox decision (Compute) and the status generator's
-// PodReadyToStartContainers condition both take it from DecideSandbox.
+// it cannot, why. The planner's sandbox decision (Compute) and the status
+// generator's PodReadyToStartContainers condition both take it from
+// DecideSandbox.
 type SandboxVerdict struct {
-	Reason  string
-	Message string
+	// Why is "" when the sandbox is kept, else one of the
+	// SandboxNotReadyMsg* messages.
+	Why string
 	// Attempt is the attempt of the sandbox to create, or of the kept one.
 	Attempt uint32
 	// Current is the kept sandbox; nil when a new one is needed.
@@ -46,12 +38,13 @@ func (v SandboxVerdict) Create() bool { return v.Current == nil }
 // DecideSandbox keeps the latest sandbox only when it is the one ready
 // sandbox of the pod, in the network mode the spec asks for, and (for a
 // pod-network sandbox) has an IP. Otherwise a new sandbox is needed with the
-// next attempt (0 for the very first). It is the one answer to "is the
-// pod's sandbox ready to start containers?".
+// next attempt (0 for the very first). The checks come in upstream's order
+// (PodSandboxChanged), so Why is upstream's. It is the one answer to "is
+// the pod's sandbox ready to start containers?".
 func DecideSandbox(pod *corev1.Pod, rt *runtimestate.Pod) SandboxVerdict {
 	latest := rt.LatestSandbox()
 	if latest == nil {
-		return SandboxVerdict{Reason: SandboxReasonCreating, Message: "creating the pod sandbox"}
+		return SandboxVerdict{Why: SandboxNotReadyMsgNoPodSandbox}
 	}
 	ready := 0
 	for _, s := range rt.Sandboxes {
@@ -60,29 +53,18 @@ func DecideSandbox(pod *corev1.Pod, rt *runtimestate.Pod) SandboxVerdict {
 		}
 	}
 	hostNetwork := pod.Spec.HostNetwork
-	next := latest.Attempt + 1
-	id := shortID(latest.ID)
+	why := ""
 	switch {
 	case ready > 1:
-		return SandboxVerdict{Reason: SandboxReasonMultipleReady, Attempt: next,
-			Message: fmt.Sprintf("%d sandboxes are ready, one is wanted: re-creating the pod sandbox (attempt %d)", ready, next)}
+		why = SandboxNotReadyMsgMultipleSandboxes
 	case latest.State != runtimestate.SandboxReady:
-		return SandboxVerdict{Reason: SandboxReasonNotReady, Attempt: next,
-			Message: fmt.Sprintf("sandbox %s is not ready: re-creating the pod sandbox (attempt %d)", id, next)}
+		why = SandboxNotReadyMsgSandboxNotReady
 	case latest.HostNetwork != hostNetwork:
-		return SandboxVerdict{Reason: SandboxReasonNetworkChanged, Attempt: next,
-			Message: fmt.Sprintf("sandbox %s has hostNetwork %t, the pod wants %t: re-creating the pod sandbox (attempt %d)", id, latest.HostNetwork, hostNetwork, next)}
+		why = SandboxNotReadyMsgNetworkNamespaceMode
 	case !hostNetwork && len(latest.IPs) == 0:
-		return SandboxVerdict{Reason: SandboxReasonNoIP, Attempt: next,
-			Message: fmt.Sprintf("sandbox %s has no pod IP: re-creating the pod sandbox (attempt %d)", id, next)}
+		why = SandboxNotReadyMsgNoIPAddress
+	default:
+		return SandboxVerdict{Attempt: latest.Attempt, Current: latest}
 	}
-	return SandboxVerdict{Attempt: latest.Attempt, Current: latest}
-}
-
-// shortID is a runtime ID cut to the 12 characters people know it by.
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
+	return SandboxVerdict{Why: why, Attempt: latest.Attempt + 1}
 }

@@ -2,6 +2,8 @@ package podplan
 
 import (
 	"go/ast"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
@@ -44,5 +46,40 @@ func TestReasonsMatchUpstream(t *testing.T) {
 	}
 	if len(messages) != 1 || messages[0] != KillMessageRestartAllContainers {
 		t.Errorf("RestartAllContainers kill message: berth %q, upstream %q", KillMessageRestartAllContainers, messages)
+	}
+}
+
+// TestSandboxMessagesMatchUpstream pins DecideSandbox's reasons to
+// upstream's PodReadyToStartContainers messages (pkg/kubelet/types), and
+// their order to upstream's PodSandboxChanged: the messages it returns,
+// in source order.
+func TestSandboxMessagesMatchUpstream(t *testing.T) {
+	const types = "k8s.io/kubernetes/pkg/kubelet/types"
+	src := upstreamsrc.New(t)
+	order := []struct{ berth, name string }{
+		{SandboxNotReadyMsgNoPodSandbox, "PodSandboxNotReadyMsgNoPodSandbox"},
+		{SandboxNotReadyMsgMultipleSandboxes, "PodSandboxNotReadyMsgMultipleSandboxes"},
+		{SandboxNotReadyMsgSandboxNotReady, "PodSandboxNotReadyMsgSandboxNotReady"},
+		{SandboxNotReadyMsgNetworkNamespaceMode, "PodSandboxNotReadyMsgNetworkNamespaceMode"},
+		{SandboxNotReadyMsgNoIPAddress, "PodSandboxNotReadyMsgNoIPAddress"},
+	}
+	for _, tt := range order {
+		if up := src.Value(types, tt.name).AsString(); up != tt.berth {
+			t.Errorf("berth %q, upstream %s.%s %q", tt.berth, types, tt.name, up)
+		}
+	}
+	var got []string
+	ast.Inspect(src.Func("k8s.io/kubernetes/pkg/kubelet/kuberuntime/util", "PodSandboxChanged").Node, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && strings.HasPrefix(sel.Sel.Name, "PodSandboxNotReadyMsg") {
+			got = append(got, sel.Sel.Name)
+		}
+		return true
+	})
+	var want []string
+	for _, tt := range order {
+		want = append(want, tt.name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("upstream PodSandboxChanged checks in the order %q, berth %q", got, want)
 	}
 }

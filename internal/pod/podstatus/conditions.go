@@ -18,6 +18,9 @@ const (
 	ReasonContainersNotReady       = "ContainersNotReady"
 	ReasonContainersNotInitialized = "ContainersNotInitialized"
 	ReasonReadinessGatesNotReady   = "ReadinessGatesNotReady"
+	// ReasonPodSandboxNotReady: PodReadyToStartContainers is False (its
+	// message is podplan.SandboxVerdict.Why, then berth's PodWait).
+	ReasonPodSandboxNotReady = "PodSandboxNotReady"
 	// ReasonRestartAllContainersStarted: AllContainersRestarting is True.
 	ReasonRestartAllContainersStarted = "RestartAllContainersStarted"
 
@@ -56,7 +59,7 @@ func conditions(in *Input, old *corev1.PodStatus, all []corev1.ContainerStatus, 
 	}
 
 	generated := []corev1.PodCondition{
-		readyToStartContainers(in, p),
+		readyToStartContainers(in),
 		initialized(pod, all, p),
 	}
 	// Readiness gates may name any condition listed so far.

@@ -43,7 +43,7 @@ func TestConditions(t *testing.T) {
 		want      []condView
 	}{
 		{"nothing yet", staticPod("a", "b"), nil, nil, []condView{
-			{rts, F, "CreatingSandbox", "creating the pod sandbox"},
+			{rts, F, ReasonPodSandboxNotReady, "no pod sandbox exists"},
 			{ini, T, "", ""},
 			{rdy, F, ReasonContainersNotReady, "containers with unready status: [a b]"},
 			{crd, F, ReasonContainersNotReady, "containers with unready status: [a b]"},
@@ -68,7 +68,7 @@ func TestConditions(t *testing.T) {
 		}},
 		{"succeeded", withInit(withPolicy(staticPod("app"), corev1.RestartPolicyNever), "i1"),
 			rt(sbs(runtimestate.Sandbox{ID: "sb1"}), exited("app", "c1", 0, "Completed", 0), exited("i1", "x1", 0, "Completed", 0)), nil, []condView{
-				{rts, F, ReasonPodCompleted, ""},
+				{rts, F, ReasonPodSandboxNotReady, "pod sandbox is not ready"},
 				{ini, T, ReasonPodCompleted, ""},
 				{rdy, F, ReasonPodCompleted, ""},
 				{crd, F, ReasonPodCompleted, ""},
@@ -111,7 +111,7 @@ func TestConditions(t *testing.T) {
 			}},
 		{"two ready sandboxes need a new one", staticPod("app"),
 			rt(sbs(readySandbox("10.1.1.1"), runtimestate.Sandbox{ID: "sb0", State: runtimestate.SandboxReady, IPs: []string{"10.1.1.2"}})), nil, []condView{
-				{rts, F, "MultipleSandboxesReady", "2 sandboxes are ready, one is wanted: re-creating the pod sandbox (attempt 1)"},
+				{rts, F, ReasonPodSandboxNotReady, "multiple pod sandboxes are ready and need to be reconciled"},
 				{ini, T, "", ""},
 				{rdy, F, ReasonContainersNotReady, "containers with unready status: [app]"},
 				{crd, F, ReasonContainersNotReady, "containers with unready status: [app]"},

@@ -71,8 +71,8 @@ type Input struct {
 	ResourceHealth map[string][]corev1.ResourceStatus
 	// Wait is why the pod's last sync stopped before its sandbox was
 	// ready (a volume, a claim, the sandbox or its network failing), nil
-	// when it did not: the reason and message of PodReadyToStartContainers
-	// while that is False.
+	// when it did not: while PodReadyToStartContainers is False, its
+	// message says so after upstream's.
 	Wait *PodWait
 	// HostIPs are the node's IPs, primary first (at most two are used).
 	HostIPs []string

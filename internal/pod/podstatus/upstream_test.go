@@ -2,6 +2,7 @@ package podstatus
 
 import (
 	"go/ast"
+	"slices"
 	"testing"
 
 	"github.com/berthk8s/berth/internal/testkit/upstreamsrc"
@@ -22,6 +23,33 @@ func TestReasonsMatchUpstream(t *testing.T) {
 	} {
 		if up := src.Value(status, tt.name).AsString(); up != tt.berth {
 			t.Errorf("berth %q, upstream %s.%s %q", tt.berth, status, tt.name, up)
+		}
+	}
+}
+
+// TestConditionMessagesMatchUpstream pins the message formats of the
+// conditions berth shares with upstream to the literals of upstream's
+// generators (pkg/kubelet/status), and PodReadyToStartContainers's reason
+// (pkg/kubelet/types).
+func TestConditionMessagesMatchUpstream(t *testing.T) {
+	const status = "k8s.io/kubernetes/pkg/kubelet/status"
+	src := upstreamsrc.New(t)
+	if up := src.Value("k8s.io/kubernetes/pkg/kubelet/types", "PodSandboxNotReadyReason").AsString(); up != ReasonPodSandboxNotReady {
+		t.Errorf("berth %q, upstream PodSandboxNotReadyReason %q", ReasonPodSandboxNotReady, up)
+	}
+	for _, tt := range []struct {
+		fn   string
+		msgs []string
+	}{
+		{"GeneratePodInitializedCondition", []string{msgUnknownStatus, msgIncompleteStatus}},
+		{"GenerateContainersReadyCondition", []string{msgUnknownStatus, msgUnreadyStatus}},
+		{"GeneratePodReadyCondition", []string{msgGateMissing, msgGateNotTrue}},
+	} {
+		lits := src.Func(status, tt.fn).StringLiterals()
+		for _, m := range tt.msgs {
+			if !slices.Contains(lits, m) {
+				t.Errorf("upstream %s has no literal %q (it has %q)", tt.fn, m, lits)
+			}
 		}
 	}
 }

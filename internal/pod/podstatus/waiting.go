@@ -10,9 +10,9 @@ import (
 	"github.com/berthk8s/berth/internal/pod/podplan"
 )
 
-// MaxWaitMessage bounds the message berth writes on a condition it gives
-// its own reason: one line of at most this many bytes (the count of
-// failures in a row is added after it).
+// MaxWaitMessage bounds the message of a PodWait as berth writes it after
+// upstream's on PodReadyToStartContainers: one line of at most this many
+// bytes (the count of failures in a row is added after it).
 const MaxWaitMessage = 256
 
 // PodWait is why the pod's last sync stopped before its sandbox was ready
@@ -22,7 +22,9 @@ const MaxWaitMessage = 256
 // manager, the DRA manager and kuberuntime.Result.Sandbox) and hands it
 // to every status it generates until a sync gets past that step.
 type PodWait struct {
-	// Reason is short CamelCase (docs/why-waiting.md lists them).
+	// Reason is short CamelCase (docs/why-waiting.md lists them); it
+	// follows upstream's message, not in the condition's reason, which
+	// stays upstream's PodSandboxNotReady.
 	Reason string
 	// Message says which step, which object and why; Generate makes it
 	// one line and bounds it (MaxWaitMessage).
@@ -32,30 +34,29 @@ type PodWait struct {
 	Failures int
 }
 
-// readyToStartContainers is True when no new sandbox is needed (the
-// planner's podplan.DecideSandbox: exactly one sandbox is ready, it is the
-// newest, its network mode matches the pod and it has an IP unless it uses
-// the host network). False carries berth's reason, where upstream has
-// none: the phase's for a pod that is done, else what stopped the last
-// sync (in.Wait), else why the planner creates a sandbox.
-func readyToStartContainers(in *Input, p corev1.PodPhase) corev1.PodCondition {
+// readyToStartContainers is upstream's
+// GeneratePodReadyToStartContainersCondition: True when no new sandbox is
+// needed (the planner's podplan.DecideSandbox: exactly one sandbox is
+// ready, it is the newest, its network mode matches the pod and it has an
+// IP unless it uses the host network), else False with upstream's reason
+// PodSandboxNotReady and message (why a new sandbox is needed). Where
+// berth knows more, what stopped the last sync before the sandbox
+// (in.Wait: a volume, the claims, the sandbox's creation or network
+// failing), it follows upstream's text:
+//
+//	no pod sandbox exists; VolumeNotReady: volume "data" is not ready: ... (3 times in a row)
+func readyToStartContainers(in *Input) corev1.PodCondition {
 	v := podplan.DecideSandbox(in.Pod, in.Runtime)
-	c := boolCondition(corev1.PodReadyToStartContainers, !v.Create())
 	if !v.Create() {
-		return c
+		return boolCondition(corev1.PodReadyToStartContainers, true)
 	}
-	switch {
-	case p == corev1.PodSucceeded:
-		c.Reason = ReasonPodCompleted
-	case p == corev1.PodFailed:
-		c.Reason = ReasonPodFailed
-	case in.Wait != nil && in.Wait.Reason != "":
-		c.Reason, c.Message = in.Wait.Reason, oneLine(in.Wait.Message)
-		if in.Wait.Failures > 1 {
-			c.Message += fmt.Sprintf(" (%d times in a row)", in.Wait.Failures)
+	c := corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionFalse,
+		Reason: ReasonPodSandboxNotReady, Message: v.Why}
+	if w := in.Wait; w != nil && w.Reason != "" {
+		c.Message += "; " + w.Reason + ": " + oneLine(w.Message)
+		if w.Failures > 1 {
+			c.Message += fmt.Sprintf(" (%d times in a row)", w.Failures)
 		}
-	default:
-		c.Reason, c.Message = v.Reason, oneLine(v.Message)
 	}
 	return c
 }

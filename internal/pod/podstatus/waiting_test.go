@@ -11,9 +11,9 @@ import (
 )
 
 // TestWaitingReasons maps plan, runtime and start-failure states to the
-// reason and message of each condition berth owns: upstream's where
-// upstream sets them (Initialized, ContainersReady, Ready), berth's own
-// on PodReadyToStartContainers (docs/why-waiting.md).
+// reason and message of each condition berth owns: upstream's reasons and
+// messages, and on PodReadyToStartContainers berth's PodWait after
+// upstream's message (docs/why-waiting.md).
 func TestWaitingReasons(t *testing.T) {
 	T, F := corev1.ConditionTrue, corev1.ConditionFalse
 	ready := readySandbox("10.244.0.5")
@@ -25,6 +25,8 @@ func TestWaitingReasons(t *testing.T) {
 		sandboxFailed = "creating the pod sandbox failed: rpc error: failed to create containerd task: OCI runtime create failed"
 		cniFailed     = `setting up the pod network failed: failed to setup network for sandbox "web": plugin type="bridge" failed (add): no IP addresses available`
 		pvcNotBound   = `volume "data" is not ready: error processing PVC default/data: PVC is not bound`
+		nsb           = ReasonPodSandboxNotReady
+		noSandbox     = "no pod sandbox exists"
 	)
 	type want struct{ RTS, Ini, CRD, Rdy condView }
 	notReady := func(t corev1.PodConditionType, reason, msg string) condView { return condView{t, F, reason, msg} }
@@ -50,24 +52,24 @@ func TestWaitingReasons(t *testing.T) {
 		wait      *PodWait
 		want      want
 	}{
-		{name: "fresh pod", want: with(unready, rts(F, "CreatingSandbox", "creating the pod sandbox"), initializing)},
+		{name: "fresh pod", want: with(unready, rts(F, nsb, noSandbox), initializing)},
 		{name: "sandbox failing",
 			wait: &PodWait{Reason: "SandboxCreateFailed", Message: sandboxFailed, Failures: 3},
-			want: with(unready, rts(F, "SandboxCreateFailed", sandboxFailed+" (3 times in a row)"), initializing)},
+			want: with(unready, rts(F, nsb, noSandbox+"; SandboxCreateFailed: "+sandboxFailed+" (3 times in a row)"), initializing)},
 		{name: "CNI failing",
 			wait: &PodWait{Reason: "NetworkSetupFailed", Message: cniFailed, Failures: 1},
-			want: with(unready, rts(F, "NetworkSetupFailed", cniFailed), initializing)},
+			want: with(unready, rts(F, nsb, noSandbox+"; NetworkSetupFailed: "+cniFailed), initializing)},
 		{name: "volume waiting",
 			wait: &PodWait{Reason: "VolumeNotReady", Message: pvcNotBound, Failures: 2},
-			want: with(unready, rts(F, "VolumeNotReady", pvcNotBound+" (2 times in a row)"), initializing)},
+			want: with(unready, rts(F, nsb, noSandbox+"; VolumeNotReady: "+pvcNotBound+" (2 times in a row)"), initializing)},
 		{name: "sandbox exited, re-created", runtime: rt(sbs(exitedSandbox), initDone),
-			want: with(unready, rts(F, "SandboxNotReady", "sandbox 0123456789ab is not ready: re-creating the pod sandbox (attempt 1)"), ini)},
+			want: with(unready, rts(F, nsb, "pod sandbox is not ready"), ini)},
 		{name: "sandbox without an IP", runtime: rt(sbs(readySandbox())),
-			want: with(unready, rts(F, "SandboxNoIP", "sandbox sb1 has no pod IP: re-creating the pod sandbox (attempt 1)"), initializing)},
+			want: with(unready, rts(F, nsb, "pod sandbox has no IP address"), initializing)},
 		{name: "sandbox in the wrong network mode",
 			pod:     func() *corev1.Pod { p := withInit(staticPod("app"), "init"); p.Spec.HostNetwork = true; return p }(),
 			runtime: rt(sbs(ready)),
-			want:    with(unready, rts(F, "SandboxNetworkChanged", "sandbox sb1 has hostNetwork false, the pod wants true: re-creating the pod sandbox (attempt 1)"), initializing)},
+			want:    with(unready, rts(F, nsb, "network namespace mode changed and sandbox needs to be recreated"), initializing)},
 		{name: "a wait is old news once the sandbox is ready", runtime: rt(sbs(ready), running("init", "i1", 0)),
 			wait: &PodWait{Reason: "NetworkSetupFailed", Message: cniFailed, Failures: 4},
 			want: with(unready, rts(T, "", ""), initializing)},
@@ -93,12 +95,12 @@ func TestWaitingReasons(t *testing.T) {
 			want: want{RTS: rts(T, "", ""), Ini: ini, CRD: crd, Rdy: rdy}},
 		{name: "pod completed", pod: withPolicy(withInit(staticPod("app"), "init"), corev1.RestartPolicyNever),
 			runtime: rt(sbs(exitedSandbox), exited("app", "c1", 0, "Completed", 0), initDone),
-			want: want{RTS: rts(F, ReasonPodCompleted, ""), Ini: condView{corev1.PodInitialized, T, ReasonPodCompleted, ""},
+			want: want{RTS: rts(F, nsb, "pod sandbox is not ready"), Ini: condView{corev1.PodInitialized, T, ReasonPodCompleted, ""},
 				CRD: notReady(corev1.ContainersReady, ReasonPodCompleted, ""), Rdy: notReady(corev1.PodReady, ReasonPodCompleted, "")}},
 		{name: "pod failed", pod: withPolicy(withInit(staticPod("app"), "init"), corev1.RestartPolicyNever),
 			runtime: rt(sbs(exitedSandbox), exited("app", "c1", 1, "Error", 0), initDone),
 			wait:    &PodWait{Reason: "NetworkSetupFailed", Message: cniFailed, Failures: 1},
-			want: want{RTS: rts(F, ReasonPodFailed, ""), Ini: ini,
+			want: want{RTS: rts(F, nsb, "pod sandbox is not ready; NetworkSetupFailed: "+cniFailed), Ini: ini,
 				CRD: notReady(corev1.ContainersReady, ReasonPodFailed, ""), Rdy: notReady(corev1.PodReady, ReasonPodFailed, "")}},
 	}
 	for _, tc := range tests {

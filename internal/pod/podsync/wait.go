@@ -15,8 +15,9 @@ import (
 
 // Why a sync stopped before the pod's sandbox, in the steps podsync runs
 // itself (kuberuntime's ReasonSandboxCreateFailed and
-// ReasonNetworkSetupFailed are the runtime manager's): berth's reasons for
-// the pod's PodReadyToStartContainers condition (docs/why-waiting.md).
+// ReasonNetworkSetupFailed are the runtime manager's): a podstatus.PodWait,
+// which the pod's PodReadyToStartContainers message gives after upstream's
+// (docs/why-waiting.md).
 const (
 	// ReasonVolumeNotReady: a volume of the pod is not set up (a missing
 	// configMap or secret, a PVC not bound, a CSI driver failing); the

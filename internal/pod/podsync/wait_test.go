@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berthk8s/berth/internal/pod/kuberuntime"
+	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 	"github.com/berthk8s/berth/internal/volumes/volume"
@@ -31,6 +32,7 @@ func (v *failingVolumes) Update(*corev1.Pod)                        {}
 // gone once a sync gets past it.
 func TestWaitReachesReadyToStartContainers(t *testing.T) {
 	type view struct{ Status, Reason, Message string }
+	const nsb = podstatus.ReasonPodSandboxNotReady
 	f := newFixture(t)
 	vols := &failingVolumes{}
 	f.s.cfg.Volumes = vols
@@ -53,17 +55,17 @@ func TestWaitReachesReadyToStartContainers(t *testing.T) {
 		want    view
 	}{
 		{"PVC not bound", pod, notBound, nil,
-			view{"False", ReasonVolumeNotReady, `volume "data" is not ready: error processing PVC default/data: PVC is not bound`}},
+			view{"False", nsb, `no pod sandbox exists; VolumeNotReady: volume "data" is not ready: error processing PVC default/data: PVC is not bound`}},
 		{"still not bound", pod, notBound, nil,
-			view{"False", ReasonVolumeNotReady, `volume "data" is not ready: error processing PVC default/data: PVC is not bound (2 times in a row)`}},
+			view{"False", nsb, `no pod sandbox exists; VolumeNotReady: volume "data" is not ready: error processing PVC default/data: PVC is not bound (2 times in a row)`}},
 		{"CNI fails", pod, nil, cni,
-			view{"False", kuberuntime.ReasonNetworkSetupFailed, `setting up the pod network failed: failed to setup network for sandbox "web": plugin type="bridge" failed (add)`}},
+			view{"False", nsb, `no pod sandbox exists; NetworkSetupFailed: setting up the pod network failed: failed to setup network for sandbox "web": plugin type="bridge" failed (add)`}},
 		{"CNI fails again", pod, nil, cni,
-			view{"False", kuberuntime.ReasonNetworkSetupFailed, `setting up the pod network failed: failed to setup network for sandbox "web": plugin type="bridge" failed (add) (2 times in a row)`}},
+			view{"False", nsb, `no pod sandbox exists; NetworkSetupFailed: setting up the pod network failed: failed to setup network for sandbox "web": plugin type="bridge" failed (add) (2 times in a row)`}},
 		{"sandbox created (not yet seen by the runtime state)", pod, nil, nil,
-			view{"False", "CreatingSandbox", "creating the pod sandbox"}},
+			view{"False", nsb, "no pod sandbox exists"}},
 		{"no DRA manager", claimPod, nil, nil,
-			view{"False", ReasonClaimsNotPrepared, "resource claims are not prepared: berth runs without a DRA manager"}},
+			view{"False", nsb, "no pod sandbox exists; ClaimsNotPrepared: resource claims are not prepared: berth runs without a DRA manager"}},
 	}
 	for _, st := range steps {
 		vols.err, f.rt.sandbox, f.rt.err = st.volErr, st.sandbox, nil
