@@ -15,6 +15,11 @@
 //     (podplan.RestartAll): it drives the AllContainersRestarting
 //     condition and the statuses of the containers the reset removed
 //     (restart counts never go backwards).
+//   - PodReadyToStartContainers (waiting.go) is the planner's sandbox
+//     verdict (podplan.DecideSandbox) with upstream's reason and message;
+//     the Input's Wait (what stopped the last sync before the sandbox: a
+//     volume, the claims, the sandbox or its network) follows upstream's
+//     message, on one line and bounded (docs/why-waiting.md).
 //   - Resources (resources.go), as upstream with InPlacePodVerticalScaling
 //     and InPlacePodLevelResourcesVerticalScaling: the pod Generate gets
 //     is the allocated pod, so a container status's allocatedResources

@@ -41,11 +41,15 @@
 //	claims.go    the Claims role: a pod's ResourceClaims prepared before its
 //	             sandbox is created (FailedPrepareDynamicResources while it
 //	             waits); SyncTerminatingPod unprepares them after the kill
+//	wait.go      what stopped a sync before the sandbox (podstatus.PodWait)
 //	trace.go     the syncs' spans
 //
 // What berth remembers about a pod between syncs is one record per UID,
-// owned here: the CrashLoopBackOff entries, the image pull back-off and the
-// start failures of the last apply (ErrImagePull, ...). The last sync of
+// owned here: the CrashLoopBackOff entries, the image pull back-off, the
+// start failures of the last apply (ErrImagePull, ...) and what stopped
+// the last sync before the pod's sandbox (wait.go: a volume, the claims,
+// the sandbox or its network failing, counted while it repeats), which
+// the pod's PodReadyToStartContainers message gives. The last sync of
 // the pod's worker, SyncTerminatedPod, drops it (a pod created again with
 // the same UID starts afresh); Forget, which the route by which per-pod
 // state ends (internal/pod/podgone) calls, drops whatever is left.

@@ -2,6 +2,7 @@ package volume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -367,6 +368,11 @@ func TestSetUpMissingConfigMap(t *testing.T) {
 	want := `volume "kube-api-access-abcde": configmap "kube-root-ca.crt" not found`
 	if err == nil || err.Error() != want {
 		t.Fatalf("SetUp() error = %v, want %s", err, want)
+	}
+	// The pod's PodReadyToStartContainers condition names the volume.
+	var se *SetUpError
+	if !errors.As(err, &se) || se.Volume != "kube-api-access-abcde" {
+		t.Errorf("SetUp() error %v is no SetUpError of the volume", err)
 	}
 	if waited < 4*time.Second || waited > 5100*time.Millisecond {
 		t.Errorf("SetUp retried for %v of the clock, want the default policy's 5 s", waited)
