@@ -16,12 +16,14 @@ const (
 	ScenarioAPI     = "api-outage"
 	// ScenarioAPIStorm throttles (429) and fails (500) every API request.
 	ScenarioAPIStorm = "api-storm"
+	// ScenarioDiskFull fills the kubelet's root filesystem.
+	ScenarioDiskFull = "disk-full"
 	// ScenarioCheckpoints tears the kubelet's checkpoint files.
 	ScenarioCheckpoints = "checkpoints"
 )
 
 // Scenarios is every scenario, in order.
-var Scenarios = []string{ScenarioChurn, ScenarioCrash, ScenarioRuntime, ScenarioCRI, ScenarioAPI, ScenarioAPIStorm, ScenarioCheckpoints}
+var Scenarios = []string{ScenarioChurn, ScenarioCrash, ScenarioRuntime, ScenarioCRI, ScenarioAPI, ScenarioAPIStorm, ScenarioDiskFull, ScenarioCheckpoints}
 
 // Config is one soak run.
 type Config struct {

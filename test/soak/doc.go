@@ -19,6 +19,7 @@
 //	crifault.go the runtime unavailable, hung or slow (criproxy) under running pods
 //	apiout.go   the API server stopped under running pods, a container dying meanwhile
 //	apistorm.go every API request throttled (429), then failing (500), through apiproxy
+//	diskfull.go the kubelet's root filesystem filled under running pods
 //	checkpoints.go each checkpoint file torn while the kubelet is stopped
 //	measure.go  resident memory, the Node's time not Ready, recovery
 package soak

@@ -452,7 +452,7 @@ func (n *node) newResourceManagers(ctx context.Context, cache *pleg.Cache, host 
 		return machine.ReadTopology(os.DirFS(machine.SystemDir), host)
 	}))
 	var err error
-	if n.managers.cpus, err = n.newCPUManager(cache, topo); err != nil {
+	if n.managers.cpus, err = n.newCPUManager(ctx, cache, topo); err != nil {
 		return err
 	}
 	if n.managers.devices, err = n.newDeviceManager(ctx, topo); err != nil {

@@ -19,7 +19,7 @@ import (
 // loop reads the active pods and their running containers (from the PLEG
 // cache) when it runs. With the static policy it takes the CPUs of the
 // host topology.
-func (n *node) newCPUManager(cache *pleg.Cache, hostTopology topologyReader) (*cpumanager.Manager, error) {
+func (n *node) newCPUManager(ctx context.Context, cache *pleg.Cache, hostTopology topologyReader) (*cpumanager.Manager, error) {
 	kc := &n.cfg.Kubelet
 	cfg := cpumanager.Config{
 		Policy: kc.CPUManagerPolicy, StateDir: n.cfg.RootDir, ReconcilePeriod: kc.CPUManagerReconcilePeriod.Duration,
@@ -40,7 +40,7 @@ func (n *node) newCPUManager(cache *pleg.Cache, hostTopology topologyReader) (*c
 			cfg.Options = *n.cfg.CPUManagerOptions
 		}
 	}
-	m, err := cpumanager.New(cfg)
+	m, err := cpumanager.New(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start cpu manager: %w", err)
 	}

@@ -128,7 +128,7 @@ func TestAllocateContainerWithAffinity(t *testing.T) {
 // cannot hold and aligns what it can.
 func TestTopologyManagerAdmits(t *testing.T) {
 	ctx := context.Background()
-	m, err := New(Config{
+	m, err := New(t.Context(), Config{
 		Policy: PolicyStatic, Topology: topoDualSocketHT, NumReserved: 1, StateDir: t.TempDir(),
 		ReconcilePeriod: time.Second, Snapshot: func() Snapshot { return Snapshot{} },
 		Clock: clocktesting.NewFakeClock(time.Unix(0, 0)),

@@ -69,8 +69,12 @@ type Manager struct {
 // New builds the manager and restores its state from the checkpoint, as
 // upstream's NewManager and Start: a checkpoint of another policy is an
 // error (drain the node and remove the file), as is a state that does not
-// fit this machine. It writes the checkpoint back.
-func New(cfg Config) (*Manager, error) {
+// fit this machine. It writes the checkpoint back: a checkpoint it cannot
+// create is an error, as upstream's restoreState; one it cannot rewrite
+// (a full disk) keeps its last good copy, which holds the same state unless
+// the policy's start changed it, and the failure is logged, as upstream's
+// SetDefaultCPUSet does.
+func New(ctx context.Context, cfg Config) (*Manager, error) {
 	m := &Manager{cfg: cfg, sent: map[string]cpuset.CPUSet{}}
 	switch cfg.Policy {
 	case PolicyNone:
@@ -86,7 +90,7 @@ func New(cfg Config) (*Manager, error) {
 	default:
 		return nil, fmt.Errorf("unknown policy: %q", cfg.Policy)
 	}
-	restored, err := restore(cfg.StateDir, cfg.Policy)
+	restored, found, err := restore(cfg.StateDir, cfg.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("could not restore state from checkpoint: %w, please drain this node and delete the CPU manager checkpoint file %q before restarting Kubelet", err, cfg.StateDir+"/"+state.FileName)
 	}
@@ -97,34 +101,38 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.state = restored
 	if err := m.persist(); err != nil {
-		return nil, err
+		if !found {
+			return nil, err
+		}
+		klog.FromContext(ctx).Error(err, "Failed to store state to checkpoint")
 	}
 	return m, nil
 }
 
-// restore reads the checkpoint into a State (empty without a file).
-func restore(dir, policy string) (State, error) {
+// restore reads the checkpoint into a State (empty without a file) and
+// says whether there was one.
+func restore(dir, policy string) (State, bool, error) {
 	c, found, err := state.Read(dir)
 	if err != nil || !found {
-		return State{Assignments: map[string]map[string]cpuset.CPUSet{}}, err
+		return State{Assignments: map[string]map[string]cpuset.CPUSet{}}, false, err
 	}
 	if c.PolicyName != policy {
-		return State{}, fmt.Errorf("configured policy %q differs from state checkpoint policy %q", policy, c.PolicyName)
+		return State{}, true, fmt.Errorf("configured policy %q differs from state checkpoint policy %q", policy, c.PolicyName)
 	}
 	s := State{Assignments: map[string]map[string]cpuset.CPUSet{}}
 	if s.Default, err = cpuset.Parse(c.DefaultCPUSet); err != nil {
-		return State{}, fmt.Errorf("could not parse default CPU set %q: %w", c.DefaultCPUSet, err)
+		return State{}, true, fmt.Errorf("could not parse default CPU set %q: %w", c.DefaultCPUSet, err)
 	}
 	for pod, cs := range c.Entries {
 		for container, str := range cs {
 			set, err := cpuset.Parse(str)
 			if err != nil {
-				return State{}, fmt.Errorf("could not parse cpuset %q for container %q in pod %q: %w", str, container, pod, err)
+				return State{}, true, fmt.Errorf("could not parse cpuset %q for container %q in pod %q: %w", str, container, pod, err)
 			}
 			s.set(pod, container, set)
 		}
 	}
-	return s, nil
+	return s, true, nil
 }
 
 // persist writes the state; the caller holds mu or owns m alone.

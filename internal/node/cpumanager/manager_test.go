@@ -45,7 +45,7 @@ func (u *updates) take() map[string]string {
 
 func newManager(t *testing.T, dir, policy string, snap *Snapshot, u *updates) (*Manager, error) {
 	t.Helper()
-	return New(Config{
+	return New(t.Context(), Config{
 		Policy: policy, Topology: topoSingleSocketHT, NumReserved: 1, StateDir: dir,
 		ReconcilePeriod: 10 * time.Second, Update: u.update, Snapshot: func() Snapshot { return *snap },
 		Clock: clocktesting.NewFakeClock(time.Unix(0, 0)),
@@ -75,10 +75,10 @@ func TestNewWritesAndChecksTheCheckpoint(t *testing.T) {
 	if c, _, _ := state.Read(dir); c.PolicyName != "static" || c.DefaultCPUSet != "0-7" {
 		t.Errorf("checkpoint after static = %+v", c)
 	}
-	if _, err := New(Config{Policy: PolicyStatic, Topology: topoSingleSocketHT, StateDir: t.TempDir()}); err == nil {
+	if _, err := New(t.Context(), Config{Policy: PolicyStatic, Topology: topoSingleSocketHT, StateDir: t.TempDir()}); err == nil {
 		t.Errorf("static without reserved CPUs started")
 	}
-	if _, err := New(Config{Policy: "dynamic", StateDir: t.TempDir()}); err == nil {
+	if _, err := New(t.Context(), Config{Policy: "dynamic", StateDir: t.TempDir()}); err == nil {
 		t.Errorf("an unknown policy started")
 	}
 }
@@ -213,7 +213,7 @@ func TestReconcile(t *testing.T) {
 func TestRunTicks(t *testing.T) {
 	snap, u := &Snapshot{SourcesReady: true}, &updates{got: map[string]string{}}
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-	m, err := New(Config{Policy: PolicyStatic, Topology: topoSingleSocketHT, NumReserved: 1, StateDir: t.TempDir(),
+	m, err := New(t.Context(), Config{Policy: PolicyStatic, Topology: topoSingleSocketHT, NumReserved: 1, StateDir: t.TempDir(),
 		ReconcilePeriod: 10 * time.Second, Update: u.update, Snapshot: func() Snapshot { return *snap }, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
