@@ -81,7 +81,6 @@ func Start(kubeconfig, dir string) (*Proxy, error) {
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = transport
 	rp.FlushInterval = -1 // watches stream
-	rp.ErrorLog = nil
 	p.srv = &http.Server{
 		Handler:           p.handler(rp),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},

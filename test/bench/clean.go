@@ -67,16 +67,16 @@ func deleteCreatedTasks(ctx context.Context, rt runtimeapi.RuntimeServiceClient,
 		return fmt.Errorf("list containers of pod sandbox %q: %w", id, err)
 	}
 	address := strings.TrimPrefix(endpoint, "unix://")
+	ctr := func(args ...string) error {
+		args = append([]string{"--address", address, "-n", "k8s.io", "tasks"}, args...)
+		if out, err := exec.CommandContext(ctx, "ctr", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
 	for _, c := range resp.GetContainers() {
 		if c.GetState() != runtimeapi.ContainerState_CONTAINER_CREATED {
 			continue
-		}
-		ctr := func(args ...string) error {
-			args = append([]string{"--address", address, "-n", "k8s.io", "tasks"}, args...)
-			if out, err := exec.CommandContext(ctx, "ctr", args...).CombinedOutput(); err != nil {
-				return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, out)
-			}
-			return nil
 		}
 		// The kill fails for a task that never started; the delete is what counts.
 		_ = ctr("kill", "-s", "SIGKILL", c.GetId())

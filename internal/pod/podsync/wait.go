@@ -50,14 +50,14 @@ func claimsWait(err error) runtimestate.StartFailure {
 // the same snapshot and plan when that changed: its
 // PodReadyToStartContainers condition says so.
 func (s *Syncer) stoppedAt(ctx context.Context, snap *snapshot, rec *record, plan podplan.Actions, f *runtimestate.StartFailure) {
-	prev := s.wait(snap.pod.UID)
+	s.mu.Lock()
+	prev := rec.wait
 	next := nextWait(prev, f)
+	rec.wait = next
+	s.mu.Unlock()
 	if prev == nil && next == nil {
 		return
 	}
-	s.mu.Lock()
-	rec.wait = next
-	s.mu.Unlock()
 	s.generate(ctx, snap, waiting(plan, rec.failures), plan.RestartAll, false)
 }
 
