@@ -80,7 +80,15 @@ type harness struct {
 
 func start(t *testing.T) *harness {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith starts the loop with the runtime reporting rtErr from its first
+// iteration.
+func startWith(t *testing.T, rtErr error) *harness {
+	t.Helper()
 	h := &harness{
+		rtErr:      rtErr,
 		clock:      clocktesting.NewFakeClock(time.Unix(1000, 0)),
 		updates:    make(chan podsource.Update),
 		events:     make(chan pleg.Event),
@@ -268,12 +276,11 @@ func TestTicksDispatchResyncAndHousekeeping(t *testing.T) {
 }
 
 func TestRuntimeErrorHoldsDispatch(t *testing.T) {
-	h := start(t)
-	h.mu.Lock()
-	h.rtErr = errors.New("container runtime is down")
-	h.mu.Unlock()
-	// The loop is parked in its backoff wait or in the select; an update
-	// sent now is taken only once the runtime is healthy again.
+	// The runtime is down from the loop's first iteration, so the loop is
+	// parked in its backoff wait (not in a select it entered while the
+	// runtime was healthy); an update sent now is taken only once the
+	// runtime is healthy again.
+	h := startWith(t, errors.New("container runtime is down"))
 	sent := make(chan struct{})
 	go func() {
 		h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}})
