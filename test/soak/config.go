@@ -9,11 +9,16 @@ import (
 
 // The scenarios, in the order Run runs them.
 const (
-	ScenarioChurn   = "churn"
-	ScenarioCrash   = "crash"
-	ScenarioRuntime = "runtime-restart"
-	ScenarioCRI     = "cri-faults"
-	ScenarioAPI     = "api-outage"
+	ScenarioChurn = "churn"
+	ScenarioCrash = "crash"
+	// ScenarioCrashVolumes is crash on pods with a volume of each kind the
+	// kubelet sets up itself.
+	ScenarioCrashVolumes = "crash-volumes"
+	// ScenarioCrashResize kills the kubelet during in-place resizes.
+	ScenarioCrashResize = "crash-resize"
+	ScenarioRuntime     = "runtime-restart"
+	ScenarioCRI         = "cri-faults"
+	ScenarioAPI         = "api-outage"
 	// ScenarioAPIStorm throttles (429) and fails (500) every API request.
 	ScenarioAPIStorm = "api-storm"
 	// ScenarioDiskFull fills the kubelet's root filesystem.
@@ -23,7 +28,7 @@ const (
 )
 
 // Scenarios is every scenario, in order.
-var Scenarios = []string{ScenarioChurn, ScenarioCrash, ScenarioRuntime, ScenarioCRI, ScenarioAPI, ScenarioAPIStorm, ScenarioDiskFull, ScenarioCheckpoints}
+var Scenarios = []string{ScenarioChurn, ScenarioCrash, ScenarioCrashVolumes, ScenarioCrashResize, ScenarioRuntime, ScenarioCRI, ScenarioAPI, ScenarioAPIStorm, ScenarioDiskFull, ScenarioCheckpoints}
 
 // Config is one soak run.
 type Config struct {
@@ -71,8 +76,10 @@ type Churn struct {
 	PromiseRSSCycles     int
 }
 
-// Crash is the crash scenario's size: Rounds of Pods pods, the kubelet
-// killed once during their creation and once during their deletion.
+// Crash is the crash scenarios' size: Rounds of Pods pods, the kubelet
+// killed once during their creation and once during their deletion
+// (crash, crash-volumes); Pods pods resized Rounds times, the kubelet
+// killed during each (crash-resize).
 type Crash struct{ Rounds, Pods int }
 
 func (c *Config) defaults() {

@@ -18,14 +18,17 @@ const maxCrashDelay = 3 * time.Second
 // container is started once more, a restart by upstream's count; those are
 // a figure); then killed at a random point of
 // their deletion, restarted: every pod goes and nothing is left.
-func crash(ctx context.Context, e *env) error {
+func crash(ctx context.Context, e *env) error { return crashRounds(ctx, e, soakPod) }
+
+// crashRounds is the crash scenario on the pods build makes.
+func crashRounds(ctx context.Context, e *env, build podBuilder) error {
 	c := e.cfg.Crash
 	var dups, restarted, cut int
 	var slowest time.Duration
 	for round := range c.Rounds {
 		run := fmt.Sprintf("%s-%d", e.name, round)
 		created := make(chan error, 1)
-		go func() { created <- createPods(ctx, e.client, e.name, run, c.Pods) }()
+		go func() { created <- createPodsOf(ctx, e.client, e.name, run, c.Pods, build) }()
 		if err := e.killAndRestart(ctx); err != nil {
 			return err
 		}

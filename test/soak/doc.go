@@ -15,6 +15,8 @@
 //	            mounts, pod cgroups, CNI leases; resident memory and goroutines
 //	churn.go    create -> Running -> delete cycles; nothing left, memory bounded
 //	crash.go    the kubelet SIGKILLed during a burst and during a deletion
+//	crashvol.go the same on pods with a volume of each kind the kubelet sets up
+//	crashresize.go the kubelet SIGKILLed during in-place resizes; cgroups checked
 //	runtime.go  containerd restarted under running pods
 //	crifault.go the runtime unavailable, hung or slow (criproxy) under running pods
 //	apiout.go   the API server stopped under running pods, a container dying meanwhile

@@ -43,13 +43,21 @@ func soakPod(run string, i int, nodeName string) *corev1.Pod {
 	}
 }
 
-// createPods creates the n pods of run in parallel.
+// podBuilder makes pod i of run, bound to nodeName.
+type podBuilder func(run string, i int, nodeName string) *corev1.Pod
+
+// createPods creates the n pods of run in parallel (soakPods).
 func createPods(ctx context.Context, c kubernetes.Interface, nodeName, run string, n int) error {
+	return createPodsOf(ctx, c, nodeName, run, n, soakPod)
+}
+
+// createPodsOf creates the n pods build makes for run in parallel.
+func createPodsOf(ctx context.Context, c kubernetes.Interface, nodeName, run string, n int, build podBuilder) error {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			_, errs[i] = c.CoreV1().Pods(namespace).Create(ctx, soakPod(run, i, nodeName), metav1.CreateOptions{})
+			_, errs[i] = c.CoreV1().Pods(namespace).Create(ctx, build(run, i, nodeName), metav1.CreateOptions{})
 		})
 	}
 	wg.Wait()

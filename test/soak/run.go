@@ -173,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.Kubelets = append(r.Kubelets, k.Name)
 	}
 	scenarios := map[string]func(context.Context, *env) error{
-		ScenarioChurn: churn, ScenarioCrash: crash, ScenarioRuntime: runtimeRestart, ScenarioCRI: criFaults, ScenarioAPI: apiOutage, ScenarioAPIStorm: apiStorm, ScenarioDiskFull: diskFull,
+		ScenarioChurn: churn, ScenarioCrash: crash, ScenarioCrashVolumes: crashVolumes, ScenarioCrashResize: crashResize, ScenarioRuntime: runtimeRestart, ScenarioCRI: criFaults, ScenarioAPI: apiOutage, ScenarioAPIStorm: apiStorm, ScenarioDiskFull: diskFull,
 		ScenarioCheckpoints: checkpoints,
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 1))

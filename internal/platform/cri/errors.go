@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -19,7 +20,30 @@ var (
 	ErrUnimplemented    = errors.New("unimplemented")
 	ErrInvalidArgument  = errors.New("invalid argument")
 	ErrCanceled         = errors.New("canceled")
+	// ErrInProgress: the runtime is still serving an earlier request on the
+	// same sandbox or container (one whose caller went away: a kubelet
+	// killed, a call timed out): it holds the name for a creation, or the
+	// container is starting or being removed. It clears when that request
+	// ends. No gRPC code says so (containerd 1.x answers Unknown, 2.x
+	// FailedPrecondition for a name): the runtime's message does. An error
+	// of this class may have another class as well.
+	ErrInProgress = errors.New("request in progress")
 )
+
+// inProgressMessages are what runtimes say for ErrInProgress: containerd's
+// registrar (`name "…" is reserved for "…"`) and its container states,
+// CRI-O's name reservation.
+var inProgressMessages = []string{"is reserved for", "name is reserved", "is already in starting state", "is already in removing state"}
+
+// inProgress reports whether a runtime's message says ErrInProgress.
+func inProgress(msg string) bool {
+	for _, m := range inProgressMessages {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
 
 // classes maps the gRPC codes berth distinguishes to their sentinels. Codes
 // not listed (Unknown, Internal, FailedPrecondition, ...) have no class:
@@ -54,6 +78,8 @@ type Error struct {
 
 	st    *status.Status
 	class error
+	// inProgress: the message says ErrInProgress.
+	inProgress bool
 }
 
 func (e *Error) Error() string {
@@ -64,12 +90,15 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("cri %s: %s: %s", e.Method, what, e.Message)
 }
 
-// Unwrap returns the sentinel class and, for deadlines and cancellations,
-// the matching context error.
+// Unwrap returns the sentinel class, ErrInProgress when the message says
+// so and, for deadlines and cancellations, the matching context error.
 func (e *Error) Unwrap() []error {
 	var out []error
 	if e.class != nil {
 		out = append(out, e.class)
+	}
+	if e.inProgress {
+		out = append(out, ErrInProgress)
 	}
 	switch e.st.Code() {
 	case codes.DeadlineExceeded:
@@ -99,7 +128,7 @@ func classify(method string, err error) error {
 	if !ok {
 		return fmt.Errorf("cri %s: %w", method, err)
 	}
-	return &Error{Method: method, Message: st.Message(), st: st, class: classes[st.Code()]}
+	return &Error{Method: method, Message: st.Message(), st: st, class: classes[st.Code()], inProgress: inProgress(st.Message())}
 }
 
 // StatusError returns a gRPC status error with the code that classify maps

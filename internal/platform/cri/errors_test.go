@@ -36,10 +36,27 @@ func TestClassify(t *testing.T) {
 		{
 			name:     "unknown has no class",
 			err:      status.Error(codes.Unknown, "failed to create containerd task"),
-			wantNot:  []error{ErrNotFound, ErrUnavailable, ErrDeadlineExceeded, ErrUnimplemented, ErrInvalidArgument, ErrCanceled, ErrAlreadyExists},
+			wantNot:  []error{ErrNotFound, ErrUnavailable, ErrDeadlineExceeded, ErrUnimplemented, ErrInvalidArgument, ErrCanceled, ErrAlreadyExists, ErrInProgress},
 			wantMsg:  "cri ContainerStatus: Unknown: failed to create containerd task",
 			wantCode: codes.Unknown,
 		},
+		{
+			name:     "a sandbox name containerd 1.6 still holds",
+			err:      status.Error(codes.Unknown, `failed to reserve sandbox name "web_default_u1_0": name "web_default_u1_0" is reserved for "a8ff6695"`),
+			wantIs:   []error{ErrInProgress},
+			wantNot:  []error{ErrAlreadyExists, ErrUnavailable},
+			wantMsg:  `cri ContainerStatus: Unknown: failed to reserve sandbox name "web_default_u1_0": name "web_default_u1_0" is reserved for "a8ff6695"`,
+			wantCode: codes.Unknown,
+		},
+		{
+			name:     "a container name containerd 2 still holds",
+			err:      status.Error(codes.FailedPrecondition, `failed to reserve container name "c_web_default_u1_0"; check if another CreateContainer request is in progress: name "c_web_default_u1_0" is reserved for "ede1"`),
+			wantIs:   []error{ErrInProgress},
+			wantMsg:  `cri ContainerStatus: FailedPrecondition: failed to reserve container name "c_web_default_u1_0"; check if another CreateContainer request is in progress: name "c_web_default_u1_0" is reserved for "ede1"`,
+			wantCode: codes.FailedPrecondition,
+		},
+		{name: "a name CRI-O still holds", err: status.Error(codes.Unknown, `error reserving pod name k8s_web_default_u1_0 for id 1f2: name is reserved`), wantIs: []error{ErrInProgress}, wantMsg: "cri ContainerStatus: Unknown: error reserving pod name k8s_web_default_u1_0 for id 1f2: name is reserved", wantCode: codes.Unknown},
+		{name: "a container containerd is still starting", err: status.Error(codes.Unknown, `failed to set starting state for container "c": container is already in starting state`), wantIs: []error{ErrInProgress}, wantMsg: `cri ContainerStatus: Unknown: failed to set starting state for container "c": container is already in starting state`, wantCode: codes.Unknown},
 		{name: "internal", err: status.Error(codes.Internal, "boom"), wantNot: []error{ErrNotFound}, wantMsg: "cri ContainerStatus: Internal: boom", wantCode: codes.Internal},
 	}
 	for _, tc := range tests {

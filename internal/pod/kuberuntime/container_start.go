@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -16,6 +17,7 @@ import (
 	crierrors "k8s.io/cri-api/pkg/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
 	"github.com/berthk8s/berth/internal/pod/podplan"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
@@ -95,7 +97,7 @@ func (m *Manager) startWith(ctx context.Context, t startTarget, images map[strin
 		PodSandboxId: t.SandboxID, Config: cfg, SandboxConfig: t.SandboxCfg,
 	})
 	if err != nil {
-		return m.startFailed(pod, c.Name, ReasonCreateContainerError, criMessage(err))
+		return inProgress(m.startFailed(pod, c.Name, ReasonCreateContainerError, criMessage(err)), err)
 	}
 	id := created.GetContainerId()
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventCreated, "Created container: %s", c.Name)
@@ -110,7 +112,7 @@ func (m *Manager) startCreated(ctx context.Context, t startTarget, id string) *r
 	if _, err := m.cfg.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
 		// The runtime's message often names the container ID; events name
 		// the container so that they aggregate.
-		return m.startFailed(pod, c.Name, ReasonRunContainerError, strings.ReplaceAll(criMessage(err), id, c.Name))
+		return inProgress(m.startFailed(pod, c.Name, ReasonRunContainerError, strings.ReplaceAll(criMessage(err), id, c.Name)), err)
 	}
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventStarted, "Started container %s", c.Name)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
@@ -161,6 +163,13 @@ func (m *Manager) checkNonRoot(ctx context.Context, pod *corev1.Pod, c *corev1.C
 func (m *Manager) startFailed(pod *corev1.Pod, container, reason, msg string) *runtimestate.StartFailure {
 	m.cfg.Recorder.ContainerEventf(pod, container, corev1.EventTypeWarning, eventFailed, "Error: %s", msg)
 	return &runtimestate.StartFailure{Reason: reason, Message: msg}
+}
+
+// inProgress marks f when the runtime's err says it is still serving an
+// earlier request for the container (cri.ErrInProgress).
+func inProgress(f *runtimestate.StartFailure, err error) *runtimestate.StartFailure {
+	f.InProgress = errors.Is(err, cri.ErrInProgress)
+	return f
 }
 
 // prepareContainer creates the container's log directory and termination

@@ -13,11 +13,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/platform/cri/crifake"
 	"github.com/berthk8s/berth/internal/pod/podplan"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
@@ -358,6 +361,54 @@ func TestSyncPodSandboxFailure(t *testing.T) {
 	want := &runtimestate.StartFailure{Reason: ReasonSandboxCreateFailed, Message: "creating the pod sandbox failed: network plugin not ready"}
 	if diff := cmp.Diff(want, res.Sandbox); diff != "" {
 		t.Errorf("Result.Sandbox (-want +got):\n%s", diff)
+	}
+}
+
+// TestSyncPodSandboxNameReserved: containerd still creating the pod's
+// sandbox for a request from before berth restarted answers a new one
+// with its name reserved; the sync's error says so (ErrInProgress, which
+// the pod worker retries within a second rather than after its 10 s
+// backoff).
+func TestSyncPodSandboxNameReserved(t *testing.T) {
+	e := newEnv(t)
+	const msg = `failed to reserve sandbox name "web_default_u1_0": name "web_default_u1_0" is reserved for "a8ff6695"`
+	e.fake.InjectError("RunPodSandbox", status.Error(codes.Unknown, msg))
+	pod := basePod()
+	_, err := e.apply(pod, e.status(pod), nil, nil)
+	if !errors.Is(err, cri.ErrInProgress) {
+		t.Fatalf("Apply = %v, want an error of cri.ErrInProgress", err)
+	}
+	if _, err := e.apply(pod, e.status(pod), nil, nil); err != nil {
+		t.Errorf("Apply once the name is free: %v", err)
+	}
+}
+
+// TestSyncPodContainerInProgress: a container containerd is still starting
+// for a request from before berth restarted fails the new start with its
+// RunContainerError, marked InProgress (the pod worker retries it soon); a
+// failure of another kind is not.
+func TestSyncPodContainerInProgress(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36")
+	e.fake.InjectError("StartContainer", status.Error(codes.Unknown, `failed to set starting state for container "c1": container is already in starting state`))
+	pod := basePod()
+	res, err := e.apply(pod, e.status(pod), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := res.Failures["app"]
+	if !ok || f.Reason != ReasonRunContainerError || !f.InProgress {
+		t.Errorf("failure of app = %+v (%v), want RunContainerError, InProgress", f, ok)
+	}
+	e2 := newEnv(t)
+	e2.fake.AddImage("busybox:1.36")
+	e2.fake.InjectError("StartContainer", status.Error(codes.Unknown, "exec format error"))
+	res, err = e2.apply(pod, e2.status(pod), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Failures["app"]; f.Reason != ReasonRunContainerError || f.InProgress {
+		t.Errorf("failure of app = %+v, want RunContainerError, not InProgress", f)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/pod/kuberuntime"
 	"github.com/berthk8s/berth/internal/pod/podplan"
 	"github.com/berthk8s/berth/internal/pod/podstatus"
@@ -519,8 +520,15 @@ func failuresError(f map[string]runtimestate.StartFailure) error {
 	}
 	sort.Strings(names)
 	parts := make([]string, 0, len(names))
+	inProgress := false
 	for _, n := range names {
 		parts = append(parts, fmt.Sprintf("container %q: %s: %s", n, f[n].Reason, f[n].Message))
+		inProgress = inProgress || f[n].InProgress
 	}
-	return errors.New(strings.Join(parts, "; "))
+	err := errors.New(strings.Join(parts, "; "))
+	if inProgress {
+		// The pod worker retries it soon (transient), not after its backoff.
+		return fmt.Errorf("%w (%w)", err, cri.ErrInProgress)
+	}
+	return err
 }

@@ -18,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 	"github.com/berthk8s/berth/internal/volumes/objectcache"
@@ -158,5 +159,28 @@ func TestSyncPodSurvivesForbiddenTokenRightAfterBinding(t *testing.T) {
 	}
 	if len(rec.reasons) != 0 {
 		t.Errorf("events %v, want none (the failure did not persist)", rec.reasons)
+	}
+}
+
+// TestFailuresErrorInProgress: a start the runtime refused while it was
+// still serving an earlier request makes the sync's error one of
+// cri.ErrInProgress, which the pod worker retries soon; other failures do
+// not.
+func TestFailuresErrorInProgress(t *testing.T) {
+	plain := map[string]runtimestate.StartFailure{"app": {Reason: "RunContainerError", Message: "exec format error"}}
+	if err := failuresError(plain); errors.Is(err, cri.ErrInProgress) {
+		t.Errorf("failuresError(%v) = %v, an ErrInProgress", plain, err)
+	}
+	busy := map[string]runtimestate.StartFailure{
+		"app":  {Reason: "RunContainerError", Message: "container is already in starting state", InProgress: true},
+		"side": {Reason: "CrashLoopBackOff", Message: "back-off 10s"},
+	}
+	err := failuresError(busy)
+	if !errors.Is(err, cri.ErrInProgress) {
+		t.Errorf("failuresError(%v) = %v, want an ErrInProgress", busy, err)
+	}
+	const want = `container "app": RunContainerError: container is already in starting state; container "side": CrashLoopBackOff: back-off 10s (request in progress)`
+	if err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
 	}
 }

@@ -180,4 +180,8 @@ func (p *Pod) Running() bool {
 type StartFailure struct {
 	Reason  string
 	Message string
+	// InProgress: the runtime refused because it was still serving an
+	// earlier request for the container (a creation or start asked for
+	// before berth restarted): the failure clears within seconds.
+	InProgress bool
 }

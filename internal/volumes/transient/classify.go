@@ -70,6 +70,12 @@ func Is(err error, recent bool) bool {
 		return true
 	case errors.Is(err, cri.ErrDeadlineExceeded), errors.Is(err, cri.ErrUnavailable):
 		return true
+	case errors.Is(err, cri.ErrInProgress):
+		// A sandbox's or container's creation, start or removal still in
+		// progress in the runtime, asked for before berth restarted or by a
+		// call that timed out: it ends within seconds, and the pod then
+		// syncs past it.
+		return true
 	}
 	return false
 }

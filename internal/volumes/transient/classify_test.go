@@ -49,6 +49,7 @@ func TestIs(t *testing.T) {
 		{name: "pod certificate not issued yet", err: fmt.Errorf("volume \"creds\": %w", podcert.ErrNotIssued), want: true},
 		{name: "runtime deadline", err: fmt.Errorf("cri RunPodSandbox: %w", cri.ErrDeadlineExceeded), want: true},
 		{name: "runtime unavailable", err: fmt.Errorf("cri ListContainers: %w", cri.ErrUnavailable), want: true},
+		{name: "sandbox name still reserved in the runtime", err: fmt.Errorf("create pod sandbox: %w", cri.ErrInProgress), want: true},
 		{name: "runtime not found", err: fmt.Errorf("cri ContainerStatus: %w", cri.ErrNotFound), want: false},
 		{name: "cancelled", err: context.Canceled, want: false},
 		{name: "cancelled while not synced", err: errors.Join(context.Canceled, objectcache.ErrNotSynced), want: false},
