@@ -11,6 +11,13 @@ import (
 	"k8s.io/utils/clock"
 )
 
+// MaxWaitForRuntime is how long the runtime may fail to answer Status
+// before it is down (upstream's maxWaitForContainerRuntime): a runtime that
+// answered within it and then fails to answer (a restart, a hiccup) keeps
+// its last verdict, so the Node stays Ready and pods keep syncing, as with
+// upstream. A runtime that answers it is not ready is not ready at once.
+const MaxWaitForRuntime = 30 * time.Second
+
 // Health polls the runtime's Status and publishes the verdict. Run (one
 // goroutine) owns the polling; Err and Info may be read from any goroutine.
 type Health struct {
@@ -24,6 +31,9 @@ type Health struct {
 	// the latest status the runtime reported.
 	err  atomic.Pointer[error]
 	info atomic.Pointer[Info]
+	// lastOK is when Status last answered (zero: never); only Check,
+	// called by one goroutine at a time, reads and writes it.
+	lastOK time.Time
 }
 
 // NewHealth returns a Health that checks c every period; onChange (may be
@@ -61,15 +71,25 @@ func (h *Health) Run(ctx context.Context) error {
 	}
 }
 
-// Check asks the runtime for its status now and publishes the verdict.
+// Check asks the runtime for its status now and publishes the verdict. A
+// failed call changes nothing (the last status and verdict stand) until
+// the runtime has not answered for MaxWaitForRuntime, or when it never
+// has; then the runtime is down.
 func (h *Health) Check(ctx context.Context) {
 	info, err := h.client.Status(ctx)
-	h.info.Store(&info)
+	now := h.clock.Now()
 	switch {
+	case err != nil && !h.lastOK.IsZero() && now.Sub(h.lastOK) < MaxWaitForRuntime:
+		klog.FromContext(ctx).Error(err, "Container runtime status check failed", "lastAnswered", h.lastOK, "downAfter", MaxWaitForRuntime)
+		return
 	case err != nil:
 		err = fmt.Errorf("container runtime is down: %w", err)
-	case !info.RuntimeReady:
-		err = errors.New("container runtime is not ready")
+	default:
+		h.lastOK = now
+		h.info.Store(&info)
+		if !info.RuntimeReady {
+			err = errors.New("container runtime is not ready")
+		}
 	}
 	prev := h.Err()
 	if (prev == nil) != (err == nil) {
