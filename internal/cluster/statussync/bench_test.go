@@ -42,11 +42,11 @@ func BenchmarkPassOneChange(b *testing.B) {
 	for uid := range pods {
 		store.Set(uid, running())
 	}
-	s.pass(ctx, true)
+	s.pass(ctx, true, false)
 	statuses := []corev1.PodStatus{failed(), running()}
 	b.ResetTimer()
 	for i := range b.N {
 		store.Set("u042", statuses[i%2])
-		s.pass(ctx, false)
+		s.pass(ctx, false, false)
 	}
 }

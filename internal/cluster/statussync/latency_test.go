@@ -47,15 +47,16 @@ func TestObserveWriteLatency(t *testing.T) {
 	e.failPatches(1, apierrors.NewServiceUnavailable("apiserver is restarting"))
 	e.start()
 
-	// Stored at now: the first patch fails, the periodic retry 10 s later
-	// succeeds and reports 10 s.
+	// Stored at now: the first patch fails, the probe RetryInterval later
+	// succeeds and reports RetryInterval.
 	e.store.Set("u1", running())
 	e.waitPass(false)
 	if got := obs.take(); len(got) != 0 {
 		t.Fatalf("a failed write was observed: %+v", got)
 	}
-	e.tick()
-	want := []writeSeen{{Since: 0, At: DefaultSyncPeriod, Phase: corev1.PodRunning}}
+	e.clock.Step(RetryInterval)
+	e.waitPass(false)
+	want := []writeSeen{{Since: 0, At: RetryInterval, Phase: corev1.PodRunning}}
 	if diff := cmp.Diff(want, obs.take()); diff != "" {
 		t.Errorf("after the retry (-want +got):\n%s", diff)
 	}
@@ -64,7 +65,7 @@ func TestObserveWriteLatency(t *testing.T) {
 	e.clock.Step(time.Second)
 	e.store.Set("u1", failed())
 	e.waitPass(false)
-	want = []writeSeen{{Since: DefaultSyncPeriod + time.Second, At: DefaultSyncPeriod + time.Second, Phase: corev1.PodFailed}}
+	want = []writeSeen{{Since: RetryInterval + time.Second, At: RetryInterval + time.Second, Phase: corev1.PodFailed}}
 	if diff := cmp.Diff(want, obs.take()); diff != "" {
 		t.Errorf("after a second change (-want +got):\n%s", diff)
 	}

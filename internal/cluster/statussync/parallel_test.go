@@ -82,7 +82,7 @@ func TestPassWritesPodsConcurrently(t *testing.T) {
 	}
 	store.Set("u1", running())
 	store.Set("u2", running())
-	s.pass(context.Background(), false)
+	s.pass(context.Background(), false, false)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(patched) != 2 || patched[0] != "web-b" || patched[1] != "web-a" {

@@ -84,6 +84,9 @@ type Syncer struct {
 	// carry holds the pods the last pass left unsettled (see unsettled):
 	// every pass plans them again, changed or not.
 	carry map[types.UID]struct{}
+	// probe is a pod whose write the last pass failed: the pass
+	// RetryInterval later plans it alone (runProbe).
+	probe types.UID
 	// afterPass, when set (tests), is called by Run after every pass.
 	afterPass func(periodic bool)
 }
@@ -140,26 +143,57 @@ func (s *Syncer) takeWoken() map[types.UID]struct{} {
 	return w
 }
 
+// RetryInterval is how long after a pass whose writes failed one of those
+// pods is tried again, alone: a probe of the API server that costs one
+// request. Once a probe goes through, the other pods the failures left are
+// planned at once; while the API server is away, one probe follows another
+// this often. A status that an outage held back then reaches the API
+// server within about RetryInterval of its return, not at the next
+// periodic pass (upstream's status manager waits for it, up to 10 s).
+const RetryInterval = time.Second
+
 // Run makes a full pass, then one on every store change or Wake, over the
 // pods changed or woken since the last pass and those it left unsettled,
-// and a full one every SyncPeriod, until ctx ends. It returns nil.
+// and a full one every SyncPeriod, until ctx ends. After a pass with a
+// failed write it probes (RetryInterval). It returns nil.
 func (s *Syncer) Run(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("statussync"))
 	ticker := s.cfg.Clock.NewTicker(s.cfg.SyncPeriod)
 	defer ticker.Stop()
-	periodic := true
+	periodic, probe := true, false
+	var retry clock.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
 	for {
-		s.pass(ctx, periodic)
+		failed := s.pass(ctx, periodic, probe)
+		if retry != nil {
+			retry.Stop()
+			retry = nil
+		}
+		var retryC <-chan time.Time
+		if failed {
+			retry = s.cfg.Clock.NewTimer(RetryInterval)
+			retryC = retry.C()
+		}
 		if s.afterPass != nil {
 			s.afterPass(periodic)
 		}
+		if !failed && probe && len(s.carry) > 0 {
+			// The probe went through: the others the failures left, now.
+			periodic, probe = false, false
+			continue
+		}
+		periodic, probe = false, false
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.cfg.Store.Changed():
-			periodic = false
 		case <-s.wake:
-			periodic = false
+		case <-retryC:
+			probe = true
 		case <-ticker.C():
 			periodic = true
 		}
@@ -168,9 +202,10 @@ func (s *Syncer) Run(ctx context.Context) error {
 
 // entries returns the stored entries a pass plans: every pod on a
 // periodic pass; else the pods changed since the last pass, the pods Wake
-// named and the pods the last pass left unsettled. A burst of status
-// changes then costs each pass what changed, not every pod of the node.
-func (s *Syncer) entries(periodic bool) map[types.UID]podstatus.Entry {
+// named and the pods the last pass left unsettled (of those, on a probe,
+// only the probed pod). A burst of status changes then costs each pass
+// what changed, not every pod of the node.
+func (s *Syncer) entries(periodic, probe bool) map[types.UID]podstatus.Entry {
 	woken := s.takeWoken()
 	if periodic {
 		entries, seq := s.cfg.Store.Entries()
@@ -178,7 +213,9 @@ func (s *Syncer) entries(periodic bool) map[types.UID]podstatus.Entry {
 		return entries
 	}
 	for uid := range s.carry {
-		woken[uid] = struct{}{}
+		if !probe || uid == s.probe {
+			woken[uid] = struct{}{}
+		}
 	}
 	entries, seq := s.cfg.Store.EntriesSince(s.seq, woken)
 	s.seq = seq
@@ -189,9 +226,10 @@ func (s *Syncer) entries(periodic bool) map[types.UID]podstatus.Entry {
 // at once and concurrently with the others' (at most parallelWrites
 // requests in flight, within the client's QPS and burst), so no pod's
 // status waits behind another's. The records are updated once every
-// operation returned, on the Run goroutine.
-func (s *Syncer) pass(ctx context.Context, periodic bool) {
-	entries := s.entries(periodic)
+// operation returned, on the Run goroutine. It reports whether a write
+// failed (and keeps one such pod as the next probe).
+func (s *Syncer) pass(ctx context.Context, periodic, probe bool) bool {
+	entries := s.entries(periodic, probe)
 	s.notePending(entries)
 	pods := make([]Pod, 0, len(entries))
 	byUID := make(map[types.UID]*Pod, len(entries))
@@ -234,12 +272,28 @@ func (s *Syncer) pass(ctx context.Context, periodic bool) {
 		}
 	}
 	s.settlePending(entries)
-	s.carry = map[types.UID]struct{}{}
-	for i := range pods {
-		if s.unsettled(&pods[i], failed[pods[i].UID]) {
-			s.carry[pods[i].UID] = struct{}{}
+	carry := map[types.UID]struct{}{}
+	if probe {
+		// The unsettled pods the probe did not plan stay unsettled.
+		for uid := range s.carry {
+			if _, planned := entries[uid]; !planned {
+				carry[uid] = struct{}{}
+			}
 		}
 	}
+	for i := range pods {
+		if s.unsettled(&pods[i], failed[pods[i].UID]) {
+			carry[pods[i].UID] = struct{}{}
+		}
+	}
+	s.carry = carry
+	s.probe = ""
+	for uid := range failed {
+		if s.probe == "" || uid < s.probe {
+			s.probe = uid
+		}
+	}
+	return len(failed) > 0
 }
 
 // unsettled reports whether a pod needs another look on the next pass

@@ -265,7 +265,9 @@ func TestRunRetriesAfterAnError(t *testing.T) {
 	}
 	e.requests()
 
-	e.tick()
+	// The probe, RetryInterval later, writes it.
+	e.clock.Step(RetryInterval)
+	e.waitPass(false)
 	want := []string{"get pods default/web", "patch pods/status default/web"}
 	if diff := cmp.Diff(want, e.requests()); diff != "" {
 		t.Errorf("retry requests (-want +got):\n%s", diff)
@@ -411,5 +413,49 @@ func TestNewValidates(t *testing.T) {
 	_, err := New(Config{})
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Errorf("New(Config{}) = %v, want an error", err)
+	}
+}
+
+// TestProbePlansOneFailedPod: while the API server fails every write, a
+// probe pass tries one of the failed pods alone (one read and one patch,
+// not one of each pod) and keeps the others unsettled; once it goes
+// through, the next pass writes the others.
+func TestProbePlansOneFailedPod(t *testing.T) {
+	e := newEnv(t, namedPod("u1", "web-1"), namedPod("u2", "web-2"), namedPod("u3", "web-3"))
+	e.failPatches(4, apierrors.NewServiceUnavailable("apiserver is restarting"))
+	ctx := context.Background()
+	for _, uid := range []types.UID{"u1", "u2", "u3"} {
+		e.store.Set(uid, running())
+	}
+	if !e.s.pass(ctx, true, false) {
+		t.Fatal("a pass whose three patches failed reported no failure")
+	}
+	e.requests()
+	if !e.s.pass(ctx, false, true) {
+		t.Fatal("the failing probe reported no failure")
+	}
+	want := []string{"get pods default/web-1", "patch pods/status default/web-1"}
+	if diff := cmp.Diff(want, e.requests()); diff != "" {
+		t.Errorf("requests of the failing probe (-want +got):\n%s", diff)
+	}
+	if len(e.s.carry) != 3 {
+		t.Errorf("unsettled after the failing probe: %v, want all three", e.s.carry)
+	}
+	if e.s.pass(ctx, false, true) {
+		t.Fatal("the probe failed once the API server was back")
+	}
+	if p, _ := e.apiPod("default", "web-1"); p.Status.Phase != corev1.PodRunning {
+		t.Errorf("web-1 phase %s after the probe, want Running", p.Status.Phase)
+	}
+	if len(e.s.carry) != 2 {
+		t.Errorf("unsettled after the probe went through: %v, want web-2's and web-3's", e.s.carry)
+	}
+	if e.s.pass(ctx, false, false) {
+		t.Fatal("the pass after the probe failed")
+	}
+	for _, name := range []string{"web-2", "web-3"} {
+		if p, _ := e.apiPod("default", name); p.Status.Phase != corev1.PodRunning {
+			t.Errorf("%s phase %s after the pass that follows the probe, want Running", name, p.Status.Phase)
+		}
 	}
 }
