@@ -91,6 +91,14 @@ func deleteCreatedTasks(ctx context.Context, rt runtimeapi.RuntimeServiceClient,
 // volumes; the upstream kubelet also bind-mounts its root directory onto
 // itself), deepest first, then removes dir.
 func RemoveDir(dir string) error {
+	if err := UnmountAll(dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
+}
+
+// UnmountAll unmounts everything at or below dir, deepest first.
+func UnmountAll(dir string) error {
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return fmt.Errorf("read mountinfo: %w", err)
@@ -106,5 +114,5 @@ func RemoveDir(dir string) error {
 			return fmt.Errorf("unmount %q: %w", targets[i], err)
 		}
 	}
-	return os.RemoveAll(dir)
+	return nil
 }

@@ -112,8 +112,13 @@ func diskFull(ctx context.Context, e *env) error {
 	return nil
 }
 
-// ownFilesystem puts dir on a tmpfs of size, keeping what it holds.
+// ownFilesystem puts dir on a tmpfs of size, keeping what it holds. A
+// stopped kubelet's mounts at dir go first (the upstream kubelet
+// bind-mounts its root directory onto itself, shared).
 func ownFilesystem(dir, size string) error {
+	if err := bench.UnmountAll(dir); err != nil {
+		return err
+	}
 	old := dir + ".before"
 	if err := os.Rename(dir, old); err != nil {
 		return fmt.Errorf("move %s aside: %w", dir, err)

@@ -47,6 +47,11 @@ func (e *env) root() string { return filepath.Join(e.dir, "root") }
 // stays Ready for a while). A kubelet that exits meanwhile fails it.
 func (e *env) start(ctx context.Context) error {
 	prev := e.lastHeartbeat(ctx)
+	// Heartbeats have a resolution of one second: one from a kubelet
+	// started within the second of prev would not be newer.
+	if err := sleep(ctx, time.Until(prev.Add(time.Second))); err != nil {
+		return err
+	}
 	n, err := e.kubelet.Start(e.name, e.dir, e.kubecfg, e.cfg.NodeIP, "unix://"+e.proxy.Socket())
 	if err != nil {
 		return err
