@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestNotResized(t *testing.T) {
@@ -72,5 +74,25 @@ func TestCgroupLimits(t *testing.T) {
 				t.Errorf("limits: %d, %d, %v; want %d, %d", quota, mem, err, tc.quota, tc.mem)
 			}
 		})
+	}
+}
+
+func TestRestartedContainers(t *testing.T) {
+	status := func(restarts int32, reason string, started time.Time) corev1.Pod {
+		return corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "c", RestartCount: restarts,
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: 128, StartedAt: metav1.NewTime(started)}},
+		}}}}
+	}
+	pods := []corev1.Pod{
+		status(0, "", time.Time{}),
+		status(1, "StartError", time.Time{}),     // berth: a start the kill cut short
+		status(1, "StartError", time.Unix(0, 0)), // upstream: the same
+		status(1, "Error", time.Unix(1000, 0)),   // an instance that ran
+		status(2, "StartError", time.Time{}),     // more than the kill explains
+	}
+	cut, other, why := restartedContainers(pods)
+	if cut != 2 || other != 3 || len(why) != 4 {
+		t.Errorf("restartedContainers = %d cut, %d other, %d described; want 2, 3, 4", cut, other, len(why))
 	}
 }

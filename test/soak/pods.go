@@ -178,7 +178,9 @@ func restartedContainers(pods []corev1.Pod) (cut, other int, why []string) {
 					t.Reason, t.ExitCode, t.StartedAt.UTC().Format(time.RFC3339), t.Message)
 			}
 			why = append(why, fmt.Sprintf("%s/%s restarted %d times, %s", p.Name, cs.Name, cs.RestartCount, last))
-			if cs.RestartCount == 1 && t != nil && t.Reason == "StartError" && t.StartedAt.IsZero() {
+			// A start that never ran has no start time: zero (berth) or
+			// the Unix epoch (upstream, from the runtime's 0).
+			if cs.RestartCount == 1 && t != nil && t.Reason == "StartError" && (t.StartedAt.IsZero() || t.StartedAt.Unix() == 0) {
 				cut++
 				continue
 			}
