@@ -21,7 +21,7 @@ func TestNotResized(t *testing.T) {
 		t.Errorf("a pod at the target: %q, want resized", why)
 	}
 	old := resizeTarget(0)
-	if why := notResized(resized(old), want); !strings.Contains(why, "requests cpu 100m, want 150m") {
+	if why := notResized(resized(old), want); !strings.Contains(why, "requests cpu 50m, want 51m") {
 		t.Errorf("a pod at its old resources: %q", why)
 	}
 	pending := corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue}
