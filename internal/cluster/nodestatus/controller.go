@@ -21,6 +21,14 @@ const (
 	// statusUpdateRetries is how many times one sync tries to update the
 	// status (nodeStatusUpdateRetry).
 	statusUpdateRetries = 5
+	// retryAfterFailure is how soon after a sync whose update failed the
+	// next one comes, with one attempt (a probe of the API server: one
+	// request a second while it is away), rather than UpdateFrequency
+	// later with five: the Node's status and heartbeat are written within
+	// about a second of the API server's return (upstream's waits out its
+	// period, up to 10 s, while the node lifecycle controller may have
+	// marked the Node Unknown meanwhile).
+	retryAfterFailure = time.Second
 	// registerBackoffStart and registerBackoffMax bound the wait between
 	// registration attempts.
 	registerBackoffStart = 100 * time.Millisecond
@@ -132,13 +140,19 @@ func (c *Controller) Kick() {
 // period) until ctx ends. It returns nil when ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	l := &loop{c: c}
+	attempts := statusUpdateRetries
 	for {
-		l.sync(ctx)
+		wait := c.cfg.UpdateFrequency
+		if l.sync(ctx, attempts) {
+			attempts = statusUpdateRetries
+		} else {
+			wait, attempts = min(retryAfterFailure, wait), 1
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-c.kick:
-		case <-c.cfg.Clock.After(c.cfg.UpdateFrequency):
+		case <-c.cfg.Clock.After(wait):
 		}
 	}
 }
@@ -156,24 +170,26 @@ type loop struct {
 	delay      time.Duration
 }
 
-// sync registers if needed and updates the status. A Node deleted under
-// berth is registered again at once.
-func (l *loop) sync(ctx context.Context) {
+// sync registers if needed and updates the status, trying the update up
+// to attempts times; it reports whether the update went through. A Node
+// deleted under berth is registered again at once.
+func (l *loop) sync(ctx context.Context, attempts int) bool {
 	logger := klog.FromContext(ctx)
 	for range 2 {
 		if l.c.cfg.Register && !l.registered && !l.register(ctx) {
-			return
+			return false
 		}
-		err := l.updateStatus(ctx)
+		err := l.updateStatus(ctx, attempts)
 		if err == nil {
-			return
+			return true
 		}
 		logger.Error(err, "Unable to update node status", "node", klog.KRef("", l.c.cfg.NodeName))
 		if !errors.Is(err, errNodeGone) || !l.c.cfg.Register {
-			return
+			return false
 		}
 		l.registered = false
 	}
+	return false
 }
 
 // register tries to register the Node until it succeeds (true) or ctx ends
@@ -233,16 +249,16 @@ func (l *loop) tryRegister(ctx context.Context) bool {
 	return true
 }
 
-// updateStatus tries up to five times to update the status.
-func (l *loop) updateStatus(ctx context.Context) error {
+// updateStatus tries up to attempts times to update the status.
+func (l *loop) updateStatus(ctx context.Context, attempts int) error {
 	var err error
-	for try := range statusUpdateRetries {
+	for try := range attempts {
 		if err = l.tryUpdateStatus(ctx, try); err == nil || errors.Is(err, errNodeGone) {
 			return err
 		}
 		klog.FromContext(ctx).V(2).Info("Error updating node status, will retry", "err", err)
 	}
-	return fmt.Errorf("update status of node %q: %d attempts failed, last: %w", l.c.cfg.NodeName, statusUpdateRetries, err)
+	return fmt.Errorf("update status of node %q: %d attempts failed, last: %w", l.c.cfg.NodeName, attempts, err)
 }
 
 // tryUpdateStatus reads the Node (from the API server's cache on the first

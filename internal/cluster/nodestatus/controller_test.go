@@ -106,7 +106,7 @@ func TestControllerRegistersThenReportsChanges(t *testing.T) {
 	h := newHarness(t)
 	l := &loop{c: h.ctrl}
 
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	// The created Node carries its status: nothing to patch yet.
 	if diff := cmp.Diff([]string{"create nodes", "get nodes"}, h.requests()); diff != "" {
 		t.Errorf("first sync requests mismatch (-want +got):\n%s", diff)
@@ -121,14 +121,14 @@ func TestControllerRegistersThenReportsChanges(t *testing.T) {
 
 	// Unchanged status: a heartbeat-only update is not sent.
 	h.clock.Step(10 * time.Second)
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	if diff := cmp.Diff([]string{"get nodes"}, h.requests()); diff != "" {
 		t.Errorf("unchanged sync requests mismatch (-want +got):\n%s", diff)
 	}
 
 	// The report period passed: the heartbeat is sent.
 	h.clock.Step(5 * time.Minute)
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	if diff := cmp.Diff([]string{"get nodes", "patch nodes/status"}, h.requests()); diff != "" {
 		t.Errorf("report sync requests mismatch (-want +got):\n%s", diff)
 	}
@@ -136,7 +136,7 @@ func TestControllerRegistersThenReportsChanges(t *testing.T) {
 	// A change is sent at once, with its event.
 	h.clock.Step(10 * time.Second)
 	h.setInputs(func(in *Inputs) { in.RuntimeReady = false })
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	if diff := cmp.Diff([]string{"get nodes", "patch nodes/status"}, h.requests()); diff != "" {
 		t.Errorf("change sync requests mismatch (-want +got):\n%s", diff)
 	}
@@ -160,7 +160,7 @@ func TestControllerReconcilesExistingNode(t *testing.T) {
 	}}
 	h := newHarness(t, existing)
 	l := &loop{c: h.ctrl}
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	want := []string{"create nodes", "get nodes", "patch nodes/status", "get nodes", "patch nodes/status"}
 	if diff := cmp.Diff(want, h.requests()); diff != "" {
 		t.Errorf("requests mismatch (-want +got):\n%s", diff)
@@ -187,7 +187,7 @@ func TestControllerResetsExtendedResources(t *testing.T) {
 		h := newHarness(t, existing)
 		h.ctrl.cfg.ResetExtendedResources = func() bool { return reset }
 		l := &loop{c: h.ctrl}
-		l.sync(ctx)
+		l.sync(ctx, statusUpdateRetries)
 		want := "4"
 		if reset {
 			want = "0"
@@ -204,14 +204,14 @@ func TestControllerReRegistersDeletedNode(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	h := newHarness(t)
 	l := &loop{c: h.ctrl}
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	h.requests()
 	if err := h.client.CoreV1().Nodes().Delete(ctx, "node-a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.requests()
 	h.clock.Step(10 * time.Second)
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	want := []string{"get nodes", "create nodes", "get nodes"}
 	if diff := cmp.Diff(want, h.requests()); diff != "" {
 		t.Errorf("requests mismatch (-want +got):\n%s", diff)
@@ -222,7 +222,7 @@ func TestControllerRetriesStatusUpdate(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	h := newHarness(t)
 	l := &loop{c: h.ctrl}
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	h.requests()
 	fails := 0
 	h.client.PrependReactor("patch", "nodes", func(k8stesting.Action) (bool, kruntime.Object, error) {
@@ -233,7 +233,7 @@ func TestControllerRetriesStatusUpdate(t *testing.T) {
 		return false, nil, nil
 	})
 	h.setInputs(func(in *Inputs) { in.MaxPods = 10 })
-	l.sync(ctx)
+	l.sync(ctx, statusUpdateRetries)
 	// The first try reads the API server's cache, retries read etcd.
 	var got []string
 	for _, a := range h.client.Actions() {
@@ -344,10 +344,63 @@ func TestControllerHandsOnPodCIDRs(t *testing.T) {
 			var got [][]string
 			h.ctrl.cfg.PodCIDRs = func(_ context.Context, cidrs []string) { got = append(got, cidrs) }
 			l := &loop{c: h.ctrl}
-			l.sync(ctx)
+			l.sync(ctx, statusUpdateRetries)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("PodCIDRs calls (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestControllerProbesAfterAFailedUpdate: a sync whose five attempts
+// failed (the API server away) is followed a second later by a sync of one
+// attempt, and so on while it fails; the first that goes through brings
+// back the UpdateFrequency period and its five attempts.
+func TestControllerProbesAfterAFailedUpdate(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
+	h := newHarness(t, node)
+	var mu sync.Mutex
+	down := true
+	h.client.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, kruntime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return true, nil, apierrors.NewServiceUnavailable("apiserver is restarting")
+		}
+		return false, nil, nil
+	})
+	h.ctrl.cfg.Register = false
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- h.ctrl.Run(ctx) }()
+	count := func() int { return len(h.client.Actions()) }
+
+	waitFor(t, "the first sync", func() bool { return count() == 5 && h.clock.HasWaiters() })
+	h.client.ClearActions()
+	h.clock.Step(time.Second - time.Millisecond)
+	if n := count(); n != 0 {
+		t.Fatalf("%d requests before the probe's second", n)
+	}
+	h.clock.Step(time.Millisecond)
+	waitFor(t, "the failing probe", func() bool { return count() == 1 && h.clock.HasWaiters() })
+	if diff := cmp.Diff([]string{"get nodes"}, h.requests()); diff != "" {
+		t.Errorf("probe requests mismatch (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	h.clock.Step(time.Second)
+	waitFor(t, "the probe through", func() bool { return count() == 2 && h.clock.HasWaiters() })
+	if diff := cmp.Diff([]string{"get nodes", "patch nodes/status"}, h.requests()); diff != "" {
+		t.Errorf("requests of the probe that goes through mismatch (-want +got):\n%s", diff)
+	}
+	h.clock.Step(9 * time.Second)
+	if n := count(); n != 0 {
+		t.Errorf("%d requests within UpdateFrequency of a sync that went through", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run() = %v", err)
 	}
 }
