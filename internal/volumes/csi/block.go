@@ -46,7 +46,8 @@ func (e *MapError) Unwrap() error { return e.Err }
 // pod's information with podInfoOnMount, readOnly, the secrets; no
 // fsGroup, no tokens, as upstream); what the driver published there must
 // be a block device; it is bind-mounted at the global map path's
-// <podUID> and the pod's link made to it. Errors are *MapError.
+// <podUID>, the pod's link made to it and a loop device attached to the
+// bind (upstream's fd lock). Errors are *MapError.
 func (m *Mounter) MapBlock(ctx context.Context, pod *corev1.Pod, v Volume) (string, error) {
 	if pod == nil {
 		return "", &MapError{Op: OpMapPodDevice, Err: fmt.Errorf("map CSI block volume %q: no pod", v.SpecName)}
@@ -174,10 +175,10 @@ func (m *Mounter) publishBlock(ctx context.Context, client *NodeClient, p public
 // mapDevice is upstream's MapBlockVolume: the published path must be a
 // block device (the driver's symlink to one followed, as upstream's
 // EvalHostSymlinks); it is bind-mounted at the global map path's
-// <podUID>, and the pod's link
-// made to it.
+// <podUID>, the pod's link made to it, and a loop device attached to the
+// global map path's entry to keep the device open (loop.go).
 func (m *Mounter) mapDevice(paths blockPaths) error {
-	block, err := m.isBlock(paths.publish)
+	block, err := m.block.IsBlockDevice(paths.publish)
 	if err != nil {
 		return fmt.Errorf("the CSI driver published no device at %q: %w", paths.publish, err)
 	}
@@ -199,11 +200,14 @@ func (m *Mounter) mapDevice(paths blockPaths) error {
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("make the global map path's file: %w", err)
 		}
-		if err := m.bindMount(paths.publish, paths.podMap); err != nil {
+		if err := m.block.BindMount(paths.publish, paths.podMap); err != nil {
 			return fmt.Errorf("bind %q at %q: %w", paths.publish, paths.podMap, err)
 		}
 	}
-	return makeLink(paths.publish, paths.link)
+	if err := makeLink(paths.publish, paths.link); err != nil {
+		return err
+	}
+	return m.block.AttachLoop(paths.podMap)
 }
 
 // makeLink makes link a symlink to target, replacing a link to

@@ -101,7 +101,7 @@ func TestMapBlockStagesPublishesMaps(t *testing.T) {
 	if diff := cmp.Diff(wantPublish, request[*csipb.NodePublishVolumeRequest](t, e.drv, "NodePublishVolume"), protocmp.Transform()); diff != "" {
 		t.Errorf("NodePublishVolume (-want +got):\n%s", diff)
 	}
-	wantMounts := []string{"bind " + publish + " " + podMap + " after [NodeGetCapabilities NodeStageVolume NodePublishVolume]"}
+	wantMounts := []string{"bind " + publish + " " + podMap + " after [NodeGetCapabilities NodeStageVolume NodePublishVolume]", "attach loop " + podMap}
 	if diff := cmp.Diff(wantMounts, e.mounts); diff != "" {
 		t.Errorf("mounts (-want +got):\n%s", diff)
 	}
@@ -116,11 +116,12 @@ func TestMapBlockStagesPublishesMaps(t *testing.T) {
 		t.Errorf("vol_data.json (-want +got):\n%s", diff)
 	}
 
-	// Mapped again (a sync after a failure elsewhere): nothing bound twice.
+	// Mapped again (a sync after a failure elsewhere): nothing bound twice
+	// (the loop device's attach finds its own).
 	if _, err := e.m.MapBlock(testContext(t), pod, v); err != nil {
 		t.Fatal(err)
 	}
-	if len(e.mounts) != 1 {
+	if len(e.mounts) != 3 || e.mounts[2] != "attach loop "+podMap {
 		t.Errorf("mounts after a second MapBlock: %v", e.mounts)
 	}
 }
@@ -164,7 +165,9 @@ func TestUnmapBlockOrder(t *testing.T) {
 		t.Errorf("calls of both unmaps (-want +got):\n%s", diff)
 	}
 	wantMounts := []string{
+		"detach loop " + e.blockDir(testPVName, "dev", "pod-a"),
 		"unmount " + e.blockDir(testPVName, "dev", "pod-a") + " before [" + strings.Join(e.drv.Methods()[:before], " ") + "]",
+		"detach loop " + e.blockDir(testPVName, "dev", "pod-b"),
 		"unmount " + e.blockDir(testPVName, "dev", "pod-b") + " before [" + strings.Join(e.drv.Methods()[:before+1], " ") + "]",
 	}
 	if diff := cmp.Diff(wantMounts, e.mounts); diff != "" {

@@ -76,7 +76,8 @@ func (m *Mounter) BlockVolumes(podUID types.UID) ([]string, error) {
 
 // UnmapBlock ends pod podUID's publication of block volume specName, as
 // upstream's UnmapBlockVolume, UnmapPodDevice and TearDownDevice: the
-// pod's link removed; the global map path's entry unmounted and removed;
+// loop device of the global map path's entry detached, the pod's link
+// removed; the global map path's entry unmounted and removed;
 // NodeUnpublishVolume at the publish path, which goes if the driver left
 // it; when no other pod has the volume published, NodeUnstageVolume (with
 // STAGE_UNSTAGE_VOLUME and a staging directory) and the volume's
@@ -136,18 +137,24 @@ func (m *Mounter) unmapBlock(ctx context.Context, paths blockPaths) error {
 	return m.unstageBlock(ctx, client, paths, handle)
 }
 
-// unmapDevice removes the pod's link and unmounts and removes its global
-// map path's entry (upstream's UnmapBlockVolume).
+// unmapDevice detaches the loop device of the global map path's entry,
+// removes the pod's link, and unmounts and removes the entry (upstream's
+// UnmapBlockVolume).
 func (m *Mounter) unmapDevice(paths blockPaths) error {
-	if err := removeLink(paths.link); err != nil {
-		return err
-	}
 	mapped, err := m.mounted(paths.podMap)
 	if err != nil {
 		return err
 	}
 	if mapped {
-		if err := m.unmount(paths.podMap); err != nil {
+		if err := m.block.DetachLoop(paths.podMap); err != nil {
+			return err
+		}
+	}
+	if err := removeLink(paths.link); err != nil {
+		return err
+	}
+	if mapped {
+		if err := m.block.Unmount(paths.podMap); err != nil {
 			return fmt.Errorf("unmount the global map path %q: %w", paths.podMap, err)
 		}
 	}

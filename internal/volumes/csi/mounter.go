@@ -72,14 +72,27 @@ type MounterConfig struct {
 	// IsMountPoint reports whether a path is a mount point (an error that
 	// is fs.ErrNotExist when it is missing); nil is k8s.io/mount-utils'.
 	IsMountPoint func(path string) (bool, error)
+	// Block is what block volumes need of the host; its nil fields are
+	// the host's.
+	Block BlockHost
+}
+
+// BlockHost is what the set-up of block volumes does on the host (the
+// fields of the zero value are the host's: k8s.io/mount-utils' binds, a
+// stat, loop devices through their ioctls, loop.go).
+type BlockHost struct {
 	// BindMount binds source at target (an existing file) and Unmount
-	// unmounts target, for block volumes' global map paths; nil are
-	// k8s.io/mount-utils'.
+	// unmounts target: the global map path's entries.
 	BindMount func(source, target string) error
 	Unmount   func(target string) error
 	// IsBlockDevice reports whether path (a symlink followed) is a block
-	// device; nil stats it.
+	// device.
 	IsBlockDevice func(path string) (bool, error)
+	// AttachLoop keeps path (a global map path's entry) open by a loop
+	// device, unless one has it already; DetachLoop detaches the loop
+	// devices of path (none: nothing to do). Upstream's AttachFileDevice
+	// and DetachFileDevice.
+	AttachLoop, DetachLoop func(path string) error
 }
 
 // Mounter performs the node's side of CSI volumes: it stages a
@@ -95,9 +108,7 @@ type MounterConfig struct {
 type Mounter struct {
 	cfg          MounterConfig
 	isMountPoint func(string) (bool, error)
-	bindMount    func(source, target string) error
-	unmount      func(target string) error
-	isBlock      func(path string) (bool, error)
+	block        BlockHost
 	locks        volumeLocks
 }
 
@@ -115,19 +126,26 @@ func NewMounter(cfg MounterConfig) (*Mounter, error) {
 	case cfg.Clock == nil:
 		return nil, errors.New("CSI mounter needs a clock")
 	}
-	m := &Mounter{cfg: cfg, isMountPoint: cfg.IsMountPoint, bindMount: cfg.BindMount, unmount: cfg.Unmount, isBlock: cfg.IsBlockDevice}
+	m := &Mounter{cfg: cfg, isMountPoint: cfg.IsMountPoint, block: cfg.Block}
 	sys := mount.NewWithoutSystemd("")
 	if m.isMountPoint == nil {
 		m.isMountPoint = sys.IsMountPoint
 	}
-	if m.bindMount == nil {
-		m.bindMount = func(source, target string) error { return sys.Mount(source, target, "", []string{"bind"}) }
+	b := &m.block
+	if b.BindMount == nil {
+		b.BindMount = func(source, target string) error { return sys.Mount(source, target, "", []string{"bind"}) }
 	}
-	if m.unmount == nil {
-		m.unmount = sys.Unmount
+	if b.Unmount == nil {
+		b.Unmount = sys.Unmount
 	}
-	if m.isBlock == nil {
-		m.isBlock = isBlockDevice
+	if b.IsBlockDevice == nil {
+		b.IsBlockDevice = isBlockDevice
+	}
+	if b.AttachLoop == nil {
+		b.AttachLoop = attachLoop
+	}
+	if b.DetachLoop == nil {
+		b.DetachLoop = detachLoop
 	}
 	return m, nil
 }

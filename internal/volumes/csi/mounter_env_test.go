@@ -69,12 +69,23 @@ func newMounterEnv(t *testing.T, caps []csipb.NodeServiceCapability_RPC_Type, ob
 	m, err := NewMounter(MounterConfig{
 		Drivers: e.drivers, Client: e.client, NodeName: testNode, Clock: e.clock,
 		PluginsDir: filepath.Join(e.root, "plugins"), PodsDir: filepath.Join(e.root, "pods"),
-		IsMountPoint: e.isMountPoint, BindMount: e.bindMount, Unmount: e.unmount,
-		IsBlockDevice: func(path string) (bool, error) {
-			if _, err := os.Stat(path); err != nil {
-				return false, err
-			}
-			return !e.notBlock, nil
+		IsMountPoint: e.isMountPoint,
+		Block: BlockHost{
+			BindMount: e.bindMount, Unmount: e.unmount,
+			IsBlockDevice: func(path string) (bool, error) {
+				if _, err := os.Stat(path); err != nil {
+					return false, err
+				}
+				return !e.notBlock, nil
+			},
+			AttachLoop: func(path string) error {
+				e.mounts = append(e.mounts, "attach loop "+path)
+				return nil
+			},
+			DetachLoop: func(path string) error {
+				e.mounts = append(e.mounts, "detach loop "+path)
+				return nil
+			},
 		},
 	})
 	if err != nil {
