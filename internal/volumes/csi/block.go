@@ -84,6 +84,12 @@ func (m *Mounter) mapBlock(ctx context.Context, pod *corev1.Pod, v Volume) (stri
 	if err := m.saveBlockData(paths, v); err != nil {
 		return "", err
 	}
+	// The pod's entry at the global map path first: it is what
+	// UnmapPodBlocks finds of a pod whose map failed half-way (staged,
+	// maybe published), so that its tear-down undoes that too.
+	if err := makeMapEntry(paths); err != nil {
+		return "", err
+	}
 	p := publication{pod: pod, v: v, handle: v.Handle, publishContext: s.publishContext, policy: s.policy, caps: s.caps, staging: paths.staging}
 	if s.caps.StageUnstageVolume {
 		if err := m.stageBlock(ctx, s.client, p); err != nil {
@@ -185,21 +191,11 @@ func (m *Mounter) mapDevice(paths blockPaths) error {
 	if !block {
 		return fmt.Errorf("the CSI driver published %q, which is not a block device", paths.publish)
 	}
-	if err := os.MkdirAll(paths.globalMap, dirMode); err != nil {
-		return fmt.Errorf("make the global map path: %w", err)
-	}
 	mapped, err := m.mounted(paths.podMap)
 	if err != nil {
 		return err
 	}
 	if !mapped {
-		f, err := os.OpenFile(paths.podMap, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return fmt.Errorf("make the global map path's file: %w", err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("make the global map path's file: %w", err)
-		}
 		if err := m.block.BindMount(paths.publish, paths.podMap); err != nil {
 			return fmt.Errorf("bind %q at %q: %w", paths.publish, paths.podMap, err)
 		}
@@ -208,6 +204,22 @@ func (m *Mounter) mapDevice(paths blockPaths) error {
 		return err
 	}
 	return m.block.AttachLoop(paths.podMap)
+}
+
+// makeMapEntry makes the pod's entry at the global map path, an empty
+// file the published device is bound at, unless it is there.
+func makeMapEntry(paths blockPaths) error {
+	if err := os.MkdirAll(paths.globalMap, dirMode); err != nil {
+		return fmt.Errorf("make the global map path: %w", err)
+	}
+	f, err := os.OpenFile(paths.podMap, os.O_CREATE|os.O_RDONLY|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("make the global map path's entry: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("make the global map path's entry: %w", err)
+	}
+	return nil
 }
 
 // makeLink makes link a symlink to target, replacing a link to

@@ -320,4 +320,15 @@ func TestMapBlockStageFailure(t *testing.T) {
 	if len(e.drv.CallsTo("NodePublishVolume")) != 0 {
 		t.Error("published after a failed stage")
 	}
+	// The pod's tear-down finds the half-done map and unstages.
+	e.drv.Fail("NodeStageVolume", nil)
+	if err := e.m.UnmapPodBlocks(testContext(t), testPodUID); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"NodeGetCapabilities", "NodeStageVolume", "NodeUnpublishVolume", "NodeGetCapabilities", "NodeUnstageVolume"}, e.drv.Methods()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if exists(t, e.blockDir(testPVName)) || exists(t, e.blockDir("staging", testPVName)) {
+		t.Error("the volume's directories stayed")
+	}
 }
