@@ -332,3 +332,36 @@ func TestMapBlockStageFailure(t *testing.T) {
 		t.Error("the volume's directories stayed")
 	}
 }
+
+// TestBlockVolumesInUse: an attachable block volume is in the node's
+// volumesInUse from its map until the last pod's unmap, also for a new
+// Mounter (berth restarted).
+func TestBlockVolumesInUse(t *testing.T) {
+	e := newBlockEnv(t, stageCaps(), csiDriver(nil))
+	ctx := testContext(t)
+	want := []corev1.UniqueVolumeName{corev1.UniqueVolumeName("kubernetes.io/csi/" + testDriver + "^" + testHandle)}
+	for _, uid := range []string{"pod-a", "pod-b"} {
+		if _, err := e.m.MapBlock(ctx, testPod(uid), blockPV()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restarted, err := NewMounter(e.m.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, uid := range []types.UID{"pod-a", "pod-b"} {
+		got, err := restarted.VolumesInUse(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("in use before %s's unmap (-want +got):\n%s", uid, diff)
+		}
+		if err := restarted.UnmapBlock(ctx, uid, testPVName); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := restarted.VolumesInUse(ctx); err != nil || len(got) != 0 {
+		t.Errorf("in use after the last unmap: %v, %v", got, err)
+	}
+}

@@ -233,3 +233,28 @@ func entries(dir string) ([]os.DirEntry, error) {
 	}
 	return out, nil
 }
+
+// blockData calls visit with the vol_data.json of every block volume on
+// the node (<plugins>/kubernetes.io/csi/volumeDevices/<pv>/data). A file
+// that cannot be read is an error: the volume might be in use.
+func (m *Mounter) blockData(visit func(data map[string]string)) error {
+	root := filepath.Join(m.cfg.PluginsDir, pluginName, volumeDevicesDir)
+	volumes, err := entries(root)
+	if err != nil {
+		return err
+	}
+	for _, v := range volumes {
+		if !v.IsDir() || v.Name() == blockStagingDir || v.Name() == blockPublishDir {
+			continue
+		}
+		data, err := loadVolData(filepath.Join(root, v.Name(), blockDataDir))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		visit(data)
+	}
+	return nil
+}

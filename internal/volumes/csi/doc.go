@@ -108,7 +108,9 @@
 // NodeUnpublishVolume; once no pod has a publication under publish/<pv>,
 // NodeUnstageVolume and the volume's directories go. UnmapPodBlocks finds
 // a pod's block volumes on the disk (its links, publications and entries),
-// so that a pod gone while berth was down is torn down too.
+// so that a pod gone while berth was down is torn down too. An attachable
+// block volume is in VolumesInUse while its data directory has its
+// vol_data.json (from before the stage until after the unstage).
 //
 // The fake driver of the tests is csifake.
 package csi
