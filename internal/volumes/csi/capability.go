@@ -204,6 +204,16 @@ func mountCapability(fsType string, flags []string, mode csipb.VolumeCapability_
 	}
 }
 
+// blockCapability is the capability of a block volume in
+// NodeStageVolume and NodePublishVolume (upstream's fsTypeBlockName): the
+// Block access type, no filesystem, flags or mount group.
+func blockCapability(mode csipb.VolumeCapability_AccessMode_Mode) *csipb.VolumeCapability {
+	return &csipb.VolumeCapability{
+		AccessType: &csipb.VolumeCapability_Block{Block: &csipb.VolumeCapability_BlockVolume{}},
+		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: mode},
+	}
+}
+
 // mountGroup is the volume mount group a driver is given: the pod's
 // fsGroup when the driver has VOLUME_MOUNT_GROUP.
 func mountGroup(caps NodeCapabilities, pod *corev1.Pod) *int64 {

@@ -29,6 +29,13 @@
 //	teardown.go    TearDown: unpublish, and unstage after the last
 //	               publication; the walk over every publication's
 //	               vol_data.json
+//	block.go       MapBlock, MapError: a persistent volume of volumeMode
+//	               Block staged, published, checked to be a block device,
+//	               bound at its global map path and linked in the pod
+//	blockteardown.go UnmapBlock, UnmapPodBlocks, BlockVolumes: its
+//	               tear-down, from the disk alone
+//	loop.go        the loop device on a global map path's entry (the fd
+//	               lock), through the loop ioctls
 //	stats.go       VolumeStats: a volume's usage from its driver's
 //	               NodeGetVolumeStats (GET_VOLUME_STATS), as upstream's
 //	               metricsCsi
@@ -43,8 +50,9 @@
 //	               CSIDriver's policy, lifecycle modes, access modes and
 //	               capabilities, the fsGroup rule, the pod's information.
 //	               Pure
-//	paths.go       TargetDir, the staging directory, the names of
-//	               attachments, inline handles and volumes. Pure
+//	paths.go       TargetDir, the staging directory, a block volume's
+//	               paths (DeviceLink), the names of attachments, inline
+//	               handles and volumes. Pure
 //	voldata.go     vol_data.json: its keys, saving, loading; removing
 //	               the directories of a volume
 //	locks.go       one operation a volume at a time
@@ -77,6 +85,32 @@
 // vol_data.json says what its tear-down needs, so that TearDown works from
 // the target alone, after a restart too. A volume is unstaged when the
 // last vol_data.json under the pods directory that names it goes.
+//
+// A persistent volume of volumeMode Block (MapBlock), as upstream's
+// csiBlockMapper and MapBlockVolume, under <plugins>/kubernetes.io/csi/
+// volumeDevices: its vol_data.json (specVolID, volumeHandle, driverName,
+// nodeName, attachmentID) in <pv>/data; with STAGE_UNSTAGE_VOLUME staged
+// at staging/<pv>; published at publish/<pv>/<pod uid> (the driver makes
+// it; berth its parent), both with a Block capability, the access mode of
+// the PersistentVolume, the publish context, readOnly, the secrets and
+// (podInfoOnMount) the pod's information; no fsGroup, mount group,
+// SELinux or tokens, as upstream. What the driver published must be a
+// block device (symlinks followed; else a MapError of
+// MapVolume.MapBlockVolume, the volume manager's FailedMapVolume event);
+// it is bind-mounted at <pv>/dev/<pod uid>, the global map path's entry, a
+// loop device attached to that entry (upstream's fd lock; found again by
+// its backing file, never attached twice), and
+// <pods>/<uid>/volumeDevices/kubernetes.io~csi/<pv> made a symlink to it:
+// the containers' device. Names that cannot be one path element, and a
+// volume named staging or publish, are refused before anything touches
+// the disk. UnmapBlock undoes it in upstream's order: the loop device
+// detached, the link removed, the entry unmounted and removed,
+// NodeUnpublishVolume; once no pod has a publication under publish/<pv>,
+// NodeUnstageVolume and the volume's directories go. UnmapPodBlocks finds
+// a pod's block volumes on the disk (its links, publications and entries),
+// so that a pod gone while berth was down is torn down too. An attachable
+// block volume is in VolumesInUse while its data directory has its
+// vol_data.json (from before the stage until after the unstage).
 //
 // The fake driver of the tests is csifake.
 package csi

@@ -10,7 +10,7 @@ import (
 
 // VolumesInUse returns, sorted, the unique names of the attachable volumes
 // published or being published on the node: those whose vol_data.json is
-// in a pod's directory (written before NodeStageVolume and
+// in a pod's directory, or in a block volume's data directory (written before NodeStageVolume and
 // NodePublishVolume, removed only after NodeUnpublishVolume and the
 // unstage, so a volume is reported from before its mount until after its
 // unmount, and again after berth restarts), of persistent lifecycle, whose
@@ -26,6 +26,14 @@ func (m *Mounter) VolumesInUse(ctx context.Context) ([]corev1.UniqueVolumeName, 
 		}
 		vols = append(vols, volume{data[keyDriverName], data[keyVolumeHandle]})
 		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The block volumes: their vol_data.json is written before the stage
+	// and removed after the unstage too.
+	err = m.blockData(func(data map[string]string) {
+		vols = append(vols, volume{data[keyDriverName], data[keyVolumeHandle]})
 	})
 	if err != nil {
 		return nil, err

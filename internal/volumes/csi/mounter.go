@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -71,6 +72,27 @@ type MounterConfig struct {
 	// IsMountPoint reports whether a path is a mount point (an error that
 	// is fs.ErrNotExist when it is missing); nil is k8s.io/mount-utils'.
 	IsMountPoint func(path string) (bool, error)
+	// Block is what block volumes need of the host; its nil fields are
+	// the host's.
+	Block BlockHost
+}
+
+// BlockHost is what the set-up of block volumes does on the host (the
+// fields of the zero value are the host's: k8s.io/mount-utils' binds, a
+// stat, loop devices through their ioctls, loop.go).
+type BlockHost struct {
+	// BindMount binds source at target (an existing file) and Unmount
+	// unmounts target: the global map path's entries.
+	BindMount func(source, target string) error
+	Unmount   func(target string) error
+	// IsBlockDevice reports whether path (a symlink followed) is a block
+	// device.
+	IsBlockDevice func(path string) (bool, error)
+	// AttachLoop keeps path (a global map path's entry) open by a loop
+	// device, unless one has it already; DetachLoop detaches the loop
+	// devices of path (none: nothing to do). Upstream's AttachFileDevice
+	// and DetachFileDevice.
+	AttachLoop, DetachLoop func(path string) error
 }
 
 // Mounter performs the node's side of CSI volumes: it stages a
@@ -86,6 +108,7 @@ type MounterConfig struct {
 type Mounter struct {
 	cfg          MounterConfig
 	isMountPoint func(string) (bool, error)
+	block        BlockHost
 	locks        volumeLocks
 }
 
@@ -103,9 +126,26 @@ func NewMounter(cfg MounterConfig) (*Mounter, error) {
 	case cfg.Clock == nil:
 		return nil, errors.New("CSI mounter needs a clock")
 	}
-	m := &Mounter{cfg: cfg, isMountPoint: cfg.IsMountPoint}
+	m := &Mounter{cfg: cfg, isMountPoint: cfg.IsMountPoint, block: cfg.Block}
+	sys := mount.NewWithoutSystemd("")
 	if m.isMountPoint == nil {
-		m.isMountPoint = mount.NewWithoutSystemd("").IsMountPoint
+		m.isMountPoint = sys.IsMountPoint
+	}
+	b := &m.block
+	if b.BindMount == nil {
+		b.BindMount = func(source, target string) error { return sys.Mount(source, target, "", []string{"bind"}) }
+	}
+	if b.Unmount == nil {
+		b.Unmount = sys.Unmount
+	}
+	if b.IsBlockDevice == nil {
+		b.IsBlockDevice = isBlockDevice
+	}
+	if b.AttachLoop == nil {
+		b.AttachLoop = attachLoop
+	}
+	if b.DetachLoop == nil {
+		b.DetachLoop = detachLoop
 	}
 	return m, nil
 }
@@ -204,55 +244,89 @@ func (m *Mounter) Republish(ctx context.Context, pod *corev1.Pod, v Volume) (boo
 
 // setUp stages (unless republish: staged before) and publishes v.
 func (m *Mounter) setUp(ctx context.Context, pod *corev1.Pod, v Volume, handle string, republish bool) (Published, error) {
-	if _, ok := m.cfg.Drivers.Driver(v.Driver); !ok {
-		return Published{}, fmt.Errorf(msgNoDriver, v.Driver)
-	}
-	policy, err := m.driverPolicy(ctx, v.Driver)
+	var fsPolicy storagev1.FSGroupPolicy
+	s, err := m.open(ctx, v, handle, func(p driverPolicy) (err error) {
+		fsPolicy, err = fsGroupPolicy(p)
+		return err
+	})
 	if err != nil {
 		return Published{}, err
 	}
-	mode := lifecycleMode(v.Inline)
-	if err := checkLifecycle(policy, v.Driver, mode); err != nil {
-		return Published{}, err
-	}
-	fsPolicy, err := fsGroupPolicy(policy)
-	if err != nil {
-		return Published{}, err
-	}
-	var publishContext map[string]string
-	if !v.Inline && policy.AttachRequired {
-		if publishContext, err = m.waitAttached(ctx, v.Driver, handle); err != nil {
-			return Published{}, err
-		}
-	}
-	client, err := m.cfg.Drivers.Dial(v.Driver)
-	if err != nil {
-		return Published{}, err
-	}
-	defer client.Close()
-	caps, err := client.NodeGetCapabilities(ctx)
-	if err != nil {
-		return Published{}, fmt.Errorf("get node capabilities of CSI driver %q: %w", v.Driver, err)
-	}
-	unlock, err := m.locks.lock(ctx, uniqueName(v.Driver, handle))
-	if err != nil {
-		return Published{}, err
-	}
-	defer unlock()
-	p := publication{pod: pod, v: v, handle: handle, publishContext: publishContext, policy: policy, caps: caps}
-	if !v.Inline && caps.StageUnstageVolume {
+	defer s.close()
+	p := publication{pod: pod, v: v, handle: handle, publishContext: s.publishContext, policy: s.policy, caps: s.caps}
+	if !v.Inline && s.caps.StageUnstageVolume {
 		p.staging = stagingDir(m.cfg.PluginsDir, v.Driver, handle)
 		if !republish {
-			if err := m.stage(ctx, client, p); err != nil {
+			if err := m.stage(ctx, s.client, p); err != nil {
 				return Published{}, err
 			}
 		}
 	}
-	if err := m.publish(ctx, client, p); err != nil {
+	if err := m.publish(ctx, s.client, p); err != nil {
 		return Published{}, err
 	}
 	return Published{ApplyFSGroup: applyFSGroup(fsGroupInputs{
 		Policy: fsPolicy, FSGroup: podFSGroup(pod), ReadOnly: v.ReadOnly, FSType: v.FSType,
-		Inline: v.Inline, AccessModes: v.AccessModes, MountGroup: caps.VolumeMountGroup,
+		Inline: v.Inline, AccessModes: v.AccessModes, MountGroup: s.caps.VolumeMountGroup,
 	})}, nil
+}
+
+// session is what the set-up of a volume (SetUp, MapBlock) learnt before
+// it calls the driver, holding the volume's lock.
+type session struct {
+	client *NodeClient
+	caps   NodeCapabilities
+	policy driverPolicy
+	// publishContext is the VolumeAttachment's attachment metadata.
+	publishContext map[string]string
+	unlock         func()
+}
+
+func (s *session) close() {
+	s.unlock()
+	s.client.Close()
+}
+
+// open checks that v's driver is registered and, by its CSIDriver
+// object, serves v's lifecycle mode; waits for the VolumeAttachment of a
+// persistent volume whose driver requires attach; dials the driver, asks
+// its capabilities and locks the volume. check (nil: none) refuses a
+// policy before anything is waited for. The caller closes the session.
+func (m *Mounter) open(ctx context.Context, v Volume, handle string, check func(driverPolicy) error) (*session, error) {
+	if _, ok := m.cfg.Drivers.Driver(v.Driver); !ok {
+		return nil, fmt.Errorf(msgNoDriver, v.Driver)
+	}
+	policy, err := m.driverPolicy(ctx, v.Driver)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLifecycle(policy, v.Driver, lifecycleMode(v.Inline)); err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(policy); err != nil {
+			return nil, err
+		}
+	}
+	var publishContext map[string]string
+	if !v.Inline && policy.AttachRequired {
+		if publishContext, err = m.waitAttached(ctx, v.Driver, handle); err != nil {
+			return nil, err
+		}
+	}
+	client, err := m.cfg.Drivers.Dial(v.Driver)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := client.NodeGetCapabilities(ctx)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("get node capabilities of CSI driver %q: %w", v.Driver, err)
+	}
+	unlock, err := m.locks.lock(ctx, uniqueName(v.Driver, handle))
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return &session{client: client, caps: caps, policy: policy, publishContext: publishContext, unlock: unlock}, nil
 }

@@ -48,6 +48,11 @@ type mounterEnv struct {
 	root    string
 	// mountPoints are the paths IsMountPoint says are mount points.
 	mountPoints map[string]bool
+	// mounts logs the Mounter's binds and unmounts, each with the driver's
+	// calls so far ("bind <source> <target> after [...]").
+	mounts []string
+	// notBlock makes IsBlockDevice say no.
+	notBlock bool
 }
 
 func newMounterEnv(t *testing.T, caps []csipb.NodeServiceCapability_RPC_Type, objects ...runtime.Object) *mounterEnv {
@@ -65,6 +70,23 @@ func newMounterEnv(t *testing.T, caps []csipb.NodeServiceCapability_RPC_Type, ob
 		Drivers: e.drivers, Client: e.client, NodeName: testNode, Clock: e.clock,
 		PluginsDir: filepath.Join(e.root, "plugins"), PodsDir: filepath.Join(e.root, "pods"),
 		IsMountPoint: e.isMountPoint,
+		Block: BlockHost{
+			BindMount: e.bindMount, Unmount: e.unmount,
+			IsBlockDevice: func(path string) (bool, error) {
+				if _, err := os.Stat(path); err != nil {
+					return false, err
+				}
+				return !e.notBlock, nil
+			},
+			AttachLoop: func(path string) error {
+				e.mounts = append(e.mounts, "attach loop "+path)
+				return nil
+			},
+			DetachLoop: func(path string) error {
+				e.mounts = append(e.mounts, "detach loop "+path)
+				return nil
+			},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +109,20 @@ func (e *mounterEnv) isMountPoint(path string) (bool, error) {
 		return false, err
 	}
 	return e.mountPoints[path], nil
+}
+
+// bindMount and unmount are the Mounter's: they log, and make target a
+// mount point or not.
+func (e *mounterEnv) bindMount(source, target string) error {
+	e.mounts = append(e.mounts, fmt.Sprintf("bind %s %s after %v", source, target, e.drv.Methods()))
+	e.mountPoints[target] = true
+	return nil
+}
+
+func (e *mounterEnv) unmount(target string) error {
+	e.mounts = append(e.mounts, fmt.Sprintf("unmount %s before %v", target, e.drv.Methods()))
+	delete(e.mountPoints, target)
+	return nil
 }
 
 // tokenReactor answers a TokenRequest with a token named after its

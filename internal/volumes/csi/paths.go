@@ -96,3 +96,81 @@ func checkNames(podUID types.UID, specName, driver string) error {
 		checkPathElement("CSI driver name", driver),
 	)
 }
+
+// The names of a block volume's paths (upstream's csi_block.go and
+// csi_util.go; upstream_test.go pins them).
+const (
+	// volumeDevicesDir holds the block volumes, below the plugin's
+	// directory and below a pod's (upstream's GetVolumeDevicePluginDir,
+	// GetPodVolumeDeviceDir).
+	volumeDevicesDir = "volumeDevices"
+	blockStagingDir  = "staging"
+	blockPublishDir  = "publish"
+	blockDataDir     = "data"
+	blockMapDir      = "dev"
+)
+
+// blockPaths are the paths of a persistent volume of volumeMode Block on
+// the node (upstream's csiBlockMapper), for one pod.
+type blockPaths struct {
+	// staging is NodeStageVolume's staging_target_path:
+	// <plugins>/kubernetes.io/csi/volumeDevices/staging/<specName>.
+	staging string
+	// publishDir is <plugins>/kubernetes.io/csi/volumeDevices/publish/
+	// <specName>, which berth makes; publish is its <podUID>, the target
+	// path of NodePublishVolume, which the driver makes.
+	publishDir, publish string
+	// volumeDir is <plugins>/kubernetes.io/csi/volumeDevices/<specName,
+	// escaped>; data (its data/) holds the vol_data.json; globalMap (its
+	// dev/) holds, as <podUID>, a bind mount of each pod's publication.
+	volumeDir, data, globalMap string
+	// podMap is globalMap/<podUID>.
+	podMap string
+	// link is <pods>/<podUID>/volumeDevices/kubernetes.io~csi/<specName>,
+	// the pod's symlink to the published device, which containers get.
+	link string
+}
+
+// newBlockPaths returns the paths of block volume specName in pod podUID.
+func newBlockPaths(pluginsDir, podsDir string, podUID types.UID, specName string) blockPaths {
+	root := filepath.Join(pluginsDir, pluginName, volumeDevicesDir)
+	volumeDir := filepath.Join(root, utilstrings.EscapeQualifiedName(specName))
+	publishDir := filepath.Join(root, blockPublishDir, specName)
+	globalMap := filepath.Join(volumeDir, blockMapDir)
+	return blockPaths{
+		staging:    filepath.Join(root, blockStagingDir, specName),
+		publishDir: publishDir,
+		publish:    filepath.Join(publishDir, string(podUID)),
+		volumeDir:  volumeDir,
+		data:       filepath.Join(volumeDir, blockDataDir),
+		globalMap:  globalMap,
+		podMap:     filepath.Join(globalMap, string(podUID)),
+		link:       DeviceLink(podsDir, podUID, specName),
+	}
+}
+
+// DeviceLink returns where a pod's CSI block volume is linked to its
+// device: <podsDir>/<podUID>/volumeDevices/kubernetes.io~csi/<specName>
+// (upstream's GetPodDeviceMapPath), the host path of the containers'
+// device.
+func DeviceLink(podsDir string, podUID types.UID, specName string) string {
+	return filepath.Join(podsDir, string(podUID), volumeDevicesDir, utilstrings.EscapeQualifiedName(pluginName), specName)
+}
+
+// checkBlockNames refuses a block volume whose names cannot safely become
+// paths: those of checkNames, the volume's name unescaped too (upstream
+// puts it in the staging and publish paths as it is), and the names of
+// the plugin's own directories beside the volumes' (a volume "staging"
+// would be the staging directory of every volume).
+func checkBlockNames(podUID types.UID, specName, driver string) error {
+	if err := checkNames(podUID, specName, driver); err != nil {
+		return err
+	}
+	if err := checkPathElement("volume name", specName); err != nil {
+		return err
+	}
+	if specName == blockStagingDir || specName == blockPublishDir {
+		return fmt.Errorf("volume name %q of a block volume is the name of a directory of the CSI plugin's", specName)
+	}
+	return nil
+}

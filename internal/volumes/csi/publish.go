@@ -40,13 +40,9 @@ type publication struct {
 // the file go again.
 func (m *Mounter) stage(ctx context.Context, client *NodeClient, p publication) error {
 	v := p.v
-	var secrets map[string]string
-	if ref := v.StageSecret; ref != nil {
-		s, err := m.secret(ctx, *ref)
-		if err != nil {
-			return fmt.Errorf(msgStageSecret, ref.Namespace, ref.Name, err)
-		}
-		secrets = s
+	secrets, err := m.stageSecrets(ctx, v)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(p.staging, dirMode); err != nil {
 		return fmt.Errorf("make staging directory: %w", err)
@@ -90,17 +86,9 @@ func (m *Mounter) stage(ctx context.Context, client *NodeClient, p publication) 
 // republish), the target, the file and the parent go again.
 func (m *Mounter) publish(ctx context.Context, client *NodeClient, p publication) error {
 	v := p.v
-	secrets := map[string]string{}
-	if v.PublishSecret != nil {
-		ref := *v.PublishSecret
-		if v.Inline {
-			ref.Namespace = p.pod.Namespace
-		}
-		s, err := m.secret(ctx, ref)
-		if err != nil {
-			return fmt.Errorf(msgPublishSecret, ref.Namespace, ref.Name, err)
-		}
-		secrets = s
+	secrets, err := m.publishSecrets(ctx, p.pod, v)
+	if err != nil {
+		return err
 	}
 	mode := lifecycleMode(v.Inline)
 	volumeContext := v.Attributes
@@ -156,4 +144,34 @@ func (m *Mounter) publish(ctx context.Context, client *NodeClient, p publication
 		}
 	}
 	return err
+}
+
+// stageSecrets reads the secret NodeStageVolume is given (nil: none).
+func (m *Mounter) stageSecrets(ctx context.Context, v Volume) (map[string]string, error) {
+	ref := v.StageSecret
+	if ref == nil {
+		return nil, nil
+	}
+	s, err := m.secret(ctx, *ref)
+	if err != nil {
+		return nil, fmt.Errorf(msgStageSecret, ref.Namespace, ref.Name, err)
+	}
+	return s, nil
+}
+
+// publishSecrets reads the secret NodePublishVolume is given (empty:
+// none); an inline volume's is read in the pod's namespace.
+func (m *Mounter) publishSecrets(ctx context.Context, pod *corev1.Pod, v Volume) (map[string]string, error) {
+	if v.PublishSecret == nil {
+		return map[string]string{}, nil
+	}
+	ref := *v.PublishSecret
+	if v.Inline {
+		ref.Namespace = pod.Namespace
+	}
+	s, err := m.secret(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf(msgPublishSecret, ref.Namespace, ref.Name, err)
+	}
+	return s, nil
 }

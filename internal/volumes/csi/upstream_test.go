@@ -159,3 +159,35 @@ func TestMessagesMatchUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockPathsMatchUpstream pins the names of a block volume's paths:
+// the volumeDevices directory (the kubelet's), staging and publish
+// (csiBlockMapper's GetStagingPath, getPublishDir), dev and data
+// (getVolumeDevicePluginDir, getVolumeDeviceDataDir), and the step names
+// of upstream's FailedMapVolume messages.
+func TestBlockPathsMatchUpstream(t *testing.T) {
+	src := upstreamsrc.New(t)
+	const kubeletConfig = "k8s.io/kubernetes/pkg/kubelet/kubeletconfig"
+	if up := src.Value(kubeletConfig, "DefaultKubeletVolumeDevicesDirName").AsString(); up != volumeDevicesDir {
+		t.Errorf("volumeDevicesDir %q, upstream %q", volumeDevicesDir, up)
+	}
+	for fn, want := range map[string]string{
+		"GetStagingPath": blockStagingDir, "getPublishDir": blockPublishDir,
+		"getVolumeDevicePluginDir": blockMapDir, "getVolumeDeviceDataDir": blockDataDir,
+	} {
+		if lits := src.Func(upCSI, fn).StringLiterals(); !slices.Contains(lits, want) {
+			t.Errorf("upstream's %s has string literals %q, not %q", fn, lits, want)
+		}
+	}
+	const opGen = "k8s.io/kubernetes/pkg/volume/util/operationexecutor"
+	// The package has a fake of the same method name: every file's.
+	var lits []string
+	for _, f := range src.Files(opGen) {
+		lits = append(lits, f.StringLiterals()...)
+	}
+	for _, op := range []string{OpSetUpDevice, OpMapPodDevice, OpMapBlockVolume} {
+		if !slices.Contains(lits, op+" failed") {
+			t.Errorf("upstream's operation generator has no %q", op+" failed")
+		}
+	}
+}

@@ -2,14 +2,20 @@ package volume
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/volumes/csi"
 )
 
 // hostBlockDevice returns a block device of this machine (its path only is
@@ -71,7 +77,8 @@ func TestLocalBlockVolume(t *testing.T) {
 }
 
 // TestBlockVolumeRefusals: a local Block volume whose path is no block
-// device, and a CSI Block volume, fail with errors naming why.
+// device, an iscsi Block volume, and a CSI one standalone, fail with
+// errors naming why.
 func TestBlockVolumeRefusals(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "disk")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -82,7 +89,8 @@ func TestBlockVolumeRefusals(t *testing.T) {
 		want string
 	}{
 		{corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: file}}, `is not a block device`},
-		{corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}, `type csi of volumeMode Block is not supported by berth yet`},
+		{corev1.PersistentVolumeSource{ISCSI: &corev1.ISCSIPersistentVolumeSource{TargetPortal: "t", IQN: "i"}}, `type iscsi of volumeMode Block is not supported by berth yet`},
+		{corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}, `CSI volumes need an API server (berth runs standalone)`},
 	} {
 		pvc, pv := boundClaim("c", "block-pv", tc.src)
 		pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock)
@@ -91,5 +99,114 @@ func TestBlockVolumeRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("SetUp() = %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// csiBlockEnv is csiEnv with claim c bound to a CSI PersistentVolume
+// "pv-csi" of volumeMode Block.
+func csiBlockEnv(t *testing.T) (env, *fakeCSI) {
+	t.Helper()
+	pvc, pv := boundClaim("c", "pv-csi", corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+		Driver: "mock.csi", VolumeHandle: "vol-1", VolumeAttributes: map[string]string{"a": "b"},
+		NodePublishSecretRef: &corev1.SecretReference{Namespace: "sec", Name: "publish"},
+	}})
+	pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock)
+	pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	e, f := csiEnv(t, csi.Published{})
+	for _, o := range []runtime.Object{pvc, pv} {
+		if err := e.client.Tracker().Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, f
+}
+
+// TestCSIBlockClaim: a claim bound to a CSI PersistentVolume of
+// volumeMode Block is mapped by the mounter, its device link is the
+// volume's path (the containers' device); a sync and a restart of berth
+// in the same boot map nothing again; tear-down unmaps the pod's block
+// volumes before the links go.
+func TestCSIBlockClaim(t *testing.T) {
+	e, f := csiBlockEnv(t)
+	ctx := context.Background()
+	pod := blockPod(true)
+	link := filepath.Join(e.dir, "uid-1", "volumeDevices", "kubernetes.io~csi", "pv-csi")
+	for range 2 {
+		paths, err := e.m.SetUp(ctx, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if paths["data"] != link {
+			t.Fatalf("SetUp() paths = %v, want data at %s", paths, link)
+		}
+	}
+	want := []csi.Volume{{
+		SpecName: "pv-csi", Driver: "mock.csi", Handle: "vol-1", ReadOnly: true,
+		Attributes: map[string]string{"a": "b"}, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		PublishSecret: &corev1.SecretReference{Namespace: "sec", Name: "publish"},
+	}}
+	if diff := cmp.Diff(want, f.maps); diff != "" {
+		t.Errorf("mounter MapBlocks (-want +got):\n%s", diff)
+	}
+	if len(f.setUps) != 0 {
+		t.Errorf("a block volume was set up as a filesystem: %v", f.setUps)
+	}
+
+	restarted, err := New(Config{PodsDir: e.dir, Clock: e.clock, Mounter: e.mounter, Client: e.client, CSI: f, BootID: "boot-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paths, err := restarted.SetUp(ctx, pod); err != nil || paths["data"] != link {
+		t.Fatalf("SetUp() after a restart = %v, %v", paths, err)
+	}
+	if len(f.maps) != 1 {
+		t.Errorf("mapped %d times after a restart, want once", len(f.maps))
+	}
+
+	f.downErr = errors.New("driver gone")
+	if err := restarted.TearDown(ctx, pod.UID); err == nil {
+		t.Fatal("TearDown() succeeded with the driver gone")
+	}
+	if _, err := os.Lstat(link); err != nil {
+		t.Errorf("the link went with a failed unmap: %v", err)
+	}
+	restarted.cfg.CSI = nil
+	if err := restarted.TearDown(ctx, pod.UID); err == nil || !strings.Contains(err.Error(), "no CSI driver can unmap it") {
+		t.Errorf("TearDown() standalone = %v", err)
+	}
+	restarted.cfg.CSI, f.downErr = f, nil
+	if err := restarted.TearDown(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]types.UID{"uid-1", "uid-1"}, f.unmaps); diff != "" {
+		t.Errorf("UnmapPodBlocks (-want +got):\n%s", diff)
+	}
+	if _, err := os.Lstat(filepath.Join(e.dir, "uid-1", "volumeDevices")); !os.IsNotExist(err) {
+		t.Errorf("volumeDevices after TearDown: %v", err)
+	}
+	if _, err := os.Lstat(readyMarker(e.dir, "uid-1", "data")); !os.IsNotExist(err) {
+		t.Errorf("ready marker after TearDown: %v", err)
+	}
+}
+
+// TestCSIBlockMapFailure: a failed map is a FailedMapVolume event worded
+// as upstream's, with the step that failed, and is tried again.
+func TestCSIBlockMapFailure(t *testing.T) {
+	e, f := csiBlockEnv(t)
+	f.mapErr = &csi.MapError{Op: csi.OpMapBlockVolume, Err: errors.New(`the CSI driver published "/p", which is not a block device`)}
+	pod := blockPod(false)
+	if _, err := e.m.SetUp(context.Background(), pod); err == nil {
+		t.Fatal("SetUp() succeeded")
+	}
+	want := []string{`Warning FailedMapVolume MapVolume.MapBlockVolume failed for volume "pv-csi" : the CSI driver published "/p", which is not a block device`}
+	if diff := cmp.Diff(want, e.events.messages); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	f.mapErr = nil
+	if _, err := e.m.SetUp(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.maps) != 2 {
+		t.Errorf("%d maps, want 2", len(f.maps))
 	}
 }

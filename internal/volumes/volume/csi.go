@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berthk8s/berth/internal/volumes/csi"
 )
@@ -26,6 +27,12 @@ type CSI interface {
 	// (requiresRepublish), reporting whether it did.
 	Republish(ctx context.Context, pod *corev1.Pod, v csi.Volume) (bool, error)
 	TearDown(ctx context.Context, target string) error
+	// MapBlock makes a persistent volume of volumeMode Block the pod's
+	// device and returns its link (csi.DeviceLink); its errors are
+	// *csi.MapError. UnmapPodBlocks undoes it for every block volume of
+	// a pod, from the disk alone.
+	MapBlock(ctx context.Context, pod *corev1.Pod, v csi.Volume) (string, error)
+	UnmapPodBlocks(ctx context.Context, podUID types.UID) error
 }
 
 // inlineCSI is the csi.Volume of a pod's inline CSI volume.
@@ -93,13 +100,21 @@ func (m *Manager) setUpCSI(ctx context.Context, pod *corev1.Pod, volName string,
 			return "", err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(marker), 0o750); err != nil {
-		return "", fmt.Errorf("create ready marker directory: %w", err)
-	}
-	if err := os.WriteFile(marker, []byte(m.cfg.BootID), 0o600); err != nil {
-		return "", fmt.Errorf("create ready marker %q: %w", marker, err)
+	if err := writeMarker(marker, m.cfg.BootID); err != nil {
+		return "", err
 	}
 	return target, nil
+}
+
+// writeMarker records a publication in boot bootID at marker.
+func writeMarker(marker, bootID string) error {
+	if err := os.MkdirAll(filepath.Dir(marker), 0o750); err != nil {
+		return fmt.Errorf("create ready marker directory: %w", err)
+	}
+	if err := os.WriteFile(marker, []byte(bootID), 0o600); err != nil {
+		return fmt.Errorf("create ready marker %q: %w", marker, err)
+	}
+	return nil
 }
 
 // publishedThisBoot reports whether marker records a publication in this
@@ -137,6 +152,63 @@ func (m *Manager) tearDownCSI(ctx context.Context, volumesDir string) error {
 		if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove CSI volume directory %q: %w", dir, err)
 		}
+	}
+	return nil
+}
+
+// reasonFailedMapVolume is upstream's event reason of a block volume that
+// could not be mapped (kubelet events' FailedMapVolume).
+const reasonFailedMapVolume = "FailedMapVolume"
+
+// setUpCSIBlock has the driver map a CSI persistent volume of volumeMode
+// Block for pod (stage, publish, bind, link: csi.Mounter.MapBlock) and
+// returns the pod's link to the device, which containers get as the host
+// path of their volumeDevices. As setUpCSI, a volume mapped before in
+// this boot of the machine (its marker) is not mapped again, so that a
+// restart of berth publishes nothing twice. No fsGroup, no SELinux: the
+// device is the container's as it is, as upstream. A failure is a
+// FailedMapVolume event worded as upstream's ("MapVolume.MapPodDevice
+// failed for volume ...").
+func (m *Manager) setUpCSIBlock(ctx context.Context, pod *corev1.Pod, volName string, v csi.Volume) (string, error) {
+	if m.cfg.CSI == nil {
+		return "", errors.New("CSI volumes need an API server (berth runs standalone)")
+	}
+	link := csi.DeviceLink(m.cfg.PodsDir, pod.UID, v.SpecName)
+	marker := readyMarker(m.cfg.PodsDir, pod.UID, volName)
+	if mapped, err := m.publishedThisBoot(marker); err != nil || mapped {
+		return link, err
+	}
+	got, err := m.cfg.CSI.MapBlock(ctx, pod, v)
+	if err != nil {
+		op := csi.OpMapPodDevice
+		var me *csi.MapError
+		if errors.As(err, &me) {
+			op, err = me.Op, me.Err
+		}
+		return "", &volumeError{reason: reasonFailedMapVolume, msg: fmt.Sprintf(msgVolume, op+" failed", v.SpecName, ": "+err.Error())}
+	}
+	if got != link {
+		return "", fmt.Errorf("CSI block volume %q mapped at %q, not at %q", v.SpecName, got, link)
+	}
+	if err := writeMarker(marker, m.cfg.BootID); err != nil {
+		return "", err
+	}
+	return link, nil
+}
+
+// tearDownCSIBlocks unmaps a pod's CSI block volumes (devicesDir is its
+// volumeDevices directory), before the links are removed. Standalone, a
+// CSI block volume left from a cluster run keeps the pod's directory.
+func (m *Manager) tearDownCSIBlocks(ctx context.Context, uid types.UID, devicesDir string) error {
+	if m.cfg.CSI == nil {
+		links, err := filepath.Glob(filepath.Join(devicesDir, csiPlugin, "*"))
+		if err != nil || len(links) == 0 {
+			return err
+		}
+		return fmt.Errorf("CSI block volume %q: no CSI driver can unmap it (berth runs standalone)", links[0])
+	}
+	if err := m.cfg.CSI.UnmapPodBlocks(ctx, uid); err != nil {
+		return fmt.Errorf("unmap CSI block volumes: %w", err)
 	}
 	return nil
 }

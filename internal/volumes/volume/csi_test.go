@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/berthk8s/berth/internal/volumes/csi"
@@ -28,6 +29,41 @@ type fakeCSI struct {
 	setUpErr    error
 	downErr     error
 	podsDir     string
+	// maps and unmaps are the MapBlock and UnmapPodBlocks calls; mapErr
+	// fails MapBlock.
+	maps   []csi.Volume
+	unmaps []types.UID
+	mapErr error
+}
+
+// MapBlock records the map and links the device (a file of the test's)
+// where csi.Mounter would.
+func (f *fakeCSI) MapBlock(_ context.Context, pod *corev1.Pod, v csi.Volume) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.maps = append(f.maps, v)
+	if f.mapErr != nil {
+		return "", f.mapErr
+	}
+	link := csi.DeviceLink(f.podsDir, pod.UID, v.SpecName)
+	if err := os.MkdirAll(filepath.Dir(link), 0o750); err != nil {
+		return "", err
+	}
+	return link, os.Symlink("/dev/fake-"+v.SpecName, link)
+}
+
+func (f *fakeCSI) UnmapPodBlocks(_ context.Context, uid types.UID) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unmaps = append(f.unmaps, uid)
+	if f.downErr != nil {
+		return f.downErr
+	}
+	links, err := filepath.Glob(filepath.Join(f.podsDir, string(uid), "volumeDevices", "kubernetes.io~csi", "*"))
+	for _, l := range links {
+		err = errors.Join(err, os.Remove(l))
+	}
+	return err
 }
 
 func (f *fakeCSI) SetUp(_ context.Context, pod *corev1.Pod, v csi.Volume) (csi.Published, error) {

@@ -18,7 +18,9 @@
 // volumeMode Block: a link to the device at
 // PodsDir/<uid>/volumeDevices/kubernetes.io~local-volume/<pv name>, block.go) and
 // kubernetes.io~csi/<pv or volume name>/mount for CSI volumes (published
-// there by their driver through internal/volumes/csi).
+// there by their driver through internal/volumes/csi; a CSI persistent
+// volume of volumeMode Block is mapped by csi.Mounter.MapBlock and linked at
+// PodsDir/<uid>/volumeDevices/kubernetes.io~csi/<pv name>, csi.go).
 // hostPath volumes (inline or persistent) are the host path itself.
 // Secret and projected volumes and emptyDir volumes of medium Memory are
 // tmpfs mounts, local persistent volumes bind mounts (Mounter).
@@ -71,7 +73,11 @@
 //	               per boot of the machine (the marker holds the boot ID), the fsGroup
 //	               applied when the driver's policy gives it to the kubelet;
 //	               unpublished (and unstaged after the last pod) before anything
-//	               of the pod is removed
+//	               of the pod is removed; a PersistentVolume of volumeMode Block
+//	               mapped (MapBlock: its device link is the containers' device,
+//	               no fsGroup) once per boot the same way, a failure upstream's
+//	               FailedMapVolume event, and unmapped at TearDown
+//	               (UnmapPodBlocks) before the links go
 //	expand.go      the expansions: NodeExpandVolume (CSIExpander) right after a
 //	               publication and on Run's refresh for a published volume whose
 //	               PersistentVolume grew; the claim's status patched, upstream's

@@ -45,9 +45,10 @@ const (
 	msgPatchPVC        = "patchPVCStatus failed to patch PVC %q: %w"
 )
 
-// volumeError is an error whose message is the whole FailedMount event,
-// worded as upstream's (recordFailure does not prefix it).
-type volumeError struct{ msg string }
+// volumeError is an error whose message is the whole event, worded as
+// upstream's (recordFailure does not prefix it), of reason (""
+// FailedMount).
+type volumeError struct{ msg, reason string }
 
 func (e *volumeError) Error() string { return e.msg }
 
@@ -230,11 +231,12 @@ func (m *Manager) claimEvent(pvc *corev1.PersistentVolumeClaim, eventType, reaso
 	}
 }
 
-// isVolumeError reports whether err carries its whole event message.
-func isVolumeError(err error) (string, bool) {
+// isVolumeError reports whether err carries its whole event message, and
+// the event's reason ("" FailedMount).
+func isVolumeError(err error) (msg, reason string, ok bool) {
 	var e *volumeError
 	if errors.As(err, &e) {
-		return e.msg, true
+		return e.msg, e.reason, true
 	}
-	return "", false
+	return "", "", false
 }

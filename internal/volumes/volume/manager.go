@@ -193,7 +193,7 @@ func (m *Manager) Update(pod *corev1.Pod) {
 }
 
 // TearDown unmounts the subPath binds and the tmpfs volumes of a terminated
-// pod, removes PodsDir/<uid>/volume-subpaths, PodsDir/<uid>/volumes and
+// pod, unpublishes its CSI volumes and unmaps its CSI block volumes, removes PodsDir/<uid>/volume-subpaths, PodsDir/<uid>/volumes and
 // the volumes' ready markers, and forgets the pod. An error means
 // something may still be mounted: the caller must keep the pod directory
 // (never remove it recursively).
@@ -213,6 +213,9 @@ func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 		return err
 	}
 	if err := m.tearDownDir(ctx, filepath.Join(podDir, "volumes")); err != nil {
+		return err
+	}
+	if err := m.tearDownCSIBlocks(ctx, uid, filepath.Join(podDir, volumeDevicesDir)); err != nil {
 		return err
 	}
 	// Links to block devices only: RemoveAll follows no symlink.
@@ -326,13 +329,16 @@ func (m *Manager) refreshPod(ctx context.Context, st *podState) {
 
 // recordFailure records a FailedMount warning once per distinct message.
 func (m *Manager) recordFailure(pod *corev1.Pod, st *podState, volume string, err error) {
-	msg := fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", volume, err)
-	if whole, ok := isVolumeError(err); ok {
-		msg = whole
+	msg, reason := fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", volume, err), ""
+	if whole, r, ok := isVolumeError(err); ok {
+		msg, reason = whole, r
+	}
+	if reason == "" {
+		reason = "FailedMount"
 	}
 	if st.reported[msg] || m.cfg.Recorder == nil {
 		return
 	}
 	st.reported[msg] = true
-	m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%s", msg)
+	m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, reason, "%s", msg)
 }

@@ -28,8 +28,11 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 	}
 	src := c.volume.Spec.PersistentVolumeSource
 	if isBlock(c.volume) {
-		if src.Local != nil {
+		switch {
+		case src.Local != nil:
 			return m.setUpLocalBlock(pod, c)
+		case src.CSI != nil:
+			return m.setUpCSIBlock(ctx, pod, v.Name, persistentCSI(c))
 		}
 		return "", fmt.Errorf("PersistentVolume %s: type %s of volumeMode Block is not supported by berth yet", c.volume.Name, persistentSourceType(src))
 	}

@@ -32,7 +32,8 @@ type Config struct {
 	// Stats is NodeGetVolumeStats' answer (nil: an empty one).
 	Stats *csi.NodeGetVolumeStatsResponse
 	// ManageTargets makes NodePublishVolume create its target_path (a
-	// directory) and NodeUnpublishVolume remove it, as the CSI spec asks
+	// directory; for a Block capability an empty file) and
+	// NodeUnpublishVolume remove it, as the CSI spec asks
 	// of a driver; without it the driver leaves the paths alone.
 	ManageTargets bool
 }
@@ -217,7 +218,14 @@ func (s node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeReq
 		return nil, err
 	}
 	if cfg.ManageTargets {
-		if err := os.Mkdir(req.GetTargetPath(), 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+		if req.GetVolumeCapability().GetBlock() != nil {
+			// A block volume's target is a file (a device, for a real driver).
+			f, err := os.OpenFile(req.GetTargetPath(), os.O_CREATE|os.O_WRONLY, 0o600)
+			if err != nil {
+				return nil, status.Errorf(codes.Internal, "create target path: %v", err)
+			}
+			f.Close()
+		} else if err := os.Mkdir(req.GetTargetPath(), 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, status.Errorf(codes.Internal, "create target path: %v", err)
 		}
 	}

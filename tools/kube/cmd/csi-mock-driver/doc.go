@@ -60,6 +60,14 @@
 //     target path, and everything under it. NodeStageVolume records the
 //     staging path only. A repeated stage or publish of the same path
 //     succeeds (idempotent).
+//   - A NodePublishVolume with a Block capability gets, from this binary
+//     (block.go), a real block device at its target, which the mock would
+//     make a directory: the volume's sparse backing file (64 MiB, in a
+//     temporary directory removed at exit) attached to a free loop device
+//     through /dev/loop-control and LOOP_SET_FD (no losetup; autoclear
+//     set), and the target a device node of it (mknod). Publications of
+//     one volume share its loop device and data; the unpublication of the
+//     last detaches it. Needs root.
 //   - NodeGetVolumeStats of a volume published at the volume path answers
 //     its capacity (100 GiB for "1", "2" and "3") in bytes, nothing else;
 //     that of an inline volume the mock cannot answer (it knows no such

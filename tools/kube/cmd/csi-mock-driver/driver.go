@@ -25,6 +25,7 @@ type driver struct {
 	csiPath, regPath string
 	csi, reg         *grpc.Server
 	calls            *callLog
+	blocks           *blockDevices
 	// failed carries the kubelet's failed registration (capacity 1).
 	failed chan error
 }
@@ -63,10 +64,16 @@ func start(o options) (*driver, error) {
 		return nil, err
 	}
 
+	if d.blocks, err = newBlockDevices(); err != nil {
+		regL.Close()
+		csiL.Close()
+		calls.Close()
+		return nil, err
+	}
 	mock := service.New(o.mock)
 	d.csi = grpc.NewServer(grpc.ChainUnaryInterceptor(holdPublish(o.holdPublish), calls.intercept))
 	csi.RegisterIdentityServer(d.csi, mock)
-	csi.RegisterNodeServer(d.csi, newEphemeralNode(mock))
+	csi.RegisterNodeServer(d.csi, newEphemeralNode(mock, d.blocks))
 	csi.RegisterControllerServer(d.csi, mock)
 	d.reg = grpc.NewServer(grpc.UnaryInterceptor(calls.intercept))
 	registerapi.RegisterRegistrationServer(d.reg, &registration{
@@ -113,6 +120,7 @@ func (d *driver) stop() {
 		}
 	}
 	d.calls.Close()
+	d.blocks.stop()
 }
 
 // listenUnix listens on a unix socket at path, removing a stale socket

@@ -25,20 +25,29 @@ const ephemeralKey = "csi.storage.k8s.io/ephemeral"
 // a driver does, and its unpublication removes it; NodeGetVolumeStats of
 // an ephemeral publication (which the mock answers NotFound: it knows no
 // such volume) is the statfs of its target, in bytes and inodes; every
-// other call is the mock's.
+// other call is the mock's, but that a publication with a Block
+// capability gets a real block device at its target (blocks, block.go).
 type ephemeralNode struct {
 	service.Service
+	blocks    *blockDevices
 	mu        sync.Mutex          // guards published
 	published map[string]struct{} // volume ID + target of ephemeral publications
 }
 
-func newEphemeralNode(mock service.Service) *ephemeralNode {
-	return &ephemeralNode{Service: mock, published: map[string]struct{}{}}
+func newEphemeralNode(mock service.Service, blocks *blockDevices) *ephemeralNode {
+	return &ephemeralNode{Service: mock, blocks: blocks, published: map[string]struct{}{}}
 }
 
 func (n *ephemeralNode) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
 	if req.GetVolumeContext()[ephemeralKey] != "true" {
-		return n.Service.NodePublishVolume(ctx, req)
+		resp, err := n.Service.NodePublishVolume(ctx, req)
+		if err == nil && req.GetVolumeCapability().GetBlock() != nil {
+			err = n.blocks.publish(req.GetVolumeId(), req.GetTargetPath())
+		}
+		if err != nil {
+			return nil, err
+		}
+		return resp, nil
 	}
 	if req.GetVolumeId() == "" || req.GetTargetPath() == "" || req.GetVolumeCapability() == nil {
 		return nil, status.Error(codes.InvalidArgument, "volume ID, target path and capability are required")
@@ -59,7 +68,11 @@ func (n *ephemeralNode) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUn
 	delete(n.published, key)
 	n.mu.Unlock()
 	if !ephemeral {
-		return n.unpublishPersistent(ctx, req)
+		resp, err := n.unpublishPersistent(ctx, req)
+		if err == nil {
+			n.blocks.unpublish(req.GetVolumeId(), req.GetTargetPath())
+		}
+		return resp, err
 	}
 	if err := os.RemoveAll(req.GetTargetPath()); err != nil {
 		return nil, status.Errorf(codes.Internal, "remove target %q: %v", req.GetTargetPath(), err)
