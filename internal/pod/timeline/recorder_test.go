@@ -240,6 +240,12 @@ func TestForget(t *testing.T) {
 	}
 }
 
+func TestNewNeedsClock(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Error("New without a clock succeeded")
+	}
+}
+
 // TestNil: a nil Recorder records nothing and does not panic.
 func TestNil(t *testing.T) {
 	var r *Recorder
