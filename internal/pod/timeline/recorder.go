@@ -48,13 +48,20 @@ type podTimeline struct {
 	seq     uint64
 	// done holds "<stage>/<target>" of the once-only stages set up.
 	done map[string]bool
-	// open maps a key of a stage seen in statuses (an init container's
-	// ID, "<container> <probe>") to its entry's seq; ended keys stay,
-	// with seq 0.
+	// open maps a probe ("<container> <probe>") to its entry's seq, 0
+	// once it succeeded.
 	open map[string]uint64
+	// inits holds each init container's latest run, by name.
+	inits map[string]initRun
 	// running is when a generated status first showed phase Running.
 	running time.Time
 	written bool
+}
+
+// initRun is an init container instance's run and its entry.
+type initRun struct {
+	id  string // the container ID
+	seq uint64
 }
 
 type entry struct {
@@ -104,7 +111,7 @@ func (r *Recorder) Begin(pod *corev1.Pod, stage, target string) EndFunc {
 func (r *Recorder) record(pod *corev1.Pod) *podTimeline {
 	p := r.pods[pod.UID]
 	if p == nil {
-		p = &podTimeline{done: map[string]bool{}, open: map[string]uint64{}}
+		p = &podTimeline{done: map[string]bool{}, open: map[string]uint64{}, inits: map[string]initRun{}}
 		r.pods[pod.UID] = p
 	}
 	p.pod = pod

@@ -144,6 +144,10 @@ func TestRetries(t *testing.T) {
 	r.ObserveStatus("u1", &corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{initStatus("init-a", "c1", t0, at(sec), 1)}}) // same run
 	r.ObserveStatus("u1", &corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{initStatus("init-a", "c2", t0.Add(2*sec), nil, 0)}})
 
+	if n := len(r.pods["u1"].inits); n != 1 {
+		t.Errorf("the record keeps %d init container runs, want the latest of init-a's only", n)
+	}
+
 	got, _ := r.Get("ns", "web")
 	type row struct {
 		Name, Target string

@@ -73,22 +73,17 @@ func (r *Recorder) initRun(p *podTimeline, cs *corev1.ContainerStatus) {
 	default:
 		return
 	}
-	key := "init " + cs.ContainerID
 	if cs.ContainerID == "" || start.IsZero() {
 		return
 	}
-	seq, seen := p.open[key]
-	if !seen {
-		seq = r.add(p, Stage{Name: StageInitContainer, Target: cs.Name, Start: start, Outcome: OutcomeRunning})
-		p.open[key] = seq
+	run, ok := p.inits[cs.Name]
+	if !ok || run.id != cs.ContainerID { // its first run, or a new instance
+		run = initRun{id: cs.ContainerID, seq: r.add(p, Stage{Name: StageInitContainer, Target: cs.Name, Start: start, Outcome: OutcomeRunning})}
+		p.inits[cs.Name] = run
 	}
-	if end.IsZero() || seq == 0 {
-		return
+	if e := p.find(run.seq); e != nil && !end.IsZero() {
+		e.finish(end, 0, "", err) // once: an ended entry stays as it ended
 	}
-	if e := p.find(seq); e != nil {
-		e.finish(end, 0, "", err)
-	}
-	p.open[key] = 0
 }
 
 // probe records a container's probe of kind ("<container> startup"):
