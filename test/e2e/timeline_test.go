@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +111,17 @@ func TestClusterPodTimeline(t *testing.T) {
 		t.Errorf("the init container ran %.3fs, want at least its 1s sleep", init.DurationSeconds)
 	}
 	t.Logf("sequential stages %.3fs of %.3fs from creation to Running written", sum, total)
+
+	// A browser's Accept gets the page, through the proxy too; a pod the
+	// node has no timeline of is a 404 that says so.
+	proxy := "/api/v1/nodes/" + nodeName + "/proxy/pods/default/"
+	page, err := e.admin.CoreV1().RESTClient().Get().AbsPath(proxy+"timeline-web/timeline").SetHeader("Accept", "text/html").DoRaw(ctx)
+	if err != nil || !strings.Contains(string(page), "<h1>Start timeline of default/timeline-web</h1>") || !strings.Contains(string(page), `class="bar ok"`) {
+		t.Errorf("GET the timeline page through the node proxy: %v: %s", err, page)
+	}
+	body, err = e.cl.Kubectl(ctx, "get", "--raw", proxy+"no-such-pod/timeline")
+	if err == nil || !strings.Contains(body+err.Error(), "NotFound") {
+		t.Errorf("GET the timeline of an unknown pod: %v: %s, want NotFound", err, body)
+	}
+	t.Logf("unknown pod: %v: %s", err, body)
 }
