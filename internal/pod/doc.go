@@ -16,6 +16,7 @@
 //	allocation       what each pod is allocated and actuated (resize)
 //	housekeeping     cleanup after pods no source wants
 //	podgone          the one route by which per-pod state ends (Gone)
+//	timeline         each pod's start stages, for the kubelet API's timeline
 //
 // It may import podkit, platform, images, node and volumes
 // (archtest.Wings holds it); the cluster side and the servers import it,

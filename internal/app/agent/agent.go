@@ -45,6 +45,7 @@ import (
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/pod/prober"
 	"github.com/berthk8s/berth/internal/pod/syncloop"
+	"github.com/berthk8s/berth/internal/pod/timeline"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/podkit/sysctl"
 	"github.com/berthk8s/berth/internal/serve/metrics"
@@ -118,6 +119,9 @@ type podPath struct {
 	// declared are the node's declared features, fixed at start: node
 	// status and admission.
 	declared *declaredfeatures.Declared
+	// timeline records the stages of the pods' starts (GET
+	// /pods/{namespace}/{pod}/timeline).
+	timeline *timeline.Recorder
 }
 
 // volumeWing is the volume manager and the objects volumes and
@@ -305,6 +309,10 @@ func (n *node) assemblePods(ctx context.Context, info cri.Info, ips []string, ho
 	if err := n.newResourceManagers(ctx, cache, host); err != nil {
 		return err
 	}
+	var err error
+	if n.pods.timeline, err = timeline.New(timeline.Config{Clock: clk}); err != nil {
+		return err
+	}
 	runtimeMgr, err := n.newRuntime(info, ips, host, creds, subPaths)
 	if err != nil {
 		return err
@@ -364,7 +372,7 @@ func (n *node) assemblePods(ctx context.Context, info cri.Info, ips []string, ho
 	if n.serve.streams, err = n.newStreamingHandlers(cache); err != nil {
 		return err
 	}
-	if err := cl.startStatusSync(n.pods.statuses, n.pods.desired, n.pods.workers, observeWritten(n.metrics)); err != nil {
+	if err := cl.startStatusSync(n.pods.statuses, n.pods.desired, n.pods.workers, observeWritten(n.metrics, n.pods.timeline)); err != nil {
 		return err
 	}
 	n.registerOwners(route, syncer)
@@ -376,7 +384,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 	cl := n.cluster
 	// The func below reads n.pods.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
-		Runtime: n.pods.runtime, Statuses: watchedStatuses{observedStatuses{n.pods.statuses, n.metrics}, n}, Clock: n.clock, PodsDir: n.podsDir(), HostIPs: ips,
+		Runtime: n.pods.runtime, Statuses: watchedStatuses{observedStatuses{n.pods.statuses, n.metrics, n.pods.timeline}, n}, Clock: n.clock, PodsDir: n.podsDir(), HostIPs: ips,
 		RuntimeName: info.RuntimeName, IsStatic: podutil.IsStatic,
 		Desired: n.pods.desired.Has,
 		Mirrors: cl.mirrors(n.pods.desired.MirrorPod,
@@ -432,6 +440,7 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 	admit := &admission.Admitter{
 		Handlers: handlers, Active: n.isActive, Allocations: n.pods.alloc, Recorder: cl.recorder,
 		Reject: func(uid types.UID, st corev1.PodStatus) { n.observePodsAPI(uid, n.pods.statuses.Set(uid, st)) },
+		Stages: n.pods.timeline,
 	}
 	if n.pods.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.pods.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.pods.relister.Events(), ProbeResults: n.pods.prober.Updates(), Workers: n.pods.workers,
@@ -486,7 +495,7 @@ func (n *node) newVolumes(subPaths *subpath.Binder, bootID string) (*volume.Mana
 	v, err := volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
 		SubPaths: subPaths, CSI: n.volumeCSI(), Expander: n.volumeExpander(), ClaimRecorder: cl.recorder, BootID: bootID,
-		PodCertificates: n.volumePodCerts(), Mounter: volume.SysMounter{MounterPath: n.cfg.MounterPath},
+		PodCertificates: n.volumePodCerts(), Mounter: volume.SysMounter{MounterPath: n.cfg.MounterPath}, Stages: n.pods.timeline,
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
 				return node.Status.Allocatable
@@ -556,7 +565,7 @@ func (n *node) newRuntime(info cri.Info, ips []string, host machine.Info, creds 
 		UserNamespaces:        n.managers.userns,
 		Observe: kuberuntime.Observers{
 			ImageVolumesStarted: imageVolumeMetrics.Started, UserNamespacedPodStarted: usernsMetrics.PodStarted,
-			PodResize: n.metrics.ObservePodResize,
+			PodResize: n.metrics.ObservePodResize, Stages: n.pods.timeline,
 		},
 		Assigners: kuberuntime.Assigners{CPUs: n.managers.cpus, Memory: n.managers.memory, Devices: n.managers.devices,
 			Claims: n.managers.dra, RuntimeDropsCDI: !kuberuntime.AppliesCDI(info.RuntimeName, info.RuntimeVersion)},

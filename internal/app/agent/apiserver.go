@@ -46,6 +46,7 @@ func (n *node) serveAPI(ctx context.Context, health server.HealthFunc, pods serv
 		LogDir:                  systemLogDir,
 		EnableSystemLogQuery:    set.SystemLogQuery,
 		Eviction:                n.evictionReport,
+		Timeline:                n.pods.timeline.Get,
 	})
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 // manager's claims) hold; each owner
 // then forgets the pod, in this order: the syncer's record, the probes,
 // the status, the Pods API's record of it (a DELETED to its watchers),
-// what the status writer wrote of it, the allocations, the user
+// what the status writer wrote of it, the start timeline, the allocations, the user
 // namespace, the volumes, the configMap and secret references, the
 // exclusive CPUs and memory, the devices, the ResourceClaims still
 // prepared.
@@ -29,6 +29,7 @@ func (n *node) registerOwners(route *podgone.Route, syncer *podsync.Syncer) {
 		route.Register("status writer", n.cluster.status)
 	}
 	route.Register("pod startup tracker", n.metrics)
+	route.Register("pod timelines", n.pods.timeline)
 	route.Register("allocations", n.pods.alloc)
 	route.Register("user namespaces", n.managers.userns)
 	route.Register("volumes", n.vols.manager)

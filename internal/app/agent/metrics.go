@@ -14,6 +14,7 @@ import (
 	"github.com/berthk8s/berth/internal/pod/pleg"
 	"github.com/berthk8s/berth/internal/pod/podsource"
 	"github.com/berthk8s/berth/internal/pod/podsync"
+	"github.com/berthk8s/berth/internal/pod/timeline"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/serve/metrics"
 	"github.com/berthk8s/berth/internal/serve/stats"
@@ -26,11 +27,12 @@ func newMetrics(nodeName string, clk clock.PassiveClock) (*metrics.Metrics, erro
 }
 
 // observedStatuses shows every status the pod syncer stores to the pod
-// startup tracker. (Both forget a pod that is gone through the route:
-// registerOwners.)
+// startup tracker and the pods' start timelines. (All forget a pod that
+// is gone through the route: registerOwners.)
 type observedStatuses struct {
 	podsync.StatusStore
-	metrics *metrics.Metrics
+	metrics  *metrics.Metrics
+	timeline *timeline.Recorder
 }
 
 var _ podsync.StatusStore = observedStatuses{}
@@ -38,6 +40,7 @@ var _ podsync.StatusStore = observedStatuses{}
 func (s observedStatuses) Set(uid types.UID, status corev1.PodStatus) corev1.PodStatus {
 	out := s.StatusStore.Set(uid, status)
 	s.metrics.ObservePodStatus(uid, &out)
+	s.timeline.ObserveStatus(uid, &out)
 	return out
 }
 
@@ -59,10 +62,12 @@ func observeRelist(m *metrics.Metrics) func(pleg.RelistStats) {
 }
 
 // observeWritten shows every pod status the status writer wrote to the
-// status sync latency and the pod start stages.
-func observeWritten(m *metrics.Metrics) func(context.Context, statussync.Written) {
+// status sync latency, the pod start stages and the pods' start
+// timelines.
+func observeWritten(m *metrics.Metrics, t *timeline.Recorder) func(context.Context, statussync.Written) {
 	return func(ctx context.Context, w statussync.Written) {
 		m.ObservePodStatusWritten(ctx, w.Pod, &w.Status, w.Since, w.At)
+		t.StatusWritten(w.Pod, &w.Status, w.At)
 	}
 }
 

@@ -30,7 +30,7 @@ func TestObservedUpdateStartsThePodStartupClock(t *testing.T) {
 	observeUpdate(m, clk)(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod}})
 	// The syncer's status store reports the pod running; the pod start
 	// duration is recorded from the update's first sighting.
-	statuses := observedStatuses{podstatus.NewStore(clock.RealClock{}), m}
+	statuses := observedStatuses{podstatus.NewStore(clock.RealClock{}), m, nil}
 	clk.Step(2 * time.Second)
 	statuses.Set("u", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
 		Name: "c", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(clk.Now())}},

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/berthk8s/berth/internal/node/eviction"
 	"github.com/berthk8s/berth/internal/node/nodeshutdown"
+	"github.com/berthk8s/berth/internal/pod/timeline"
 	"github.com/berthk8s/berth/internal/podkit/sysctl"
 )
 
@@ -123,6 +125,15 @@ type Admitter struct {
 	Allocations Allocations // nil admits pods at their spec
 	Reject      func(uid types.UID, status corev1.PodStatus)
 	Recorder    Recorder
+	// Stages records each pod's admission as the first stage of its
+	// start (internal/pod/timeline); nil records none.
+	Stages StageRecorder
+}
+
+// StageRecorder records a stage of a pod's start: Begin starts it now and
+// returns its end (timeline.Recorder). Safe for concurrent use.
+type StageRecorder interface {
+	Begin(pod *corev1.Pod, stage, target string) timeline.EndFunc
 }
 
 // Admit is syncloop.Config.Admit: it admits pod against others, the pods
@@ -138,13 +149,19 @@ func (a *Admitter) Admit(ctx context.Context, pod *corev1.Pod, others []*corev1.
 		a.Allocations.Backfill(pod)
 		pod, active = a.Allocations.Allocated(pod), a.Allocations.AllocatedPods(active)
 	}
+	end := func(int64, string, error) {}
+	if a.Stages != nil {
+		end = a.Stages.Begin(pod, timeline.StageAdmitted, "")
+	}
 	r := a.Handlers.Decide(ctx, pod, active)
 	if r.Admit {
+		end(0, "", nil)
 		if a.Allocations != nil {
 			a.Allocations.Admitted(ctx, pod)
 		}
 		return
 	}
+	end(0, "", errors.New(r.Reason+": "+r.Message))
 	klog.FromContext(ctx).Info("Pod rejected", "pod", klog.KObj(pod), "reason", r.Reason, "message", r.Message)
 	a.Reject(pod.UID, RejectedStatus(pod, r))
 	a.Recorder.Eventf(pod, corev1.EventTypeWarning, r.Reason, "%s", r.Message)

@@ -36,7 +36,8 @@
 // managers, Admit, the declared features; Handlers.Resize for an in-place
 // resize, without the resource managers) and the Admitter, the sync loop's
 // Admit: the pods that still count (podworker's IsActive), at their
-// allocations, and a rejected pod's status and event.
+// allocations, and a rejected pod's status and event; each admission is
+// the admitted stage of the pod's start timeline (StageRecorder).
 //
 // The handlers Decide calls are their owners' (the eviction manager's
 // pressure, internal/node/nodeshutdown's state, the topology, CPU and

@@ -20,6 +20,7 @@ import (
 	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
 	"github.com/berthk8s/berth/internal/pod/podplan"
+	"github.com/berthk8s/berth/internal/pod/timeline"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
@@ -60,7 +61,7 @@ func (m *Manager) startContainer(ctx context.Context, t startTarget) *runtimesta
 	if t.CreatedID != "" {
 		klog.FromContext(ctx).V(2).Info("Starting the container created before berth stopped",
 			"pod", klog.KObj(t.Pod), "containerName", t.Container.Name, "containerID", t.CreatedID)
-		return m.startCreated(ctx, t, t.CreatedID)
+		return m.startCreated(ctx, t, t.CreatedID, m.beginStage(t.Pod, timeline.StageContainerStart, t.Container.Name))
 	}
 	images, failure := m.imageVolumes(ctx, t)
 	if failure != nil {
@@ -93,27 +94,32 @@ func (m *Manager) startWith(ctx context.Context, t startTarget, images map[strin
 	if err != nil {
 		return m.startFailed(pod, c.Name, ReasonCreateContainerConfigError, err.Error())
 	}
+	end := m.beginStage(pod, timeline.StageContainerStart, c.Name)
 	created, err := m.cfg.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
 		PodSandboxId: t.SandboxID, Config: cfg, SandboxConfig: t.SandboxCfg,
 	})
 	if err != nil {
+		end(0, "", errors.New("CreateContainer: "+criMessage(err)))
 		return inProgress(m.startFailed(pod, c.Name, ReasonCreateContainerError, criMessage(err)), err)
 	}
 	id := created.GetContainerId()
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventCreated, "Created container: %s", c.Name)
-	return m.startCreated(ctx, t, id)
+	return m.startCreated(ctx, t, id, end)
 }
 
-// startCreated starts the created container id, then runs its postStart
+// startCreated starts the created container id, ending the
+// container-start stage with StartContainer, then runs its postStart
 // hook. A start that fails leaves the instance exited (the runtime's
 // StartError); the next sync replaces it.
-func (m *Manager) startCreated(ctx context.Context, t startTarget, id string) *runtimestate.StartFailure {
+func (m *Manager) startCreated(ctx context.Context, t startTarget, id string, end timeline.EndFunc) *runtimestate.StartFailure {
 	pod, c := t.Pod, t.Container
 	if _, err := m.cfg.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+		end(0, "", errors.New("StartContainer: "+criMessage(err)))
 		// The runtime's message often names the container ID; events name
 		// the container so that they aggregate.
 		return inProgress(m.startFailed(pod, c.Name, ReasonRunContainerError, strings.ReplaceAll(criMessage(err), id, c.Name)), err)
 	}
+	end(0, "", nil)
 	m.cfg.Recorder.ContainerEventf(pod, c.Name, corev1.EventTypeNormal, eventStarted, "Started container %s", c.Name)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		return m.postStart(ctx, t, id)

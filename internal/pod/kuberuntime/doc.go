@@ -11,7 +11,10 @@
 // Manager keeps no per-pod state: the pull back-off comes in and goes out
 // with each Apply. One operation per file:
 //
-//	manager.go          Config, New, Manager, Recorder
+//	manager.go          Config, New, Manager, Recorder; Observers, the
+//	                    metrics hooks and the StageRecorder the applies
+//	                    tell the stages of a pod's start (sandbox, images,
+//	                    container starts: internal/pod/timeline)
 //	events.go           event and waiting reasons, CRI error messages
 //	sync.go             Apply: perform a plan in order (ephemeral
 //	                    containers first, in the PID namespace of the

@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/images/pullrecords"
+	"github.com/berthk8s/berth/internal/pod/timeline"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
 
@@ -62,6 +64,26 @@ func pullPolicy(policy corev1.PullPolicy, image string) corev1.PullPolicy {
 // pulls is the pod's pull back-off, owned by the calling Apply: a failed
 // pull advances the image's entry, a successful one drops expired entries.
 func (m *Manager) ensureImage(ctx context.Context, pulls PullBackoffs, pod *corev1.Pod, use imageUse, sandbox *runtimeapi.PodSandboxConfig) (string, *runtimestate.StartFailure) {
+	end := m.beginStage(pod, timeline.StageImage, use.Image)
+	var got imageGot
+	ref, failure := m.ensureImageAs(ctx, pulls, pod, use, sandbox, &got)
+	if failure != nil {
+		end(0, "", errors.New(failure.Reason+": "+failure.Message))
+	} else {
+		end(int64(got.size), got.note, nil)
+	}
+	return ref, failure
+}
+
+// imageGot is what ensureImageAs tells of the image it made present, for
+// the image stage: its size (0: unknown) and how ("already present").
+type imageGot struct {
+	size uint64
+	note string
+}
+
+// ensureImageAs is ensureImage, telling got what it did.
+func (m *Manager) ensureImageAs(ctx context.Context, pulls PullBackoffs, pod *corev1.Pod, use imageUse, sandbox *runtimeapi.PodSandboxConfig, got *imageGot) (string, *runtimestate.StartFailure) {
 	image, err := withDefaultTag(use.Image)
 	if err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", use.Image, err)
@@ -83,10 +105,11 @@ func (m *Manager) ensureImage(ctx context.Context, pulls PullBackoffs, pod *core
 	ring := m.podKeyring(ctx, pod)
 	if present && policy != corev1.PullAlways {
 		if ref, failure, done := m.usePresent(ctx, ring, pod, use, st.GetImage().GetId(), policy); done {
+			got.size, got.note = st.GetImage().GetSize(), "already present"
 			return ref, failure
 		}
 	}
-	return m.pullImage(ctx, pulls, ring, pod, use, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandbox})
+	return m.pullImage(ctx, pulls, ring, pod, use, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandbox}, got)
 }
 
 // neverPullFailure is the failure of a Never-policy container whose image
@@ -126,7 +149,7 @@ func (m *Manager) usePresent(ctx context.Context, ring podKeyring, pod *corev1.P
 // pullImage pulls the container's image with the pod's credentials unless
 // the pod+image pull back-off holds it, recording the pull for the image
 // pull records.
-func (m *Manager) pullImage(ctx context.Context, pulls PullBackoffs, ring podKeyring, pod *corev1.Pod, use imageUse, req *runtimeapi.PullImageRequest) (string, *runtimestate.StartFailure) {
+func (m *Manager) pullImage(ctx context.Context, pulls PullBackoffs, ring podKeyring, pod *corev1.Pod, use imageUse, req *runtimeapi.PullImageRequest, got *imageGot) (string, *runtimestate.StartFailure) {
 	now := m.cfg.Clock.Now()
 	if pulls.holds(use.Image, now) {
 		msg := fmt.Sprintf("Back-off pulling image %q", use.Image)
@@ -163,6 +186,7 @@ func (m *Manager) pullImage(ctx context.Context, pulls PullBackoffs, ring podKey
 	m.eventf(pod, use, corev1.EventTypeNormal, eventPulled,
 		"Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", use.Image, took, total, size)
 	pulls.gc(now)
+	got.size, got.note = size, "pulled"
 	return res.ref, nil
 }
 

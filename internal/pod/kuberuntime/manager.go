@@ -15,6 +15,7 @@ import (
 	"github.com/berthk8s/berth/internal/node/userns"
 	"github.com/berthk8s/berth/internal/platform/machine"
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
+	"github.com/berthk8s/berth/internal/pod/timeline"
 	"github.com/berthk8s/berth/internal/podkit/httpget"
 	"github.com/berthk8s/berth/internal/podkit/sysctl"
 	"github.com/berthk8s/berth/internal/volumes/subpath"
@@ -36,6 +37,26 @@ type Observers struct {
 	// it succeeded and how long it took (upstream's
 	// kubelet_pod_resize_duration_milliseconds, around doPodResizeAction).
 	PodResize func(success bool, took time.Duration)
+	// Stages records the stages of pods' starts the applies perform:
+	// RunPodSandbox, each image and each container's create and start
+	// (internal/pod/timeline); nil records none.
+	Stages StageRecorder
+}
+
+// StageRecorder records a stage of a pod's start: Begin starts it now
+// and returns its end, which takes the bytes of an image (0: unknown), a
+// note on success and the error it failed with. Implementations must be
+// safe for concurrent use (timeline.Recorder).
+type StageRecorder interface {
+	Begin(pod *corev1.Pod, stage, target string) timeline.EndFunc
+}
+
+// beginStage starts a stage through Observe.Stages, if any.
+func (m *Manager) beginStage(pod *corev1.Pod, stage, target string) timeline.EndFunc {
+	if m.cfg.Observe.Stages == nil {
+		return func(int64, string, error) {}
+	}
+	return m.cfg.Observe.Stages.Begin(pod, stage, target)
 }
 
 // Recorder records Kubernetes events about a pod. Declared here, by its

@@ -12,6 +12,7 @@ import (
 	"github.com/berthk8s/berth/internal/node/userns"
 	"github.com/berthk8s/berth/internal/pod/containerconfig"
 	"github.com/berthk8s/berth/internal/pod/podplan"
+	"github.com/berthk8s/berth/internal/pod/timeline"
 	"github.com/berthk8s/berth/internal/podkit/podutil"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
 )
@@ -143,7 +144,9 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	sandboxCfg, ns, err := m.sandboxConfig(ctx, pod, attempt, opts.ExtraGroups)
 	if err == nil && actions.CreateSandbox {
 		logger.V(2).Info("Creating pod sandbox", "attempt", attempt)
+		end := m.beginStage(pod, timeline.StageSandbox, "")
 		sandboxID, err = m.createSandbox(ctx, sandboxCfg)
+		end(0, "", err)
 	}
 	if err != nil {
 		m.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, eventFailedCreatePodSandBox, "Failed to create pod sandbox: %v", criMessage(err))

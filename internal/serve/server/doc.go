@@ -9,7 +9,9 @@
 // maps a request to the authorization checks upstream makes; authz.go decides
 // them (AlwaysAllow or SubjectAccessReview with its cache); filter.go answers
 // 401/403; mux.go registers the endpoints; handlers.go, syslogs.go,
-// debug.go and eviction.go (the eviction explainer, /debug/eviction) serve
-// the endpoints this package implements itself. Handlers take narrow
+// debug.go, eviction.go (the eviction explainer, /debug/eviction) and
+// timeline.go (a pod's start timeline, /pods/{namespace}/{pod}/timeline,
+// as JSON or an HTML page) serve the endpoints this package implements
+// itself. Handlers take narrow
 // function types, never berth's components.
 package server

@@ -46,9 +46,13 @@ func evictionExplainer(explain EvictionFunc) http.HandlerFunc {
 }
 
 // wantsText reports whether the Accept header prefers text/plain to JSON
-// (application/json, application/*, */* or no Accept at all); equal
-// weights go to JSON, the default.
-func wantsText(accept []string) bool {
+// (prefersToJSON).
+func wantsText(accept []string) bool { return prefersToJSON(accept, "text/plain") }
+
+// prefersToJSON reports whether the Accept header prefers the text type
+// want (or text/*) to JSON (application/json, application/*, */* or no
+// Accept at all); equal weights go to JSON, the default.
+func prefersToJSON(accept []string, want string) bool {
 	var text, json float64
 	for _, field := range accept {
 		for _, part := range strings.Split(field, ",") {
@@ -63,7 +67,7 @@ func wantsText(accept []string) bool {
 				}
 			}
 			switch typ {
-			case "text/plain", "text/*":
+			case want, "text/*":
 				text = max(text, q)
 			case "application/json", "application/*", "*/*":
 				json = max(json, q)

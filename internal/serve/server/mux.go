@@ -52,6 +52,10 @@ type Config struct {
 	// Eviction serves the eviction explainer, GET /debug/eviction (with
 	// debugging handlers; nil: not served).
 	Eviction EvictionFunc
+	// Timeline serves pods' start timelines, GET
+	// /pods/{namespace}/{pod}/timeline (nil: not served). Not on the
+	// read-only port.
+	Timeline TimelineFunc
 }
 
 // NewHandler returns the kubelet API handler: every endpoint behind
@@ -73,6 +77,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		}
 	}
 	registerDefault(handle, cfg.Health, cfg.Pods, cfg.Handlers)
+	if cfg.Timeline != nil {
+		handle(timelinePath, podTimeline(cfg.Timeline))
+	}
 	if cfg.EnableDebuggingHandlers {
 		registerDebugging(handle, cfg)
 	} else {

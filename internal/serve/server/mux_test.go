@@ -72,6 +72,7 @@ func testHandler(t *testing.T, mutate func(*Config)) http.Handler {
 		},
 		LogDir:   logDir,
 		Eviction: func() EvictionReport { return fakeReport{Observed: true} },
+		Timeline: fixtureTimeline,
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -169,6 +170,16 @@ func TestKubeletAPI(t *testing.T) {
 			wantBody: "Debug endpoints are disabled."},
 		{name: "debugging disabled: eviction still needs auth", mutate: noDebug, path: "/debug/eviction", wantCode: 401},
 		{name: "no eviction manager: not served", mutate: func(c *Config) { c.Eviction = nil }, path: "/debug/eviction", token: "admin", wantCode: 404},
+		{name: "timeline via nodes/pods", path: "/pods/ns/web/timeline", token: "pods", wantCode: 200, wantBody: `"pod":"ns/web"`},
+		{name: "timeline via nodes/proxy", path: "/pods/ns/web/timeline", token: "proxy", wantCode: 200, wantBody: `"pod":"ns/web"`},
+		{name: "timeline: no credentials", path: "/pods/ns/web/timeline", wantCode: 401, wantBody: "Unauthorized"},
+		{name: "timeline refused as pods", path: "/pods/ns/web/timeline", token: "stats", wantCode: 403,
+			wantBody: "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
+		{name: "timeline: unknown pod", path: "/pods/ns/nope/timeline", token: "pods", wantCode: 404, wantBody: `no start timeline for pod "ns/nope"`},
+		{name: "timeline POST", method: "POST", path: "/pods/ns/web/timeline", token: "admin", wantCode: 405},
+		{name: "timeline with debugging handlers off", mutate: noDebug, path: "/pods/ns/web/timeline", token: "pods", wantCode: 200},
+		{name: "no recorder: /pods/ answers", mutate: func(c *Config) { c.Timeline = nil }, path: "/pods/ns/web/timeline", token: "pods", wantCode: 200,
+			wantBody: `"kind":"PodList"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,7 +64,9 @@
 //	               TearDown drops a pod's state, Forget (internal/pod/podgone) that
 //	               of a pod gone without one
 //	setup.go       one volume's set-up: directory, tmpfs, payload, ownership, hostPath;
-//	               a claim no container uses is skipped, as upstream
+//	               a claim no container uses is skipped, as upstream; each set-up
+//	               until the pod's first full one is a stage of its start timeline
+//	               (StageRecorder)
 //	persistent.go  a claim's volume: resolved once per pod, then its hostPath, its
 //	               local directory bound (read-only if asked) with the fsGroup, or CSI;
 //	               TearDown removes a bind's mount point only when it is empty,

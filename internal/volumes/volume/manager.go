@@ -92,6 +92,9 @@ type Config struct {
 	// failures that clear on their own; zero Attempts means
 	// transient.DefaultPolicy.
 	Retry transient.Policy
+	// Stages records each volume's set-up in pods' start timelines
+	// (StageRecorder); nil records none.
+	Stages StageRecorder
 }
 
 // Manager sets up and tears down the volumes of pods and keeps the content

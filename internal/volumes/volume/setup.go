@@ -25,7 +25,9 @@ func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState, r
 				continue // a claim no container uses is not waited for, as upstream
 			}
 		}
+		end := m.beginVolume(pod, v.Name, st, refresh)
 		dir, err := m.setUpVolume(ctx, pod, v, st, refresh)
+		end(0, "", err)
 		if err != nil {
 			m.recordFailure(pod, st, v.Name, err)
 			errs = append(errs, &SetUpError{Volume: v.Name, Err: err})
@@ -34,6 +36,27 @@ func (m *Manager) setUpPod(ctx context.Context, pod *corev1.Pod, st *podState, r
 		out[v.Name] = dir
 	}
 	return out, errors.Join(errs...)
+}
+
+// StageRecorder records a stage of a pod's start (the pod path's
+// timeline.Recorder): Begin starts it now and returns its end, which
+// takes the error it failed with. Safe for concurrent use.
+type StageRecorder interface {
+	Begin(pod *corev1.Pod, stage, target string) func(bytes int64, note string, err error)
+}
+
+// stageVolume is the timeline's name of a volume's set-up
+// (timeline.StageVolume).
+const stageVolume = "volume"
+
+// beginVolume starts the set-up stage of the pod's volume name, until the
+// pod's volumes were set up once: a sync's SetUp of them after that, and
+// Run's refreshes, record nothing.
+func (m *Manager) beginVolume(pod *corev1.Pod, name string, st *podState, refresh bool) func(int64, string, error) {
+	if m.cfg.Stages == nil || refresh || st.ready {
+		return func(int64, string, error) {}
+	}
+	return m.cfg.Stages.Begin(pod, stageVolume, name)
 }
 
 // SetUpError is why one volume of a pod is not set up; SetUp's error
