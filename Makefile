@@ -99,7 +99,7 @@ E2E_PKGS ?= ./test/e2e/... ./test/cluster/... ./internal/platform/cri/critest/..
 # inherit its descriptor, so a process a test leaves behind cannot hold the
 # lock after the run.
 e2e:
-	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 30m $(E2E_PKGS)
+	BERTH_CRI_ENDPOINT=$(CRI_ENDPOINT) BERTH_E2E=1 flock -o /tmp/berth-e2e.lock $(GO) test -race -count=1 -p 1 -timeout 45m $(E2E_PKGS)
 
 # The end-to-end checks make test leaves out for their length (BERTH_E2E_SLOW).
 e2e-slow: node control-plane-tools
