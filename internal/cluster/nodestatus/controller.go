@@ -179,7 +179,7 @@ func (l *loop) sync(ctx context.Context, attempts int) bool {
 		if l.c.cfg.Register && !l.registered && !l.register(ctx) {
 			return false
 		}
-		err := l.updateStatus(ctx, attempts)
+		err := l.updateStatus(ctx, attempts, attempts == statusUpdateRetries)
 		if err == nil {
 			return true
 		}
@@ -249,11 +249,14 @@ func (l *loop) tryRegister(ctx context.Context) bool {
 	return true
 }
 
-// updateStatus tries up to attempts times to update the status.
-func (l *loop) updateStatus(ctx context.Context, attempts int) error {
+// updateStatus tries up to attempts times to update the status; the first
+// try reads the Node from the API server's cache when fromCache is set
+// (not after a failed sync: a restarted API server's cache may still be
+// filling), the others from storage.
+func (l *loop) updateStatus(ctx context.Context, attempts int, fromCache bool) error {
 	var err error
 	for try := range attempts {
-		if err = l.tryUpdateStatus(ctx, try); err == nil || errors.Is(err, errNodeGone) {
+		if err = l.tryUpdateStatus(ctx, try == 0 && fromCache); err == nil || errors.Is(err, errNodeGone) {
 			return err
 		}
 		klog.FromContext(ctx).V(2).Info("Error updating node status, will retry", "err", err)
@@ -261,13 +264,14 @@ func (l *loop) updateStatus(ctx context.Context, attempts int) error {
 	return fmt.Errorf("update status of node %q: %d attempts failed, last: %w", l.c.cfg.NodeName, attempts, err)
 }
 
-// tryUpdateStatus reads the Node (from the API server's cache on the first
-// try, as upstream's older kubelets did and its lister does now), computes
+// tryUpdateStatus reads the Node (from the API server's cache when
+// fromCache, as upstream's older kubelets did on a first try and its lister
+// does now; else from storage), computes
 // the status, and patches it when it changed or ReportFrequency (plus
 // jitter) has passed since the last report.
-func (l *loop) tryUpdateStatus(ctx context.Context, try int) error {
+func (l *loop) tryUpdateStatus(ctx context.Context, fromCache bool) error {
 	opts := metav1.GetOptions{}
-	if try == 0 {
+	if fromCache {
 		opts.ResourceVersion = "0"
 	}
 	orig, err := l.c.cfg.Client.CoreV1().Nodes().Get(ctx, l.c.cfg.NodeName, opts)
