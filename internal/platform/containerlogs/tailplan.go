@@ -1,6 +1,9 @@
 package containerlogs
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // A tail of n lines is found in two passes, so that memory never grows
 // with the log: planTail (backlog.go) walks the log backwards, newest file
@@ -152,23 +155,13 @@ func replay(c *tailCounter, file int, streams map[Stream]*lineEnds) bool {
 			events = append(events, event{Entry{Stream: s}, logPos{file, off}})
 		}
 	}
-	slices.SortFunc(events, func(a, b event) int { return -cmpOff(a.at.off, b.at.off) })
+	slices.SortFunc(events, func(a, b event) int { return -cmp.Compare(a.at.off, b.at.off) })
 	for _, ev := range events {
 		if c.visit(ev.e, ev.at) {
 			return true
 		}
 	}
 	return false
-}
-
-func cmpOff(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // stillNeeded is how many full entries of a stream a counter may still

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -152,21 +153,11 @@ func (r *Recorder) end(uid types.UID, seq uint64, at time.Time, bytes int64, not
 
 // find returns the entry seq, nil if it was dropped.
 func (p *podTimeline) find(seq uint64) *entry {
-	i, ok := slices.BinarySearchFunc(p.entries, seq, func(e entry, seq uint64) int { return compare(e.seq, seq) })
+	i, ok := slices.BinarySearchFunc(p.entries, seq, func(e entry, seq uint64) int { return cmp.Compare(e.seq, seq) })
 	if !ok {
 		return nil
 	}
 	return &p.entries[i]
-}
-
-func compare(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // finish ends a running entry at at (never before its start).
