@@ -110,16 +110,11 @@ func (m *Mounter) unmapBlock(ctx context.Context, paths blockPaths) error {
 	}
 	log := klog.FromContext(ctx).WithValues("driver", driver, "volumeHandle", handle, "publishPath", paths.publish)
 	ctx = klog.NewContext(ctx, log)
-	client, err := m.cfg.Drivers.Dial(driver)
+	client, release, err := m.dialLocked(ctx, driver, handle)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	unlock, err := m.locks.lock(ctx, uniqueName(driver, handle))
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	defer release()
 	if err := m.unmapDevice(paths); err != nil {
 		return err
 	}

@@ -74,17 +74,27 @@ func (m *Mounter) checkTarget(target string) error {
 	return nil
 }
 
-func (m *Mounter) tearDown(ctx context.Context, target, driver, handle string, persistent bool) error {
-	client, err := m.cfg.Drivers.Dial(driver)
+// dialLocked dials driver and takes the lock of its volume handle, for a
+// teardown; release lets go of both.
+func (m *Mounter) dialLocked(ctx context.Context, driver, handle string) (client *NodeClient, release func(), err error) {
+	client, err = m.cfg.Drivers.Dial(driver)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer client.Close()
 	unlock, err := m.locks.lock(ctx, uniqueName(driver, handle))
 	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return client, func() { unlock(); client.Close() }, nil
+}
+
+func (m *Mounter) tearDown(ctx context.Context, target, driver, handle string, persistent bool) error {
+	client, release, err := m.dialLocked(ctx, driver, handle)
+	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer release()
 	if err := client.NodeUnpublishVolume(ctx, &csipb.NodeUnpublishVolumeRequest{VolumeId: handle, TargetPath: target}); err != nil {
 		return fmt.Errorf("NodeUnpublishVolume at %q: %w", target, err)
 	}
