@@ -140,13 +140,11 @@ func (c *Controller) Kick() {
 // period) until ctx ends. It returns nil when ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	l := &loop{c: c}
-	attempts := statusUpdateRetries
+	retrying := false
 	for {
 		wait := c.cfg.UpdateFrequency
-		if l.sync(ctx, attempts) {
-			attempts = statusUpdateRetries
-		} else {
-			wait, attempts = min(retryAfterFailure, wait), 1
+		if retrying = !l.sync(ctx, retrying); retrying {
+			wait = min(retryAfterFailure, wait)
 		}
 		select {
 		case <-ctx.Done():
@@ -170,16 +168,16 @@ type loop struct {
 	delay      time.Duration
 }
 
-// sync registers if needed and updates the status, trying the update up
-// to attempts times; it reports whether the update went through. A Node
-// deleted under berth is registered again at once.
-func (l *loop) sync(ctx context.Context, attempts int) bool {
+// sync registers if needed and updates the status (updateStatus; retrying:
+// the last sync's update failed); it reports whether the update went
+// through. A Node deleted under berth is registered again at once.
+func (l *loop) sync(ctx context.Context, retrying bool) bool {
 	logger := klog.FromContext(ctx)
 	for range 2 {
 		if l.c.cfg.Register && !l.registered && !l.register(ctx) {
 			return false
 		}
-		err := l.updateStatus(ctx, attempts, attempts == statusUpdateRetries)
+		err := l.updateStatus(ctx, retrying)
 		if err == nil {
 			return true
 		}
@@ -249,14 +247,18 @@ func (l *loop) tryRegister(ctx context.Context) bool {
 	return true
 }
 
-// updateStatus tries up to attempts times to update the status; the first
-// try reads the Node from the API server's cache when fromCache is set
-// (not after a failed sync: a restarted API server's cache may still be
-// filling), the others from storage.
-func (l *loop) updateStatus(ctx context.Context, attempts int, fromCache bool) error {
+// updateStatus tries up to statusUpdateRetries times to update the status,
+// the first try reading the Node from the API server's cache and the
+// others from storage; when retrying after a failed sync, once, from
+// storage (a restarted API server's cache may still be filling).
+func (l *loop) updateStatus(ctx context.Context, retrying bool) error {
+	attempts := statusUpdateRetries
+	if retrying {
+		attempts = 1
+	}
 	var err error
 	for try := range attempts {
-		if err = l.tryUpdateStatus(ctx, try == 0 && fromCache); err == nil || errors.Is(err, errNodeGone) {
+		if err = l.tryUpdateStatus(ctx, try == 0 && !retrying); err == nil || errors.Is(err, errNodeGone) {
 			return err
 		}
 		klog.FromContext(ctx).V(2).Info("Error updating node status, will retry", "err", err)

@@ -106,7 +106,7 @@ func TestControllerRegistersThenReportsChanges(t *testing.T) {
 	h := newHarness(t)
 	l := &loop{c: h.ctrl}
 
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	// The created Node carries its status: nothing to patch yet.
 	if diff := cmp.Diff([]string{"create nodes", "get nodes"}, h.requests()); diff != "" {
 		t.Errorf("first sync requests mismatch (-want +got):\n%s", diff)
@@ -121,14 +121,14 @@ func TestControllerRegistersThenReportsChanges(t *testing.T) {
 
 	// Unchanged status: a heartbeat-only update is not sent.
 	h.clock.Step(10 * time.Second)
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	if diff := cmp.Diff([]string{"get nodes"}, h.requests()); diff != "" {
 		t.Errorf("unchanged sync requests mismatch (-want +got):\n%s", diff)
 	}
 
 	// The report period passed: the heartbeat is sent.
 	h.clock.Step(5 * time.Minute)
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	if diff := cmp.Diff([]string{"get nodes", "patch nodes/status"}, h.requests()); diff != "" {
 		t.Errorf("report sync requests mismatch (-want +got):\n%s", diff)
 	}
@@ -136,7 +136,7 @@ func TestControllerRegistersThenReportsChanges(t *testing.T) {
 	// A change is sent at once, with its event.
 	h.clock.Step(10 * time.Second)
 	h.setInputs(func(in *Inputs) { in.RuntimeReady = false })
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	if diff := cmp.Diff([]string{"get nodes", "patch nodes/status"}, h.requests()); diff != "" {
 		t.Errorf("change sync requests mismatch (-want +got):\n%s", diff)
 	}
@@ -160,7 +160,7 @@ func TestControllerReconcilesExistingNode(t *testing.T) {
 	}}
 	h := newHarness(t, existing)
 	l := &loop{c: h.ctrl}
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	want := []string{"create nodes", "get nodes", "patch nodes/status", "get nodes", "patch nodes/status"}
 	if diff := cmp.Diff(want, h.requests()); diff != "" {
 		t.Errorf("requests mismatch (-want +got):\n%s", diff)
@@ -187,7 +187,7 @@ func TestControllerResetsExtendedResources(t *testing.T) {
 		h := newHarness(t, existing)
 		h.ctrl.cfg.ResetExtendedResources = func() bool { return reset }
 		l := &loop{c: h.ctrl}
-		l.sync(ctx, statusUpdateRetries)
+		l.sync(ctx, false)
 		want := "4"
 		if reset {
 			want = "0"
@@ -204,14 +204,14 @@ func TestControllerReRegistersDeletedNode(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	h := newHarness(t)
 	l := &loop{c: h.ctrl}
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	h.requests()
 	if err := h.client.CoreV1().Nodes().Delete(ctx, "node-a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.requests()
 	h.clock.Step(10 * time.Second)
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	want := []string{"get nodes", "create nodes", "get nodes"}
 	if diff := cmp.Diff(want, h.requests()); diff != "" {
 		t.Errorf("requests mismatch (-want +got):\n%s", diff)
@@ -222,7 +222,7 @@ func TestControllerRetriesStatusUpdate(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	h := newHarness(t)
 	l := &loop{c: h.ctrl}
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	h.requests()
 	fails := 0
 	h.client.PrependReactor("patch", "nodes", func(k8stesting.Action) (bool, kruntime.Object, error) {
@@ -233,7 +233,7 @@ func TestControllerRetriesStatusUpdate(t *testing.T) {
 		return false, nil, nil
 	})
 	h.setInputs(func(in *Inputs) { in.MaxPods = 10 })
-	l.sync(ctx, statusUpdateRetries)
+	l.sync(ctx, false)
 	// The first try reads the API server's cache, retries read etcd.
 	var got []string
 	for _, a := range h.client.Actions() {
@@ -344,7 +344,7 @@ func TestControllerHandsOnPodCIDRs(t *testing.T) {
 			var got [][]string
 			h.ctrl.cfg.PodCIDRs = func(_ context.Context, cidrs []string) { got = append(got, cidrs) }
 			l := &loop{c: h.ctrl}
-			l.sync(ctx, statusUpdateRetries)
+			l.sync(ctx, false)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("PodCIDRs calls (-want +got):\n%s", diff)
 			}
