@@ -313,7 +313,7 @@ func (n *node) assemblePods(ctx context.Context, info cri.Info, ips []string, ho
 	if n.pods.timeline, err = timeline.New(timeline.Config{Clock: clk}); err != nil {
 		return err
 	}
-	runtimeMgr, err := n.newRuntime(info, ips, host, creds, subPaths)
+	runtimeMgr, err := n.newRuntime(ctx, info, ips, host, creds, subPaths)
 	if err != nil {
 		return err
 	}
@@ -537,7 +537,7 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 
 // newRuntime builds the runtime manager that applies pod plans through the
 // CRI, from the kubelet configuration.
-func (n *node) newRuntime(info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
+func (n *node) newRuntime(ctx context.Context, info cri.Info, ips []string, host machine.Info, creds kuberuntime.CredentialProvider, subPaths *subpath.Binder) (*kuberuntime.Manager, error) {
 	cfg, kc, clk, cl, set := n.cfg, &n.cfg.Kubelet, n.clock, n.cluster, n.set
 	resources := resourceSettings(set, kc.SingleProcessOOMKill, host.CgroupV2)
 	resources.Memory = memorySettings(cfg, host, int64(os.Getpagesize()))
@@ -563,9 +563,11 @@ func (n *node) newRuntime(info cri.Info, ips []string, host machine.Info, creds 
 		ParallelPodStarts:     kuberuntime.ParallelPodStarts(runtime.NumCPU()),
 		Cgroups:               n.podCgroups(),
 		UserNamespaces:        n.managers.userns,
+		PullWatcher:           n.pullWatcher(ctx, info),
+		PullEvents:            cl.pullEvents,
 		Observe: kuberuntime.Observers{
 			ImageVolumesStarted: imageVolumeMetrics.Started, UserNamespacedPodStarted: usernsMetrics.PodStarted,
-			PodResize: n.metrics.ObservePodResize, Stages: n.pods.timeline,
+			PodResize: n.metrics.ObservePodResize, Stages: n.pods.timeline, PullProgress: n.metrics.ObservePullProgress,
 		},
 		Assigners: kuberuntime.Assigners{CPUs: n.managers.cpus, Memory: n.managers.memory, Devices: n.managers.devices,
 			Claims: n.managers.dra, RuntimeDropsCDI: !kuberuntime.AppliesCDI(info.RuntimeName, info.RuntimeVersion)},

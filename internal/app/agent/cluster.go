@@ -76,7 +76,7 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 	}
 	c.clients = clients
 	// The events client carries eventRecordQPS/eventBurst: no second limit.
-	if c.recorder, err = events.New(ctx, events.Config{Client: clients.Events, NodeName: cfg.NodeName, QPS: -1}); err != nil {
+	if c.recorder, err = events.New(ctx, events.Config{Client: clients.Events, NodeName: cfg.NodeName, QPS: -1, Clock: clk}); err != nil {
 		return nil, fmt.Errorf("create event recorder: %w", err)
 	}
 	if c.nodeCtl, err = nodestatus.New(nodestatus.Config{

@@ -25,4 +25,7 @@
 //	refs.go       object references: pod, container field path, node
 //	claim.go      ClaimEventf: events about PersistentVolumeClaims
 //	sink.go       the rate-limited sink between the broadcaster and the API
+//	progress.go   StartProgress: one event whose message a long operation
+//	              (an image pull) updates, its own writes beside the
+//	              broadcaster's, sharing its token bucket
 package events

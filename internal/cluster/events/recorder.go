@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/lru"
 )
 
 // Component is the event source's component, as upstream's kubelet names
@@ -35,6 +37,9 @@ type Config struct {
 	Burst int
 	// Logger receives every event. Zero: the logger of New's context.
 	Logger klog.Logger
+	// Clock times progress events (StartContainerProgress); nil makes them
+	// plain events.
+	Clock clock.WithTicker
 }
 
 // Recorder records events. It is safe for concurrent use. With an API client
@@ -47,6 +52,12 @@ type Recorder struct {
 	// Nil in standalone mode.
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorderLogger
+	// sink writes progress events, which bypass the broadcaster: they
+	// share its token bucket. clock times them; progressSeen remembers
+	// them for their next occurrence (progress.go).
+	sink         *limitedSink
+	clock        clock.WithTicker
+	progressSeen *lru.Cache
 
 	// ctxDone is New's context's Done channel, stopped is closed by
 	// Shutdown: after either, events are only logged, since the broadcaster
@@ -66,7 +77,8 @@ func New(ctx context.Context, cfg Config) (*Recorder, error) {
 	if logger.GetSink() == nil {
 		logger = klog.FromContext(ctx)
 	}
-	r := &Recorder{logger: logger, nodeName: cfg.NodeName, ctxDone: ctx.Done(), stopped: make(chan struct{})}
+	r := &Recorder{logger: logger, nodeName: cfg.NodeName, ctxDone: ctx.Done(), stopped: make(chan struct{}),
+		clock: cfg.Clock, progressSeen: lru.New(progressCacheSize)}
 	if cfg.Client == nil {
 		logger.Info("No API server client: events are only logged")
 		return r, nil
@@ -75,6 +87,7 @@ func New(ctx context.Context, cfg Config) (*Recorder, error) {
 	if fill, size, ok := limits(cfg.QPS, cfg.Burst); ok {
 		sink.limiter = flowcontrol.NewTokenBucketRateLimiter(fill, size)
 	}
+	r.sink = sink
 	r.broadcaster = record.NewBroadcaster(record.WithContext(klog.NewContext(ctx, logger)))
 	r.broadcaster.StartRecordingToSink(sink)
 	r.recorder = r.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component, Host: cfg.NodeName}).

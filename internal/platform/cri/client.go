@@ -19,6 +19,11 @@ type Client struct {
 	conns []*grpc.ClientConn
 }
 
+// ImageConn is the connection of the image service: on containerd, its
+// socket serves containerd's own API too (internal/platform/contentstore).
+// It stays the Client's.
+func (c *Client) ImageConn() grpc.ClientConnInterface { return c.conns[len(c.conns)-1] }
+
 // Close closes the underlying connections.
 func (c *Client) Close() error {
 	var first error

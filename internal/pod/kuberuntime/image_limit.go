@@ -61,7 +61,10 @@ func (s pullSlots) acquire(ctx context.Context) (func(), error) {
 // a token then (upstream takes the slot, then the token), and returns when
 // the pull itself started: the wait for a slot is what upstream's Pulled
 // event reports as "including waiting".
-func (m *Manager) limitedPull(ctx context.Context, ring podKeyring, req *runtimeapi.PullImageRequest) (pullResult, error) {
+//
+// watch is called when the pull itself starts; the stop it returns is
+// called when the pull ends.
+func (m *Manager) limitedPull(ctx context.Context, ring podKeyring, req *runtimeapi.PullImageRequest, watch func(context.Context, time.Time) (stop func())) (pullResult, error) {
 	release, err := m.pullSlots.acquire(ctx)
 	if err != nil {
 		return pullResult{}, err
@@ -71,7 +74,9 @@ func (m *Manager) limitedPull(ctx context.Context, ring podKeyring, req *runtime
 		return pullResult{}, errPullQPSExceeded
 	}
 	started := m.cfg.Clock.Now()
+	stop := watch(ctx, started)
 	resp, used, err := m.pull(ctx, ring, req)
+	stop()
 	return pullResult{ref: resp.GetImageRef(), secret: used, started: started}, err
 }
 

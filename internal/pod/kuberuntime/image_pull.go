@@ -162,8 +162,9 @@ func (m *Manager) pullImage(ctx context.Context, pulls PullBackoffs, ring podKey
 				Message: fmt.Sprintf("Failed to record image pull intent for container image %q: %v", use.Image, err)}
 		}
 	}
-	m.eventf(pod, use, corev1.EventTypeNormal, eventPulling, "Pulling image %q", use.Image)
-	res, err := m.limitedPull(ctx, ring, req)
+	progress := m.startPulling(pod, use)
+	res, err := m.limitedPull(ctx, ring, req, progress.watch)
+	progress.done()
 	if err != nil {
 		if m.cfg.PullRecords != nil {
 			m.cfg.PullRecords.PullFailed(ctx, use.Image)

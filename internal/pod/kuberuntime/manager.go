@@ -41,6 +41,10 @@ type Observers struct {
 	// RunPodSandbox, each image and each container's create and start
 	// (internal/pod/timeline); nil records none.
 	Stages StageRecorder
+	// PullProgress counts the bytes image pulls downloaded since the last
+	// call and the change of the bytes they still need (the
+	// berth_image_pull_* metrics).
+	PullProgress func(downloaded, remainingChange int64)
 }
 
 // StageRecorder records a stage of a pod's start: Begin starts it now
@@ -49,6 +53,9 @@ type Observers struct {
 // safe for concurrent use (timeline.Recorder).
 type StageRecorder interface {
 	Begin(pod *corev1.Pod, stage, target string) timeline.EndFunc
+	// Progress sets how far the pod's running stage has got (an image
+	// pull's bytes).
+	Progress(pod *corev1.Pod, stage, target string, p timeline.Progress)
 }
 
 // beginStage starts a stage through Observe.Stages, if any.
@@ -171,6 +178,12 @@ type Config struct {
 	// namespace (internal/node/userns); nil refuses such pods, as a runtime
 	// without user namespace support.
 	UserNamespaces UserNamespaces
+	// PullWatcher reads the progress of image pulls from the runtime's
+	// content store; nil where the runtime cannot tell. PullEvents records
+	// the Pulling event whose message then tells it; nil records a plain
+	// one. Both are needed for the event's updates.
+	PullWatcher PullWatcher
+	PullEvents  ProgressEventFunc
 	// Observe are the metrics hooks of the applies; each may be nil.
 	Observe Observers
 	// Assigners are the node managers whose assignments containers are

@@ -107,6 +107,26 @@ func (r *Recorder) Begin(pod *corev1.Pod, stage, target string) EndFunc {
 	}
 }
 
+// Progress sets the progress of the pod's latest running stage of that
+// name and target (an image pull); nothing if there is none.
+func (r *Recorder) Progress(pod *corev1.Pod, stage, target string, p Progress) {
+	if r == nil || pod == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.pods[pod.UID]
+	if t == nil {
+		return
+	}
+	for i := len(t.entries) - 1; i >= 0; i-- {
+		if e := &t.entries[i]; e.Name == stage && e.Target == target && e.Outcome == OutcomeRunning {
+			e.Progress = &p
+			return
+		}
+	}
+}
+
 // record returns the pod's record, created at its first sighting, and
 // keeps pod as its latest. r.mu is held.
 func (r *Recorder) record(pod *corev1.Pod) *podTimeline {

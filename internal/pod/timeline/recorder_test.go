@@ -270,3 +270,30 @@ func sortedHeld(r *Recorder) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestProgress: a running pull's readings replace each other on its own
+// stage, an earlier failed pull of the same image keeps none, and the last
+// reading stays once the pull ended.
+func TestProgress(t *testing.T) {
+	r, clk := newTest(t, 0)
+	pod := testPod()
+	r.Begin(pod, StageImage, "nginx:1")(0, "", errors.New("ErrImagePull: 500"))
+	clk.Step(time.Second)
+	end := r.Begin(pod, StageImage, "nginx:1")
+	r.Progress(pod, StageImage, "nginx:1", Progress{DoneBytes: 10, TotalBytes: 100, BytesPerSecond: 5})
+	r.Progress(pod, StageImage, "nginx:1", Progress{DoneBytes: 60, TotalBytes: 100, BytesPerSecond: 50})
+	r.Progress(pod, StageImage, "busybox:1", Progress{DoneBytes: 1}) // no such running stage
+	end(100, "pulled", nil)
+	r.Progress(pod, StageImage, "nginx:1", Progress{DoneBytes: 99}) // ended: no running stage
+	tl, _ := r.Get("ns", "web")
+	var got []*Progress
+	for _, s := range tl.Stages {
+		if s.Name == StageImage {
+			got = append(got, s.Progress)
+		}
+	}
+	want := []*Progress{nil, {DoneBytes: 60, TotalBytes: 100, BytesPerSecond: 50}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("image stages' progress (-want +got):\n%s", diff)
+	}
+}

@@ -62,4 +62,15 @@ type Stage struct {
 	Message string `json:"message,omitempty"`
 	// Bytes is the size of a pulled or present image, when known.
 	Bytes int64 `json:"bytes,omitempty"`
+	// Progress is how far a running image pull has got, and then its last
+	// reading; nil where the runtime does not tell.
+	Progress *Progress `json:"progress,omitempty"`
+}
+
+// Progress is a reading of an image pull: the bytes of the image on the
+// node, all of them, and the download rate.
+type Progress struct {
+	DoneBytes      int64   `json:"doneBytes"`
+	TotalBytes     int64   `json:"totalBytes"`
+	BytesPerSecond float64 `json:"bytesPerSecond"`
 }

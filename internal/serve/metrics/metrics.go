@@ -49,6 +49,7 @@ type Metrics struct {
 	eviction evictionMetrics
 	stages   stageMetrics
 	resize   resizeMetrics
+	pulls    pullMetrics
 }
 
 // New builds the registry and registers every collector. It starts nothing.
@@ -69,6 +70,7 @@ func New(cfg Config) (*Metrics, error) {
 		eviction: newEvictionMetrics(),
 		stages:   newStageMetrics(),
 		resize:   newResizeMetrics(),
+		pulls:    newPullMetrics(),
 	}
 	m.startup = newStartupTracker(cfg.Clock, &m.pods)
 	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -87,6 +89,7 @@ func New(cfg Config) (*Metrics, error) {
 	cs = append(cs, m.eviction.collectors()...)
 	cs = append(cs, m.stages.collectors()...)
 	cs = append(cs, m.resize.collectors()...)
+	cs = append(cs, m.pulls.collectors()...)
 	for _, c := range cs {
 		if err := m.reg.Register(c); err != nil {
 			return nil, err

@@ -122,7 +122,7 @@ td.msg{white-space:normal;color:#555}
 <tr><th>stage</th><th>target</th><th>outcome</th><th>duration</th><th>time</th><th>message</th></tr>
 {{range .Stages}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Outcome}}</td><td>{{.Duration}}</td>
 <td class="axis"><div class="bar {{.Outcome}}" style="left:{{.Left}}%;width:{{.Width}}%"></div></td>
-<td class="msg">{{.Message}}{{if .Bytes}} ({{.Bytes}} bytes){{end}}</td></tr>
+<td class="msg">{{.Message}}{{if .Bytes}} ({{.Bytes}} bytes){{end}}{{with .Progress}}; {{.DoneBytes}} of {{.TotalBytes}} bytes at {{printf "%.0f" .BytesPerSecond}} B/s{{end}}</td></tr>
 {{else}}<tr><td colspan="6">no stage recorded yet</td></tr>
 {{end}}</table></body></html>
 `))
