@@ -104,4 +104,3 @@ func TestProgressStandalone(t *testing.T) {
 		t.Errorf("log %q does not hold the event", got)
 	}
 }
-
