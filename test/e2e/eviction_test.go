@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/berthk8s/berth/internal/node/eviction"
 	"github.com/berthk8s/berth/internal/platform/cri"
 )
 
@@ -176,11 +178,15 @@ func (e *clusterEnv) testMemoryEviction(t *testing.T) {
 	// at a time, up to 5 GiB: it takes what crossing the threshold takes,
 	// however the shared machine's memory moved since the baseline, and no
 	// more than the eviction lets it.
-	hog := lifecyclePod("memory-hog", "i=0; while [ $i -lt 80 ]; do head -c 67108864 /dev/zero > /mem/f$i || break; i=$((i+1)); sleep 0.2; done; sleep 3600")
+	//
+	// It pauses after 256 MiB for longer than the manager's 10 s
+	// monitoring period, so that a pass sees it ranked before any pressure.
+	hog := lifecyclePod("memory-hog", "i=0; while [ $i -lt 80 ]; do head -c 67108864 /dev/zero > /mem/f$i || break; i=$((i+1)); if [ $i -eq 4 ]; then sleep 12; fi; sleep 0.2; done; sleep 3600")
 	hog.Spec.Volumes = []corev1.Volume{{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}
 	hog.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "mem", MountPath: "/mem"}}
 	_, err = e.admin.CoreV1().Pods("default").Create(ctx, hog, metav1.CreateOptions{})
 	must(t, err)
+	e.checkExplainerRanksHogFirst(t)
 	var pressureAt time.Time
 	e.waitAPI(t, "MemoryPressure on the node", func(ctx context.Context) (bool, error) {
 		n, err := e.admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
@@ -228,6 +234,43 @@ func (e *clusterEnv) testMemoryEviction(t *testing.T) {
 		n, err := e.admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 		return err == nil && hasNodeCondition(n.Status.Conditions, corev1.NodeMemoryPressure, corev1.ConditionFalse), err
 	})
+}
+
+// checkExplainerRanksHogFirst reads the eviction explainer (GET
+// /debug/eviction through the API server's node proxy) until a pass ranks
+// the pods by memory: the BestEffort hog first, above its request of
+// nothing, the Guaranteed pod after it, while the hog is not evicted yet.
+func (e *clusterEnv) checkExplainerRanksHogFirst(t *testing.T) {
+	t.Helper()
+	var ranked []eviction.RankedView
+	e.waitAPI(t, "the explainer ranking memory-hog first", func(ctx context.Context) (bool, error) {
+		body, err := e.cl.Kubectl(ctx, "get", "--raw", "/api/v1/nodes/"+nodeName+"/proxy/debug/eviction")
+		if err != nil {
+			return false, nil
+		}
+		var ex eviction.Explanation
+		if err := json.Unmarshal([]byte(body), &ex); err != nil {
+			return false, fmt.Errorf("explanation %q: %w", body, err)
+		}
+		for _, r := range ex.Rankings {
+			if r.Signal == eviction.SignalMemoryAvailable {
+				ranked = r.Pods
+			}
+		}
+		hog, err := e.admin.CoreV1().Pods("default").Get(ctx, "memory-hog", metav1.GetOptions{})
+		if err != nil || hog.Status.Phase != corev1.PodRunning {
+			return false, err
+		}
+		return slices.ContainsFunc(ranked, func(r eviction.RankedView) bool { return r.Pod == "default/memory-hog" && r.HasStats }), nil
+	})
+	t.Logf("memory ranking before the eviction: %+v", ranked)
+	if ranked[0].Pod != "default/memory-hog" || ranked[0].QOSClass != corev1.PodQOSBestEffort || !ranked[0].ExceedsRequests {
+		t.Errorf("first in the memory ranking: %+v, want the BestEffort memory-hog above its request", ranked[0])
+	}
+	g := slices.IndexFunc(ranked, func(r eviction.RankedView) bool { return r.Pod == "default/guaranteed" })
+	if g < 1 {
+		t.Errorf("guaranteed at index %d of the ranking, want after the hog", g)
+	}
 }
 
 // checkNodeCurrent checks that berth kept its node status current while

@@ -141,7 +141,9 @@ func (r *registry) do(method, target, contentType string, body []byte, want int)
 // the image pull records are kept by image ID, and a record made by
 // pulling it with a secret must not cover the local busybox:1.36 that the
 // other tests run without one (there is no registry to pull that from).
-func (r *registry) push(layoutTar, repo, tag string) error {
+//
+// extra layers (uncompressed tars) are added on top of the image's own.
+func (r *registry) push(layoutTar, repo, tag string, extra ...[]byte) error {
 	files, err := readTar(layoutTar)
 	if err != nil {
 		return err
@@ -179,6 +181,14 @@ func (r *registry) push(layoutTar, repo, tag string) error {
 	}
 	if config, manifest, err = relabel(config, manifest, repo); err != nil {
 		return err
+	}
+	for _, layer := range extra {
+		if config, manifest, err = appendLayer(config, manifest, layer); err != nil {
+			return err
+		}
+		d := descriptor{Digest: digestOf(layer)}
+		files["blobs/"+strings.Replace(d.Digest, ":", "/", 1)] = layer
+		m.Layers = append(m.Layers, d)
 	}
 	m.Config.Digest = digestOf(config)
 	files["blobs/"+strings.Replace(m.Config.Digest, ":", "/", 1)] = config
@@ -236,6 +246,42 @@ func relabel(config, manifest []byte, repo string) ([]byte, []byte, error) {
 	if err := json.Unmarshal(manifest, &m); err != nil {
 		return nil, nil, fmt.Errorf("parse manifest: %w", err)
 	}
+	desc, _ := m["config"].(map[string]any)
+	if desc == nil {
+		return nil, nil, errors.New("manifest has no config descriptor")
+	}
+	desc["digest"], desc["size"] = digestOf(newConfig), len(newConfig)
+	newManifest, err := json.Marshal(m)
+	return newConfig, newManifest, err
+}
+
+// appendLayer adds an uncompressed layer to an image config (its diff ID)
+// and manifest (a descriptor of the media type of the manifest's kind).
+func appendLayer(config, manifest, layer []byte) ([]byte, []byte, error) {
+	var c map[string]any
+	if err := json.Unmarshal(config, &c); err != nil {
+		return nil, nil, fmt.Errorf("parse image config: %w", err)
+	}
+	rootfs, _ := c["rootfs"].(map[string]any)
+	if rootfs == nil {
+		return nil, nil, errors.New("image config has no rootfs")
+	}
+	ids, _ := rootfs["diff_ids"].([]any)
+	rootfs["diff_ids"] = append(ids, digestOf(layer))
+	newConfig, err := json.Marshal(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return nil, nil, fmt.Errorf("parse manifest: %w", err)
+	}
+	layers, _ := m["layers"].([]any)
+	mediaType := "application/vnd.oci.image.layer.v1.tar"
+	if mt, _ := m["mediaType"].(string); strings.Contains(mt, "docker") {
+		mediaType = "application/vnd.docker.image.rootfs.diff.tar"
+	}
+	m["layers"] = append(layers, map[string]any{"mediaType": mediaType, "digest": digestOf(layer), "size": len(layer)})
 	desc, _ := m["config"].(map[string]any)
 	if desc == nil {
 		return nil, nil, errors.New("manifest has no config descriptor")

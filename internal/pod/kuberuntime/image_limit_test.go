@@ -49,7 +49,7 @@ func TestPullsAreBounded(t *testing.T) {
 	const pods = 4
 	for _, tc := range []struct {
 		name  string
-		limit int // Config.MaxParallelImagePulls
+		limit int // Config.Pulls.MaxParallel
 		want  int // pulls seen at once
 	}{
 		{"serializeImagePulls", 1, 1},
@@ -61,7 +61,7 @@ func TestPullsAreBounded(t *testing.T) {
 			e := newEnv(t, func(c *Config) {
 				gated.ImageServiceClient = c.Images
 				c.Images = gated
-				c.MaxParallelImagePulls = tc.limit
+				c.Pulls.MaxParallel = tc.limit
 			})
 			var wg sync.WaitGroup
 			errs := make(chan error, pods)
@@ -142,7 +142,7 @@ func TestPullQPS(t *testing.T) {
 			wantFailed: []*runtimestate.StartFailure{nil, nil, nil, &refused}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.PullQPS, c.PullBurst = tc.qps, tc.burst })
+			e := newEnv(t, func(c *Config) { c.Pulls.QPS, c.Pulls.Burst = tc.qps, tc.burst })
 			start := e.clock.Now()
 			var got []*runtimestate.StartFailure
 			for i, at := range tc.pullsAt {

@@ -43,21 +43,21 @@ type pullReport struct {
 // returns where the pull's readings go.
 func (m *Manager) startPulling(pod *corev1.Pod, use imageUse) *pullReport {
 	r := &pullReport{m: m, pod: pod, use: use, first: fmt.Sprintf("Pulling image %q", use.Image)}
-	if m.cfg.PullEvents == nil || m.cfg.PullWatcher == nil {
+	if m.cfg.Pulls.Events == nil || m.cfg.Pulls.Watcher == nil {
 		m.eventf(pod, use, corev1.EventTypeNormal, eventPulling, "%s", r.first)
 		r.update, r.done = func(string) {}, func() {}
 		return r
 	}
-	r.update, r.done = m.cfg.PullEvents(pod, use.Container, corev1.EventTypeNormal, eventPulling, r.first)
+	r.update, r.done = m.cfg.Pulls.Events(pod, use.Container, corev1.EventTypeNormal, eventPulling, r.first)
 	return r
 }
 
 // watch reads the pull that starts at since, until the returned stop.
 func (r *pullReport) watch(ctx context.Context, since time.Time) (stop func()) {
-	if r.m.cfg.PullWatcher == nil {
+	if r.m.cfg.Pulls.Watcher == nil {
 		return func() {}
 	}
-	stopWatch := r.m.cfg.PullWatcher.Watch(ctx, lookupRepository(r.use.Image), since, r.report)
+	stopWatch := r.m.cfg.Pulls.Watcher.Watch(ctx, lookupRepository(r.use.Image), since, r.report)
 	return func() {
 		stopWatch()
 		// The pull ended: its bytes are no longer remaining.

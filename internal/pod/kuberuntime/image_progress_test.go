@@ -76,7 +76,7 @@ func TestPullProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Observe.Stages = rec
-		c.PullWatcher, c.PullEvents = w, evs.start
+		c.Pulls.Watcher, c.Pulls.Events = w, evs.start
 		c.Observe.PullProgress = func(d, r int64) { downloaded += d; remaining += r }
 	})
 	e.fake.AllowPull("nginx:1.27")
@@ -123,7 +123,7 @@ func TestPullProgress(t *testing.T) {
 // plain, upstream one.
 func TestPullWithoutProgress(t *testing.T) {
 	evs := &progressEvents{}
-	e := newEnv(t, func(c *Config) { c.PullEvents = evs.start })
+	e := newEnv(t, func(c *Config) { c.Pulls.Events = evs.start })
 	e.fake.AllowPull("nginx:1.27")
 	pod := basePod()
 	pod.Spec.Containers[0].Image = "nginx:1.27"

@@ -66,6 +66,24 @@ func (m *Manager) beginStage(pod *corev1.Pod, stage, target string) timeline.End
 	return m.cfg.Observe.Stages.Begin(pod, stage, target)
 }
 
+// PullSettings are the image pulls' bounds and their progress readers.
+type PullSettings struct {
+	// MaxParallel bounds the image pulls running at once across all pods:
+	// 1 is upstream's serializeImagePulls, 0 no bound
+	// (config.Config.ImagePullLimit decides it).
+	MaxParallel int
+	// QPS and Burst are registryPullQPS and registryBurst: a token bucket
+	// of pulls per second; QPS 0 is no limit.
+	QPS   float32
+	Burst int
+	// Watcher reads the progress of image pulls from the runtime's content
+	// store; nil where the runtime cannot tell. Events records the Pulling
+	// event whose message then tells it; nil records a plain one. Both are
+	// needed for the event's updates.
+	Watcher PullWatcher
+	Events  ProgressEventFunc
+}
+
 // Recorder records Kubernetes events about a pod. Declared here, by its
 // consumer; implementations must be safe for concurrent use.
 type Recorder interface {
@@ -156,14 +174,8 @@ type Config struct {
 	// (config.KubernetesVersion): httpGet hooks send
 	// "kube-lifecycle/<major>.<minor>" of it as their User-Agent.
 	KubernetesVersion string
-	// MaxParallelImagePulls bounds the image pulls running at once across
-	// all pods: 1 is upstream's serializeImagePulls, 0 no bound
-	// (config.Config.ImagePullLimit decides it).
-	MaxParallelImagePulls int
-	// PullQPS and PullBurst are registryPullQPS and registryBurst: a token
-	// bucket of pulls per second; PullQPS 0 is no limit.
-	PullQPS   float32
-	PullBurst int
+	// Pulls bound the image pulls and tell how far they have got.
+	Pulls PullSettings
 	// ParallelPodStarts is how many new pods start at once before the
 	// others wait their turn (start_pace.go); 0 starts every pod at once,
 	// as upstream.
@@ -178,12 +190,6 @@ type Config struct {
 	// namespace (internal/node/userns); nil refuses such pods, as a runtime
 	// without user namespace support.
 	UserNamespaces UserNamespaces
-	// PullWatcher reads the progress of image pulls from the runtime's
-	// content store; nil where the runtime cannot tell. PullEvents records
-	// the Pulling event whose message then tells it; nil records a plain
-	// one. Both are needed for the event's updates.
-	PullWatcher PullWatcher
-	PullEvents  ProgressEventFunc
 	// Observe are the metrics hooks of the applies; each may be nil.
 	Observe Observers
 	// Assigners are the node managers whose assignments containers are
@@ -309,8 +315,8 @@ func New(cfg Config) (*Manager, error) {
 		hookHTTP:      hookHTTP,
 		hookUserAgent: hookUserAgent,
 		node:          node,
-		pullSlots:     newPullSlots(cfg.MaxParallelImagePulls),
-		pullQPS:       newPullQPS(cfg.PullQPS, cfg.PullBurst, cfg.Clock),
+		pullSlots:     newPullSlots(cfg.Pulls.MaxParallel),
+		pullQPS:       newPullQPS(cfg.Pulls.QPS, cfg.Pulls.Burst, cfg.Clock),
 		starts:        newStartPace(cfg.ParallelPodStarts, startHold, cfg.Clock),
 	}, nil
 }
