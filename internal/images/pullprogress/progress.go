@@ -3,6 +3,7 @@ package pullprogress
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -92,7 +93,14 @@ type pull struct {
 // containerd names it: docker.io/library/busybox) that began at since.
 func newPull(repository string, since time.Time) *pull {
 	host, repo, _ := strings.Cut(repository, "/")
-	return &pull{host: host, repo: repo, since: since, parsed: map[string]*manifest{}, committed: map[string]bool{}}
+	return &pull{host: labelHost(host), repo: repo, since: since, parsed: map[string]*manifest{}, committed: map[string]bool{}}
+}
+
+// labelHost is the registry host as the distribution source label names
+// it: without its port ("127.0.0.1:5000" is labeled "127.0.0.1"; containerd
+// takes the reference's URL Hostname, a label key has no colon).
+func labelHost(host string) string {
+	return (&url.URL{Host: host}).Hostname()
 }
 
 // sample takes one reading at now.

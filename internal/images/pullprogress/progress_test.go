@@ -81,10 +81,15 @@ func (f *fakeStore) Read(_ context.Context, digest string, limit int64) ([]byte,
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
-const host = "127.0.0.1:5000"
+// host is the registry of the pulls; labeled is how the distribution
+// source label names it, without the port.
+const (
+	host    = "127.0.0.1:5000"
+	labeled = "127.0.0.1"
+)
 
 func source(repo string) map[string]string {
-	return map[string]string{sourceLabel + host: repo, childLabel + "config": "x"}
+	return map[string]string{sourceLabel + labeled: repo, childLabel + "config": "x"}
 }
 
 // image is an image manifest of a config (100 bytes) and three layers.
@@ -118,8 +123,8 @@ func TestSample(t *testing.T) {
 		setup: func(s *fakeStore) {
 			s.commit("sha256:ai", int64(len(index)), t0.Add(time.Second), source("app"), index)
 			s.commit("sha256:am", int64(len(m)), t0.Add(time.Second), source("app"), m)
-			s.commit(blobs[0].Digest, 100, t0.Add(2*time.Second), map[string]string{sourceLabel + host: "app"}, nil)
-			s.commit(blobs[1].Digest, 1000, t0.Add(2*time.Second), map[string]string{sourceLabel + host: "app"}, nil)
+			s.commit(blobs[0].Digest, 100, t0.Add(2*time.Second), map[string]string{sourceLabel + labeled: "app"}, nil)
+			s.commit(blobs[1].Digest, 1000, t0.Add(2*time.Second), map[string]string{sourceLabel + labeled: "app"}, nil)
 			s.setIngests(contentstore.Ingest{Ref: "layer-" + blobs[2].Digest, Offset: 500, Total: 2000})
 		},
 		want: Progress{Known: true, Done: 1600, Total: 7100, Blobs: 4, BlobsDone: 2},
@@ -137,7 +142,7 @@ func TestSample(t *testing.T) {
 		name: "an older manifest with a layer downloading: a pull resumed",
 		setup: func(s *fakeStore) {
 			s.commit("sha256:am", int64(len(m)), t0.Add(-time.Hour), source("app,other"), m)
-			s.commit(blobs[3].Digest, 4000, t0.Add(-time.Hour), map[string]string{sourceLabel + host: "app"}, nil)
+			s.commit(blobs[3].Digest, 4000, t0.Add(-time.Hour), map[string]string{sourceLabel + labeled: "app"}, nil)
 			s.setIngests(contentstore.Ingest{Ref: "layer-" + blobs[1].Digest, Offset: 2000, Total: 1000})
 		},
 		want: Progress{Known: true, Done: 5000, Total: 7100, Blobs: 4, BlobsDone: 1},
@@ -242,6 +247,14 @@ func TestWatch(t *testing.T) {
 	}
 	stop()
 	w.Watch(ctx, host+"/app", t0, func(Progress) { t.Error("a runtime without the API is asked again") })()
+}
+
+func TestLabelHost(t *testing.T) {
+	for in, want := range map[string]string{"docker.io": "docker.io", "127.0.0.1:5000": "127.0.0.1", "[::1]:5000": "::1", "registry.example:443": "registry.example"} {
+		if got := labelHost(in); got != want {
+			t.Errorf("labelHost(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 func TestString(t *testing.T) {
