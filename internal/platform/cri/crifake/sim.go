@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // simKnobs are what a simulated node (berth simulate) turns beyond the
@@ -86,4 +88,44 @@ func (f *Fake) delay(ctx context.Context, method string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Running is a running container as a simulated node's application
+// model sees it.
+type Running struct {
+	ID, Name  string
+	StartedAt time.Time
+	// PodAnnotations are its sandbox's annotations: the pod's, as berth
+	// passes them.
+	PodAnnotations map[string]string
+}
+
+// RunningContainers returns the running containers in creation order.
+func (f *Fake) RunningContainers() []Running {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Running
+	for _, c := range f.sortedContainers() {
+		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		r := Running{ID: c.id, Name: c.config.GetMetadata().GetName(), StartedAt: time.Unix(0, c.startedAt)}
+		if s, ok := f.world.sandboxes[c.sandboxID]; ok {
+			r.PodAnnotations = copyMap(s.config.GetAnnotations())
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// StartedAt is when the container id started; false when it is not
+// running.
+func (f *Fake) StartedAt(id string) (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.findContainer(id)
+	if err != nil || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return time.Time{}, false
+	}
+	return time.Unix(0, c.startedAt), true
 }
