@@ -121,12 +121,14 @@ func (n *node) newGroup(ctx context.Context) *group {
 
 // hostOnly names the components a simulated node does not run: they
 // serve or watch the host (the device plugin registration socket, the
-// plugin registry's inotify watch, CSINode's drivers, systemd, iptables)
-// or read it (the stats provider's host figures, and eviction and image
-// GC, which decide on those, and log rotation).
+// pod resources and Pods API sockets, the plugin registry's inotify
+// watch, systemd, iptables) or read it (the stats provider's host
+// figures, and eviction and image GC, which decide on those, and log
+// rotation). The CSINode's initialization runs: the Node is not Ready
+// without it.
 func hostOnly(name string) bool {
 	switch name {
-	case "device-manager", "plugin-manager", "csinode", "systemd", "iptables",
+	case "device-manager", "plugin-manager", "pod-resources", "pods-api", "systemd", "iptables",
 		"stats", "eviction", "image-gc", "log-rotation":
 		return true
 	}

@@ -1,0 +1,333 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/app/simulate"
+	"github.com/berthk8s/berth/internal/sim/appmodel"
+	"github.com/berthk8s/berth/test/cluster"
+)
+
+const (
+	nodes        = 20
+	prefix       = "sim-"
+	waitTimeout  = 60 * time.Second
+	pollInterval = 500 * time.Millisecond
+)
+
+// TestSimulatedNodes is the issue 28 integration test (see doc.go).
+func TestSimulatedNodes(t *testing.T) {
+	c := cluster.ForTest(t, cluster.Options{})
+	api, err := clientcmd.BuildConfigFromFlags("", c.AdminKubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(api)
+	baseline := runtime.NumGoroutine()
+	rss0 := rssKiB(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	sim, err := simulate.New(simulate.Config{
+		API: api, Kubeconfig: c.AdminKubeconfig(), Nodes: nodes, Prefix: prefix,
+		Capacity: simulate.Capacity{CPU: 4, Memory: 8 << 30, EphemeralStorage: 100 << 30, Pods: 110},
+		Labels:   map[string]string{"sim.berth.dev/simulated": "true"},
+		RootDir:  t.TempDir(), Clock: clock.RealClock{}, Version: "test",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sim.Run(ctx) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Sim.Run: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+
+	start := time.Now()
+	waitNodesReady(t, client, nodes)
+	t.Logf("%d simulated nodes Ready in %s", nodes, time.Since(start).Round(time.Millisecond))
+	checkLeasesRenewed(t, client)
+	t.Logf("with %d nodes: %d goroutines (baseline %d), RSS +%d KiB", nodes, runtime.NumGoroutine(), baseline, rssKiB(t)-rss0)
+
+	ns := "default"
+	for i := range nodes {
+		mustCreate(t, client, ns, readyPod(fmt.Sprintf("web-%d", i)))
+	}
+	mustCreate(t, client, ns, livenessPod("crashy"))
+	mustCreate(t, client, ns, jobPod("job"))
+	start = time.Now()
+	waitPods(t, client, ns, "web pods Running and Ready", func(pods []corev1.Pod) bool {
+		ready := 0
+		for _, p := range pods {
+			if strings.HasPrefix(p.Name, "web-") && p.Status.Phase == corev1.PodRunning && podReady(&p) && strings.HasPrefix(p.Spec.NodeName, prefix) {
+				ready++
+			}
+		}
+		return ready == nodes
+	})
+	t.Logf("%d pods Running and Ready in %s", nodes, time.Since(start).Round(time.Millisecond))
+	waitPod(t, client, ns, "job", "Succeeded with exit code 0", func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return p.Status.Phase == corev1.PodSucceeded && len(cs) == 1 && cs[0].State.Terminated != nil && cs[0].State.Terminated.ExitCode == 0
+	})
+	waitPod(t, client, ns, "crashy", "restarted into CrashLoopBackOff", func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].RestartCount >= 1 && cs[0].State.Waiting != nil && cs[0].State.Waiting.Reason == "CrashLoopBackOff"
+	})
+	checkEvent(t, client, ns, "crashy", "Unhealthy")
+
+	// Delete the pods, then the nodes; then stop the Sim.
+	if err := client.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPods(t, client, ns, "every pod gone", func(pods []corev1.Pod) bool { return len(pods) == 0 })
+	for i := range nodes {
+		if err := sim.Remove(context.Background(), i); err != nil {
+			t.Errorf("Remove node %d: %v", i, err)
+		}
+	}
+	list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Errorf("%d nodes left after Remove", len(list.Items))
+	}
+	stop()
+	checkGoroutines(t, baseline)
+}
+
+func waitNodesReady(t *testing.T, client kubernetes.Interface, n int) {
+	t.Helper()
+	poll(t, fmt.Sprintf("%d nodes Ready", n), func() (bool, string) {
+		list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ready, sample := 0, ""
+		for _, node := range list.Items {
+			if sample == "" {
+				sample = fmt.Sprintf("%s labels %v capacity %v conditions %+v", node.Name, node.Labels, node.Status.Capacity, node.Status.Conditions)
+			}
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && node.Labels["sim.berth.dev/simulated"] == "true" &&
+					node.Status.Capacity.Cpu().Value() == 4 && node.Status.Capacity.Pods().Value() == 110 {
+					ready++
+				}
+			}
+		}
+		return ready == n, fmt.Sprintf("%d of %d Ready; %s", ready, n, sample)
+	})
+}
+
+// checkLeasesRenewed: every node's Lease is renewed (its renewTime
+// moves) within a lease period.
+func checkLeasesRenewed(t *testing.T, client kubernetes.Interface) {
+	t.Helper()
+	first := leases(t, client)
+	if len(first) != nodes {
+		t.Fatalf("%d leases; want %d", len(first), nodes)
+	}
+	poll(t, "every lease renewed", func() (bool, string) {
+		renewed := 0
+		for name, l := range leases(t, client) {
+			if before, ok := first[name]; ok && l.Spec.RenewTime != nil && before.Spec.RenewTime != nil && l.Spec.RenewTime.After(before.Spec.RenewTime.Time) {
+				renewed++
+			}
+		}
+		return renewed == nodes, fmt.Sprintf("%d of %d renewed", renewed, nodes)
+	})
+}
+
+func leases(t *testing.T, client kubernetes.Interface) map[string]coordinationv1.Lease {
+	t.Helper()
+	list, err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]coordinationv1.Lease{}
+	for _, l := range list.Items {
+		if strings.HasPrefix(l.Name, prefix) {
+			out[l.Name] = l
+		}
+	}
+	return out
+}
+
+func basePod(name string, annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			NodeSelector:                  map[string]string{"sim.berth.dev/simulated": "true"},
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			// No service account token: its projected volume needs the
+			// token controller, which the test control plane lacks.
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers: []corev1.Container{{
+				Name: "app", Image: "registry.example/app:1",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			}},
+		},
+	}
+}
+
+func readyPod(name string) *corev1.Pod {
+	p := basePod(name, map[string]string{appmodel.Prefix + appmodel.KeyReadyAfter: "2s"})
+	p.Spec.Containers[0].ReadinessProbe = execProbe()
+	return p
+}
+
+func livenessPod(name string) *corev1.Pod {
+	p := basePod(name, map[string]string{appmodel.Prefix + appmodel.KeyLivenessFailAfter: "2s"})
+	p.Spec.Containers[0].LivenessProbe = execProbe()
+	return p
+}
+
+func jobPod(name string) *corev1.Pod {
+	p := basePod(name, map[string]string{appmodel.Prefix + appmodel.KeyRunFor: "2s", appmodel.Prefix + appmodel.KeyExitCode: "0"})
+	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	return p
+}
+
+func execProbe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
+		PeriodSeconds: 1, FailureThreshold: 1,
+	}
+}
+
+func mustCreate(t *testing.T, client kubernetes.Interface, ns string, p *corev1.Pod) {
+	t.Helper()
+	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func waitPods(t *testing.T, client kubernetes.Interface, ns, what string, ok func([]corev1.Pod) bool) {
+	t.Helper()
+	poll(t, what, func() (bool, string) {
+		list, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var phases []string
+		for _, p := range list.Items {
+			phases = append(phases, p.Name+"@"+p.Spec.NodeName+":"+string(p.Status.Phase))
+		}
+		return ok(list.Items), strings.Join(phases, " ")
+	})
+}
+
+func waitPod(t *testing.T, client kubernetes.Interface, ns, name, what string, ok func(*corev1.Pod) bool) {
+	t.Helper()
+	poll(t, name+" "+what, func() (bool, string) {
+		p, err := client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return ok(p), fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	})
+}
+
+func checkEvent(t *testing.T, client kubernetes.Interface, ns, pod, reason string) {
+	t.Helper()
+	poll(t, pod+" event "+reason, func() (bool, string) {
+		list, err := client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.Reason == reason {
+				return true, ""
+			}
+			seen = append(seen, e.Reason)
+		}
+		return false, strings.Join(seen, ",")
+	})
+}
+
+func poll(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	var last string
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(pollInterval)
+	}
+	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+// checkGoroutines: once every node stopped, the goroutines come back to
+// the baseline within a small slack (the shared transport's connections).
+func checkGoroutines(t *testing.T, baseline int) {
+	t.Helper()
+	const slack = 15
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= baseline+slack {
+			t.Logf("goroutines after stop: %d (baseline %d)", n, baseline)
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines after stop; baseline %d (+%d allowed):\n%s", n, baseline, slack, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+func rssKiB(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return 0
+}
