@@ -24,8 +24,18 @@ import (
 	"github.com/berthk8s/berth/test/cluster"
 )
 
+// nodes is how many nodes the test simulates: 20, or $BERTH_SIM_NODES
+// (the -race detector's goroutine limit bounds it under make e2e).
+var nodes = nodeCount()
+
+func nodeCount() int {
+	if n, err := strconv.Atoi(os.Getenv("BERTH_SIM_NODES")); err == nil && n > 0 {
+		return n
+	}
+	return 20
+}
+
 const (
-	nodes        = 20
 	prefix       = "sim-"
 	waitTimeout  = 60 * time.Second
 	pollInterval = 500 * time.Millisecond
