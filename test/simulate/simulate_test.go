@@ -125,12 +125,18 @@ func TestSimulatedNodes(t *testing.T) {
 	})
 	checkEvent(t, client, ns, "crashy", "Unhealthy")
 
+	// A node added while the Sim runs registers and becomes Ready too.
+	if err := sim.Add(context.Background(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	waitNodesReady(t, client, nodes+1)
+
 	// Delete the pods, then the nodes; then stop the Sim.
 	if err := client.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitPods(t, client, ns, "every pod gone", func(pods []corev1.Pod) bool { return len(pods) == 0 })
-	for i := range nodes {
+	for i := range nodes + 1 {
 		if err := sim.Remove(context.Background(), i); err != nil {
 			t.Errorf("Remove node %d: %v", i, err)
 		}
