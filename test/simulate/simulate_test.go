@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -52,15 +53,40 @@ func TestSimulatedNodes(t *testing.T) {
 	client := kubernetes.NewForConfigOrDie(api)
 	baseline := runtime.NumGoroutine()
 	rss0 := rssKiB(t)
+	sim, stop := startSim(t, api, c.AdminKubeconfig())
 
+	start := time.Now()
+	waitNodesReady(t, client, nodes)
+	t.Logf("%d simulated nodes Ready in %s", nodes, time.Since(start).Round(time.Millisecond))
+	checkLeasesRenewed(t, client)
+	t.Logf("with %d nodes: %d goroutines (baseline %d), RSS +%d KiB", nodes, runtime.NumGoroutine(), baseline, rssKiB(t)-rss0)
+
+	checkPods(t, client, "default")
+
+	// A node added while the Sim runs registers and becomes Ready too.
+	if err := sim.Add(context.Background(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	waitNodesReady(t, client, nodes+1)
+
+	removeAll(t, client, sim, "default")
+	stop()
+	checkGoroutines(t, baseline)
+}
+
+// startSim runs the Sim's nodes; stop ends it and waits for it (once;
+// t's cleanup calls it too).
+func startSim(t *testing.T, api *rest.Config, kubeconfig string) (*simulate.Sim, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sim, err := simulate.New(simulate.Config{
-		API: api, Kubeconfig: c.AdminKubeconfig(), Nodes: nodes, Prefix: prefix,
+		API: api, Kubeconfig: kubeconfig, Nodes: nodes, Prefix: prefix,
 		Capacity: simulate.Capacity{CPU: 4, Memory: 8 << 30, EphemeralStorage: 100 << 30, Pods: 110},
 		Labels:   map[string]string{"sim.berth.dev/simulated": "true"},
 		RootDir:  t.TempDir(), Clock: clock.RealClock{}, Version: "test",
 	})
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -77,31 +103,22 @@ func TestSimulatedNodes(t *testing.T) {
 		}
 	}
 	t.Cleanup(stop)
+	return sim, stop
+}
 
-	start := time.Now()
-	waitNodesReady(t, client, nodes)
-	t.Logf("%d simulated nodes Ready in %s", nodes, time.Since(start).Round(time.Millisecond))
-	checkLeasesRenewed(t, client)
-	t.Logf("with %d nodes: %d goroutines (baseline %d), RSS +%d KiB", nodes, runtime.NumGoroutine(), baseline, rssKiB(t)-rss0)
-
-	ns := "default"
+// checkPods: pods the real scheduler places on the simulated nodes run
+// and become Ready, one with volumes too; a Job-like pod completes; the
+// model's liveness failure restarts a container into CrashLoopBackOff.
+func checkPods(t *testing.T, client kubernetes.Interface, ns string) {
+	t.Helper()
 	for i := range nodes {
 		mustCreate(t, client, ns, readyPod(fmt.Sprintf("web-%d", i)))
 	}
 	mustCreate(t, client, ns, livenessPod("crashy"))
 	mustCreate(t, client, ns, jobPod("job"))
-	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "conf"}, Data: map[string]string{"k": "v"},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "cred"}, StringData: map[string]string{"p": "s"},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createVolumeObjects(t, client, ns)
 	mustCreate(t, client, ns, volumesPod("volumes"))
-	start = time.Now()
+	start := time.Now()
 	waitPods(t, client, ns, "web pods Running and Ready", func(pods []corev1.Pod) bool {
 		ready := 0
 		for _, p := range pods {
@@ -124,14 +141,25 @@ func TestSimulatedNodes(t *testing.T) {
 		return len(cs) == 1 && cs[0].RestartCount >= 1 && cs[0].State.Waiting != nil && cs[0].State.Waiting.Reason == "CrashLoopBackOff"
 	})
 	checkEvent(t, client, ns, "crashy", "Unhealthy")
+}
 
-	// A node added while the Sim runs registers and becomes Ready too.
-	if err := sim.Add(context.Background(), nodes); err != nil {
+func createVolumeObjects(t *testing.T, client kubernetes.Interface, ns string) {
+	t.Helper()
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "conf"}, Data: map[string]string{"k": "v"},
+	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitNodesReady(t, client, nodes+1)
+	if _, err := client.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "cred"}, StringData: map[string]string{"p": "s"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
 
-	// Delete the pods, then the nodes; then stop the Sim.
+// removeAll deletes the pods, then removes every node (and its Node).
+func removeAll(t *testing.T, client kubernetes.Interface, sim *simulate.Sim, ns string) {
+	t.Helper()
 	if err := client.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +176,6 @@ func TestSimulatedNodes(t *testing.T) {
 	if len(list.Items) != 0 {
 		t.Errorf("%d nodes left after Remove", len(list.Items))
 	}
-	stop()
-	checkGoroutines(t, baseline)
 }
 
 func waitNodesReady(t *testing.T, client kubernetes.Interface, n int) {
