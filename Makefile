@@ -89,7 +89,7 @@ test: node check difftest control-plane-tools e2e
 
 # The packages that run pods on the host's containerd (the CRI behaviour
 # suite included) or start a control plane.
-E2E_PKGS ?= ./test/e2e/... ./test/cluster/... ./internal/platform/cri/critest/... ./test/soak/...
+E2E_PKGS ?= ./test/e2e/... ./test/cluster/... ./internal/platform/cri/critest/... ./test/soak/... ./test/simulate/...
 
 # -p 1: one test binary at a time. End-to-end tests share one containerd, and
 # a berth agent removes every CRI pod it was not asked to run, so two packages

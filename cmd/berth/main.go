@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/app/agent"
+	"github.com/berthk8s/berth/internal/app/simulate"
 	"github.com/berthk8s/berth/internal/config"
 	"github.com/berthk8s/berth/internal/platform/hostsetup"
 	"github.com/berthk8s/berth/internal/platform/lockfile"
@@ -34,6 +35,7 @@ func main() {
 		},
 		applyLogging: applyLogging,
 		setupHost:    setupHost,
+		runSimulate:  runSimulate,
 	})
 	stop()
 	klog.Flush()
@@ -51,6 +53,8 @@ type deps struct {
 	// setupHost makes the changes berth makes to the host for itself
 	// before it runs pods; an error stops berth before the agent starts.
 	setupHost func(ctx context.Context, cfg *config.Config) error
+	// runSimulate runs berth simulate's nodes until ctx ends.
+	runSimulate func(ctx context.Context, cfg simulate.Config) error
 }
 
 // run executes the berth command with args and returns the exit code:
@@ -58,8 +62,10 @@ type deps struct {
 func run(ctx context.Context, args []string, d deps) int {
 	cmd := newCommand(d)
 	cmd.InitDefaultHelpFlag()
-	// pflag stops at the first unknown flag; report them all at once.
-	if err := config.CheckArgs(cmd.Flags(), args); err != nil {
+	// pflag stops at the first unknown flag; report them all at once
+	// (the kubelet's flags; berth simulate has its own).
+	simulating := len(args) > 0 && args[0] == "simulate" // cobra checks its flags
+	if err := config.CheckArgs(cmd.Flags(), args); err != nil && !simulating {
 		fmt.Fprintf(d.stderr, "berth: %v (see berth --help)\n", err)
 		return 1
 	}
@@ -95,6 +101,7 @@ rejected at start-up, never silently ignored.`,
 	}
 	cmd.SetOut(d.stdout)
 	cmd.SetErr(d.stderr)
+	cmd.AddCommand(newSimulateCommand(d))
 	flags.AddFlags(cmd.Flags())
 	cmd.Flags().SetOutput(d.stderr) // upstream's deprecation notices
 	cmd.Flags().BoolVar(&showVersion, "version", false, "Print the berth version and the Kubernetes version it speaks, then exit.")

@@ -90,6 +90,9 @@ type node struct {
 	managers resourceManagers
 	guards   guards
 	serve    servers
+	// sim is what a simulated node is handed in place of its host's
+	// (simulated.go); nil on a real node.
+	sim *Simulated
 }
 
 // runtimeConn is the connection to the container runtime and what traces
@@ -197,7 +200,7 @@ func Run(ctx context.Context, cfg *config.Config, version string, clk clock.With
 // (tuneProcess), so tests do not change the test process.
 func runWith(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker, process processSetters) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("node", cfg.NodeName))
-	n, err := assemble(ctx, cfg, version, clk)
+	n, err := assemble(ctx, cfg, version, clk, nil)
 	if err != nil {
 		return err
 	}
@@ -206,10 +209,11 @@ func runWith(ctx context.Context, cfg *config.Config, version string, clk clock.
 	return n.run(ctx)
 }
 
-// assemble connects to the runtime and builds every component.
-func assemble(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker) (*node, error) {
+// assemble connects to the runtime and builds every component; sim is
+// nil on a real node.
+func assemble(ctx context.Context, cfg *config.Config, version string, clk clock.WithTicker, sim *Simulated) (*node, error) {
 	kc := &cfg.Kubelet
-	n := &node{cfg: cfg, set: cfg.Settings(), clock: clk, pods: podPath{desired: syncloop.NewDesired()}}
+	n := &node{cfg: cfg, set: cfg.Settings(), clock: clk, pods: podPath{desired: syncloop.NewDesired()}, sim: sim}
 	m, err := newMetrics(cfg.NodeName, n.clock)
 	if err != nil {
 		return nil, err
@@ -218,7 +222,7 @@ func assemble(ctx context.Context, cfg *config.Config, version string, clk clock
 	if n.conn.tracer, err = tracing.New(ctx, kc.Tracing, cfg.NodeName); err != nil {
 		return nil, err
 	}
-	client, info, err := connectRuntime(ctx, cfg, m.ObserveCRI, n.conn.tracer)
+	client, info, err := n.connectRuntime(ctx, m.ObserveCRI)
 	if err != nil {
 		n.shutdownTracing(ctx)
 		return nil, err
@@ -245,7 +249,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 			return fmt.Errorf("create directory %q: %w", dir, err)
 		}
 	}
-	ips, err := machine.HostIPs(cfg.NodeIPs)
+	ips, host, err := n.hostFacts()
 	if err != nil {
 		return err
 	}
@@ -255,7 +259,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 	if n.pods.declared, err = declareFeatures(ctx, cfg, info); err != nil {
 		return err
 	}
-	inputs, err := nodestatus.NewSampler(cfg, info, ips, n.conn.health, n.conn.client.Image, n.clock,
+	inputs, err := nodestatus.NewSampler(cfg, host, info, ips, n.conn.health, n.conn.client.Image, n.clock,
 		nodestatus.Guards{Pressure: n.pressure, Storage: n.storageErr, VolumesInUse: n.volumesInUse, DevicePlugins: n.devicePlugins,
 			ResetExtendedResources: n.resetExtendedResources}, n.pods.declared.Names())
 	if err != nil {
@@ -274,7 +278,7 @@ func (n *node) assembleRest(ctx context.Context, info cri.Info, version string) 
 		return err
 	}
 	podCIDRs := startPodCIDR(ctx, n.conn.client.Runtime, cfg.Kubelet.PodCIDR)
-	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics, podCIDRs); err != nil {
+	if n.cluster, err = newCluster(ctx, cfg, version, inputs, n.clock, n.metrics, podCIDRs, n.simAPI()); err != nil {
 		return err
 	}
 	if n.serve.certs, err = n.newServingCerts(ctx, ips); err != nil {
@@ -495,7 +499,7 @@ func (n *node) newVolumes(subPaths *subpath.Binder, bootID string) (*volume.Mana
 	v, err := volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
 		SubPaths: subPaths, CSI: n.volumeCSI(), Expander: n.volumeExpander(), ClaimRecorder: cl.recorder, BootID: bootID,
-		PodCertificates: n.volumePodCerts(), Mounter: volume.SysMounter{MounterPath: n.cfg.MounterPath}, Stages: n.pods.timeline,
+		PodCertificates: n.volumePodCerts(), Mounter: n.mounter(), Stages: n.pods.timeline,
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
 				return node.Status.Allocatable
@@ -625,7 +629,7 @@ func (n *node) run(ctx context.Context) error {
 	}
 	listPods := func() []corev1.Pod { return podsWithStatus(n.pods.desired.Pods(), n.pods.statuses) }
 
-	g := newGroup(ctx, stopBudget, n.clock)
+	g := n.newGroup(ctx)
 	if n.managers.system != nil {
 		g.Go("system-cgroups", n.managers.system.Run)
 	}
@@ -729,8 +733,17 @@ func (n *node) activePods() []*corev1.Pod {
 	return n.pods.workers.ActivePods(n.pods.desired.Pods(), n.pods.statuses.Get)
 }
 
-// connectRuntime dials the CRI endpoints and checks the runtime answers.
-func connectRuntime(ctx context.Context, cfg *config.Config, observe cri.ObserveFunc, tp cbtracing.TracerProvider) (*cri.Client, cri.Info, error) {
+// connectRuntime dials the CRI endpoints (a simulated node's client is
+// connected already) and checks the runtime answers.
+func (n *node) connectRuntime(ctx context.Context, observe cri.ObserveFunc) (*cri.Client, cri.Info, error) {
+	if n.sim != nil {
+		info, err := n.sim.Runtime.Verify(ctx)
+		if err != nil {
+			return nil, cri.Info{}, fmt.Errorf("verify simulated runtime: %w", err)
+		}
+		return n.sim.Runtime, info, nil
+	}
+	cfg, tp := n.cfg, n.conn.tracer
 	kc := &cfg.Kubelet
 	o := cri.Options{
 		RuntimeEndpoint: kc.ContainerRuntimeEndpoint,

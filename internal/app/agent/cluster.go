@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/cluster/certificate"
@@ -51,7 +52,11 @@ type cluster struct {
 	shuttingDown func() bool
 }
 
-func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker, m *metrics.Metrics, podCIDRs func(context.Context, []string)) (*cluster, error) {
+// newCluster builds the cluster side. base, when set (a simulated node),
+// is the rest config the API clients start from in place of the node's
+// own certificate client.
+func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker, m *metrics.Metrics,
+	podCIDRs func(context.Context, []string), base *rest.Config) (*cluster, error) {
 	kc := &cfg.Kubelet
 	c := &cluster{nodeSynced: make(chan struct{}), nodeName: cfg.NodeName, clock: clk}
 	if cfg.Kubeconfig == "" {
@@ -63,13 +68,16 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		c.recorder = rec
 		return c, nil
 	}
-	certs, err := newClientCerts(ctx, cfg, version, clk, m)
-	if err != nil {
-		return nil, err
-	}
-	c.certs = certs
 	opts := kubeclient.OptionsFromConfig(cfg, version)
-	opts.Base = certs.Config()
+	opts.Base = base
+	if base == nil {
+		certs, err := newClientCerts(ctx, cfg, version, clk, m)
+		if err != nil {
+			return nil, err
+		}
+		c.certs = certs
+		opts.Base = certs.Config()
+	}
 	clients, err := kubeclient.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("create API clients: %w", err)
@@ -185,14 +193,17 @@ func (c *cluster) runs() map[string]func(ctx context.Context) error {
 	if c.clients == nil {
 		return nil
 	}
-	return map[string]func(ctx context.Context) error{
+	runs := map[string]func(ctx context.Context) error{
 		"node-status": c.nodeCtl.Run,
 		"node-lease":  c.lease.Run,
 		"pod-status":  c.status.Run,
 		"node-synced": c.waitNodeSynced,
-		// Renews the client certificate (rotateCertificates).
-		"client-certificate": c.certs.Run,
 	}
+	if c.certs != nil { // a simulated node's clients are handed their credentials
+		// Renews the client certificate (rotateCertificates).
+		runs["client-certificate"] = c.certs.Run
+	}
+	return runs
 }
 
 // waitNodeSynced closes nodeSynced once the Node is registered, then waits

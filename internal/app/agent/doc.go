@@ -49,6 +49,9 @@
 //	                                    keys and requests (cluster mode)
 //	forget.go                           the owners of per-pod state,
 //	                                    registered with internal/pod/podgone
+//	simulated.go                        RunSimulated: a simulated node
+//	                                    (berth simulate), handed what a
+//	                                    real node reads of its host
 //	systemd.go, process.go, tracing.go, the process's edges: systemd
 //	iptables.go                         readiness and watchdog, its own
 //	                                    tuning, tracing, iptables chains

@@ -33,6 +33,9 @@ type group struct {
 	// mu guards first.
 	mu    sync.Mutex
 	first error
+	// skip, when set, names the components Go does not start (a
+	// simulated node's host-only ones); set before the first Go.
+	skip func(name string) bool
 }
 
 // component is one running component: its own context, cancelled only by
@@ -50,6 +53,9 @@ func newGroup(ctx context.Context, stopBudget time.Duration, clk clock.Clock) *g
 // Go starts run in its own goroutine. A component that returns while the
 // group is still running is an error: it stops berth.
 func (g *group) Go(name string, run func(ctx context.Context) error) {
+	if g.skip != nil && g.skip(name) {
+		return
+	}
 	// Not cancelled with the parent: Wait cancels components one by one.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(g.parent))
 	c := &component{name: name, cancel: cancel, done: make(chan struct{})}

@@ -27,7 +27,7 @@ func TestMemoryManagerCheckpoint(t *testing.T) {
 	fake := crifake.New(clock.RealClock{})
 	cfg, _, _ := standalone(t, fake)
 
-	n, err := assemble(ctx, cfg, "test", clock.RealClock{})
+	n, err := assemble(ctx, cfg, "test", clock.RealClock{}, nil)
 	if err != nil {
 		t.Fatalf("assemble: %v", err)
 	}
@@ -40,7 +40,7 @@ func TestMemoryManagerCheckpoint(t *testing.T) {
 	if err := state.Write(cfg.RootDir, state.Checkpoint{PolicyName: "Static"}); err != nil {
 		t.Fatal(err)
 	}
-	n, err = assemble(ctx, cfg, "test", clock.RealClock{})
+	n, err = assemble(ctx, cfg, "test", clock.RealClock{}, nil)
 	if err == nil {
 		n.close()
 		t.Fatal("assemble over a Static checkpoint: no error")

@@ -17,7 +17,7 @@ func (n *node) newProber() (*prober.Prober, http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	p, err := prober.New(prober.Config{
 		Statuses: n.pods.statuses, Runtime: n.conn.client.Runtime, Recorder: n.cluster.recorder,
-		Clock: n.clock, Registerer: reg, KubernetesVersion: config.KubernetesVersion,
+		Clock: n.clock, Registerer: reg, KubernetesVersion: config.KubernetesVersion, Handler: n.probeHandler(),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("create prober: %w", err)

@@ -68,12 +68,8 @@ type Guards struct {
 // cfg, whose runtime reported runtime at start and whose IPs are ips;
 // guards give the verdicts of other wings; declared are the node's
 // declared features (sorted).
-func NewSampler(cfg *config.Config, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock,
+func NewSampler(cfg *config.Config, info machine.Info, runtime cri.Info, ips []string, health *cri.Health, images runtimeapi.ImageServiceClient, clk clock.PassiveClock,
 	guards Guards, declared []string) (*Sampler, error) {
-	info, err := machine.Read(cfg.RootDir, machine.OSHost())
-	if err != nil {
-		return nil, err
-	}
 	n := &Sampler{
 		cfg: cfg, machine: info, health: health, images: images, clock: clk, pressure: guards.Pressure, storage: guards.Storage, volumesInUse: guards.VolumesInUse, declared: declared,
 		devicePlugins: guards.DevicePlugins, resetExtended: guards.ResetExtendedResources,

@@ -44,7 +44,17 @@ type Config struct {
 	// (config.KubernetesVersion): HTTP and gRPC probes send
 	// "kube-probe/<major>.<minor>" of it as their User-Agent.
 	KubernetesVersion string
+	// Handler, when set, answers every probe in place of the exec, HTTP,
+	// TCP and gRPC handlers (berth simulate answers from its application
+	// model); thresholds, retries, events and results are the prober's
+	// as ever.
+	Handler Handler
 }
+
+// Handler answers one run of a probe of a container instance: ok is the
+// verdict, output what the Unhealthy event says of a failure; an error
+// is no verdict (the run is retried, as a handler's error is).
+type Handler func(ctx context.Context, t ProbeType, pod *corev1.Pod, container *corev1.Container, containerID string) (ok bool, output string, err error)
 
 // key names one worker.
 type key struct {
@@ -102,7 +112,9 @@ func New(cfg Config) (*Prober, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prober: %w", err)
 	}
-	return newProber(cfg, newRunner(cfg.Runtime, cfg.Recorder, userAgent).probe)
+	r := newRunner(cfg.Runtime, cfg.Recorder, userAgent)
+	r.handler = cfg.Handler
+	return newProber(cfg, r.probe)
 }
 
 func newProber(cfg Config, probe probeFunc) (*Prober, error) {

@@ -45,6 +45,9 @@ type runner struct {
 	recorder  Recorder
 	// userAgent is what HTTP and gRPC probes send.
 	userAgent string
+	// handler, when set, answers in place of the real handlers
+	// (Config.Handler).
+	handler Handler
 }
 
 func newRunner(exec ExecRuntime, rec Recorder, userAgent string) *runner {
@@ -61,7 +64,7 @@ func (r *runner) probe(ctx context.Context, t ProbeType, spec *corev1.Probe, tg 
 		err error
 	)
 	for range maxRetries {
-		if o, out, err = r.run(ctx, spec, tg); err == nil {
+		if o, out, err = r.runOnce(ctx, t, spec, tg); err == nil {
 			break
 		}
 	}
@@ -86,6 +89,22 @@ func (r *runner) probe(ctx context.Context, t ProbeType, spec *corev1.Probe, tg 
 	}
 	r.recorder.ContainerEventf(tg.pod, name, corev1.EventTypeWarning, EventUnhealthy, "%s probe errored and resulted in %s state: %s", t, o, out)
 	return Failure, nil
+}
+
+// runOnce asks Config.Handler when there is one, the probe's own
+// handler otherwise.
+func (r *runner) runOnce(ctx context.Context, t ProbeType, spec *corev1.Probe, tg target) (outcome, string, error) {
+	if r.handler == nil {
+		return r.run(ctx, spec, tg)
+	}
+	ok, out, err := r.handler(ctx, t, tg.pod, tg.container, tg.containerID)
+	switch {
+	case err != nil:
+		return outcomeUnknown, "", err
+	case ok:
+		return outcomeSuccess, out, nil
+	}
+	return outcomeFailure, out, nil
 }
 
 // run calls the probe's handler once.

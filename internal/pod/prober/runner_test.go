@@ -75,3 +75,52 @@ func TestRunnerNoHandler(t *testing.T) {
 		t.Errorf("probe without handler = %v, %v, events %q", got, err, rec.events)
 	}
 }
+
+// TestRunnerHandler: Config.Handler answers in place of the probe's own
+// handler (no ExecSync), with the prober's events and retries.
+func TestRunnerHandler(t *testing.T) {
+	tests := []struct {
+		name    string
+		ok      bool
+		err     error
+		want    Result
+		wantErr bool
+		events  []string
+	}{
+		{"ok", true, nil, Success, false, nil},
+		{"not ok", false, nil, Failure, false, []string{"c Warning Unhealthy: Liveness probe failed: model says no"}},
+		{"error: retried", false, fmt.Errorf("no model"), Failure, true,
+			[]string{"c Warning Unhealthy: Liveness probe errored and resulted in unknown state: no model"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			f := &countingExec{}
+			r := newRunner(f, rec, "kube-probe/1.37")
+			calls := 0
+			r.handler = func(_ context.Context, typ ProbeType, _ *corev1.Pod, c *corev1.Container, id string) (bool, string, error) {
+				calls++
+				if typ != Liveness || c.Name != "c" || id != "cid" {
+					t.Errorf("handler asked %v of %q in %q", typ, c.Name, id)
+				}
+				return tt.ok, "model says no", tt.err
+			}
+			c := &corev1.Container{Name: "c"}
+			spec := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/healthy"}}}}
+			got, err := r.probe(context.Background(), Liveness, spec, target{pod: probePod(*c), container: c, containerID: "cid"})
+			if got != tt.want || (err != nil) != tt.wantErr {
+				t.Errorf("probe = %v, %v; want %v, err %v", got, err, tt.want, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.events, rec.events); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			wantCalls := 1
+			if tt.wantErr {
+				wantCalls = maxRetries
+			}
+			if calls != wantCalls || f.n != 0 {
+				t.Errorf("%d handler calls, %d ExecSync calls; want %d, 0", calls, f.n, wantCalls)
+			}
+		})
+	}
+}

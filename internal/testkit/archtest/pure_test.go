@@ -47,6 +47,8 @@ var rules = []rule{
 	{dir: "podkit/expansion"},
 	{dir: "podkit/sysctl"},
 	{dir: "pod/prober", files: []string{"decide.go"}},
+	// berth simulate's application model: annotations in, behaviour out.
+	{dir: "sim/appmodel", also: []string{"os", "k8s.io/klog/v2", "math/rand", "math/rand/v2", "k8s.io/utils/clock", "k8s.io/cri-api"}},
 	{dir: "cluster/nodestatus", files: []string{"inputs.go", "setters.go", "allocatable.go", "conditions.go", "initial.go", "patch.go"}},
 	{dir: "cluster/mirrorpod", files: []string{"plan.go"}},
 	{dir: "volumes/objectcache", files: []string{"refs.go"}, also: []string{"k8s.io/klog/v2", "k8s.io/utils/clock"}},

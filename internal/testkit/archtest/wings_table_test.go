@@ -47,9 +47,12 @@ var Wings = []Wing{
 	{Name: "cluster", May: []string{"podkit", "platform", "config", "pod"}},
 	// The servers: the kubelet API, streaming, logs, stats, metrics.
 	{Name: "serve", May: []string{"podkit", "platform", "config", "volumes", "pod"}},
+	// berth simulate's application model and what performs it on a
+	// simulated node's in-memory runtime and prober.
+	{Name: "sim", May: []string{"podkit", "platform", "pod"}},
 	// The wiring: builds every wing from the configuration, starts them in
 	// order and stops them in reverse. It decides nothing.
-	{Name: "app", May: []string{"podkit", "platform", "config", "images", "node", "volumes", "pod", "cluster", "serve"}},
+	{Name: "app", May: []string{"podkit", "platform", "config", "images", "node", "volumes", "pod", "cluster", "serve", "sim"}},
 	// Test support and the architecture tests: imported by tests only.
 	{Name: "testkit"},
 }

@@ -14,7 +14,8 @@
 // Files: fake.go (state), server.go (gRPC plumbing, call log, error
 // injection), sandbox.go, container.go, image.go, runtime.go (Version,
 // Status, RuntimeConfig, UpdateRuntimeConfig), filter.go (list filters),
-// events.go (the GetContainerEvents stream: Unimplemented as containerd 1.6
+// sim.go (what berth simulate turns: latencies, no call log, every image
+// pullable, a pod subnet; Dial serves the fake outside tests), events.go (the GetContainerEvents stream: Unimplemented as containerd 1.6
 // until EnableEvents, then every sandbox and container lifecycle step as
 // containerd 2 sends it; DropEvents ends the open streams), controls.go
 // (test controls and accessors).

@@ -62,6 +62,8 @@ type knobs struct {
 	pullable map[string]bool
 	// pullError, if set, is returned by PullImage for refs not pullable.
 	pullError error
+	// sim are the knobs of a simulated node (sim.go).
+	sim simKnobs
 }
 
 // New returns an empty Fake whose timestamps come from clk.

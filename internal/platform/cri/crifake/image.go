@@ -156,7 +156,7 @@ func (f *Fake) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ref := NormalizeRef(req.GetImage().GetImage())
-	if !f.knobs.pullable[ref] {
+	if !f.knobs.pullable[ref] && !f.knobs.sim.pullAll {
 		if f.knobs.pullError != nil {
 			return nil, f.knobs.pullError
 		}

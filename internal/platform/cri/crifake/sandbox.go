@@ -62,8 +62,7 @@ func (f *Fake) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxReq
 		if !f.knobs.networkReady {
 			return nil, fmt.Errorf("failed to setup network for sandbox %q: cni plugin not initialized", name)
 		}
-		s.ip = fmt.Sprintf("10.88.%d.%d", f.world.ips/253, f.world.ips%253+2)
-		f.world.ips++
+		s.ip = f.nextIP()
 	}
 	s.id, s.seq = f.newID("sandbox")
 	f.world.sandboxes[s.id] = s

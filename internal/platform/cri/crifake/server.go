@@ -2,6 +2,7 @@ package crifake
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -32,21 +33,38 @@ func (f *Fake) Client(t testing.TB) *cri.Client {
 // the endpoints in o are ignored.
 func (f *Fake) ClientWithOptions(t testing.TB, o cri.Options) *cri.Client {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
+	c, closeFn, err := f.dial(o, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeFn)
+	return c
+}
+
+// Dial serves the fake over an in-process gRPC connection, as Client does,
+// for code that runs the fake outside a test (berth simulate). closeFn
+// closes the client and stops the server; call it once.
+func (f *Fake) Dial(o cri.Options) (client *cri.Client, closeFn func(), err error) {
+	// A small pipe buffer: a simulated node's messages are small, and
+	// bufconn allocates the buffer up front, twice per connection.
+	return f.dial(o, 64<<10)
+}
+
+func (f *Fake) dial(o cri.Options, bufSize int) (*cri.Client, func(), error) {
+	lis := bufconn.Listen(bufSize)
 	srv := f.serve(lis)
 	dial := func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }
 	opts := append(cri.DialOptions(o), grpc.WithContextDialer(dial))
 	conn, err := grpc.NewClient("passthrough:///crifake", opts...)
 	if err != nil {
 		srv.Stop()
-		t.Fatalf("create client for fake runtime: %v", err)
+		return nil, nil, fmt.Errorf("create client for fake runtime: %w", err)
 	}
 	c := cri.NewForConns(conn, nil)
-	t.Cleanup(func() {
+	return c, func() {
 		_ = c.Close()
 		srv.Stop()
-	})
-	return c
+	}, nil
 }
 
 // Endpoint serves the fake on a unix socket in a fresh temporary directory
@@ -90,6 +108,9 @@ func (f *Fake) intercept(ctx context.Context, req any, info *grpc.UnaryServerInf
 	if err := f.record(method); err != nil {
 		return nil, err
 	}
+	if err := f.delay(ctx, method); err != nil {
+		return nil, err
+	}
 	return handler(ctx, req)
 }
 
@@ -107,7 +128,9 @@ func (f *Fake) interceptStream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 func (f *Fake) record(method string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, method)
+	if !f.knobs.sim.noCallLog {
+		f.calls = append(f.calls, method)
+	}
 	queue := f.injections[method]
 	if len(queue) == 0 {
 		return nil

@@ -1,0 +1,15 @@
+// Package simulate is the wiring of berth simulate (issue 28): many
+// berth nodes in one process, each the real node (agent.RunSimulated:
+// its own Node and Lease, API pod source, sync loop, pod workers,
+// podplan, status writer, node status, admission, prober, PLEG and
+// kuberuntime) on its own in-memory CRI (crifake), with the application
+// model (internal/sim) performed on it and answering its probes.
+//
+// Shared by every node: the binary, the scheme, the rest config and so
+// the HTTP transport pool. Per node: its runtime, its components, its
+// directory under the root (pod and log directories, volumes' files;
+// nothing is mounted).
+//
+// sim.go holds the Sim (the set of nodes, Add and Remove while it runs),
+// node.go one node's configuration and start.
+package simulate
