@@ -223,51 +223,53 @@ func (r *registry) push(layoutTar, repo, tag string, extra ...[]byte) error {
 // relabel adds the label org.berth.e2e.repo=repo to an image config and
 // points the manifest at the new config.
 func relabel(config, manifest []byte, repo string) ([]byte, []byte, error) {
-	var c map[string]any
-	if err := json.Unmarshal(config, &c); err != nil {
-		return nil, nil, fmt.Errorf("parse image config: %w", err)
-	}
-	inner, _ := c["config"].(map[string]any)
-	if inner == nil {
-		inner = map[string]any{}
-		c["config"] = inner
-	}
-	labels, _ := inner["Labels"].(map[string]any)
-	if labels == nil {
-		labels = map[string]any{}
-		inner["Labels"] = labels
-	}
-	labels["org.berth.e2e.repo"] = repo
-	newConfig, err := json.Marshal(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(manifest, &m); err != nil {
-		return nil, nil, fmt.Errorf("parse manifest: %w", err)
-	}
-	desc, _ := m["config"].(map[string]any)
-	if desc == nil {
-		return nil, nil, errors.New("manifest has no config descriptor")
-	}
-	desc["digest"], desc["size"] = digestOf(newConfig), len(newConfig)
-	newManifest, err := json.Marshal(m)
-	return newConfig, newManifest, err
+	return editImage(config, manifest, func(c map[string]any) error {
+		inner, _ := c["config"].(map[string]any)
+		if inner == nil {
+			inner = map[string]any{}
+			c["config"] = inner
+		}
+		labels, _ := inner["Labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			inner["Labels"] = labels
+		}
+		labels["org.berth.e2e.repo"] = repo
+		return nil
+	}, func(map[string]any) {})
 }
 
 // appendLayer adds an uncompressed layer to an image config (its diff ID)
 // and manifest (a descriptor of the media type of the manifest's kind).
 func appendLayer(config, manifest, layer []byte) ([]byte, []byte, error) {
+	return editImage(config, manifest, func(c map[string]any) error {
+		rootfs, _ := c["rootfs"].(map[string]any)
+		if rootfs == nil {
+			return errors.New("image config has no rootfs")
+		}
+		ids, _ := rootfs["diff_ids"].([]any)
+		rootfs["diff_ids"] = append(ids, digestOf(layer))
+		return nil
+	}, func(m map[string]any) {
+		layers, _ := m["layers"].([]any)
+		mediaType := "application/vnd.oci.image.layer.v1.tar"
+		if mt, _ := m["mediaType"].(string); strings.Contains(mt, "docker") {
+			mediaType = "application/vnd.docker.image.rootfs.diff.tar"
+		}
+		m["layers"] = append(layers, map[string]any{"mediaType": mediaType, "digest": digestOf(layer), "size": len(layer)})
+	})
+}
+
+// editImage changes an image config and its manifest, and points the
+// manifest at the new config.
+func editImage(config, manifest []byte, editConfig func(map[string]any) error, editManifest func(map[string]any)) ([]byte, []byte, error) {
 	var c map[string]any
 	if err := json.Unmarshal(config, &c); err != nil {
 		return nil, nil, fmt.Errorf("parse image config: %w", err)
 	}
-	rootfs, _ := c["rootfs"].(map[string]any)
-	if rootfs == nil {
-		return nil, nil, errors.New("image config has no rootfs")
+	if err := editConfig(c); err != nil {
+		return nil, nil, err
 	}
-	ids, _ := rootfs["diff_ids"].([]any)
-	rootfs["diff_ids"] = append(ids, digestOf(layer))
 	newConfig, err := json.Marshal(c)
 	if err != nil {
 		return nil, nil, err
@@ -276,12 +278,7 @@ func appendLayer(config, manifest, layer []byte) ([]byte, []byte, error) {
 	if err := json.Unmarshal(manifest, &m); err != nil {
 		return nil, nil, fmt.Errorf("parse manifest: %w", err)
 	}
-	layers, _ := m["layers"].([]any)
-	mediaType := "application/vnd.oci.image.layer.v1.tar"
-	if mt, _ := m["mediaType"].(string); strings.Contains(mt, "docker") {
-		mediaType = "application/vnd.docker.image.rootfs.diff.tar"
-	}
-	m["layers"] = append(layers, map[string]any{"mediaType": mediaType, "digest": digestOf(layer), "size": len(layer)})
+	editManifest(m)
 	desc, _ := m["config"].(map[string]any)
 	if desc == nil {
 		return nil, nil, errors.New("manifest has no config descriptor")
