@@ -18,7 +18,7 @@ import (
 
 // start runs a fake runtime behind a proxy and returns the proxy and a
 // CRI client of the proxy's socket.
-func start(t *testing.T) (*Proxy, *cri.Client) {
+func start(t *testing.T) (*Proxy, *cri.Client, *crifake.Fake) {
 	t.Helper()
 	fake := crifake.New(clock.RealClock{})
 	fake.EnableEvents()
@@ -34,7 +34,7 @@ func start(t *testing.T) (*Proxy, *cri.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return p, c
+	return p, c, fake
 }
 
 func listSandboxes(c *cri.Client) error {
@@ -45,7 +45,7 @@ func listSandboxes(c *cri.Client) error {
 // TestForwards: calls pass through unchanged, unary and streaming, and
 // the runtime's errors come back with their codes.
 func TestForwards(t *testing.T) {
-	p, c := start(t)
+	p, c, fake := start(t)
 	ctx := context.Background()
 	cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u1"}}
 	run, err := c.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
@@ -63,11 +63,21 @@ func TestForwards(t *testing.T) {
 	if !errors.Is(err, cri.ErrNotFound) {
 		t.Errorf("status of a missing sandbox = %v; want the runtime's NotFound", err)
 	}
-	sctx, cancel := context.WithCancel(ctx)
+	// The stream is bounded so a lost event fails the test, not the run.
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	stream, err := c.Runtime.GetContainerEvents(sctx, &runtimeapi.GetEventsRequest{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The call returns before the runtime has subscribed (the proxy opens
+	// its own stream to the runtime behind it): an event emitted before
+	// then reaches nobody, so wait for the runtime to hold the stream.
+	for fake.EventStreams() == 0 {
+		if sctx.Err() != nil {
+			t.Fatal("the runtime never saw the event stream opened through the proxy")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if _, err := c.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: run.GetPodSandboxId()}); err != nil {
 		t.Fatal(err)
@@ -84,7 +94,7 @@ func TestForwards(t *testing.T) {
 // TestFaults: an error for the next calls, then the runtime again; a
 // delay; a hang released by Clear; a hang the caller gives up on.
 func TestFaults(t *testing.T) {
-	p, c := start(t)
+	p, c, _ := start(t)
 	p.Inject(Fault{Method: "ListPodSandbox", Code: codes.Unavailable, Times: 2})
 	for i := range 2 {
 		if err := listSandboxes(c); !errors.Is(err, cri.ErrUnavailable) {
