@@ -656,6 +656,8 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("plugin-manager", n.managers.plugins.Run)
 	if n.vols.csi != nil {
 		g.Go("csinode", n.initCSINode)
+	} else {
+		n.cluster.releaseStatus()
 	}
 	g.Go("sync-loop", n.pods.loop.Run)
 	g.Go("pod-resizes", func(ctx context.Context) error { n.pods.alloc.Run(ctx); return nil })

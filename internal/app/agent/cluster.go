@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,14 +43,23 @@ type cluster struct {
 	status   *statussync.Syncer
 	// localNode is the Node admission uses in standalone mode.
 	localNode *corev1.Node
-	// nodeSynced is closed once the Node is registered; the API source
-	// lists pods only then, as upstream.
-	nodeSynced chan struct{}
-	nodeName   string
-	clock      clock.WithTicker
+	gates     startGates
+	nodeName  string
+	clock     clock.WithTicker
 	// shuttingDown reports a graceful node shutdown under way; set once,
 	// before anything runs (nil: never).
 	shuttingDown func() bool
+}
+
+// startGates are the points the cluster side's start waits on.
+type startGates struct {
+	// nodeSynced is closed once the Node is registered; the API source
+	// lists pods only then, as upstream.
+	nodeSynced chan struct{}
+	// statusHold, once closed (releaseStatus), lets the node status
+	// controller start; it waits at most statusHoldMax for it.
+	statusHold  chan struct{}
+	releaseOnce sync.Once
 }
 
 // newCluster builds the cluster side. base, when set (a simulated node),
@@ -58,7 +68,9 @@ type cluster struct {
 func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker, m *metrics.Metrics,
 	podCIDRs func(context.Context, []string), base *rest.Config) (*cluster, error) {
 	kc := &cfg.Kubelet
-	c := &cluster{nodeSynced: make(chan struct{}), nodeName: cfg.NodeName, clock: clk}
+	c := &cluster{nodeName: cfg.NodeName, clock: clk}
+	c.gates.nodeSynced = make(chan struct{})
+	c.gates.statusHold = make(chan struct{})
 	if cfg.Kubeconfig == "" {
 		c.localNode = nodestatus.InitialNode(inputs.Inputs(ctx), cfg.NodeLabels, cfg.RegisterWithTaints)
 		rec, err := events.New(ctx, events.Config{NodeName: cfg.NodeName})
@@ -104,7 +116,7 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 	}
 	c.recorder.NodeEventf(corev1.EventTypeNormal, "Starting", "Starting kubelet.")
 	if c.api, err = podsource.NewAPISource(podsource.APIConfig{
-		Client: clients.Main, NodeName: cfg.NodeName, NodeSynced: c.nodeSynced, Clock: clk,
+		Client: clients.Main, NodeName: cfg.NodeName, NodeSynced: c.gates.nodeSynced, Clock: clk,
 	}); err != nil {
 		return nil, err
 	}
@@ -194,7 +206,7 @@ func (c *cluster) runs() map[string]func(ctx context.Context) error {
 		return nil
 	}
 	runs := map[string]func(ctx context.Context) error{
-		"node-status": c.nodeCtl.Run,
+		"node-status": c.runNodeStatus,
 		"node-lease":  c.lease.Run,
 		"pod-status":  c.status.Run,
 		"node-synced": c.waitNodeSynced,
@@ -204,6 +216,32 @@ func (c *cluster) runs() map[string]func(ctx context.Context) error {
 		runs["client-certificate"] = c.certs.Run
 	}
 	return runs
+}
+
+// statusHoldMax bounds how long the node status controller waits for
+// statusHold: a first CSINode attempt against a slow or absent API server
+// must not keep the Node from registering.
+const statusHoldMax = 2 * time.Second
+
+// releaseStatus lets the node status controller start (see statusHold);
+// it may be called more than once.
+func (c *cluster) releaseStatus() {
+	c.gates.releaseOnce.Do(func() { close(c.gates.statusHold) })
+}
+
+// runNodeStatus runs the node status controller once statusHold is closed
+// or statusHoldMax has passed.
+func (c *cluster) runNodeStatus(ctx context.Context) error {
+	t := c.clock.NewTimer(statusHoldMax)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return nil
+	case <-c.gates.statusHold:
+	case <-t.C():
+	}
+	t.Stop()
+	return c.nodeCtl.Run(ctx)
 }
 
 // waitNodeSynced closes nodeSynced once the Node is registered, then waits
@@ -218,7 +256,7 @@ func (c *cluster) waitNodeSynced(ctx context.Context) error {
 		case <-t.C():
 		}
 	}
-	close(c.nodeSynced)
+	close(c.gates.nodeSynced)
 	<-ctx.Done()
 	return nil
 }

@@ -82,21 +82,33 @@ func (n *node) storageErr() error {
 	return n.vols.csi.InitError()
 }
 
-// initCSINode initializes the node's CSINode once the Node is registered
-// (its owner), asks for a node status update at once so that Ready need
-// not wait a status period, then waits for ctx. A failure after upstream's
+// initCSINode initializes the node's CSINode. A restarted node's Node
+// exists: one attempt at once, before the node's first status update
+// (which waits for it a moment, cluster.statusHold), so that a Ready node
+// does not show NotReady ("CSINode is not yet initialized") at every
+// restart; upstream's kubelet initializes long before its status loop
+// starts. Otherwise it initializes once the Node is registered (its
+// owner), with upstream's retries, and asks for a node status update at
+// once so that Ready need not wait a status period. A failure after the
 // retries stops berth, as it stops upstream's kubelet, to be restarted.
 func (n *node) initCSINode(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-n.cluster.nodeSynced:
-	}
-	if err := n.vols.csi.InitializeCSINode(ctx); err != nil {
-		if ctx.Err() != nil {
+	tctx, cancel := context.WithTimeout(ctx, statusHoldMax)
+	err := n.vols.csi.TryInitializeCSINode(tctx)
+	cancel()
+	n.cluster.releaseStatus()
+	if err != nil {
+		klog.FromContext(ctx).V(4).Info("CSINode not initialized before registration", "err", err)
+		select {
+		case <-ctx.Done():
 			return nil
+		case <-n.cluster.gates.nodeSynced:
 		}
-		return err
+		if err := n.vols.csi.InitializeCSINode(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
 	}
 	klog.FromContext(ctx).V(2).Info("Initialized the node's CSINode")
 	n.cluster.kickNode()

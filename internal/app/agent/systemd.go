@@ -23,7 +23,7 @@ func (n *node) notifySystemd(health func() error) func(ctx context.Context) erro
 		}
 		var registered <-chan struct{}
 		if n.cluster.nodeCtl != nil {
-			registered = n.cluster.nodeSynced
+			registered = n.cluster.gates.nodeSynced
 		}
 		if !sdnotify.WaitServing(ctx, n.clock, registered, n.serverAddrs()) {
 			return nil

@@ -46,6 +46,19 @@ func (h *Handler) InitializeCSINode(ctx context.Context) error {
 	return nil
 }
 
+// TryInitializeCSINode makes one attempt to initialize the node's CSINode,
+// without waiting for the API server and without retries: a restarted
+// node's Node exists, so it is enough there, and it lets the node's first
+// status update after a restart carry Ready as it was. On failure the
+// state InitError reports is left as it was (InitializeCSINode follows).
+func (h *Handler) TryInitializeCSINode(ctx context.Context) error {
+	if err := h.api.tryInitialize(ctx); err != nil {
+		return err
+	}
+	h.setInitErr(nil)
+	return nil
+}
+
 // InitError is why the CSINode is not initialized yet: "CSINode is not
 // yet initialized" until InitializeCSINode first tries, then its last
 // failure; nil once it succeeded. It is upstream's kubelet error, which

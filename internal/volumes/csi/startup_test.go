@@ -123,3 +123,34 @@ func TestInitializeCSINodeStopsWithContext(t *testing.T) {
 func ownerRefs(uid string) []metav1.OwnerReference {
 	return []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: testNode, UID: types.UID(uid)}}
 }
+
+// TryInitializeCSINode makes one attempt: with the Node there it creates
+// the CSINode and clears InitError; without it, it fails once and leaves
+// InitError as it was.
+func TestTryInitializeCSINode(t *testing.T) {
+	e := newEnv(t)
+	if err := e.h.TryInitializeCSINode(testContext(t)); err != nil {
+		t.Fatalf("TryInitializeCSINode with the Node there: %v", err)
+	}
+	if err := e.h.InitError(); err != nil {
+		t.Errorf("InitError after = %v, want nil", err)
+	}
+	if cs := e.csiNode(t); cs.Annotations[corev1.MigratedPluginsAnnotationKey] != wantMigrated {
+		t.Errorf("CSINode %+v, want the migrated plugins annotated", cs.ObjectMeta)
+	}
+
+	fresh := newEnv(t)
+	if err := fresh.client.CoreV1().Nodes().Delete(testContext(t), testNode, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fresh.client.ClearActions()
+	if err := fresh.h.TryInitializeCSINode(testContext(t)); !apierrors.IsNotFound(err) {
+		t.Errorf("TryInitializeCSINode without the Node = %v, want NotFound", err)
+	}
+	if n := len(fresh.client.Actions()); n != 1 {
+		t.Errorf("%d API calls, want the one Node GET (no retries)", n)
+	}
+	if err := fresh.h.InitError(); err == nil || err.Error() != "CSINode is not yet initialized" {
+		t.Errorf("InitError = %v, want it left as it was", err)
+	}
+}
