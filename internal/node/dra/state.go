@@ -107,11 +107,19 @@ func decodeState(b []byte) ([]ClaimState, error) {
 	return d.ClaimInfoStateList, nil
 }
 
-// loadState reads dir/StateFileName; no file is no claim.
+// loadState reads dir/StateFileName; no file is no claim, and an empty
+// checkpoint is written then, as upstream's checkpointer GetOrCreate does
+// at start (the same bytes: its list is null).
 func loadState(dir string) ([]ClaimState, error) {
 	b, found, err := checkpoint.Read(dir, StateFileName)
-	if err != nil || !found {
+	if err != nil {
 		return nil, err
+	}
+	if !found {
+		if err := storeState(dir, nil); err != nil {
+			return nil, fmt.Errorf("create the DRA checkpoint: %w", err)
+		}
+		return nil, nil
 	}
 	claims, err := decodeState(b)
 	if err != nil {

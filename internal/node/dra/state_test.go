@@ -2,6 +2,7 @@ package dra
 
 import (
 	"context"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -129,5 +130,28 @@ func TestRestartRestoresTheClaims(t *testing.T) {
 	again, _, _ := testManager(t, dir)
 	if held := again.HeldPods(); len(held) != 0 {
 		t.Errorf("a third run holds %v, want nothing", held)
+	}
+}
+
+// TestNewWritesAnEmptyCheckpoint: with no checkpoint, New writes an empty
+// one at once, byte for byte what upstream's GetOrCreate writes (its
+// NewCheckpoint(nil)), so the file is there before any claim is prepared.
+func TestNewWritesAnEmptyCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := New(Config{StateDir: dir, Clock: fakeClock()}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, StateFileName))
+	if err != nil {
+		t.Fatalf("no checkpoint after New: %v", err)
+	}
+	data := `{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":null}`
+	want := `{"Data":` + strconv.Quote(data) + `,"Checksum":` + strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(data))), 10) + `}`
+	if string(got) != want {
+		t.Errorf("empty checkpoint:\n got %s\nwant %s", got, want)
+	}
+	m, err := New(Config{StateDir: dir, Clock: fakeClock()})
+	if err != nil || len(m.claims) != 0 {
+		t.Errorf("New over the empty checkpoint = %d claims, %v; want none, nil", len(m.claims), err)
 	}
 }
