@@ -3,8 +3,10 @@
 // their Leases, the real scheduler's pods run and become Ready on them (one with
 // emptyDir, configMap and secret volumes),
 // the application model's liveness failure restarts a container into
-// CrashLoopBackOff, a Job-like pod completes, a node added while the Sim
-// runs becomes Ready, and removing the pods and
+// CrashLoopBackOff, a Job-like pod completes, memory the model uses past
+// a node's capacity evicts the BestEffort pod first, an in-place resize is
+// applied, a node added while the Sim runs becomes Ready, and removing the
+// pods and
 // the nodes leaves no goroutines behind. It runs when BERTH_E2E=1 (make
 // e2e), under the e2e lock, and needs no containerd.
 package simulate

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -62,6 +63,8 @@ func TestSimulatedNodes(t *testing.T) {
 	t.Logf("with %d nodes: %d goroutines (baseline %d), RSS +%d KiB", nodes, runtime.NumGoroutine(), baseline, rssKiB(t)-rss0)
 
 	checkPods(t, client, "default")
+	checkEviction(t, client, "default")
+	checkResize(t, client, "default")
 
 	// A node added while the Sim runs registers and becomes Ready too.
 	if err := sim.Add(context.Background(), nodes); err != nil {
@@ -141,6 +144,76 @@ func checkPods(t *testing.T, client kubernetes.Interface, ns string) {
 		return len(cs) == 1 && cs[0].RestartCount >= 1 && cs[0].State.Waiting != nil && cs[0].State.Waiting.Reason == "CrashLoopBackOff"
 	})
 	checkEvent(t, client, ns, "crashy", "Unhealthy")
+}
+
+// checkEviction: on one node, a BestEffort pod whose model grows past the
+// node's memory brings memory pressure (the node's eviction manager
+// decides on the model's figures), and it is evicted first; a Burstable
+// pod under its requests on the same node keeps running.
+func checkEviction(t *testing.T, client kubernetes.Interface, ns string) {
+	t.Helper()
+	node := prefix + "1"
+	steady := basePod("steady", map[string]string{appmodel.Prefix + appmodel.KeyMemory: "500Mi"})
+	steady.Spec.NodeName = node
+	steady.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("1Gi")
+	mustCreate(t, client, ns, steady)
+	waitPod(t, client, ns, "steady", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	// 8Gi of capacity: 500Mi, then 7900Mi leave less than the 100Mi of
+	// the default memory.available threshold.
+	hog := basePod("hog", map[string]string{appmodel.Prefix + appmodel.KeyMemory: "7900Mi"})
+	hog.Spec.NodeName = node
+	hog.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+	mustCreate(t, client, ns, hog)
+	start := time.Now()
+	waitPod(t, client, ns, "hog", "evicted", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted"
+	})
+	t.Logf("BestEffort hog evicted %s after it was created", time.Since(start).Round(time.Millisecond))
+	checkEvent(t, client, ns, "hog", "Evicted")
+	poll(t, node+" MemoryPressure", func() (bool, string) {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeMemoryPressure {
+				return c.Status == corev1.ConditionTrue, fmt.Sprintf("%s %s", c.Status, c.Message)
+			}
+		}
+		return false, "no MemoryPressure condition"
+	})
+	p, err := client.CoreV1().Pods(ns).Get(context.Background(), "steady", metav1.GetOptions{})
+	if err != nil || p.Status.Phase != corev1.PodRunning {
+		t.Errorf("the Burstable pod under its requests: %v, %v; want it still Running", p.Status.Phase, err)
+	}
+}
+
+// checkResize: an in-place resize of a running pod's CPU is applied
+// through the node's allocation manager and the simulated runtime, and
+// shows in its status, with no restart.
+func checkResize(t *testing.T, client kubernetes.Interface, ns string) {
+	t.Helper()
+	p := basePod("resize", nil)
+	p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}
+	mustCreate(t, client, ns, p)
+	waitPod(t, client, ns, "resize", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	patch := []byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"150m"},"limits":{"cpu":"300m"}}}]}}`)
+	if _, err := client.CoreV1().Pods(ns).Patch(context.Background(), "resize", types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "resize"); err != nil {
+		t.Fatalf("resize: %v", err)
+	}
+	waitPod(t, client, ns, "resize", "resized to 150m/300m", func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		if len(cs) != 1 || cs[0].Resources == nil || cs[0].RestartCount != 0 {
+			return false
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress {
+				return false
+			}
+		}
+		r := cs[0].Resources
+		return r.Requests.Cpu().MilliValue() == 150 && r.Limits.Cpu().MilliValue() == 300
+	})
 }
 
 func createVolumeObjects(t *testing.T, client kubernetes.Interface, ns string) {

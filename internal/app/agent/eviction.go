@@ -31,7 +31,7 @@ func (n *node) newEviction() (*eviction.Manager, error) {
 		Thresholds: thresholds, TransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
 		LocalStorageCapacityIsolation: kc.LocalStorageCapacityIsolation == nil || *kc.LocalStorageCapacityIsolation,
 		MaxPodGracePeriod:             int64(kc.EvictionMaxPodGracePeriod),
-		Summary:                       n.serve.observe.stats.Summary,
+		Summary:                       n.summary(),
 		ActivePods:                    n.activePods,
 		Terminating:                   n.pods.workers.IsPodTerminationRequested,
 		PodCleanedUp:                  func(p *corev1.Pod) bool { return n.pods.workers.ShouldPodBeFinished(p.UID) },

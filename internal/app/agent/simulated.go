@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/config"
+	"github.com/berthk8s/berth/internal/node/eviction"
 	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/platform/machine"
 	"github.com/berthk8s/berth/internal/pod/prober"
@@ -43,6 +44,10 @@ type Simulated struct {
 	// Mounter is the volume manager's mounter; it bookkeeps and mounts
 	// nothing.
 	Mounter volume.Mounter
+	// Summary, when set, is the stats summary the node's eviction manager
+	// decides on (the application model's figures), and the eviction
+	// manager runs; nil leaves eviction off.
+	Summary eviction.SummaryFunc
 }
 
 // RunSimulated runs a simulated node from cfg until ctx ends: Run, with
@@ -114,7 +119,8 @@ func (n *node) probeHandler() prober.Handler {
 func (n *node) newGroup(ctx context.Context) *group {
 	g := newGroup(ctx, stopBudget, n.clock)
 	if n.sim != nil {
-		g.skip = hostOnly
+		evicts := n.sim.Summary != nil
+		g.skip = func(name string) bool { return hostOnly(name) && (name != "eviction" || !evicts) }
 	}
 	return g
 }
@@ -124,8 +130,8 @@ func (n *node) newGroup(ctx context.Context) *group {
 // pod resources and Pods API sockets, the plugin registry's inotify
 // watch, systemd, iptables) or read it (the stats provider's host
 // figures, and eviction and image GC, which decide on those, and log
-// rotation). The CSINode's initialization runs: the Node is not Ready
-// without it.
+// rotation; eviction runs where the node is handed a Summary). The
+// CSINode's initialization runs: the Node is not Ready without it.
 func hostOnly(name string) bool {
 	switch name {
 	case "device-manager", "plugin-manager", "pod-resources", "pods-api", "systemd", "iptables",
@@ -149,4 +155,13 @@ func checkSimulated(cfg *config.Config) error {
 		return errors.New("a simulated node leaves iptables alone: makeIPTablesUtilChains must be false")
 	}
 	return nil
+}
+
+// summary is the stats summary the eviction manager decides on: the stats
+// provider's, or a simulated node's model's.
+func (n *node) summary() eviction.SummaryFunc {
+	if n.sim != nil && n.sim.Summary != nil {
+		return n.sim.Summary
+	}
+	return n.serve.observe.stats.Summary
 }

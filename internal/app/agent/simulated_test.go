@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2/ktesting"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -63,8 +64,19 @@ func TestAssembleSimulated(t *testing.T) {
 	if want := []string{"node-lease", "node-status", "node-synced", "pod-status"}; !slices.Equal(runs, want) {
 		t.Errorf("cluster runs %v; want %v", runs, want)
 	}
-	if g := n.newGroup(ctx); g.skip == nil || !g.skip("device-manager") || g.skip("sync-loop") {
+	if g := n.newGroup(ctx); g.skip == nil || !g.skip("device-manager") || !g.skip("eviction") || g.skip("sync-loop") {
 		t.Error("a simulated node's group does not skip the host-only components alone")
+	}
+	// Handed the model's summary, the node evicts on it.
+	modelSummary := func(context.Context, bool) (*statsapi.Summary, error) {
+		return &statsapi.Summary{Node: statsapi.NodeStats{NodeName: "model"}}, nil
+	}
+	sim.Summary = modelSummary
+	if g := n.newGroup(ctx); g.skip("eviction") || !g.skip("stats") {
+		t.Error("a simulated node handed a Summary does not run eviction, or runs the stats provider")
+	}
+	if s, err := n.summary()(ctx, true); err != nil || s.Node.NodeName != "model" {
+		t.Errorf("the eviction manager's summary = %v, %v; want the model's", s, err)
 	}
 	if ips, host, err := n.hostFacts(); err != nil || host.NumCPU != 3 || !slices.Equal(ips, sim.IPs) {
 		t.Errorf("hostFacts = %v, %+v, %v; want the simulated ones", ips, host, err)

@@ -83,14 +83,15 @@ func (s *Sim) startNode(ctx context.Context, i int, name string, done chan<- err
 	if err != nil {
 		return err
 	}
-	driver, err := simdriver.New(simdriver.Config{Runtime: fake, Clock: s.cfg.Clock})
+	mi := s.machineInfo(i)
+	driver, err := simdriver.New(simdriver.Config{Runtime: fake, Clock: s.cfg.Clock, NodeName: name, MemoryCapacity: uint64(max(mi.MemoryBytes, 0))})
 	if err != nil {
 		closeRuntime()
 		return err
 	}
 	sim := agent.Simulated{
-		Runtime: client, Machine: s.machineInfo(i), API: s.cfg.API, Probes: driver.Probe, Mounter: &simdriver.Mounter{},
-		IPs: []string{nodeIP(i)},
+		Runtime: client, Machine: mi, API: s.cfg.API, Probes: driver.Probe, Mounter: &simdriver.Mounter{},
+		IPs: []string{nodeIP(i)}, Summary: driver.Summary,
 	}
 	cfg := s.nodeConfig(name)
 	go func() {

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/platform/cri/crifake"
@@ -26,6 +28,9 @@ type Config struct {
 	Clock clock.WithTicker
 	// Period is Run's; DefaultPeriod when 0.
 	Period time.Duration
+	// NodeName and MemoryCapacity are the node's, for Summary.
+	NodeName       string
+	MemoryCapacity uint64
 }
 
 // Driver performs the model on one node's runtime. Run is its one
@@ -108,4 +113,47 @@ func (d *Driver) Step(ctx context.Context) {
 			logger.V(4).Info("Container memory not set", "container", r.Name, "err", err)
 		}
 	}
+}
+
+// Summary is the node's stats summary as the model makes it, for the
+// node's eviction manager (eviction.SummaryFunc): the node's memory (its
+// capacity less what the running containers use, as the root cgroup's
+// working set) and each pod's and container's memory working set, at the
+// runtime's figures (Step sets them). No filesystem, CPU or process
+// figures: the signals they feed stay unobserved.
+func (d *Driver) Summary(_ context.Context, _ bool) (*statsapi.Summary, error) {
+	now := metav1.NewTime(d.cfg.Clock.Now())
+	var used uint64
+	var pods []statsapi.PodStats
+	index := map[string]int{}
+	for _, r := range d.cfg.Runtime.RunningContainers() {
+		used += r.MemoryUsage
+		i, ok := index[r.Pod.UID]
+		if !ok {
+			i = len(pods)
+			index[r.Pod.UID] = i
+			pods = append(pods, statsapi.PodStats{
+				PodRef: statsapi.PodReference{Name: r.Pod.Name, Namespace: r.Pod.Namespace, UID: r.Pod.UID},
+				Memory: memoryStats(now, 0),
+			})
+		}
+		p := &pods[i]
+		*p.Memory.WorkingSetBytes += r.MemoryUsage
+		*p.Memory.UsageBytes += r.MemoryUsage
+		p.Containers = append(p.Containers, statsapi.ContainerStats{
+			Name: r.Name, StartTime: metav1.NewTime(r.StartedAt), Memory: memoryStats(now, r.MemoryUsage),
+		})
+	}
+	node := memoryStats(now, used)
+	avail := uint64(0)
+	if used < d.cfg.MemoryCapacity {
+		avail = d.cfg.MemoryCapacity - used
+	}
+	node.AvailableBytes = &avail
+	return &statsapi.Summary{Node: statsapi.NodeStats{NodeName: d.cfg.NodeName, Memory: node}, Pods: pods}, nil
+}
+
+func memoryStats(at metav1.Time, bytes uint64) *statsapi.MemoryStats {
+	ws, usage := bytes, bytes
+	return &statsapi.MemoryStats{Time: at, WorkingSetBytes: &ws, UsageBytes: &usage}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -124,5 +125,64 @@ func TestProbe(t *testing.T) {
 	}
 	if _, _, err := d.Probe(context.Background(), prober.Liveness, pod, c, id); err == nil {
 		t.Error("Probe of an exited instance gave a verdict")
+	}
+}
+
+// TestSummary: the node's memory is its capacity less what the running
+// containers use, each pod's is its containers', at the figures Step set;
+// an exited container no longer counts; use past the capacity leaves
+// nothing available, never a wrapped figure.
+func TestSummary(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	f := crifake.New(clk)
+	f.AddImage("busybox:1.36")
+	start(t, f, map[string]string{appmodel.Prefix + appmodel.KeyMemory: "3Mi"}, "steady")
+	job := start(t, f, map[string]string{appmodel.Prefix + appmodel.KeyMemory: "1Mi", appmodel.Prefix + appmodel.KeyRunFor: "1m"}, "job")
+	start(t, f, map[string]string{appmodel.Prefix + appmodel.KeyMemoryPerMinute: "6Mi"}, "grow")
+	d, err := New(Config{Runtime: f, Clock: clk, NodeName: "n1", MemoryCapacity: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	summary := func() (avail, ws uint64, pods map[string]uint64) {
+		s, err := d.Summary(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Node.NodeName != "n1" || s.Node.Memory == nil || s.Node.Memory.AvailableBytes == nil {
+			t.Fatalf("node stats %+v; want n1's memory", s.Node)
+		}
+		pods = map[string]uint64{}
+		for _, p := range s.Pods {
+			if len(p.Containers) != 1 || *p.Containers[0].Memory.WorkingSetBytes != *p.Memory.WorkingSetBytes {
+				t.Errorf("pod %s: containers %+v do not add up to %d", p.PodRef.Name, p.Containers, *p.Memory.WorkingSetBytes)
+			}
+			if p.PodRef.UID != "u-"+p.Containers[0].Name || p.PodRef.Namespace != "default" {
+				t.Errorf("pod ref %+v; want the sandbox's", p.PodRef)
+			}
+			pods[p.PodRef.Name] = *p.Memory.WorkingSetBytes
+		}
+		return *s.Node.Memory.AvailableBytes, *s.Node.Memory.WorkingSetBytes, pods
+	}
+
+	clk.Step(30 * time.Second)
+	d.Step(ctx)
+	avail, ws, pods := summary()
+	want := map[string]uint64{"p-steady": 3 << 20, "p-job": 1 << 20, "p-grow": 3 << 20}
+	if ws != 7<<20 || avail != 9<<20 || !cmp.Equal(pods, want) {
+		t.Errorf("at 30s: available %d, working set %d, pods %v; want 9Mi, 7Mi, %v", avail, ws, pods, want)
+	}
+	clk.Step(30 * time.Second)
+	d.Step(ctx) // the job exits; grow is at 6Mi
+	if s := state(t, f, job); s.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+		t.Fatalf("job at 1m: %v; want exited", s.GetState())
+	}
+	if avail, ws, pods = summary(); ws != 9<<20 || avail != 7<<20 || len(pods) != 2 {
+		t.Errorf("at 1m: available %d, working set %d, pods %v; want 7Mi, 9Mi, two pods", avail, ws, pods)
+	}
+	clk.Step(2 * time.Minute)
+	d.Step(ctx) // grow at 18Mi: past the capacity
+	if avail, ws, _ = summary(); avail != 0 || ws != 21<<20 {
+		t.Errorf("at 3m: available %d, working set %d; want 0, 21Mi", avail, ws)
 	}
 }

@@ -98,7 +98,14 @@ type Running struct {
 	// PodAnnotations are its sandbox's annotations: the pod's, as berth
 	// passes them.
 	PodAnnotations map[string]string
+	// Pod is its sandbox's metadata: the pod's name, namespace and UID.
+	Pod PodRef
+	// MemoryUsage is what ContainerStats reports (SetMemoryUsage).
+	MemoryUsage uint64
 }
+
+// PodRef names a sandbox's pod.
+type PodRef struct{ Name, Namespace, UID string }
 
 // RunningContainers returns the running containers in creation order.
 func (f *Fake) RunningContainers() []Running {
@@ -109,9 +116,11 @@ func (f *Fake) RunningContainers() []Running {
 		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
-		r := Running{ID: c.id, Name: c.config.GetMetadata().GetName(), StartedAt: time.Unix(0, c.startedAt)}
+		r := Running{ID: c.id, Name: c.config.GetMetadata().GetName(), StartedAt: time.Unix(0, c.startedAt), MemoryUsage: c.memoryUsage}
 		if s, ok := f.world.sandboxes[c.sandboxID]; ok {
 			r.PodAnnotations = copyMap(s.config.GetAnnotations())
+			md := s.config.GetMetadata()
+			r.Pod = PodRef{Name: md.GetName(), Namespace: md.GetNamespace(), UID: md.GetUid()}
 		}
 		out = append(out, r)
 	}
