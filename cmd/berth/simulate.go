@@ -20,12 +20,14 @@ import (
 // simulateFlags are berth simulate's flags.
 type simulateFlags struct {
 	kubeconfig, prefix, rootDir string
+	control                     string
 	nodes                       int
 	cpu                         int
 	memory, storage             string
 	pods                        int32
 	labels, taints              []string
 	sandbox, container, pull    time.Duration
+	latencies, failures         []string
 }
 
 // newSimulateCommand is berth simulate: many berth nodes in one process
@@ -67,6 +69,9 @@ The kubeconfig's identity must be allowed to write every simulated Node.`,
 	fs.DurationVar(&f.sandbox, "sandbox-latency", 0, "How long the runtime takes to run a pod sandbox.")
 	fs.DurationVar(&f.container, "container-latency", 0, "How long the runtime takes to start a container.")
 	fs.DurationVar(&f.pull, "pull-latency", 0, "How long the runtime takes to pull an image.")
+	fs.StringArrayVar(&f.latencies, "latency", nil, "A CRI method's latency on some nodes, [NODES@]METHOD=DURATION (NODES: indices such as 3 or 0-9,20; all when left out), after the -latency flags above; repeatable, later ones win: 0-9@RunPodSandbox=2s.")
+	fs.StringVar(&f.control, "control-address", "", "Serve the control API (GET /nodes, POST and DELETE /nodes/{index}) on this host:port; it authenticates nobody, so keep it on loopback (127.0.0.1:10260). Not served when empty.")
+	fs.StringArrayVar(&f.failures, "fail", nil, "Fail a share of a CRI method's calls on some nodes, [NODES@]METHOD=RATE[:CODE] (RATE above 0 and at most 1, spread evenly over the calls; CODE a gRPC code, Unavailable when left out); repeatable: PullImage=0.1, 3@RunPodSandbox=1:DeadlineExceeded.")
 	return cmd
 }
 
@@ -99,10 +104,28 @@ func (f *simulateFlags) config(version string, clk clock.WithTicker) (simulate.C
 	if err != nil {
 		return simulate.Config{}, fmt.Errorf("simulate: --register-with-taints: %w", err)
 	}
+	var rules []simulate.RuntimeRule
+	for _, v := range f.latencies {
+		r, err := simulate.ParseLatency(v)
+		if err != nil {
+			return simulate.Config{}, fmt.Errorf("simulate: --latency %w", err)
+		}
+		rules = append(rules, r)
+	}
+	for _, v := range f.failures {
+		r, err := simulate.ParseFailure(v)
+		if err != nil {
+			return simulate.Config{}, fmt.Errorf("simulate: --fail %w", err)
+		}
+		rules = append(rules, r)
+	}
 	return simulate.Config{
-		API: api, Kubeconfig: f.kubeconfig, Nodes: f.nodes, Prefix: f.prefix, RootDir: f.rootDir,
-		Capacity: simulate.Capacity{CPU: f.cpu, Memory: memory.Value(), EphemeralStorage: storage.Value(), Pods: f.pods},
-		Labels:   labels, Taints: taints,
+		Rules: rules,
+		API:   api, Kubeconfig: f.kubeconfig, Nodes: f.nodes, Prefix: f.prefix, RootDir: f.rootDir, ControlAddress: f.control,
+		Node: simulate.NodeTemplate{
+			Capacity: simulate.Capacity{CPU: f.cpu, Memory: memory.Value(), EphemeralStorage: storage.Value(), Pods: f.pods},
+			Labels:   labels, Taints: taints,
+		},
 		Latency: simulate.Latency{Sandbox: f.sandbox, Container: f.container, Pull: f.pull},
 		Clock:   clk, Version: version,
 	}, nil

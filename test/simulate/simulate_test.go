@@ -3,6 +3,9 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
@@ -10,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -66,13 +70,17 @@ func TestSimulatedNodes(t *testing.T) {
 	checkEviction(t, client, "default")
 	checkResize(t, client, "default")
 
-	// A node added while the Sim runs registers and becomes Ready too.
-	if err := sim.Add(context.Background(), nodes); err != nil {
-		t.Fatal(err)
-	}
+	// A node added through the control API while the Sim runs registers
+	// and becomes Ready too; its runtime fails every second sandbox.
+	ctl := httptest.NewServer(sim.Handler())
+	defer ctl.Close()
+	control(t, ctl, http.MethodPost, fmt.Sprint(nodes), http.StatusOK)
+	control(t, ctl, http.MethodPost, fmt.Sprint(nodes), http.StatusConflict)
 	waitNodesReady(t, client, nodes+1)
+	checkFailures(t, client, "default", prefix+fmt.Sprint(nodes))
 
-	removeAll(t, client, sim, "default")
+	removeAll(t, client, ctl, "default")
+	ctl.Close()
 	stop()
 	checkGoroutines(t, baseline)
 }
@@ -84,9 +92,16 @@ func startSim(t *testing.T, api *rest.Config, kubeconfig string) (*simulate.Sim,
 	ctx, cancel := context.WithCancel(context.Background())
 	sim, err := simulate.New(simulate.Config{
 		API: api, Kubeconfig: kubeconfig, Nodes: nodes, Prefix: prefix,
-		Capacity: simulate.Capacity{CPU: 4, Memory: 8 << 30, EphemeralStorage: 100 << 30, Pods: 110},
-		Labels:   map[string]string{"sim.berth.dev/simulated": "true"},
-		RootDir:  t.TempDir(), Clock: clock.RealClock{}, Version: "test",
+		Node: simulate.NodeTemplate{
+			Capacity: simulate.Capacity{CPU: 4, Memory: 8 << 30, EphemeralStorage: 100 << 30, Pods: 110},
+			Labels:   map[string]string{"sim.berth.dev/simulated": "true"},
+		},
+		RootDir: t.TempDir(), Clock: clock.RealClock{}, Version: "test",
+		// The node the test adds later (index nodes) fails every second
+		// RunPodSandbox.
+		Rules: []simulate.RuntimeRule{{
+			Nodes: []simulate.IndexRange{{First: nodes, Last: nodes}}, Method: "RunPodSandbox", FailRate: 0.5, Code: codes.Unavailable,
+		}},
 	})
 	if err != nil {
 		cancel()
@@ -230,18 +245,70 @@ func createVolumeObjects(t *testing.T, client kubernetes.Interface, ns string) {
 	}
 }
 
-// removeAll deletes the pods, then removes every node (and its Node).
-func removeAll(t *testing.T, client kubernetes.Interface, sim *simulate.Sim, ns string) {
+// checkFailures: on a node whose runtime fails every second sandbox, of
+// two pods one sees FailedCreatePodSandBox, and both run once berth has
+// retried it.
+func checkFailures(t *testing.T, client kubernetes.Interface, ns, node string) {
+	t.Helper()
+	for _, name := range []string{"flaky-0", "flaky-1"} {
+		p := basePod(name, nil)
+		p.Spec.NodeName = node
+		mustCreate(t, client, ns, p)
+	}
+	waitPods(t, client, ns, "both flaky pods Running", func(pods []corev1.Pod) bool {
+		running := 0
+		for _, p := range pods {
+			if strings.HasPrefix(p.Name, "flaky-") && p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 2
+	})
+	poll(t, "a FailedCreatePodSandBox event on a flaky pod", func() (bool, string) {
+		list, err := client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=FailedCreatePodSandBox"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range list.Items {
+			if strings.HasPrefix(e.InvolvedObject.Name, "flaky-") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d such events, none on a flaky pod", len(list.Items))
+	})
+}
+
+// control sends method /nodes/{index} to the Sim's control API and wants
+// code back.
+func control(t *testing.T, ctl *httptest.Server, method, index string, code int) {
+	t.Helper()
+	req, err := http.NewRequest(method, ctl.URL+"/nodes/"+index, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := ctl.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != code {
+		t.Errorf("%s /nodes/%s = %d %s; want %d", method, index, resp.StatusCode, b, code)
+	}
+}
+
+// removeAll deletes the pods, then removes every node (and its Node)
+// through the control API.
+func removeAll(t *testing.T, client kubernetes.Interface, ctl *httptest.Server, ns string) {
 	t.Helper()
 	if err := client.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitPods(t, client, ns, "every pod gone", func(pods []corev1.Pod) bool { return len(pods) == 0 })
 	for i := range nodes + 1 {
-		if err := sim.Remove(context.Background(), i); err != nil {
-			t.Errorf("Remove node %d: %v", i, err)
-		}
+		control(t, ctl, http.MethodDelete, fmt.Sprint(i), http.StatusOK)
 	}
+	control(t, ctl, http.MethodDelete, "0", http.StatusNotFound)
 	list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -278,10 +345,12 @@ func waitNodesReady(t *testing.T, client kubernetes.Interface, n int) {
 // moves) within a lease period.
 func checkLeasesRenewed(t *testing.T, client kubernetes.Interface) {
 	t.Helper()
-	first := leases(t, client)
-	if len(first) != nodes {
-		t.Fatalf("%d leases; want %d", len(first), nodes)
-	}
+	// A node can show Ready before its first Lease is written.
+	var first map[string]coordinationv1.Lease
+	poll(t, "every node's lease", func() (bool, string) {
+		first = leases(t, client)
+		return len(first) == nodes, fmt.Sprintf("%d leases of %d", len(first), nodes)
+	})
 	poll(t, "every lease renewed", func() (bool, string) {
 		renewed := 0
 		for name, l := range leases(t, client) {

@@ -34,7 +34,7 @@ func (s *Sim) nodeConfig(name string) *config.Config {
 		NodeName: name, RootDir: filepath.Join(dir, "root"), Kubeconfig: s.cfg.Kubeconfig,
 		BerthFlags:             config.BerthFlags{DevicePluginDir: filepath.Join(dir, "device-plugins")},
 		PodInfraContainerImage: "registry.k8s.io/pause:3.10.1",
-		NodeLabels:             s.cfg.Labels, RegisterWithTaints: s.cfg.Taints,
+		NodeLabels:             s.cfg.Node.Labels, RegisterWithTaints: s.cfg.Node.Taints,
 	}
 	config.SetDefaults(&cfg.Kubelet)
 	kc := &cfg.Kubelet
@@ -48,7 +48,7 @@ func (s *Sim) nodeConfig(name string) *config.Config {
 	kc.CgroupsPerQOS = ptr.To(false)
 	kc.EnforceNodeAllocatable = []string{"none"}
 	kc.MakeIPTablesUtilChains = ptr.To(false)
-	kc.MaxPods = s.cfg.Capacity.Pods
+	kc.MaxPods = s.cfg.Node.Capacity.Pods
 	if s.cfg.SyncFrequency > 0 {
 		kc.SyncFrequency = metav1.Duration{Duration: s.cfg.SyncFrequency}
 	}
@@ -58,7 +58,7 @@ func (s *Sim) nodeConfig(name string) *config.Config {
 // machineInfo is what node i reports as its machine: the Sim's capacity
 // and made-up identities.
 func (s *Sim) machineInfo(i int) machine.Info {
-	c := s.cfg.Capacity
+	c := s.cfg.Node.Capacity
 	return machine.Info{
 		NumCPU: c.CPU, MemoryBytes: c.Memory, RootFSBytes: c.EphemeralStorage, MaxPID: 4194304,
 		MachineID: fmt.Sprintf("sim%029d", i), SystemUUID: fmt.Sprintf("sim-%d", i), BootID: fmt.Sprintf("sim-boot-%d", i),
@@ -79,6 +79,9 @@ func (s *Sim) startNode(ctx context.Context, i int, name string, done chan<- err
 	fake.SetLatency("RunPodSandbox", lat.Sandbox)
 	fake.SetLatency("StartContainer", lat.Container)
 	fake.SetLatency("PullImage", lat.Pull)
+	for _, r := range s.cfg.Rules {
+		r.apply(i, fake)
+	}
 	client, closeRuntime, err := fake.Dial(cri.Options{Timeout: runtimeTimeout})
 	if err != nil {
 		return err

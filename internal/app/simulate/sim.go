@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -25,19 +27,30 @@ type Config struct {
 	// Nodes are started by Run: Prefix0 … Prefix(Nodes-1).
 	Nodes  int
 	Prefix string
-	// Capacity, Labels and Taints are every node's.
-	Capacity Capacity
-	Labels   map[string]string
-	Taints   []corev1.Taint
-	// Latency is every node's runtime's.
+	// Node is every node's machine, labels and taints.
+	Node NodeTemplate
+	// Latency is every node's runtime's; Rules then set latencies and
+	// failures per method and node.
 	Latency Latency
+	Rules   []RuntimeRule
 	// SyncFrequency is the nodes' syncFrequency; the kubelet's default
 	// when 0.
 	SyncFrequency time.Duration
 	// RootDir holds a directory per node. Required.
 	RootDir string
-	Clock   clock.WithTicker
-	Version string
+	// ControlAddress is where Run serves Handler's control API (host:port,
+	// port 0 for any); nowhere when empty.
+	ControlAddress string
+	Clock          clock.WithTicker
+	Version        string
+}
+
+// NodeTemplate is what every simulated node has: its machine, and the
+// labels and taints it registers with.
+type NodeTemplate struct {
+	Capacity Capacity
+	Labels   map[string]string
+	Taints   []corev1.Taint
 }
 
 // Capacity is a simulated node's machine.
@@ -54,6 +67,13 @@ type Latency struct {
 	Sandbox, Container, Pull time.Duration
 }
 
+// ErrRuns is Add's error for a node that runs already; ErrNotRunning
+// Remove's for one that does not.
+var (
+	ErrRuns       = errors.New("runs already")
+	ErrNotRunning = errors.New("does not run")
+)
+
 // Sim is a set of simulated nodes. Run owns them; Add and Remove ask it,
 // from any goroutine, while it runs.
 type Sim struct {
@@ -62,11 +82,13 @@ type Sim struct {
 	requests chan request
 }
 
-// request asks Run to start (add) or stop node index.
+// request asks Run to start (add) or stop node index, or (list) for the
+// nodes that run, into running.
 type request struct {
-	add   bool
-	index int
-	reply chan error
+	add, list bool
+	index     int
+	running   *[]int
+	reply     chan error
 }
 
 // running is a node Run started.
@@ -84,7 +106,7 @@ func New(cfg Config) (*Sim, error) {
 		return nil, errors.New("simulate: RootDir and Clock are required")
 	case cfg.Nodes < 0:
 		return nil, fmt.Errorf("simulate: %d nodes", cfg.Nodes)
-	case cfg.Capacity.CPU <= 0 || cfg.Capacity.Memory <= 0 || cfg.Capacity.Pods <= 0:
+	case cfg.Node.Capacity.CPU <= 0 || cfg.Node.Capacity.Memory <= 0 || cfg.Node.Capacity.Pods <= 0:
 		return nil, errors.New("simulate: capacity needs cpu, memory and pods")
 	}
 	client, err := kubernetes.NewForConfig(cfg.API)
@@ -101,6 +123,13 @@ func (s *Sim) Name(index int) string { return fmt.Sprintf("%s%d", s.cfg.Prefix, 
 // ends, then stops every node (their pods' runtimes go with them) and
 // returns once all have.
 func (s *Sim) Run(ctx context.Context) error {
+	if s.cfg.ControlAddress != "" {
+		stop, err := s.serveControl(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	nodes := map[int]*running{}
 	defer s.stopAll(ctx, nodes)
 	for i := range s.cfg.Nodes {
@@ -120,14 +149,18 @@ func (s *Sim) Run(ctx context.Context) error {
 }
 
 func (s *Sim) serve(ctx context.Context, nodes map[int]*running, r request) error {
+	if r.list {
+		*r.running = slices.Sorted(maps.Keys(nodes))
+		return nil
+	}
 	n, ok := nodes[r.index]
 	switch {
 	case r.add && ok:
-		return fmt.Errorf("node %s runs already", s.Name(r.index))
+		return fmt.Errorf("node %s %w", s.Name(r.index), ErrRuns)
 	case r.add:
 		return s.start(ctx, nodes, r.index)
 	case !ok:
-		return fmt.Errorf("node %s does not run", s.Name(r.index))
+		return fmt.Errorf("node %s %w", s.Name(r.index), ErrNotRunning)
 	}
 	delete(nodes, r.index)
 	n.cancel()
@@ -181,6 +214,13 @@ func (s *Sim) Remove(ctx context.Context, index int) error {
 		return fmt.Errorf("delete node %q: %w", name, err)
 	}
 	return nil
+}
+
+// Running lists the indices of the nodes that run, in order.
+func (s *Sim) Running(ctx context.Context) ([]int, error) {
+	var out []int
+	err := s.ask(ctx, request{list: true, running: &out})
+	return out, err
 }
 
 func (s *Sim) ask(ctx context.Context, r request) error {

@@ -13,8 +13,10 @@ import (
 func testConfig(t *testing.T) Config {
 	return Config{
 		API: &rest.Config{Host: "https://127.0.0.1:1"}, Kubeconfig: "kc", Nodes: 2, Prefix: "sim-",
-		Capacity: Capacity{CPU: 4, Memory: 8 << 30, EphemeralStorage: 1 << 30, Pods: 30},
-		Labels:   map[string]string{"a": "b"}, Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}},
+		Node: NodeTemplate{
+			Capacity: Capacity{CPU: 4, Memory: 8 << 30, EphemeralStorage: 1 << 30, Pods: 30},
+			Labels:   map[string]string{"a": "b"}, Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}},
+		},
 		RootDir: t.TempDir(), Clock: clock.RealClock{}, Version: "test",
 	}
 }
@@ -28,7 +30,7 @@ func TestNewValidates(t *testing.T) {
 		{"no API", func(c *Config) { c.API = nil }, "API and Kubeconfig"},
 		{"no root", func(c *Config) { c.RootDir = "" }, "RootDir and Clock"},
 		{"negative nodes", func(c *Config) { c.Nodes = -1 }, "-1 nodes"},
-		{"no memory", func(c *Config) { c.Capacity.Memory = 0 }, "capacity"},
+		{"no memory", func(c *Config) { c.Node.Capacity.Memory = 0 }, "capacity"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -133,6 +133,9 @@ func (f *Fake) record(method string) error {
 	}
 	queue := f.injections[method]
 	if len(queue) == 0 {
+		if fl := f.knobs.sim.failures[method]; fl != nil && fl.fails() {
+			return fl.err
+		}
 		return nil
 	}
 	err := queue[0]

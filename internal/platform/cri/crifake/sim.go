@@ -3,6 +3,7 @@ package crifake
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -21,6 +22,24 @@ type simKnobs struct {
 	// podSubnet, when set, is the first three octets of the pod IPs
 	// ("10.0.7"); the default hands out 10.88.x.y.
 	podSubnet string
+	// failures fail a share of each named method's calls.
+	failures map[string]*failure
+}
+
+// failure fails the share rate of a method's calls with err, spread
+// evenly and the same in every run: call n (from 1) fails when
+// floor(n*rate) passes floor((n-1)*rate), so a rate of 0.25 fails the
+// 4th, 8th, 12th ... call and 1 fails all.
+type failure struct {
+	rate  float64
+	err   error
+	calls uint64
+}
+
+// fails counts a call and reports whether it fails.
+func (f *failure) fails() bool {
+	f.calls++
+	return math.Floor(float64(f.calls)*f.rate) > math.Floor(float64(f.calls-1)*f.rate)
 }
 
 // SetLatency makes every later call of method (a short name such as
@@ -38,6 +57,22 @@ func (f *Fake) SetLatency(method string, d time.Duration) {
 		return
 	}
 	f.knobs.sim.latency[method] = d
+}
+
+// SetFailureRate makes the share rate (0 to 1) of method's later calls
+// fail with err before they run, spread evenly over the calls (see
+// failure); 0 removes it. It comes after InjectError's one-shot errors.
+func (f *Fake) SetFailureRate(method string, rate float64, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rate <= 0 {
+		delete(f.knobs.sim.failures, method)
+		return
+	}
+	if f.knobs.sim.failures == nil {
+		f.knobs.sim.failures = map[string]*failure{}
+	}
+	f.knobs.sim.failures[method] = &failure{rate: min(rate, 1), err: err}
 }
 
 // DisableCallLog stops recording calls (Calls stays empty), for a fake

@@ -1,6 +1,8 @@
 package crifake_test
 
 import (
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,5 +67,38 @@ func TestDial(t *testing.T) {
 	closeFn()
 	if _, err := c.Runtime.Version(w.ctx, &runtimeapi.VersionRequest{}); err == nil {
 		t.Error("Version answered after close")
+	}
+}
+
+// TestFailureRate: a rate of 0.25 fails every fourth call with the error
+// set, the same calls in every run; one-shot injections go first; 0 ends
+// it.
+func TestFailureRate(t *testing.T) {
+	w := newWorld(t)
+	w.f.SetFailureRate("Version", 0.25, cri.StatusError(cri.ErrUnavailable, "simulated"))
+	w.f.InjectError("Version", cri.StatusError(cri.ErrDeadlineExceeded, "once"))
+	var got []string
+	for range 9 {
+		_, err := w.c.Runtime.Version(w.ctx, &runtimeapi.VersionRequest{})
+		switch {
+		case err == nil:
+			got = append(got, "ok")
+		case errors.Is(err, cri.ErrUnavailable):
+			got = append(got, "unavailable")
+		case errors.Is(err, cri.ErrDeadlineExceeded):
+			got = append(got, "deadline")
+		default:
+			t.Fatalf("Version: %v", err)
+		}
+	}
+	want := []string{"deadline", "ok", "ok", "ok", "unavailable", "ok", "ok", "ok", "unavailable"}
+	if !slices.Equal(got, want) {
+		t.Errorf("calls %v; want %v", got, want)
+	}
+	w.f.SetFailureRate("Version", 0, nil)
+	for range 4 {
+		if _, err := w.c.Runtime.Version(w.ctx, &runtimeapi.VersionRequest{}); err != nil {
+			t.Fatalf("Version with the rate removed: %v", err)
+		}
 	}
 }
