@@ -20,7 +20,7 @@ import (
 // simulateFlags are berth simulate's flags.
 type simulateFlags struct {
 	kubeconfig, prefix, rootDir string
-	control                     string
+	control, podWatch           string
 	nodes                       int
 	cpu                         int
 	memory, storage             string
@@ -70,6 +70,7 @@ The kubeconfig's identity must be allowed to write every simulated Node.`,
 	fs.DurationVar(&f.container, "container-latency", 0, "How long the runtime takes to start a container.")
 	fs.DurationVar(&f.pull, "pull-latency", 0, "How long the runtime takes to pull an image.")
 	fs.StringArrayVar(&f.latencies, "latency", nil, "A CRI method's latency on some nodes, [NODES@]METHOD=DURATION (NODES: indices such as 3 or 0-9,20; all when left out), after the -latency flags above; repeatable, later ones win: 0-9@RunPodSandbox=2s.")
+	fs.StringVar(&f.podWatch, "pod-watch", "per-node", "How the nodes watch their pods: per-node (a list and watch of its own each, as real nodes make) or shared (one list and watch of every pod bound to a node, for all the nodes: a lighter API load).")
 	fs.StringVar(&f.control, "control-address", "", "Serve the control API (GET /nodes, POST and DELETE /nodes/{index}) on this host:port; it authenticates nobody, so keep it on loopback (127.0.0.1:10260). Not served when empty.")
 	fs.StringArrayVar(&f.failures, "fail", nil, "Fail a share of a CRI method's calls on some nodes, [NODES@]METHOD=RATE[:CODE] (RATE above 0 and at most 1, spread evenly over the calls; CODE a gRPC code, Unavailable when left out); repeatable: PullImage=0.1, 3@RunPodSandbox=1:DeadlineExceeded.")
 	return cmd
@@ -104,6 +105,9 @@ func (f *simulateFlags) config(version string, clk clock.WithTicker) (simulate.C
 	if err != nil {
 		return simulate.Config{}, fmt.Errorf("simulate: --register-with-taints: %w", err)
 	}
+	if f.podWatch != "per-node" && f.podWatch != "shared" {
+		return simulate.Config{}, fmt.Errorf("simulate: --pod-watch %q: want per-node or shared", f.podWatch)
+	}
 	var rules []simulate.RuntimeRule
 	for _, v := range f.latencies {
 		r, err := simulate.ParseLatency(v)
@@ -122,6 +126,7 @@ func (f *simulateFlags) config(version string, clk clock.WithTicker) (simulate.C
 	return simulate.Config{
 		Rules: rules,
 		API:   api, Kubeconfig: f.kubeconfig, Nodes: f.nodes, Prefix: f.prefix, RootDir: f.rootDir, ControlAddress: f.control,
+		SharedPodWatch: f.podWatch == "shared",
 		Node: simulate.NodeTemplate{
 			Capacity: simulate.Capacity{CPU: f.cpu, Memory: memory.Value(), EphemeralStorage: storage.Value(), Pods: f.pods},
 			Labels:   labels, Taints: taints,

@@ -48,15 +48,15 @@ func TestSimulateFlags(t *testing.T) {
 	code, cfg, stderr := runSim(t, "simulate", "--kubeconfig", kc, "--nodes", "3", "--node-name-prefix", "n-",
 		"--cpu", "2", "--memory", "4Gi", "--max-pods", "20", "--node-labels", "zone=a,tier=sim",
 		"--register-with-taints", "sim=true:NoSchedule", "--sandbox-latency", "2s", "--container-latency", "1s", "--pull-latency", "3s",
-		"--latency", "0-1,2@StartContainer=5s", "--fail", "PullImage=0.5:DeadlineExceeded", "--control-address", "127.0.0.1:10260")
+		"--latency", "0-1,2@StartContainer=5s", "--fail", "PullImage=0.5:DeadlineExceeded", "--control-address", "127.0.0.1:10260", "--pod-watch", "shared")
 	if code != 0 || cfg == nil {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	switch {
 	case cfg.Nodes != 3 || cfg.Prefix != "n-" || cfg.Kubeconfig != kc || cfg.API.Host != "https://127.0.0.1:6443":
 		t.Errorf("nodes %d prefix %q kubeconfig %q host %q", cfg.Nodes, cfg.Prefix, cfg.Kubeconfig, cfg.API.Host)
-	case cfg.ControlAddress != "127.0.0.1:10260":
-		t.Errorf("control address %q", cfg.ControlAddress)
+	case cfg.ControlAddress != "127.0.0.1:10260" || !cfg.SharedPodWatch:
+		t.Errorf("control address %q, shared pod watch %v", cfg.ControlAddress, cfg.SharedPodWatch)
 	case cfg.Node.Capacity != simulate.Capacity{CPU: 2, Memory: 4 << 30, EphemeralStorage: 100 << 30, Pods: 20}:
 		t.Errorf("capacity %+v", cfg.Node.Capacity)
 	case cfg.Node.Labels["zone"] != "a" || cfg.Node.Labels["tier"] != "sim":
@@ -79,6 +79,7 @@ func TestSimulateFlags(t *testing.T) {
 		{"bad memory", []string{"simulate", "--kubeconfig", kc, "--memory", "lots"}, "--memory"},
 		{"bad taint", []string{"simulate", "--kubeconfig", kc, "--register-with-taints", "x:Sometimes"}, "--register-with-taints"},
 		{"a kubelet flag", []string{"simulate", "--kubeconfig", kc, "--pod-manifest-path", "/x"}, "unknown flag"},
+		{"bad pod watch", []string{"simulate", "--kubeconfig", kc, "--pod-watch", "some"}, `--pod-watch "some": want per-node or shared`},
 		{"bad latency", []string{"simulate", "--kubeconfig", kc, "--latency", "RunSandbox=1s"}, `--latency "RunSandbox=1s": "RunSandbox" is not a CRI method`},
 		{"bad failure", []string{"simulate", "--kubeconfig", kc, "--fail", "PullImage=2"}, "--fail failure"},
 		{"missing kubeconfig file", []string{"simulate", "--kubeconfig", filepath.Join(t.TempDir(), "none")}, "read --kubeconfig"},

@@ -8,7 +8,9 @@
 //	simdriver  performs the model on a node's crifake: exits containers,
 //	           sets their memory use, answers the prober; and the
 //	           node's volume mounter, which bookkeeps and mounts nothing
+//	podfeed    one pod watch for every simulated node (--pod-watch
+//	           shared), fanned out to their API pod sources by node
 //
 // It may import podkit, platform (the fake CRI) and pod (the prober's
-// handler type); only the wiring (internal/app/simulate) imports it.
+// handler type, the pod source's Feed); only the wiring (internal/app/simulate) imports it.
 package sim

@@ -5,8 +5,12 @@
 // the application model's liveness failure restarts a container into
 // CrashLoopBackOff, a Job-like pod completes, memory the model uses past
 // a node's capacity evicts the BestEffort pod first, an in-place resize is
-// applied, a node added while the Sim runs becomes Ready, and removing the
-// pods and
-// the nodes leaves no goroutines behind. It runs when BERTH_E2E=1 (make
+// applied, a node added through the control API becomes Ready and, its
+// runtime failing every second sandbox, runs its pods after
+// FailedCreatePodSandBox, and removing the pods and the nodes through the
+// control API leaves no goroutines behind; each node holds a pod watch of
+// its own. TestSimulatedNodesSharedWatch runs 20 nodes on one shared pod
+// watch (fewer than 10 pod watches open on the API server) and the same
+// pods. It runs when BERTH_E2E=1 (make
 // e2e), under the e2e lock, and needs no containerd.
 package simulate

@@ -58,12 +58,15 @@ func TestSimulatedNodes(t *testing.T) {
 	client := kubernetes.NewForConfigOrDie(api)
 	baseline := runtime.NumGoroutine()
 	rss0 := rssKiB(t)
-	sim, stop := startSim(t, api, c.AdminKubeconfig())
+	sim, stop := startSim(t, api, c.AdminKubeconfig(), nodes, false)
 
 	start := time.Now()
 	waitNodesReady(t, client, nodes)
 	t.Logf("%d simulated nodes Ready in %s", nodes, time.Since(start).Round(time.Millisecond))
-	checkLeasesRenewed(t, client)
+	checkLeasesRenewed(t, client, nodes)
+	if w := podWatches(t, client); w < nodes {
+		t.Errorf("%d pod watches open on the API server; want at least one a node (%d)", w, nodes)
+	}
 	t.Logf("with %d nodes: %d goroutines (baseline %d), RSS +%d KiB", nodes, runtime.NumGoroutine(), baseline, rssKiB(t)-rss0)
 
 	checkPods(t, client, "default")
@@ -79,7 +82,38 @@ func TestSimulatedNodes(t *testing.T) {
 	waitNodesReady(t, client, nodes+1)
 	checkFailures(t, client, "default", prefix+fmt.Sprint(nodes))
 
-	removeAll(t, client, ctl, "default")
+	removeAll(t, client, ctl, "default", nodes+1)
+	ctl.Close()
+	stop()
+	checkGoroutines(t, baseline)
+}
+
+// sharedNodes is how many nodes TestSimulatedNodesSharedWatch runs.
+const sharedNodes = 20
+
+// TestSimulatedNodesSharedWatch: with --pod-watch=shared, the nodes take
+// their pods from one watch (the control plane's own few beside it, not
+// one a node), and the same pods run, restart and complete on them.
+func TestSimulatedNodesSharedWatch(t *testing.T) {
+	c := cluster.ForTest(t, cluster.Options{})
+	api, err := clientcmd.BuildConfigFromFlags("", c.AdminKubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(api)
+	baseline := runtime.NumGoroutine()
+	sim, stop := startSim(t, api, c.AdminKubeconfig(), sharedNodes, true)
+	waitNodesReady(t, client, sharedNodes)
+	checkLeasesRenewed(t, client, sharedNodes)
+	checkPods(t, client, "default")
+	// One is the nodes'; kube-controller-manager and kube-scheduler
+	// hold a few (3 when this was written).
+	if w := podWatches(t, client); w >= sharedNodes/2 {
+		t.Errorf("%d pod watches open on the API server; want fewer than %d, not one a node", w, sharedNodes/2)
+	}
+	ctl := httptest.NewServer(sim.Handler())
+	defer ctl.Close()
+	removeAll(t, client, ctl, "default", sharedNodes)
 	ctl.Close()
 	stop()
 	checkGoroutines(t, baseline)
@@ -87,20 +121,20 @@ func TestSimulatedNodes(t *testing.T) {
 
 // startSim runs the Sim's nodes; stop ends it and waits for it (once;
 // t's cleanup calls it too).
-func startSim(t *testing.T, api *rest.Config, kubeconfig string) (*simulate.Sim, func()) {
+func startSim(t *testing.T, api *rest.Config, kubeconfig string, n int, shared bool) (*simulate.Sim, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sim, err := simulate.New(simulate.Config{
-		API: api, Kubeconfig: kubeconfig, Nodes: nodes, Prefix: prefix,
+		API: api, Kubeconfig: kubeconfig, Nodes: n, Prefix: prefix, SharedPodWatch: shared,
 		Node: simulate.NodeTemplate{
 			Capacity: simulate.Capacity{CPU: 4, Memory: 8 << 30, EphemeralStorage: 100 << 30, Pods: 110},
 			Labels:   map[string]string{"sim.berth.dev/simulated": "true"},
 		},
 		RootDir: t.TempDir(), Clock: clock.RealClock{}, Version: "test",
-		// The node the test adds later (index nodes) fails every second
-		// RunPodSandbox.
+		// The node TestSimulatedNodes adds later (index n) fails every
+		// second RunPodSandbox.
 		Rules: []simulate.RuntimeRule{{
-			Nodes: []simulate.IndexRange{{First: nodes, Last: nodes}}, Method: "RunPodSandbox", FailRate: 0.5, Code: codes.Unavailable,
+			Nodes: []simulate.IndexRange{{First: n, Last: n}}, Method: "RunPodSandbox", FailRate: 0.5, Code: codes.Unavailable,
 		}},
 	})
 	if err != nil {
@@ -297,15 +331,15 @@ func control(t *testing.T, ctl *httptest.Server, method, index string, code int)
 	}
 }
 
-// removeAll deletes the pods, then removes every node (and its Node)
-// through the control API.
-func removeAll(t *testing.T, client kubernetes.Interface, ctl *httptest.Server, ns string) {
+// removeAll deletes the pods, then removes nodes 0 to n-1 (and their
+// Nodes) through the control API.
+func removeAll(t *testing.T, client kubernetes.Interface, ctl *httptest.Server, ns string, n int) {
 	t.Helper()
 	if err := client.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitPods(t, client, ns, "every pod gone", func(pods []corev1.Pod) bool { return len(pods) == 0 })
-	for i := range nodes + 1 {
+	for i := range n {
 		control(t, ctl, http.MethodDelete, fmt.Sprint(i), http.StatusOK)
 	}
 	control(t, ctl, http.MethodDelete, "0", http.StatusNotFound)
@@ -343,7 +377,7 @@ func waitNodesReady(t *testing.T, client kubernetes.Interface, n int) {
 
 // checkLeasesRenewed: every node's Lease is renewed (its renewTime
 // moves) within a lease period.
-func checkLeasesRenewed(t *testing.T, client kubernetes.Interface) {
+func checkLeasesRenewed(t *testing.T, client kubernetes.Interface, nodes int) {
 	t.Helper()
 	// A node can show Ready before its first Lease is written.
 	var first map[string]coordinationv1.Lease
@@ -525,6 +559,33 @@ func checkGoroutines(t *testing.T, baseline int) {
 		}
 		time.Sleep(pollInterval)
 	}
+}
+
+// podWatches is the number of pod watches open on the API server
+// (apiserver_longrunning_requests, verb WATCH, resource pods): the
+// control plane's own (kube-controller-manager's, kube-scheduler's) and
+// the nodes'.
+func podWatches(t *testing.T, client kubernetes.Interface) int {
+	t.Helper()
+	b, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("read the API server's metrics: %v", err)
+	}
+	watches := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "apiserver_longrunning_requests{") || !strings.Contains(line, `resource="pods"`) ||
+			!strings.Contains(line, `verb="WATCH"`) || !strings.Contains(line, `subresource=""`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", line, err)
+		}
+		watches += int(v)
+	}
+	t.Logf("%d pod watches open on the API server", watches)
+	return watches
 }
 
 func rssKiB(t *testing.T) int64 {

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	"github.com/berthk8s/berth/internal/cluster/certificate"
@@ -62,11 +61,12 @@ type startGates struct {
 	releaseOnce sync.Once
 }
 
-// newCluster builds the cluster side. base, when set (a simulated node),
-// is the rest config the API clients start from in place of the node's
-// own certificate client.
+// newCluster builds the cluster side. sim.base, when set (a simulated
+// node), is the rest config the API clients start from in place of the
+// node's own certificate client; sim.pods the feed its API pod source
+// takes its pods from in place of a watch of its own.
 func newCluster(ctx context.Context, cfg *config.Config, version string, inputs *nodestatus.Sampler, clk clock.WithTicker, m *metrics.Metrics,
-	podCIDRs func(context.Context, []string), base *rest.Config) (*cluster, error) {
+	podCIDRs func(context.Context, []string), sim simAPI) (*cluster, error) {
 	kc := &cfg.Kubelet
 	c := &cluster{nodeName: cfg.NodeName, clock: clk}
 	c.gates.nodeSynced = make(chan struct{})
@@ -81,8 +81,8 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 		return c, nil
 	}
 	opts := kubeclient.OptionsFromConfig(cfg, version)
-	opts.Base = base
-	if base == nil {
+	opts.Base = sim.base
+	if sim.base == nil {
 		certs, err := newClientCerts(ctx, cfg, version, clk, m)
 		if err != nil {
 			return nil, err
@@ -116,7 +116,7 @@ func newCluster(ctx context.Context, cfg *config.Config, version string, inputs 
 	}
 	c.recorder.NodeEventf(corev1.EventTypeNormal, "Starting", "Starting kubelet.")
 	if c.api, err = podsource.NewAPISource(podsource.APIConfig{
-		Client: clients.Main, NodeName: cfg.NodeName, NodeSynced: c.gates.nodeSynced, Clock: clk,
+		Client: clients.Main, NodeName: cfg.NodeName, NodeSynced: c.gates.nodeSynced, Clock: clk, Feed: sim.pods,
 	}); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/berthk8s/berth/internal/node/eviction"
 	"github.com/berthk8s/berth/internal/platform/cri"
 	"github.com/berthk8s/berth/internal/platform/machine"
+	"github.com/berthk8s/berth/internal/pod/podsource"
 	"github.com/berthk8s/berth/internal/pod/prober"
 	"github.com/berthk8s/berth/internal/volumes/volume"
 )
@@ -44,6 +45,10 @@ type Simulated struct {
 	// Mounter is the volume manager's mounter; it bookkeeps and mounts
 	// nothing.
 	Mounter volume.Mounter
+	// Pods, when set, gives the node's API pods from one watch shared by
+	// every simulated node (internal/sim/podfeed); nil: a list and watch
+	// of its own, as a real node.
+	Pods podsource.Feed
 	// Summary, when set, is the stats summary the node's eviction manager
 	// decides on (the application model's figures), and the eviction
 	// manager runs; nil leaves eviction off.
@@ -88,13 +93,20 @@ func (n *node) hostFacts() ([]string, machine.Info, error) {
 	return ips, host, nil
 }
 
-// simAPI is a simulated node's base rest config, nil on a real node
-// (its certificate client's).
-func (n *node) simAPI() *rest.Config {
+// simAPI is a simulated node's base rest config and shared pod feed;
+// the zero value on a real node (its certificate client's config, a
+// watch of its own).
+func (n *node) simAPI() simAPI {
 	if n.sim == nil {
-		return nil
+		return simAPI{}
 	}
-	return n.sim.API
+	return simAPI{base: n.sim.API, pods: n.sim.Pods}
+}
+
+// simAPI is what a simulated node's cluster side is handed.
+type simAPI struct {
+	base *rest.Config
+	pods podsource.Feed
 }
 
 // mounter is the volume manager's: mount(2) on a real node.

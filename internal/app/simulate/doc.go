@@ -6,10 +6,13 @@
 // model (internal/sim) performed on it and answering its probes.
 //
 // Shared by every node: the binary, the scheme, the rest config and so
-// the HTTP transport pool. Per node: its runtime, its components, its
+// the HTTP transport pool, and with SharedPodWatch one pod watch
+// (internal/sim/podfeed). Per node: its runtime, its components, its
 // directory under the root (pod and log directories, volumes' files;
 // nothing is mounted).
 //
 // sim.go holds the Sim (the set of nodes, Add and Remove while it runs),
-// node.go one node's configuration and start.
+// node.go one node's configuration and start, rules.go the per-method and
+// per-node latencies and failures of the runtimes (--latency, --fail),
+// control.go the control API (--control-address).
 package simulate

@@ -49,8 +49,8 @@ func (s *Sim) nodeConfig(name string) *config.Config {
 	kc.EnforceNodeAllocatable = []string{"none"}
 	kc.MakeIPTablesUtilChains = ptr.To(false)
 	kc.MaxPods = s.cfg.Node.Capacity.Pods
-	if s.cfg.SyncFrequency > 0 {
-		kc.SyncFrequency = metav1.Duration{Duration: s.cfg.SyncFrequency}
+	if s.cfg.Node.SyncFrequency > 0 {
+		kc.SyncFrequency = metav1.Duration{Duration: s.cfg.Node.SyncFrequency}
 	}
 	return cfg
 }
@@ -94,7 +94,7 @@ func (s *Sim) startNode(ctx context.Context, i int, name string, done chan<- err
 	}
 	sim := agent.Simulated{
 		Runtime: client, Machine: mi, API: s.cfg.API, Probes: driver.Probe, Mounter: &simdriver.Mounter{},
-		IPs: []string{nodeIP(i)}, Summary: driver.Summary,
+		IPs: []string{nodeIP(i)}, Summary: driver.Summary, Pods: s.feed,
 	}
 	cfg := s.nodeConfig(name)
 	go func() {

@@ -16,6 +16,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/berthk8s/berth/internal/pod/podsource"
+	"github.com/berthk8s/berth/internal/sim/podfeed"
 )
 
 // Config is a Sim's.
@@ -33,9 +36,11 @@ type Config struct {
 	// failures per method and node.
 	Latency Latency
 	Rules   []RuntimeRule
-	// SyncFrequency is the nodes' syncFrequency; the kubelet's default
-	// when 0.
-	SyncFrequency time.Duration
+	// SharedPodWatch gives every node its pods from one list and watch
+	// of the pods bound to any node (internal/sim/podfeed), in place of a
+	// watch per node as real nodes make: a lighter API load, a less
+	// faithful one.
+	SharedPodWatch bool
 	// RootDir holds a directory per node. Required.
 	RootDir string
 	// ControlAddress is where Run serves Handler's control API (host:port,
@@ -51,6 +56,9 @@ type NodeTemplate struct {
 	Capacity Capacity
 	Labels   map[string]string
 	Taints   []corev1.Taint
+	// SyncFrequency is the nodes' syncFrequency; the kubelet's default
+	// when 0.
+	SyncFrequency time.Duration
 }
 
 // Capacity is a simulated node's machine.
@@ -80,6 +88,9 @@ type Sim struct {
 	cfg      Config
 	client   kubernetes.Interface
 	requests chan request
+	// feed is the shared pod watch (SharedPodWatch), set by Run before
+	// it starts a node and read by Run's goroutine alone.
+	feed podsource.Feed
 }
 
 // request asks Run to start (add) or stop node index, or (list) for the
@@ -125,6 +136,13 @@ func (s *Sim) Name(index int) string { return fmt.Sprintf("%s%d", s.cfg.Prefix, 
 func (s *Sim) Run(ctx context.Context) error {
 	if s.cfg.ControlAddress != "" {
 		stop, err := s.serveControl(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if s.cfg.SharedPodWatch {
+		stop, err := s.runFeed(ctx)
 		if err != nil {
 			return err
 		}
@@ -192,6 +210,20 @@ func (s *Sim) stopAll(ctx context.Context, nodes map[int]*running) {
 			klog.FromContext(ctx).Error(err, "Simulated node stopped with an error", "node", s.Name(i))
 		}
 	}
+}
+
+// runFeed runs the shared pod watch until stop, which returns once it
+// has ended; the nodes must have stopped first (Run's defers).
+func (s *Sim) runFeed(ctx context.Context) (stop func(), err error) {
+	feed, err := podfeed.New(podfeed.Config{Client: s.client, Clock: s.cfg.Clock})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = feed.Run(ctx) }()
+	s.feed = feed
+	return func() { cancel(); <-done }, nil
 }
 
 // Add starts node index (Prefix<index>) in the running Sim.

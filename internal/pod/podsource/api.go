@@ -30,9 +30,12 @@ type APIConfig struct {
 	// as upstream starts its pod reflector only once the node informer
 	// has synced (so admission sees the node's allocatable).
 	NodeSynced <-chan struct{}
-	// Clock drives the reflector's backoff and watch timeouts; the real
-	// clock when nil.
+	// Clock drives the reflector's backoff and watch timeouts.
 	Clock clock.Clock
+	// Feed, when set, gives the node's pods in place of a list and watch
+	// of its own (berth simulate's shared pod informer); Client is then
+	// not used.
+	Feed Feed
 }
 
 // APIWatcher gives berth the pods the scheduler bound to this node: it
@@ -45,8 +48,8 @@ type APIWatcher struct {
 
 // NewAPISource validates cfg and returns an APIWatcher; it starts nothing.
 func NewAPISource(cfg APIConfig) (*APIWatcher, error) {
-	if cfg.Client == nil || cfg.NodeName == "" {
-		return nil, errors.New("new api source: client and node name are required")
+	if (cfg.Client == nil && cfg.Feed == nil) || cfg.NodeName == "" {
+		return nil, errors.New("new api source: a client or a feed, and the node name, are required")
 	}
 	if cfg.Clock == nil {
 		return nil, errors.New("new api source: Clock is required")
@@ -69,7 +72,8 @@ func nodeSelector(nodeName string) fields.Selector {
 // sends only what differs from the pods the source already gave. Pods are
 // deep copies, sent as the API gave them: the merger adds config.source and
 // config.seen. The reflector retries failed lists and watches with
-// backoff, so Run returns no error of its own.
+// backoff, so Run returns no error of its own; with a Feed, only a
+// refused subscription is returned.
 func (s *APIWatcher) Run(ctx context.Context, snapshots chan<- Snapshot, changes chan<- Update) error {
 	logger := klog.FromContext(ctx).WithValues("source", podutil.APISource)
 	ctx = klog.NewContext(ctx, logger)
@@ -81,11 +85,15 @@ func (s *APIWatcher) Run(ctx context.Context, snapshots chan<- Snapshot, changes
 			return nil
 		}
 	}
-	logger.Info("Watching apiserver", "fieldSelector", nodeSelector(s.cfg.NodeName).String())
 	store := &apiStore{
 		nodeName: s.cfg.NodeName, pods: podSet{},
 		snapshots: snapshots, changes: changes, done: ctx.Done(), logger: logger,
 	}
+	if s.cfg.Feed != nil {
+		logger.Info("Taking apiserver pods from the shared feed")
+		return s.runFeed(ctx, store)
+	}
+	logger.Info("Watching apiserver", "fieldSelector", nodeSelector(s.cfg.NodeName).String())
 	r := cache.NewReflectorWithOptions(s.listWatch(), &corev1.Pod{}, store, cache.ReflectorOptions{
 		Name: "podsource-api", Logger: &logger, Clock: s.cfg.Clock,
 	})

@@ -71,6 +71,7 @@ var notPerPodState = map[string]string{
 	"pod/syncloop.desiredSnapshot.byUID":       "the published copy of the desired set, replaced whole on every change",
 	"pod/podsource.apiStore.pods":              "the API's pods on this node as the watch last gave them: the source of what is desired, not state about a pod",
 	"pod/podsource.diffResult.next":            "the result of one snapshot's diff",
+	"sim/podfeed.Feed.pods":                    "berth simulate's shared watch: the API's bound pods as it last gave them, an entry removed when the API deletes the pod",
 	"pod/pleg.Cache.pods":                      "the runtime's pods as last listed: an entry ends when the runtime no longer has the pod, not when the pod is gone",
 	"pod/pleg.Cache.waiters":                   "blocked GetNewerThan calls, each answered once",
 	"pod/pleg.PLEG.records":                    "the last listing, the base of the next relist's diff: ends with the runtime pod",
