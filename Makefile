@@ -59,7 +59,7 @@ BERTH_CONFIG := $(CURDIR)/examples/kubelet-config.yaml
 PKGS ?= ./...
 export GO
 
-.PHONY: all build node run check lint upstream-src test unit e2e e2e-slow difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench soak conformance conformance-smoke
+.PHONY: all build node run check lint upstream-src test unit e2e e2e-slow difftest fuzz vet fmt-check clean cluster cluster-tools control-plane-tools network-tools containerd2 bench soak conformance conformance-smoke simulate-image
 
 all: build
 
@@ -135,6 +135,11 @@ containerd2:
 # hack/cluster.sh); Ctrl-C stops both.
 cluster:
 	@bash hack/cluster.sh
+
+# The image of berth simulate's Deployment (examples/simulate), as an OCI
+# archive in _output/images (hack/simulate-image.sh).
+simulate-image:
+	@bash hack/simulate-image.sh
 
 # Side-by-side benchmark against the upstream kubelet (hack/bench.sh).
 bench:

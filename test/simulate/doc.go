@@ -11,6 +11,7 @@
 // control API leaves no goroutines behind; each node holds a pod watch of
 // its own. TestSimulatedNodesSharedWatch runs 20 nodes on one shared pod
 // watch (fewer than 10 pod watches open on the API server) and the same
-// pods. It runs when BERTH_E2E=1 (make
+// pods. TestSimulateDeployment runs examples/simulate's shards with its
+// RBAC's service account token. It runs when BERTH_E2E=1 (make
 // e2e), under the e2e lock, and needs no containerd.
 package simulate

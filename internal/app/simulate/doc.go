@@ -14,5 +14,7 @@
 // sim.go holds the Sim (the set of nodes, Add and Remove while it runs),
 // node.go one node's configuration and start, rules.go the per-method and
 // per-node latencies and failures of the runtimes (--latency, --fail),
-// control.go the control API (--control-address).
+// control.go the control API (--control-address), flags.go the command's
+// flags (cmd/berth; here so tests parse examples/simulate's arguments with
+// them).
 package simulate
