@@ -41,6 +41,15 @@
 # kube-proxy 29 s (18 CPU-s), CoreDNS 64 s (103 CPU-s); with an empty Go
 # build cache CoreDNS alone takes 2 min 13 s (165 CPU-s).
 #
+# With --simbench it builds only the simulators `make simbench` compares
+# berth simulate with (hack/simbench.sh), a stamp of their own
+# (.stamp.simbench), never built by make test or make cluster-tools:
+# kwok and kwok-stages (tools/kwok: sigs.k8s.io/kwok's kwok binary, named
+# as a tool in its go.mod, and the default Stages kwokctl would hand it)
+# and kubemark (tools/kube: k8s.io/kubernetes/cmd/kubemark, the hollow
+# node, built by package path so that the control plane's mains and stamp
+# stay as they are).
+#
 # With --with-kubelet it also builds the upstream kubelet (tools/kube), which
 # only `make bench` runs (hack/bench.sh); it has a stamp of its own.
 #
@@ -79,6 +88,8 @@ PROVISIONER_CMDS=(local-provisioner)
 CONTAINERD2_CMDS=(containerd2 containerd-shim-runc-v2)
 DEVICEPLUGIN_CMDS=(sample-device-plugin)
 DRADRIVER_CMDS=(dra-test-driver)
+SIMBENCH_KWOK_CMDS=(kwok-stages)
+SIMBENCH_CMDS=(kwok kwok-stages kubemark)
 NETWORK_KUBE_CMDS=(kube-proxy)
 NETWORK_COREDNS_CMDS=(coredns)
 
@@ -255,6 +266,45 @@ build_dradriver() {
 	echo "$want" >"$STAMP.dradriver"
 }
 
+# simbench_stamp prints what kwok, kwok-stages and kubemark are built from.
+simbench_stamp() {
+	echo "go: $("$GO" env GOVERSION)"
+	echo "kwok: $(module_version "$ROOT/tools/kwok" sigs.k8s.io/kwok)"
+	echo "kubernetes: $(module_version "$ROOT/tools/kube" k8s.io/kubernetes)"
+	echo "kwok sources: $(sources_hash kwok cmd)"
+	echo "kube modules: $(sources_hash kube)"
+	echo "flags: CGO_ENABLED=0 -trimpath kwok ldflags=-s -w kubemark ldflags=$(kube_ldflags)"
+}
+
+# build_pkg DIR LDFLAGS NAME PKG builds the package PKG of the module in
+# DIR (a main of a required module) into $OUT/NAME.
+build_pkg() {
+	local dir=$1 ldflags=$2 name=$3 pkg=$4 start=$SECONDS
+	log "building $name ($pkg, module tools/$(basename "$dir")) ..."
+	(cd "$dir" && GOWORK=off CGO_ENABLED=0 "$GO" build -p "$PARALLEL" -trimpath -buildvcs=false \
+		-ldflags "$ldflags" -o "$OUT/$name.new" "$pkg")
+	mv -f "$OUT/$name.new" "$OUT/$name"
+	log "built $name in $((SECONDS - start))s"
+}
+
+# build_simbench builds kwok, kwok-stages and kubemark unless their own
+# stamp matches.
+build_simbench() {
+	local want
+	want=$(simbench_stamp)
+	if built_from "$STAMP.simbench" "$want" "${SIMBENCH_CMDS[@]}"; then
+		log "kwok, kwok-stages and kubemark up to date in $OUT"
+		return 0
+	fi
+	rm -f "$STAMP.simbench"
+	local start=$SECONDS
+	build_pkg "$ROOT/tools/kwok" "-s -w" kwok sigs.k8s.io/kwok/cmd/kwok
+	build "$ROOT/tools/kwok" "-s -w" "${SIMBENCH_KWOK_CMDS[@]}"
+	build_pkg "$ROOT/tools/kube" "$(kube_ldflags)" kubemark k8s.io/kubernetes/cmd/kubemark
+	echo "$want" >"$STAMP.simbench"
+	log "kwok, kwok-stages and kubemark done in $((SECONDS - start))s"
+}
+
 # network_stamp prints what kube-proxy and CoreDNS are built from.
 network_stamp() {
 	echo "go: $("$GO" env GOVERSION)"
@@ -300,6 +350,10 @@ main() {
 		;;
 	--dradriver)
 		build_dradriver
+		return 0
+		;;
+	--simbench)
+		build_simbench
 		return 0
 		;;
 	esac
