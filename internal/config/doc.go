@@ -50,6 +50,8 @@
 //     Config's methods (MemoryQoS, EnsureSecretPulledImages, ...).
 //   - podapis.go: the gates of the node-local pod APIs, honoured either
 //     way: KubeletPodResourcesListUseActivePods and PodsAPI.
+//   - resourcehealth.go: ResourceHealthStatus and ResourceHealthStatusMessage,
+//     honoured either way (the containers' allocatedResourcesStatus).
 //   - problemfields.go: ValidationError.Fields, the fields and flags a
 //     failed Load is about, for callers that must tell what blocks a start.
 //   - configz.go: ConfigzView, the configuration /configz shows (secrets

@@ -48,7 +48,8 @@ func builtInGates() map[string]string {
 // MemoryQoS and QOSReserved, which reach the container manager and the
 // container configs (validateMemory); and the CPU manager options' gates
 // (validateCPUManager); and EventedPLEG (Config.ContainerEvents); the
-// pod APIs' KubeletPodResourcesListUseActivePods and PodsAPI (podapis.go).
+// pod APIs' KubeletPodResourcesListUseActivePods and PodsAPI (podapis.go);
+// ResourceHealthStatus and ResourceHealthStatusMessage (resourcehealth.go).
 func honouredGates() map[string]string {
 	return map[string]string{
 		string(logsapi.ContextualLogging):   "contextual logging, on or off, by component-base's logs API",
@@ -63,6 +64,8 @@ func honouredGates() map[string]string {
 		EventedPLEG:                         "the PLEG follows the runtime's container event stream unless it is set to false (Config.ContainerEvents)",
 		gatePodResourcesListUseActivePods:   "the pod resources API's List shows the active pods only, or with it off every pod, as upstream",
 		gatePodsAPI:                         "the Pods API is served on <root-dir>/pods-api/pods-api.sock only with it on",
+		gateResourceHealthStatus:            "the containers' allocatedResourcesStatus (device plugins' and DRA drivers' device health) only with it on, as upstream",
+		gateResourceHealthStatusMessage:     "a DRA driver's device health message is shown only with it (and ResourceHealthStatus) on, as upstream",
 	}
 }
 
