@@ -20,8 +20,16 @@
 //	watch.go      connWatch: a driver's connections up and down (a driver is
 //	              away when none is up)
 //	wipe.go       deleting the node's ResourceSlices of a driver that stays away
+//	health.go     the drivers' device health (upstream's healthInfoCache) and
+//	              its checkpoint dra_health_state
+//	healthstream.go  a driver's NodeWatchResources stream (dra-health v1, or
+//	              v1alpha1), reopened 5 s after it ends; Updates, the pods
+//	              whose devices' health changed
+//	healthstatus.go  ClaimHealth: a container's allocatedResourcesStatus
+//	              entries of its claims ("claim:<name>[/<request>]")
 //
 // Pods reach it through the interfaces the pod path declares
-// (internal/pod/podsync's Claims, internal/pod/kuberuntime's CDI devices):
+// (internal/pod/podsync's Claims and ClaimHealth, internal/pod/kuberuntime's
+// CDI devices):
 // this package never imports the pod path.
 package dra

@@ -35,6 +35,12 @@ type Drivers struct {
 	due chan string
 	// done is closed when Run ends, so that a timer does not block.
 	done chan struct{}
+	// watch follows a plugin's health stream until its context ends
+	// (Manager.watchHealth); nil opens none (ResourceHealthStatus off).
+	// Set before the handler is used.
+	watch func(ctx context.Context, p *plugin)
+	// streams are the running watch goroutines.
+	streams sync.WaitGroup
 
 	mu sync.Mutex
 	// plugins are the registered endpoints per driver, oldest first.
@@ -83,7 +89,7 @@ func (d *Drivers) RegisterPlugin(ctx context.Context, name, endpoint string, ver
 	if timeout != nil {
 		t = *timeout
 	}
-	p, err := d.add(klog.FromContext(ctx), name, endpoint, service, t)
+	p, err := d.add(ctx, name, endpoint, service, chooseHealthService(versions), t)
 	if err != nil {
 		return err
 	}
@@ -93,19 +99,27 @@ func (d *Drivers) RegisterPlugin(ctx context.Context, name, endpoint string, ver
 }
 
 // add makes the endpoint's connection, not started yet, the driver's
-// newest.
-func (d *Drivers) add(log klog.Logger, name, endpoint, service string, timeout time.Duration) (*plugin, error) {
+// newest, and starts the watch of its health stream when it offers one
+// (upstream's add: one stream per endpoint, which lasts until the
+// endpoint is deregistered, not bounded by the registration's ctx).
+func (d *Drivers) add(ctx context.Context, name, endpoint, service, health string, timeout time.Duration) (*plugin, error) {
+	log := klog.FromContext(ctx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if slices.ContainsFunc(d.plugins[name], func(p *plugin) bool { return p.endpoint == endpoint }) {
 		return nil, fmt.Errorf("endpoint %s already registered for DRA driver plugin %s", endpoint, name)
 	}
-	p, err := dialPlugin(name, endpoint, service, timeout, func(p *plugin) stats.Handler { return &connWatch{d: d, p: p} })
+	p, err := dialPlugin(name, endpoint, service, health, timeout, func(p *plugin) stats.Handler { return &connWatch{d: d, p: p} })
 	if err != nil {
 		return nil, err
 	}
+	if d.watch != nil && health != "" {
+		streamCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		p.stopHealth = cancel
+		d.streams.Go(func() { d.watch(streamCtx, p) })
+	}
 	d.plugins[name] = append(d.plugins[name], p)
-	log.Info("Registered DRA driver", "driver", name, "endpoint", endpoint, "service", service, "plugins", len(d.plugins[name]))
+	log.Info("Registered DRA driver", "driver", name, "endpoint", endpoint, "service", service, "healthService", health, "plugins", len(d.plugins[name]))
 	d.syncLocked(log, name)
 	return p, nil
 }
@@ -119,6 +133,10 @@ func (d *Drivers) DeRegisterPlugin(ctx context.Context, name, endpoint string) {
 	if gone == nil {
 		return
 	}
+	// Its health stream ends, which drops the driver's device health
+	// (upstream's remove cancels the stream; its handler clears the
+	// driver as the stream exits).
+	gone.endHealth()
 	// Outside mu: closing tells connWatch, which takes it.
 	if err := gone.close(); err != nil {
 		log.Error(err, "Failed to close the connection to a DRA driver", "driver", name, "endpoint", endpoint)
@@ -257,9 +275,11 @@ func (d *Drivers) close() {
 	d.mu.Unlock()
 	for _, ps := range all {
 		for _, p := range ps {
+			p.endHealth()
 			_ = p.close()
 		}
 	}
+	d.streams.Wait()
 }
 
 // connected says whether a connection of the driver is up (tests).

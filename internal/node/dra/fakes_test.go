@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	drahealthv1 "k8s.io/kubelet/pkg/apis/dra-health/v1"
+	drahealthv1alpha1 "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	drapbv1beta1 "k8s.io/kubelet/pkg/apis/dra/v1beta1"
 	testclock "k8s.io/utils/clock/testing"
@@ -46,10 +48,12 @@ type fakeDriver struct {
 	calls []call
 	// fail is the per-claim error it answers with ("" none).
 	fail string
+	// health is its DRAResourceHealth server, when it serves one.
+	health *fakeHealth
 }
 
 // startDriver serves a fake driver offering the given services (v1,
-// v1beta1 or both) on a socket in a short temporary directory.
+// v1beta1 or both, and the health services v1 and v1alpha1) on a socket in a short temporary directory.
 func startDriver(t *testing.T, services ...string) *fakeDriver {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "dra")
@@ -57,7 +61,7 @@ func startDriver(t *testing.T, services ...string) *fakeDriver {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	d := &fakeDriver{server: grpc.NewServer(), endpoint: filepath.Join(dir, "dra.sock")}
+	d := &fakeDriver{server: grpc.NewServer(), endpoint: filepath.Join(dir, "dra.sock"), health: newFakeHealth()}
 	l, err := net.Listen("unix", d.endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +72,10 @@ func startDriver(t *testing.T, services ...string) *fakeDriver {
 			drapb.RegisterDRAPluginServer(d.server, &fakeService{d: d, service: s})
 		case drapbv1beta1.DRAPluginService:
 			drapbv1beta1.RegisterDRAPluginServer(d.server, drapbv1beta1.V1ServerWrapper{DRAPluginServer: &fakeService{d: d, service: s}})
+		case drahealthv1.DRAResourceHealthService:
+			drahealthv1.RegisterDRAResourceHealthServer(d.server, &fakeHealthService{h: d.health, service: s})
+		case drahealthv1alpha1.DRAResourceHealthService:
+			drahealthv1alpha1.RegisterDRAResourceHealthServer(d.server, drahealthv1.V1ServerWrapper{Server: &fakeHealthService{h: d.health, service: s}})
 		}
 	}
 	go func() { _ = d.server.Serve(l) }()

@@ -31,6 +31,14 @@ type Config struct {
 	// WipeDelay is how long a driver may stay away before its slices
 	// are wiped; zero is upstream's WipeDelay.
 	WipeDelay time.Duration
+	// Health is the ResourceHealthStatus gate: a driver that offers the
+	// DRAResourceHealth service has its devices' health followed
+	// (health.go, healthstream.go) for the containers'
+	// allocatedResourcesStatus (ClaimHealth). Off: no stream is opened.
+	Health bool
+	// HealthMessages is the ResourceHealthStatusMessage gate: the
+	// drivers' messages are shown beside the health.
+	HealthMessages bool
 }
 
 // Manager is the node's DRA manager (upstream's pkg/kubelet/cm/dra
@@ -48,12 +56,21 @@ type Manager struct {
 	cfg     Config
 	drivers *Drivers
 
+	// health is the drivers' device health; updates carries the pods
+	// whose devices' health changed (Updates).
+	health  *healthCache
+	updates chan types.UID
+	// healthErr is why the health checkpoint was not read (Run logs it).
+	healthErr error
+
 	mu     sync.Mutex
 	claims map[string]*claimEntry
 }
 
-// New reads the checkpoint; it starts nothing. A checkpoint that cannot
-// be read is an error, as upstream's (drain the node and remove it).
+// New reads the checkpoints; it starts nothing. A claim checkpoint that
+// cannot be read is an error, as upstream's (drain the node and remove
+// it); a health checkpoint that cannot be read leaves the health empty,
+// as upstream's, and Run logs why.
 func New(cfg Config) (*Manager, error) {
 	switch {
 	case cfg.StateDir == "":
@@ -70,7 +87,12 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create DRA manager: %w", err)
 	}
-	m := &Manager{cfg: cfg, drivers: newDrivers(cfg.Clock, cfg.WipeDelay), claims: map[string]*claimEntry{}}
+	health, healthErr := newHealthCache(cfg.StateDir)
+	m := &Manager{cfg: cfg, drivers: newDrivers(cfg.Clock, cfg.WipeDelay), claims: map[string]*claimEntry{},
+		health: health, healthErr: healthErr, updates: make(chan types.UID, healthUpdates)}
+	if cfg.Health {
+		m.drivers.watch = m.watchHealth
+	}
 	for _, c := range restored {
 		m.claims[claimKey(c.Namespace, c.ClaimName)] = &claimEntry{ClaimState: c}
 	}
@@ -91,6 +113,9 @@ func (m *Manager) Run(ctx context.Context) error {
 		wg.Wait()
 		m.drivers.close()
 	}()
+	if m.healthErr != nil {
+		klog.FromContext(ctx).Error(m.healthErr, "Failed to load the DRA health checkpoint, proceeding with empty health")
+	}
 	wg.Go(func() { m.wipe(klog.NewContext(ctx, klog.FromContext(ctx).WithName("startup")), "") })
 	for {
 		select {

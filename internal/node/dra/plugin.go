@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/stats"
+	drahealthv1 "k8s.io/kubelet/pkg/apis/dra-health/v1"
+	drahealthv1alpha1 "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	drapbv1beta1 "k8s.io/kubelet/pkg/apis/dra/v1beta1"
 )
@@ -40,6 +42,23 @@ func chooseService(offered []string) (string, error) {
 	return "", fmt.Errorf("none of services supported by the plugin (%q) are supported by the kubelet (%q)", offered, services)
 }
 
+// healthServices are the DRAResourceHealth services berth speaks, newest
+// first, upstream's healthServicesSupportedByKubelet.
+var healthServices = []string{drahealthv1.DRAResourceHealthService, drahealthv1alpha1.DRAResourceHealthService}
+
+// chooseHealthService picks the health service of the driver's
+// registration versions (upstream's pickHealthService: a driver lists the
+// optional DRAResourceHealth service beside its DRAPlugin services, e.g.
+// "v1.DRAResourceHealth"): the newest berth speaks, "" for none.
+func chooseHealthService(offered []string) string {
+	for _, s := range healthServices {
+		if slices.Contains(offered, s) {
+			return s
+		}
+	}
+	return ""
+}
+
 // plugin is one registered endpoint of a driver: a gRPC connection and
 // the service chosen for it. Safe for concurrent use; connected is
 // guarded by the Drivers' mu.
@@ -47,18 +66,23 @@ type plugin struct {
 	driver   string
 	endpoint string
 	service  string
-	timeout  time.Duration
-	conn     *grpc.ClientConn
-	client   drapb.DRAPluginClient
+	// health is the DRAResourceHealth service chosen, "" for none.
+	health  string
+	timeout time.Duration
+	conn    *grpc.ClientConn
+	client  drapb.DRAPluginClient
 	// connected says whether the connection is up, as gRPC last told
 	// (watch.go).
 	connected bool
+	// stopHealth ends the health stream's goroutine (nil: none runs);
+	// set before the plugin is stored.
+	stopHealth func()
 }
 
 // dialPlugin makes the driver's connection, which watch is told the
 // ups and downs of; the caller starts it (conn.Connect).
-func dialPlugin(driver, endpoint, service string, timeout time.Duration, watch func(*plugin) stats.Handler) (*plugin, error) {
-	p := &plugin{driver: driver, endpoint: endpoint, service: service, timeout: timeout}
+func dialPlugin(driver, endpoint, service, health string, timeout time.Duration, watch func(*plugin) stats.Handler) (*plugin, error) {
+	p := &plugin{driver: driver, endpoint: endpoint, service: service, health: health, timeout: timeout}
 	addr := endpoint
 	dial := func(ctx context.Context, _ string) (net.Conn, error) {
 		var d net.Dialer
@@ -84,6 +108,13 @@ func dialPlugin(driver, endpoint, service string, timeout time.Duration, watch f
 
 func (p *plugin) close() error { return p.conn.Close() }
 
+// endHealth ends the plugin's health stream, if one runs.
+func (p *plugin) endHealth() {
+	if p.stopHealth != nil {
+		p.stopHealth()
+	}
+}
+
 // prepare calls NodePrepareResources within the plugin's timeout.
 func (p *plugin) prepare(ctx context.Context, claims []*drapb.Claim) (*drapb.NodePrepareResourcesResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -96,4 +127,19 @@ func (p *plugin) unprepare(ctx context.Context, claims []*drapb.Claim) (*drapb.N
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	return p.client.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: claims})
+}
+
+// watchResources opens the NodeWatchResources stream of the chosen health
+// service (upstream's NodeWatchResources; v1alpha1 through the v1
+// wrapper). It is not bounded by the call timeout: it lasts until ctx ends.
+func (p *plugin) watchResources(ctx context.Context) (drahealthv1.DRAResourceHealth_NodeWatchResourcesClient, error) {
+	switch p.health {
+	case drahealthv1.DRAResourceHealthService:
+		return drahealthv1.NewDRAResourceHealthClient(p.conn).NodeWatchResources(ctx, &drahealthv1.NodeWatchResourcesRequest{})
+	case drahealthv1alpha1.DRAResourceHealthService:
+		c := drahealthv1.V1Alpha1ClientWrapper{Client: drahealthv1alpha1.NewDRAResourceHealthClient(p.conn)}
+		return c.NodeWatchResources(ctx, &drahealthv1.NodeWatchResourcesRequest{})
+	default:
+		return nil, fmt.Errorf("internal error: unsupported health service %q", p.health)
+	}
 }
