@@ -386,6 +386,12 @@ func (n *node) assemblePods(ctx context.Context, info cri.Info, ips []string, ho
 // newSyncer builds the pod workers' Syncer over the pod path built so far.
 func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 	cl := n.cluster
+	// The devices' health shows in the containers' statuses only with
+	// ResourceHealthStatus (upstream's gate on UpdateAllocatedResourcesStatus).
+	var health podsync.Health
+	if n.cfg.ResourceHealthStatus() {
+		health = podsync.Health{Devices: n.managers.devices, Claims: n.managers.dra}
+	}
 	// The func below reads n.pods.workers, set further down.
 	syncer, err := podsync.New(podsync.Config{
 		Runtime: n.pods.runtime, Statuses: watchedStatuses{observedStatuses{n.pods.statuses, n.metrics, n.pods.timeline}, n}, Clock: n.clock, PodsDir: n.podsDir(), HostIPs: ips,
@@ -403,7 +409,7 @@ func (n *node) newSyncer(info cri.Info, ips []string) (*podsync.Syncer, error) {
 		Recorder:       cl.recorder,
 		Allocation:     n.pods.alloc,
 		Reinspect:      n.pods.relister.Reinspect,
-		Devices:        n.managers.devices,
+		Health:         health,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)
@@ -448,7 +454,8 @@ func (n *node) newLoop(host machine.Info, handlers *admission.Handlers, keeper *
 	}
 	if n.pods.loop, err = syncloop.New(syncloop.Config{
 		Updates: n.pods.sources.Updates(), ObserveUpdate: observeUpdate(n.metrics, clk), Events: n.pods.relister.Events(), ProbeResults: n.pods.prober.Updates(), Workers: n.pods.workers,
-		ResourceUpdates: n.managers.devices.Updates(),
+		ResourceUpdates: healthUpdates(n.cfg, n.managers.devices.Updates()),
+		ClaimUpdates:    healthUpdates(n.cfg, n.managers.dra.Updates()),
 		Admit:           admit.Admit, Resize: n.pods.alloc.Resize, Reconciled: n.pods.alloc.Reconciled, Housekeeping: keeper.Run, RuntimeErr: n.conn.health.Err, Clock: clk, Desired: n.pods.desired,
 	}); err != nil {
 		return fmt.Errorf("create sync loop: %w", err)

@@ -1,6 +1,7 @@
 package podstatus
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,6 +70,12 @@ type Input struct {
 	// UpdateAllocatedResourcesStatus; ResourceHealthStatus is on in
 	// v1.37). A container absent from the map keeps what it has.
 	ResourceHealth map[string][]corev1.ResourceStatus
+	// ClaimHealth is the health of the devices of each regular
+	// container's claims, by container name (the DRA manager's
+	// ClaimHealth, whose entries are named "claim:..."): merged after
+	// ResourceHealth as upstream's DRA UpdateAllocatedResourcesStatus
+	// (claimHealth). Upstream gives neither to init containers.
+	ClaimHealth map[string][]corev1.ResourceStatus
 	// Wait is why the pod's last sync stopped before its sandbox was
 	// ready (a volume, a claim, the sandbox or its network failing), nil
 	// when it did not: while PodReadyToStartContainers is False, its
@@ -104,6 +111,7 @@ func Generate(in Input) corev1.PodStatus {
 	s.InitContainerStatuses = containerStatuses(&in, old.InitContainerStatuses, pod.Spec.InitContainers, hasInit, true)
 	s.EphemeralContainerStatuses = ephemeralStatuses(&in, old.EphemeralContainerStatuses, hasInit)
 	resourceHealth(s.ContainerStatuses, in.ResourceHealth)
+	claimHealth(s.ContainerStatuses, pod.Spec.Containers, in.ClaimHealth)
 
 	all := make([]corev1.ContainerStatus, 0, len(s.InitContainerStatuses)+len(s.ContainerStatuses))
 	all = append(all, s.InitContainerStatuses...)
@@ -150,6 +158,37 @@ func resourceHealth(statuses []corev1.ContainerStatus, health map[string][]corev
 				st.AllocatedResourcesStatus = append(st.AllocatedResourcesStatus, rs)
 			}
 		}
+	}
+}
+
+// claimHealth merges the containers' claim entries into their
+// allocatedResourcesStatus as upstream's DRA UpdateAllocatedResourcesStatus
+// does, for each container whose spec names claims: an entry replaces the
+// one of its name or is added, then every entry without resources is
+// dropped (nil when none is left). Upstream rebuilds the list from a map,
+// in no order; berth keeps the device plugins' entries first and the
+// claims in the order the container names them.
+func claimHealth(statuses []corev1.ContainerStatus, specs []corev1.Container, health map[string][]corev1.ResourceStatus) {
+	for i := range statuses {
+		st := &statuses[i]
+		j := slices.IndexFunc(specs, func(c corev1.Container) bool { return c.Name == st.Name })
+		if j < 0 || len(specs[j].Resources.Claims) == 0 {
+			continue
+		}
+		list := st.AllocatedResourcesStatus
+		for _, rs := range health[st.Name] {
+			rs = *rs.DeepCopy()
+			if k := slices.IndexFunc(list, func(e corev1.ResourceStatus) bool { return e.Name == rs.Name }); k >= 0 {
+				list[k] = rs
+			} else {
+				list = append(list, rs)
+			}
+		}
+		list = slices.DeleteFunc(list, func(e corev1.ResourceStatus) bool { return len(e.Resources) == 0 })
+		if len(list) == 0 {
+			list = nil
+		}
+		st.AllocatedResourcesStatus = list
 	}
 }
 

@@ -63,12 +63,32 @@ func (s *Syncer) planInputs(snap *snapshot, crash map[string]podplan.BackoffEntr
 // resourceHealth is the health of the devices of each of the pod's
 // regular containers that has some (nil without a device manager).
 func (s *Syncer) resourceHealth(pod *corev1.Pod) map[string][]corev1.ResourceStatus {
-	if s.cfg.Devices == nil {
+	if s.cfg.Health.Devices == nil {
 		return nil
 	}
 	var out map[string][]corev1.ResourceStatus
 	for _, c := range pod.Spec.Containers {
-		if h := s.cfg.Devices.ResourceHealth(string(pod.UID), c.Name); len(h) > 0 {
+		if h := s.cfg.Health.Devices.ResourceHealth(string(pod.UID), c.Name); len(h) > 0 {
+			if out == nil {
+				out = map[string][]corev1.ResourceStatus{}
+			}
+			out[c.Name] = h
+		}
+	}
+	return out
+}
+
+// claimHealth is the health of the devices of the claims of each of the
+// pod's regular containers that names some (nil without a DRA manager);
+// upstream gives init containers none.
+func (s *Syncer) claimHealth(pod *corev1.Pod) map[string][]corev1.ResourceStatus {
+	if s.cfg.Health.Claims == nil {
+		return nil
+	}
+	var out map[string][]corev1.ResourceStatus
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if h := s.cfg.Health.Claims.ClaimHealth(pod, c); len(h) > 0 {
 			if out == nil {
 				out = map[string][]corev1.ResourceStatus{}
 			}
@@ -110,6 +130,7 @@ func (s *Syncer) generate(ctx context.Context, snap *snapshot, failures map[stri
 		Resize:      snap.alloc.Conditions,
 		Actuated:    snap.alloc.Actuated.ContainerResources, ActuatedPod: snap.alloc.Actuated.PodLevelResources,
 		ResourceHealth: s.resourceHealth(snap.pod),
+		ClaimHealth:    s.claimHealth(snap.pod),
 	})
 	if podutil.IsTerminal(status.Phase) {
 		s.recordAllocation(ctx, snap, allocation.SyncRecord{Terminal: true})

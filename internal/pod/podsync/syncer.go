@@ -154,15 +154,29 @@ type Config struct {
 	// relist (pleg.PLEG.Reinspect): after an in-place resize, which the
 	// runtime's listing does not show. Nil: the periodic relist's.
 	Reinspect func(uid types.UID)
+	// Health gives the health of the containers' devices for their
+	// allocatedResourcesStatus; the zero value gives none.
+	Health Health
+}
+
+// Health is where the containers' device health comes from.
+type Health struct {
 	// Devices gives the health of a container's devices (the device
-	// manager's ResourceHealth) for its allocatedResourcesStatus; nil:
-	// none.
+	// manager's ResourceHealth); nil: none.
 	Devices DeviceHealth
+	// Claims gives the health of the devices of a container's claims
+	// (the DRA manager's ClaimHealth); nil: none.
+	Claims ClaimHealth
 }
 
 // DeviceHealth is the device manager as the status generator's input.
 type DeviceHealth interface {
 	ResourceHealth(podUID, container string) []corev1.ResourceStatus
+}
+
+// ClaimHealth is the DRA manager as the status generator's input.
+type ClaimHealth interface {
+	ClaimHealth(pod *corev1.Pod, c *corev1.Container) []corev1.ResourceStatus
 }
 
 // Recorder records events about pods.

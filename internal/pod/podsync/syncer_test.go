@@ -460,7 +460,7 @@ func (deviceHealth) ResourceHealth(podUID, container string) []corev1.ResourceSt
 // container's devices is in its allocatedResourcesStatus.
 func TestDeviceHealthReachesStatus(t *testing.T) {
 	f := newFixture(t)
-	f.s.cfg.Devices = deviceHealth{}
+	f.s.cfg.Health.Devices = deviceHealth{}
 	pod := testPod(corev1.RestartPolicyAlways)
 	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, exited(0)); err != nil {
 		t.Fatal(err)
@@ -470,6 +470,40 @@ func TestDeviceHealthReachesStatus(t *testing.T) {
 		t.Fatalf("container statuses %+v", st.ContainerStatuses)
 	}
 	want := deviceHealth{}.ResourceHealth("u1", "web")
+	if d := cmp.Diff(want, st.ContainerStatuses[0].AllocatedResourcesStatus); d != "" {
+		t.Errorf("allocatedResourcesStatus (-want +got):\n%s", d)
+	}
+}
+
+// claimHealth is a DRA manager whose claim "gpu" of container web holds
+// one unhealthy device, for any pod.
+type claimHealth struct{}
+
+func (claimHealth) ClaimHealth(pod *corev1.Pod, c *corev1.Container) []corev1.ResourceStatus {
+	if c.Name != "web" {
+		return nil
+	}
+	return []corev1.ResourceStatus{{Name: "claim:gpu", Resources: []corev1.ResourceHealth{{ResourceID: "cdi=0", Health: corev1.ResourceHealthStatusUnhealthy}}}}
+}
+
+// TestClaimHealthReachesStatus: the DRA manager's health of a
+// container's claims follows the device manager's in its
+// allocatedResourcesStatus.
+func TestClaimHealthReachesStatus(t *testing.T) {
+	f := newFixture(t)
+	f.s.cfg.Health.Devices = deviceHealth{}
+	f.s.cfg.Health.Claims = claimHealth{}
+	pod := testPod(corev1.RestartPolicyAlways)
+	pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu"}}
+	pod.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, exited(0)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.store.Get("u1")
+	if len(st.ContainerStatuses) != 1 {
+		t.Fatalf("container statuses %+v", st.ContainerStatuses)
+	}
+	want := append(deviceHealth{}.ResourceHealth("u1", "web"), claimHealth{}.ClaimHealth(pod, &pod.Spec.Containers[0])...)
 	if d := cmp.Diff(want, st.ContainerStatuses[0].AllocatedResourcesStatus); d != "" {
 		t.Errorf("allocatedResourcesStatus (-want +got):\n%s", d)
 	}

@@ -37,7 +37,11 @@ type Config struct {
 	// changed (the device manager's Updates, upstream's
 	// containerManager.Updates); nil: none.
 	ResourceUpdates <-chan types.UID
-	Workers         Workers
+	// ClaimUpdates carries the UID of a pod whose claims' devices'
+	// health changed (the DRA manager's Updates, which upstream's
+	// container manager fans into the same channel); nil: none.
+	ClaimUpdates <-chan types.UID
+	Workers      Workers
 	// Admit is asked about every pod new to berth, with the pods already
 	// desired, oldest first. It records a rejection itself (failed status,
 	// event); the loop dispatches the pod either way. Nil admits everything.
@@ -164,6 +168,8 @@ func (l *Loop) Run(ctx context.Context) error {
 		case uid := <-l.cfg.ProbeResults:
 			l.handleProbeResult(ctx, uid)
 		case uid := <-l.cfg.ResourceUpdates:
+			l.syncKnown(ctx, uid, "Resource health changed")
+		case uid := <-l.cfg.ClaimUpdates:
 			l.syncKnown(ctx, uid, "Resource health changed")
 		case <-resync.C():
 			l.cfg.Workers.SyncDue(ctx)

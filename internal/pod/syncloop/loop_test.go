@@ -64,6 +64,7 @@ type harness struct {
 	events  chan pleg.Event
 	probes  chan types.UID
 	health  chan types.UID
+	claims  chan types.UID
 	workers *recorder
 	house   chan []*corev1.Pod
 	admit   chan string
@@ -94,6 +95,7 @@ func startWith(t *testing.T, rtErr error) *harness {
 		events:     make(chan pleg.Event),
 		probes:     make(chan types.UID),
 		health:     make(chan types.UID),
+		claims:     make(chan types.UID),
 		workers:    &recorder{calls: make(chan string, 100)},
 		house:      make(chan []*corev1.Pod, 10),
 		admit:      make(chan string, 10),
@@ -101,7 +103,7 @@ func startWith(t *testing.T, rtErr error) *harness {
 		reconciled: make(chan string, 10),
 	}
 	loop, err := New(Config{
-		Updates: h.updates, Events: h.events, ProbeResults: h.probes, ResourceUpdates: h.health, Workers: h.workers, Clock: h.clock,
+		Updates: h.updates, Events: h.events, ProbeResults: h.probes, ResourceUpdates: h.health, ClaimUpdates: h.claims, Workers: h.workers, Clock: h.clock,
 		Housekeeping: func(context.Context) { h.house <- h.loop.Pods() },
 		Admit: func(_ context.Context, p *corev1.Pod, others []*corev1.Pod) {
 			h.admit <- p.Name + " after " + strings.Join(names(others), ",")
@@ -250,6 +252,19 @@ func TestResourceUpdatesWakeKnownPodsOnly(t *testing.T) {
 	h.workers.next(t)
 	h.health <- "unknown"
 	h.health <- "ua"
+	if got := h.workers.next(t); got != "sync a" {
+		t.Errorf("got %q, want sync a (and nothing for the unknown pod)", got)
+	}
+}
+
+// TestClaimUpdatesWakeKnownPodsOnly: the DRA manager's health updates
+// sync a known pod as the device manager's do.
+func TestClaimUpdatesWakeKnownPodsOnly(t *testing.T) {
+	h := start(t)
+	h.send(podsource.Update{Op: podsource.OpAdd, Pods: []*corev1.Pod{pod("a", "ua")}})
+	h.workers.next(t)
+	h.claims <- "unknown"
+	h.claims <- "ua"
 	if got := h.workers.next(t); got != "sync a" {
 		t.Errorf("got %q, want sync a (and nothing for the unknown pod)", got)
 	}
