@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -150,7 +151,9 @@ func nodeSlices(ctx context.Context, env *clusterEnv) (int, error) {
 // prepared before its sandbox, and its container sees the CDI
 // environment the driver wrote; berth killed between the preparation and
 // the container's start and started again prepares nothing twice (the
-// checkpoint gives the container its CDI device); the claim is unprepared once the pod is
+// checkpoint gives the container its CDI device); berth follows the
+// driver's health stream and the container's status shows its claim's
+// device (checkDRAHealth); the claim is unprepared once the pod is
 // deleted; the driver gone has its slices wiped 30 s later. Last, on
 // containerd 1.6 (no CDI), a pod's container that needs a CDI device
 // waits with a CreateContainerConfigError saying so.
@@ -199,6 +202,7 @@ func TestDRA(t *testing.T) {
 	if n := berthLogCount(t, env.node, "Calling NodePrepareResources"); n != 1 {
 		t.Errorf("berth called NodePrepareResources %d times, want once (the restart prepares nothing again)", n)
 	}
+	checkDRAHealth(t, env, pod)
 
 	must(t, env.admin.CoreV1().Pods("default").Delete(ctx, "dra", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
 	env.waitAPI(t, "the claim unprepared", func(context.Context) (bool, error) {
@@ -216,6 +220,42 @@ func TestDRA(t *testing.T) {
 		return n == 0, err
 	})
 	testDRAOnContainerd16(t, env)
+}
+
+// checkDRAHealth: berth opens the driver's DRAResourceHealth stream (v1,
+// which the driver lists beside v1alpha1) and the pod's status shows its
+// claim's device as upstream's kubelet would for the driver's reports:
+// the test driver reports no device (its health map is filled only in
+// process), so the device reads Unknown, its ID the device's CDI ID
+// (claim-<claim UID>-<request>), under "claim:<pod claim name>" in the
+// container that uses the claim; the init container has none.
+func checkDRAHealth(t *testing.T, env *clusterEnv, pod *corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	env.waitAPI(t, "the driver's health stream", func(context.Context) (bool, error) {
+		return berthLogCount(t, env.node, "Opened the DRA health stream") >= 1, nil
+	})
+	if berthLogCount(t, env.node, `healthService="v1.DRAResourceHealth"`) == 0 {
+		t.Errorf("berth's log shows no health stream over v1.DRAResourceHealth")
+	}
+	claim, err := env.admin.ResourceV1().ResourceClaims("default").Get(ctx, *pod.Status.ResourceClaimStatuses[0].ResourceClaimName, metav1.GetOptions{})
+	must(t, err)
+	want := []corev1.ResourceStatus{{Name: "claim:gpu", Resources: []corev1.ResourceHealth{{
+		ResourceID: corev1.ResourceID(draDriverName + "/test=claim-" + string(claim.UID) + "-dev"), Health: corev1.ResourceHealthStatusUnknown,
+	}}}}
+	var got *corev1.Pod
+	env.waitAPI(t, "the claim's device health in the pod's status", func(ctx context.Context) (bool, error) {
+		got, err = env.admin.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+		return err == nil && len(got.Status.ContainerStatuses) == 1 && len(got.Status.ContainerStatuses[0].AllocatedResourcesStatus) > 0, err
+	})
+	if diff := cmp.Diff(want, got.Status.ContainerStatuses[0].AllocatedResourcesStatus); diff != "" {
+		t.Errorf("the container's allocatedResourcesStatus (-want +got):\n%s", diff)
+	}
+	for _, c := range got.Status.InitContainerStatuses {
+		if len(c.AllocatedResourcesStatus) > 0 {
+			t.Errorf("init container %s shows allocatedResourcesStatus %v, want none (upstream sets containerStatuses only)", c.Name, c.AllocatedResourcesStatus)
+		}
+	}
 }
 
 // testDRAOnContainerd16 moves berth to the host's containerd 1.6, starts
