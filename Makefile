@@ -20,6 +20,9 @@
 #   make containerd2  build only containerd 2.x and its runc shim (tools/containerd2)
 #   make bench   berth and the upstream kubelet side by side (docs/performance.md);
 #                BENCH_ARGS="-repeats 1 -bursts 10 -steady 20s" for a quick look
+#   make simbench  berth simulate, kwok and kubemark side by side at 100, 500
+#                and 1000 simulated nodes (hack/simbench.sh, test/simbench);
+#                SIMBENCH_ARGS="-sizes 5,20 -window 20s" for a quick look
 #   make soak    berth and the upstream kubelet through churn, crashes, a runtime
 #                restart, CRI faults and an API outage (docs/reliability.md; hours);
 #                SOAK_ARGS="-churn-cycles 100 -outage 1m" for a shorter run
@@ -140,6 +143,13 @@ cluster:
 # archive in _output/images (hack/simulate-image.sh).
 simulate-image:
 	@bash hack/simulate-image.sh
+
+# berth simulate, kwok and kubemark's hollow nodes side by side at 100, 500
+# and 1000 nodes (hack/simbench.sh, test/simbench; an hour or more). Never
+# part of make test. SIMBENCH_ARGS="-sizes 5,20 -window 20s" for a quick look.
+.PHONY: simbench
+simbench:
+	@bash hack/simbench.sh $(SIMBENCH_ARGS)
 
 # Side-by-side benchmark against the upstream kubelet (hack/bench.sh).
 bench:

@@ -186,6 +186,18 @@ func usage(samples []procSample) (cpuPercent, rssMiB []float64) {
 	return cpuPercent, rssMiB
 }
 
+// ProcSample is one reading of a process tree, as SampleProcs returns it.
+type ProcSample = procSample
+
+// SampleProcs is sampleProcs, for test/simbench: every pid's tree read
+// once a second for d, by pid.
+func SampleProcs(ctx context.Context, d time.Duration, pids ...int) (map[int][]ProcSample, error) {
+	return sampleProcs(ctx, d, pids...)
+}
+
+// CPUSeconds is the CPU time the samples span, in seconds. It is pure.
+func CPUSeconds(samples []ProcSample) float64 { return cpuSeconds(samples) }
+
 // sampleProcs reads every pid (with its descendants) once a second for d
 // and returns each one's samples, by pid. A process that cannot be read is
 // an error.
