@@ -81,4 +81,84 @@ func TestBlockVolume(t *testing.T) {
 	if _, err := os.Stat(dev); err != nil {
 		t.Errorf("the device after the pod: %v", err)
 	}
+	checkLocalDeviceFilesystem(t, e)
+}
+
+// checkLocalDeviceFilesystem (in TestBlockVolume's cluster): a claim of
+// volumeMode Filesystem bound to a local PersistentVolume on a blank
+// block device: berth formats it (ext4, upstream's default), mounts it
+// once at upstream's plugins/kubernetes.io/local-volume/mounts/<pv>,
+// binds that into the pod, and unmounts it after the pod; a second pod
+// finds the first one's file (not formatted again).
+func checkLocalDeviceFilesystem(t *testing.T, e *clusterEnv) {
+	t.Helper()
+	dev, _ := loopDevice(t)
+	ctx := context.Background()
+	_, err := e.admin.CoreV1().PersistentVolumes().Create(ctx,
+		claimVolume("e2e-disk", "e2e-disk", corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dev}}), metav1.CreateOptions{})
+	must(t, err)
+	_, err = e.admin.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "disk-data"}, Spec: claimSpec("e2e-disk")}, metav1.CreateOptions{})
+	must(t, err)
+	pod := func(name, script string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{
+				NodeName: nodeName, AutomountServiceAccountToken: ptr.To(false), TerminationGracePeriodSeconds: ptr.To[int64](1),
+				RestartPolicy: corev1.RestartPolicyNever,
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "disk-data"}}}},
+				Containers: []corev1.Container{{
+					Name: "main", Image: busybox, ImagePullPolicy: corev1.PullIfNotPresent,
+					Command:      []string{"sh", "-c", script},
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				}},
+			},
+		}
+	}
+	global := filepath.Join(e.node.rootDir, "plugins", "kubernetes.io", "local-volume", "mounts", "e2e-disk")
+	mounted := func() bool {
+		b, err := os.ReadFile("/proc/self/mountinfo")
+		must(t, err)
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 4 && f[4] == global {
+				return true
+			}
+		}
+		return false
+	}
+
+	created, err := e.admin.CoreV1().Pods("default").Create(ctx, pod("writer", "echo kept > /data/hello && sync; sleep 3600"), metav1.CreateOptions{})
+	must(t, err)
+	e.waitPodRunning(t, "writer")
+	if !mounted() {
+		t.Fatalf("%s is not a mount point while the pod runs", global)
+	}
+	if out, err := exec.Command("blkid", "-o", "value", "-s", "TYPE", dev).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "ext4" {
+		t.Errorf("blkid %s = %q, %v; want ext4", dev, out, err)
+	}
+	must(t, e.admin.CoreV1().Pods("default").Delete(ctx, "writer", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}))
+	e.node.waitFor("the writer's directory removed", func() bool {
+		_, err := os.Stat(filepath.Join(e.node.rootDir, "pods", string(created.UID)))
+		return os.IsNotExist(err)
+	})
+	if mounted() {
+		t.Errorf("%s still mounted after its only pod", global)
+	}
+
+	_, err = e.admin.CoreV1().Pods("default").Create(ctx, pod("reader", "cat /data/hello > /dev/termination-log"), metav1.CreateOptions{})
+	must(t, err)
+	e.node.waitFor("the reader to end with the writer's file", func() bool {
+		p, err := e.admin.CoreV1().Pods("default").Get(ctx, "reader", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Terminated == nil {
+			return false
+		}
+		term := p.Status.ContainerStatuses[0].State.Terminated
+		if term.ExitCode != 0 || strings.TrimSpace(term.Message) != "kept" {
+			t.Fatalf("reader ended with %d %q; want 0 and the writer's file", term.ExitCode, term.Message)
+		}
+		return true
+	})
+	must(t, e.admin.CoreV1().Pods("default").Delete(ctx, "reader", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}))
+	e.node.waitFor("the device unmounted after the reader", func() bool { return !mounted() })
 }

@@ -506,7 +506,7 @@ func (n *node) newVolumes(subPaths *subpath.Binder, bootID string) (*volume.Mana
 	v, err := volume.New(volume.Config{
 		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
 		SubPaths: subPaths, CSI: n.volumeCSI(), Expander: n.volumeExpander(), ClaimRecorder: cl.recorder, BootID: bootID,
-		PodCertificates: n.volumePodCerts(), Mounter: n.mounter(), Stages: n.pods.timeline,
+		PodCertificates: n.volumePodCerts(), Mounter: n.mounter(), Stages: n.pods.timeline, PluginsDir: filepath.Join(n.cfg.RootDir, "plugins"),
 		NodeAllocatable: func() corev1.ResourceList {
 			if node := cl.node(); node != nil {
 				return node.Status.Allocatable

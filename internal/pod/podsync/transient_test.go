@@ -38,6 +38,13 @@ func (m *memMounter) MountTmpfs(target string, _ int64) error {
 	return nil
 }
 
+func (m *memMounter) FormatAndMount(_, target, _ string, _ []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mounts[target] = true
+	return nil
+}
+
 func (m *memMounter) MountHugetlbfs(target, _ string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -40,6 +40,9 @@ func (m *Mounter) MountHugetlbfs(target, _ string) error { return m.record(targe
 // MountNFS is refused.
 func (m *Mounter) MountNFS(string, string, []string) error { return errNotSimulated }
 
+// FormatAndMount is refused: a simulated node has no devices.
+func (m *Mounter) FormatAndMount(string, string, string, []string) error { return errNotSimulated }
+
 // BindMount is refused.
 func (m *Mounter) BindMount(string, string, bool) error { return errNotSimulated }
 

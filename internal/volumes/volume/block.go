@@ -1,6 +1,7 @@
 package volume
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 )
 
 // volumeDevicesDir is where a pod's block volumes are linked, as upstream:
@@ -68,5 +70,90 @@ func checkPVName(name string) error {
 	if name == "" || name == "." || name == ".." || filepath.Base(name) != name {
 		return fmt.Errorf("local PersistentVolume %q: the name cannot name its mount point", name)
 	}
+	return nil
+}
+
+// localDeviceMount is where the block device of local persistent volume
+// pvName is mounted for its pods, as upstream's local-volume plugin:
+// PluginsDir/kubernetes.io/local-volume/mounts/<pv name>.
+func (m *Manager) localDeviceMount(pvName string) string {
+	return filepath.Join(m.cfg.PluginsDir, "kubernetes.io", "local-volume", "mounts", pvName)
+}
+
+// mountLocalDevice mounts the block device of a local persistent volume
+// of volumeMode Filesystem at localDeviceMount, unless it is mounted
+// there already, and returns that directory: as upstream, a device with
+// no filesystem is formatted (spec.local.fsType, ext4 when unset), the
+// mount is read-only when the claim that first mounts it asks for it,
+// and the volume's mountOptions apply. The caller holds localMu.
+func (m *Manager) mountLocalDevice(pv *corev1.PersistentVolume, device string, readOnly bool) (string, error) {
+	if m.cfg.PluginsDir == "" {
+		return "", fmt.Errorf("local PersistentVolume %s: %q is a block device and berth has no plugins directory to mount it in", pv.Name, device)
+	}
+	target := m.localDeviceMount(pv.Name)
+	mounted, err := m.cfg.Mounter.IsMountPoint(target)
+	if err != nil {
+		return "", fmt.Errorf("check mount %q: %w", target, err)
+	}
+	if mounted {
+		return target, nil
+	}
+	if err := os.MkdirAll(target, 0o750); err != nil {
+		return "", fmt.Errorf("create device mount point: %w", err)
+	}
+	fsType, options := localDeviceMountArgs(pv, readOnly)
+	if err := m.cfg.Mounter.FormatAndMount(device, target, fsType, options); err != nil {
+		_ = os.Remove(target)
+		return "", fmt.Errorf("local PersistentVolume %s: %w", pv.Name, err)
+	}
+	return target, nil
+}
+
+// localDeviceMountArgs are the filesystem type and mount options of a
+// local volume's block device, as upstream's: spec.local.fsType or ext4,
+// "ro" first when read-only, then the volume's spec.mountOptions.
+func localDeviceMountArgs(pv *corev1.PersistentVolume, readOnly bool) (string, []string) {
+	fsType := "ext4"
+	if t := pv.Spec.Local.FSType; t != nil && *t != "" {
+		fsType = *t
+	}
+	var options []string
+	if readOnly {
+		options = append(options, "ro")
+	}
+	return fsType, append(options, pv.Spec.MountOptions...)
+}
+
+// releaseLocalDevice unmounts the block device of local persistent
+// volume pvName (and removes its mount point) once no pod binds it any
+// more; it does nothing for a volume whose device is not mounted (a
+// directory volume).
+func (m *Manager) releaseLocalDevice(ctx context.Context, pvName string) error {
+	if m.cfg.PluginsDir == "" || checkPVName(pvName) != nil {
+		return nil
+	}
+	m.localMu.Lock()
+	defer m.localMu.Unlock()
+	target := m.localDeviceMount(pvName)
+	mounted, err := m.cfg.Mounter.IsMountPoint(target)
+	if err != nil || !mounted {
+		return err
+	}
+	binds, err := filepath.Glob(filepath.Join(m.cfg.PodsDir, "*", "volumes", localVolumePlugin, pvName))
+	if err != nil {
+		return err
+	}
+	for _, b := range binds {
+		if used, err := m.cfg.Mounter.IsMountPoint(b); err != nil || used {
+			return err
+		}
+	}
+	if err := m.cfg.Mounter.Unmount(target); err != nil {
+		return fmt.Errorf("unmount local volume device %q: %w", target, err)
+	}
+	if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove device mount point %q: %w", target, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Unmounted local volume device", "pv", pvName, "path", target)
 	return nil
 }

@@ -76,6 +76,68 @@ func TestLocalBlockVolume(t *testing.T) {
 	}
 }
 
+// TestLocalDeviceFilesystem: a local volume of volumeMode Filesystem on a
+// block device is mounted once at
+// plugins/kubernetes.io/local-volume/mounts/<pv> (formatted when blank, as
+// upstream: fsType ext4 unless set, "ro" for a read-only claim, the
+// volume's mountOptions), and that mount is bound into each pod; the
+// device is unmounted when the last pod's bind goes, not before. Without
+// a plugins directory the volume is refused.
+func TestLocalDeviceFilesystem(t *testing.T) {
+	dev := hostBlockDevice(t)
+	pvc, pv := boundClaim("c", "disk-pv", corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dev, FSType: ptr.To("xfs")}})
+	pv.Spec.MountOptions = []string{"noatime"}
+	e := newEnv(t, pvc, pv)
+	plugins := filepath.Join(e.dir, "plugins")
+	m, err := New(Config{PodsDir: e.dir, Client: e.client, Clock: e.clock, Mounter: e.mounter, PluginsDir: plugins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	global := filepath.Join(plugins, "kubernetes.io", "local-volume", "mounts", "disk-pv")
+	first, second := claimPod(pvcSource("c", true)), claimPod(pvcSource("c", false))
+	second.UID = "uid-2"
+	for _, pod := range []*corev1.Pod{first, second} {
+		paths, err := m.SetUp(ctx, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(e.dir, string(pod.UID), "volumes", "kubernetes.io~local-volume", "disk-pv"); paths["data"] != want {
+			t.Errorf("SetUp() paths = %v, want data at %s", paths, want)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{global: dev + " xfs ro,noatime"}, e.mounter.devices); diff != "" {
+		t.Errorf("device mounts (-want +got):\n%s", diff)
+	}
+	if err := m.TearDown(ctx, first.UID); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := e.mounter.IsMountPoint(global); !ok {
+		t.Fatal("the device was unmounted while a pod still binds it")
+	}
+	if err := m.TearDown(ctx, second.UID); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := e.mounter.IsMountPoint(global); ok {
+		t.Error("the device is still mounted after its last pod")
+	}
+	if _, err := os.Stat(global); !os.IsNotExist(err) {
+		t.Errorf("device mount point after the last pod: %v", err)
+	}
+	if _, err := os.Stat(dev); err != nil {
+		t.Errorf("the device after TearDown: %v", err)
+	}
+
+	pv.Spec.Local.FSType = nil
+	if fsType, opts := localDeviceMountArgs(pv, false); fsType != "ext4" || !cmp.Equal(opts, []string{"noatime"}) {
+		t.Errorf("localDeviceMountArgs(no fsType) = %q, %v; want ext4, [noatime]", fsType, opts)
+	}
+	// Without a plugins directory (e.m has none) it is refused.
+	if _, err := e.m.SetUp(ctx, claimPod(pvcSource("c", false))); err == nil || !strings.Contains(err.Error(), "no plugins directory") {
+		t.Errorf("SetUp() without PluginsDir = %v", err)
+	}
+}
+
 // TestBlockVolumeRefusals: a local Block volume whose path is no block
 // device, an iscsi Block volume, and a CSI one standalone, fail with
 // errors naming why.

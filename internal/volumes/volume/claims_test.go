@@ -289,8 +289,8 @@ func TestLocalVolume(t *testing.T) {
 	}
 }
 
-// TestLocalVolumeNotADirectory: a local volume whose path is a file (a
-// block device, which upstream formats) is refused, nothing mounted.
+// TestLocalVolumeNotADirectory: a local volume whose path is a regular
+// file is refused, nothing mounted.
 func TestLocalVolumeNotADirectory(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "disk")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -299,7 +299,7 @@ func TestLocalVolumeNotADirectory(t *testing.T) {
 	pvc, pv := boundClaim("c", "local-pv", corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: file}})
 	e := newEnv(t, pvc, pv)
 	_, err := e.m.SetUp(context.Background(), claimPod(pvcSource("c", false)))
-	if err == nil || !strings.Contains(err.Error(), "is not a directory") {
+	if err == nil || !strings.Contains(err.Error(), "is neither a directory nor a block device") {
 		t.Errorf("SetUp() error = %v, want a refusal", err)
 	}
 	if got := e.mounter.snapshot(); len(got) != 0 {

@@ -68,7 +68,8 @@
 //	               until the pod's first full one is a stage of its start timeline
 //	               (StageRecorder)
 //	persistent.go  a claim's volume: resolved once per pod, then its hostPath, its
-//	               local directory bound (read-only if asked) with the fsGroup, or CSI;
+//	               local directory bound (read-only if asked) with the fsGroup (a local
+//	               block device mounted first, once for its pods, block.go), or CSI;
 //	               TearDown removes a bind's mount point only when it is empty,
 //	               so the data of a volume is never removed with the pod
 //	csi.go         CSI volumes through the CSI mounter (csi.Mounter): published once

@@ -62,9 +62,14 @@ type Config struct {
 	NodeName string
 	// Recorder gets FailedMount warnings; nil records nothing.
 	Recorder EventRecorder
-	// Mounter mounts tmpfs, hugetlbfs, nfs and binds; nil means
-	// SysMounter{}.
+	// Mounter mounts tmpfs, hugetlbfs, nfs, binds and local block
+	// devices; nil means SysMounter{}.
 	Mounter Mounter
+	// PluginsDir is <root-dir>/plugins: a local persistent volume on a
+	// block device is mounted once for all its pods at
+	// PluginsDir/kubernetes.io/local-volume/mounts/<pv name>, as
+	// upstream's. Empty refuses such volumes.
+	PluginsDir string
 	// NodeAllocatable, when set, gives the values of downward API limits a
 	// container does not set.
 	NodeAllocatable func() corev1.ResourceList
@@ -109,6 +114,11 @@ type Manager struct {
 
 	mu   sync.Mutex // guards pods (the map only; each podState has its own lock)
 	pods map[types.UID]*podState
+
+	// localMu serialises the device mounts of local persistent volumes
+	// with their pods' binds: a device is unmounted only when no pod
+	// binds it, and never between a pod's check and its bind.
+	localMu sync.Mutex
 }
 
 // podState is what the Manager remembers about one pod.
@@ -263,9 +273,15 @@ func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
 		// A bind or nfs mount shows data that outlives the pod: its mount
 		// point must be empty once unmounted, or nothing below it is
 		// removed.
-		if plugin := filepath.Base(filepath.Dir(dir)); plugin == localVolumePlugin || plugin == nfsPlugin {
+		plugin := filepath.Base(filepath.Dir(dir))
+		if plugin == localVolumePlugin || plugin == nfsPlugin {
 			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("remove volume mount point %q: %w", dir, err)
+			}
+		}
+		if plugin == localVolumePlugin {
+			if err := m.releaseLocalDevice(ctx, filepath.Base(dir)); err != nil {
+				return err
 			}
 		}
 	}

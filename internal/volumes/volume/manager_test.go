@@ -32,6 +32,7 @@ type fakeMounter struct {
 	mounts  map[string]int64
 	unmount []string
 	nfs     map[string]string // target: "source options"
+	devices map[string]string // FormatAndMount's target: "device fsType options"
 }
 
 func (f *fakeMounter) MountTmpfs(target string, size int64) error {
@@ -59,6 +60,19 @@ func (f *fakeMounter) MountNFS(source, target string, options []string) error {
 		f.nfs = map[string]string{}
 	}
 	f.nfs[target] = source + " " + strings.Join(options, ",")
+	return nil
+}
+
+// FormatAndMount records a device mount as a mount of size -5, its
+// device, type and options in devices.
+func (f *fakeMounter) FormatAndMount(device, target, fsType string, options []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mounts[target] = -5
+	if f.devices == nil {
+		f.devices = map[string]string{}
+	}
+	f.devices[target] = device + " " + fsType + " " + strings.Join(options, ",")
 	return nil
 }
 

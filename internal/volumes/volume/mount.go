@@ -26,6 +26,11 @@ type Mounter interface {
 	// BindMount binds the directory source on target, read-only when
 	// readOnly.
 	BindMount(source, target string, readOnly bool) error
+	// FormatAndMount mounts the block device on target as a filesystem of
+	// fsType with options, formatting it first when it holds no
+	// filesystem (k8s.io/mount-utils' SafeFormatAndMount: blkid, then
+	// mkfs.<fsType>; a device with another filesystem is refused).
+	FormatAndMount(device, target, fsType string, options []string) error
 	// Unmount unmounts target.
 	Unmount(target string) error
 	// IsMountPoint reports whether path is a mount point.

@@ -4,6 +4,7 @@ package volume
 
 import (
 	mountutils "k8s.io/mount-utils"
+	utilexec "k8s.io/utils/exec"
 
 	"errors"
 	"fmt"
@@ -59,6 +60,17 @@ func (SysMounter) BindMount(source, target string, readOnly bool) error {
 	if err := syscall.Mount("", target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
 		_ = syscall.Unmount(target, 0)
 		return fmt.Errorf("remount %q read-only: %w", target, err)
+	}
+	return nil
+}
+
+// FormatAndMount implements Mounter with k8s.io/mount-utils'
+// SafeFormatAndMount, as upstream's local-volume plugin mounts a block
+// device.
+func (s SysMounter) FormatAndMount(device, target, fsType string, options []string) error {
+	m := mountutils.NewSafeFormatAndMount(mountutils.New(s.MounterPath), utilexec.New())
+	if err := m.FormatAndMount(device, target, fsType, options); err != nil {
+		return fmt.Errorf("mount %s (%s) on %q: %w", device, fsType, target, err)
 	}
 	return nil
 }

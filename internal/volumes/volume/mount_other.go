@@ -27,6 +27,9 @@ func (SysMounter) MountHugetlbfs(string, string) error { return errNotLinux }
 // MountNFS implements Mounter.
 func (SysMounter) MountNFS(string, string, []string) error { return errNotLinux }
 
+// FormatAndMount implements Mounter.
+func (SysMounter) FormatAndMount(string, string, string, []string) error { return errNotLinux }
+
 // Unmount implements Mounter.
 func (SysMounter) Unmount(string) error { return errNotLinux }
 

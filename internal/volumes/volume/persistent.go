@@ -3,6 +3,7 @@ package volume
 import (
 	"context"
 	"fmt"
+	"io/fs"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -53,23 +54,34 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 // PodsDir/<uid>/volumes/kubernetes.io~local-volume/<pv name> (read-only
 // when the pod's claim asks for it) and, the first time and unless it is
 // read-only, applies the pod's fsGroup to it, as upstream's local-volume
-// plugin. A path that is not a directory (a block device, which upstream
-// formats and mounts) is refused.
+// plugin. A block device is first mounted as a filesystem (formatted
+// when it has none) once for all its pods (mountLocalDevice), and that
+// mount is bound; any other kind of file is refused.
 func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (string, error) {
 	pv := c.volume
 	path, info, err := statLocal(pv)
 	if err != nil {
 		return "", err
 	}
-	if !info.IsDir() {
-		return "", fmt.Errorf("local PersistentVolume %s: %q is not a directory; a block device mounted as a filesystem is not supported by berth yet", pv.Name, path)
+	device := info.Mode()&fs.ModeDevice != 0 && info.Mode()&fs.ModeCharDevice == 0
+	if !info.IsDir() && !device {
+		return "", fmt.Errorf("local PersistentVolume %s: %q is neither a directory nor a block device", pv.Name, path)
 	}
 	dir, mounted, err := m.mountPoint(pod, localVolumePlugin, pv.Name)
 	if err != nil {
 		return "", err
 	}
 	if !mounted {
-		if err := m.cfg.Mounter.BindMount(path, dir, c.readOnly); err != nil {
+		m.localMu.Lock()
+		src := path
+		if device {
+			src, err = m.mountLocalDevice(pv, path, c.readOnly)
+		}
+		if err == nil {
+			err = m.cfg.Mounter.BindMount(src, dir, c.readOnly)
+		}
+		m.localMu.Unlock()
+		if err != nil {
 			return "", err
 		}
 	}
