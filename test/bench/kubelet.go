@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,10 +145,31 @@ func (n *Node) Dir() string { return n.dir }
 func (n *Node) Running() error {
 	select {
 	case <-n.exited:
-		return fmt.Errorf("kubelet for %s exited: %s (log: %s)", n.name, n.cmd.ProcessState, n.logFile.Name())
+		return fmt.Errorf("kubelet for %s exited: %s (log: %s)%s", n.name, n.cmd.ProcessState, n.logFile.Name(), logTail(n.logFile.Name(), 2048))
 	default:
 		return nil
 	}
+}
+
+// logTail is the last limit bytes of the log at path, on lines of their own
+// after a newline, so that an error names why the kubelet exited even
+// once the test's directory is gone; empty when it cannot be read.
+func logTail(path string, limit int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.Size() == 0 {
+		return ""
+	}
+	off := max(info.Size()-limit, 0)
+	b := make([]byte, info.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	return "; its log ends:\n" + strings.TrimRight(string(b), "\n")
 }
 
 // Kill sends SIGKILL and waits for the process to end: a crash.

@@ -57,3 +57,17 @@ func TestSharedConfigBerthHonours(t *testing.T) {
 			*kc.CgroupsPerQOS, kc.CgroupRoot, kc.ContainerLogMaxSize, kc.EvictionHard)
 	}
 }
+
+// TestLogTail: an exited kubelet's error carries the end of its log.
+func TestLogTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubelet.log")
+	if got := logTail(path, 8); got != "" {
+		t.Errorf("logTail(missing) = %q", got)
+	}
+	if err := os.WriteFile(path, []byte("first line\nE0101 flag refused\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := logTail(path, 13), "; its log ends:\nflag refused"; got != want {
+		t.Errorf("logTail = %q; want %q", got, want)
+	}
+}

@@ -17,8 +17,10 @@ type Fault struct {
 	// Delay holds each call this long before it goes on (or fails).
 	Delay time.Duration
 	// Code, when not codes.OK, fails the call with it (after Delay)
-	// instead of forwarding it.
-	Code codes.Code
+	// instead of forwarding it, and Message, "criproxy: injected <code>"
+	// when empty.
+	Code    codes.Code
+	Message string
 	// Hang holds each call until the fault is cleared (then it is
 	// forwarded) or the caller's context ends.
 	Hang bool

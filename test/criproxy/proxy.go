@@ -141,6 +141,9 @@ func inject(ctx context.Context, f *Fault, cleared <-chan struct{}) error {
 		}
 	}
 	if f.Code != 0 {
+		if f.Message != "" {
+			return status.Error(f.Code, f.Message)
+		}
 		return status.Errorf(f.Code, "criproxy: injected %s", f.Code)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,10 @@ func TestFaults(t *testing.T) {
 	}
 	if err := listSandboxes(c); err != nil {
 		t.Errorf("after the fault was spent: %v", err)
+	}
+	p.Inject(Fault{Method: "ListPodSandbox", Code: codes.Unknown, Message: "PullImage failed", Times: 1})
+	if err := listSandboxes(c); err == nil || !strings.Contains(err.Error(), "PullImage failed") {
+		t.Errorf("call with a message = %v; want the fault's message", err)
 	}
 
 	p.Inject(Fault{Method: "/runtime.v1.RuntimeService/ListPodSandbox", Delay: 300 * time.Millisecond, Times: 1})

@@ -32,10 +32,12 @@ func TestClusterMetrics(t *testing.T) {
 
 	t.Run("Metrics", func(t *testing.T) {
 		var body string
-		e.node.waitFor("a pod start SLI sample and a running pod in /metrics", func() bool {
+		// The running pods and containers gauges are set at PLEG relists:
+		// the containers' can follow the pods' by a relist.
+		e.node.waitFor("a pod start SLI sample, a running pod and a running container in /metrics", func() bool {
 			body, err = raw("/metrics")
 			return err == nil && sample(body, "kubelet_pod_start_sli_duration_seconds_count") >= 1 &&
-				sample(body, "kubelet_running_pods") >= 1
+				sample(body, "kubelet_running_pods") >= 1 && sample(body, `kubelet_running_containers{container_state="running"}`) >= 1
 		})
 		if err != nil {
 			t.Fatalf("GET /metrics: %v: %s", err, body)
