@@ -101,12 +101,17 @@ func (s *APIWatcher) Run(ctx context.Context, snapshots chan<- Snapshot, changes
 	return nil
 }
 
-// listWatch lists and watches the node's pods in all namespaces through the
-// typed client (so the fake clientset serves it too). It tells the
-// reflector whether the client can stream lists (WatchList).
+// listWatch lists and watches the node's pods.
 func (s *APIWatcher) listWatch() cache.ListerWatcher {
-	selector := nodeSelector(s.cfg.NodeName).String()
-	pods := s.cfg.Client.CoreV1().Pods(metav1.NamespaceAll)
+	return PodListWatch(s.cfg.Client, nodeSelector(s.cfg.NodeName).String())
+}
+
+// PodListWatch lists and watches the pods of every namespace that match
+// the field selector through the typed client (so the fake clientset
+// serves it too), telling the reflector whether the client can stream
+// lists (WatchList). The API source's, and berth simulate's shared feed's.
+func PodListWatch(client kubernetes.Interface, selector string) cache.ListerWatcher {
+	pods := client.CoreV1().Pods(metav1.NamespaceAll)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector
@@ -117,7 +122,7 @@ func (s *APIWatcher) listWatch() cache.ListerWatcher {
 			return pods.Watch(ctx, o)
 		},
 	}
-	return cache.ToListWatcherWithWatchListSemantics(lw, s.cfg.Client)
+	return cache.ToListWatcherWithWatchListSemantics(lw, client)
 }
 
 // apiStore is the reflector's store. It keeps the node's pods as the API

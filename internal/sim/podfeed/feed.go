@@ -7,11 +7,8 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -63,19 +60,8 @@ func New(cfg Config) (*Feed, error) {
 func (f *Feed) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithValues("source", "shared-pod-feed")
 	selector := fields.OneTermNotEqualSelector("spec.nodeName", "").String()
-	pods := f.cfg.Client.CoreV1().Pods(metav1.NamespaceAll)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = selector
-			return pods.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = selector
-			return pods.Watch(ctx, o)
-		},
-	}
 	logger.Info("Watching apiserver pods for every simulated node", "fieldSelector", selector)
-	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, f.cfg.Client), &corev1.Pod{}, (*store)(f),
+	r := cache.NewReflectorWithOptions(podsource.PodListWatch(f.cfg.Client, selector), &corev1.Pod{}, (*store)(f),
 		cache.ReflectorOptions{Name: "podfeed", Logger: &logger, Clock: f.cfg.Clock})
 	r.RunWithContext(ctx)
 	f.mu.Lock()
