@@ -20,14 +20,18 @@
 //     kwok's annotation; or one kubemark --morph=kubelet process a node,
 //     each with its node's kubeconfig, as upstream's hollow-node template
 //     runs them (but with the fake image service: upstream's default is
-//     the host's containerd, which this harness never touches);
+//     the host's containerd, which this harness never touches), with
+//     fs.inotify.max_user_instances raised to 1000 for the run as that
+//     template's init container does (and put back after; this needs
+//     root when the limit is lower);
 //  3. the time to all N nodes Ready, from the simulator's start (for kwok,
 //     its start and the Nodes' creation);
 //  4. after -settle, the idle window (-window): the RSS (the per-second
 //     sums of the processes' VmRSS, their mean) and CPU time of all the
-//     simulator's processes (test/bench's /proc reader), the share of the
-//     machine's CPU other processes used (test/bench's idle check), and
-//     the simulator's API requests in the window;
+//     simulator's processes (test/bench's /proc reader), their PSS (every
+//     5 s, from smaps_rollup), the share of the machine's CPU other
+//     processes used (test/bench's idle check), and the simulator's API
+//     requests in the window;
 //  5. -pods-per-node bare pods a node (spec.nodeName set, so the scheduler
 //     is not measured; registry.k8s.io/pause:3.10, which no simulator
 //     pulls for real; no service account token), created 16 at a time,
@@ -43,11 +47,14 @@
 // not counted. kwok renews its Leases every 10 s
 // (--node-lease-duration-seconds=40), as berth and the hollow kubelets do.
 // RSS is summed per process: for kubemark the binary's shared pages count
-// once a hollow node, as they would in upstream's one pod a node.
+// once a hollow node (as they would in upstream's one pod a node), so the
+// table gives PSS too, which counts them once in all: what the nodes cost
+// this machine. For berth and kwok, one process each, the two are close.
 //
 // Memory: before a size, a simulator whose earlier, smaller run measured
-// more per node than MemAvailable less -mem-floor-mib (4 GiB) holds for
-// this size is not started, and its row says "did not fit: ~X MiB a node";
+// more PSS per node than MemAvailable less -mem-floor-mib (4 GiB) holds
+// for this size is not started, and its row says "did not fit: ~X MiB a
+// node" (X the PSS a node);
 // a guard reads MemAvailable every 500 ms during each run and stops the
 // run that takes it under the floor, with the same note and what it
 // measured (kubemark's first size has no estimate: it is started and
@@ -67,9 +74,11 @@
 //	proc.go      one child process: process group, log, stop
 //	procset.go   the processes of a run; an unexpected exit fails it
 //	launch.go    starting berth simulate, kwok (and its Nodes) and the hollow nodes
+//	inotify.go   upstream's inotify limit for the hollow nodes, and putting it back
 //	wait.go      waiting for nodes Ready and pods Running, each one's arrival recorded
 //	pods.go      the pods' namespace and the pods
 //	measure.go   one measuring window, sums over the processes
+//	pss.go       the processes' PSS, from /proc/<pid>/smaps_rollup (parsing is pure)
 //	outcome.go   a run's status from how it ended (timeouts, the memory floor, exits)
 //	run.go       Run: every size and simulator, one run from start to request counts
 package simbench

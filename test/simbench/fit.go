@@ -37,9 +37,9 @@ func memAvailable() (uint64, error) {
 	return parseMemAvailable(b)
 }
 
-// nodeEstimate is the most resident memory per node that an earlier run
-// of sim measured (in either window, or when it did not fit), in bytes;
-// false when none did. It is pure.
+// nodeEstimate is the most memory per node (PSS, what the nodes cost the
+// machine) that an earlier run of sim measured, in either window or when
+// it was stopped at the floor, in bytes; false when none did. It is pure.
 func nodeEstimate(earlier []Result, sim string) (uint64, bool) {
 	var est uint64
 	for _, r := range earlier {
@@ -48,7 +48,7 @@ func nodeEstimate(earlier []Result, sim string) (uint64, bool) {
 		}
 		for _, w := range []*Window{r.Idle, r.Busy} {
 			if w != nil {
-				est = max(est, w.RSSMeanBytes/uint64(r.Nodes))
+				est = max(est, w.PSSMeanBytes/uint64(r.Nodes))
 			}
 		}
 		est = max(est, r.NodeBytes)
@@ -62,7 +62,8 @@ func fits(nodes int, perNode, avail, floor uint64) bool {
 	return avail >= floor && uint64(nodes)*perNode <= avail-floor
 }
 
-// noFitNote is the table's note for a size that does not fit.
+// noFitNote is the table's note for a size that does not fit, perNode
+// the PSS a node.
 func noFitNote(perNode uint64) string {
 	return fmt.Sprintf("did not fit: ~%.0f MiB a node", float64(perNode)/(1<<20))
 }

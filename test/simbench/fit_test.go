@@ -40,8 +40,9 @@ func TestFits(t *testing.T) {
 
 func TestNodeEstimate(t *testing.T) {
 	earlier := []Result{
-		{Simulator: Kubemark, Nodes: 10, Idle: &Window{RSSMeanBytes: 800 << 20}, Busy: &Window{RSSMeanBytes: 1000 << 20}},
-		{Simulator: Berth, Nodes: 100, Idle: &Window{RSSMeanBytes: 300 << 20}},
+		{Simulator: Kubemark, Nodes: 10, Idle: &Window{RSSMeanBytes: 800 << 20, PSSMeanBytes: 300 << 20},
+			Busy: &Window{RSSMeanBytes: 1000 << 20, PSSMeanBytes: 1000 << 20}},
+		{Simulator: Berth, Nodes: 100, Idle: &Window{RSSMeanBytes: 310 << 20, PSSMeanBytes: 300 << 20}},
 		{Simulator: Kubemark, Nodes: 50, Status: StatusNoFit, NodeBytes: 90 << 20},
 	}
 	for _, tc := range []struct {
@@ -49,7 +50,7 @@ func TestNodeEstimate(t *testing.T) {
 		want uint64
 		ok   bool
 	}{
-		{Kubemark, 100 << 20, true}, // the busy window of 10 nodes: the most per node
+		{Kubemark, 100 << 20, true}, // the busy window's PSS: the most per node
 		{Berth, 3 << 20, true},
 		{Kwok, 0, false},
 	} {

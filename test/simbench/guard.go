@@ -14,22 +14,22 @@ const guardEvery = 500 * time.Millisecond
 type memoryFloorError struct {
 	avail, floor uint64
 	// nodes is how many nodes' worth of processes had been started, and
-	// rss their summed VmRSS then.
-	nodes int
-	rss   uint64
+	// rss and pss their summed VmRSS and PSS then.
+	nodes    int
+	rss, pss uint64
 }
 
 func (e *memoryFloorError) Error() string {
-	return fmt.Sprintf("MemAvailable %.0f MiB under the floor of %.0f MiB with %d nodes started (%.0f MiB resident)",
-		float64(e.avail)/(1<<20), float64(e.floor)/(1<<20), e.nodes, float64(e.rss)/(1<<20))
+	return fmt.Sprintf("MemAvailable %.0f MiB under the floor of %.0f MiB with %d nodes started (RSS %.0f MiB, PSS %.0f MiB)",
+		float64(e.avail)/(1<<20), float64(e.floor)/(1<<20), e.nodes, float64(e.rss)/(1<<20), float64(e.pss)/(1<<20))
 }
 
-// perNode is the resident memory a started node took.
+// perNode is the memory (PSS) a started node took.
 func (e *memoryFloorError) perNode() uint64 {
 	if e.nodes < 1 {
 		return 0
 	}
-	return e.rss / uint64(e.nodes)
+	return e.pss / uint64(e.nodes)
 }
 
 // guardMemory reads MemAvailable every guardEvery until ctx ends and fails
@@ -50,7 +50,8 @@ func guardMemory(ctx context.Context, floor uint64, procs *procSet, started func
 			return
 		}
 		if avail < floor {
-			fail(&memoryFloorError{avail: avail, floor: floor, nodes: started(), rss: rssNow(procs.pids())})
+			pids := procs.pids()
+			fail(&memoryFloorError{avail: avail, floor: floor, nodes: started(), rss: rssNow(pids), pss: pssNow(pids)})
 			return
 		}
 	}

@@ -10,8 +10,9 @@ import (
 )
 
 // measureWindow samples the processes once a second for d (test/bench's
-// reader of /proc) while it measures the share of the CPU that processes
-// outside the harness's tree use (test/bench's idle check). Requests are
+// reader of /proc) and their PSS every pssEvery, while it measures the
+// share of the CPU that processes outside the harness's tree use
+// (test/bench's idle check). Requests are
 // counted later, from the audit log.
 func measureWindow(ctx context.Context, pids []int, d time.Duration) (Window, error) {
 	w := Window{Start: time.Now(), Procs: len(pids)}
@@ -21,7 +22,12 @@ func measureWindow(ctx context.Context, pids []int, d time.Duration) (Window, er
 		w.OthersShare = share
 		others <- err
 	}()
+	pssCtx, stopPss := context.WithCancel(ctx)
+	pss := make(chan uint64, 1)
+	go func() { pss <- samplePss(pssCtx, pids) }()
 	samples, err := bench.SampleProcs(ctx, d, pids...)
+	stopPss()
+	w.PSSMeanBytes = <-pss
 	if othersErr := <-others; err == nil && othersErr != nil {
 		err = fmt.Errorf("measure the machine's load: %w", othersErr)
 	}

@@ -12,7 +12,7 @@ func TestClassify(t *testing.T) {
 	live := context.Background()
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	floor := &memoryFloorError{avail: 3 << 30, floor: 4 << 30, nodes: 40, rss: 40 * 230 << 20}
+	floor := &memoryFloorError{avail: 3 << 30, floor: 4 << 30, nodes: 40, rss: 40 * 300 << 20, pss: 40 * 230 << 20}
 	for _, tc := range []struct {
 		name       string
 		ctx        context.Context

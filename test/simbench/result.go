@@ -33,6 +33,9 @@ type Window struct {
 	// per-second sums of the processes' VmRSS.
 	RSSMeanBytes uint64 `json:"rssMeanBytes"`
 	RSSMaxBytes  uint64 `json:"rssMaxBytes"`
+	// PSSMeanBytes is the mean of the summed PSS, read every pssEvery:
+	// shared pages counted once in all the processes (see pss.go).
+	PSSMeanBytes uint64 `json:"pssMeanBytes"`
 	// CPUSeconds is the CPU time (user and system) the processes used.
 	CPUSeconds float64 `json:"cpuSeconds"`
 	// Requests is the number of API requests from the simulator's
@@ -52,6 +55,15 @@ func (w Window) RSSMiBPerNode(nodes int) float64 {
 		return 0
 	}
 	return float64(w.RSSMeanBytes) / (1 << 20) / float64(nodes)
+}
+
+// PSSMiBPerNode is the mean proportional set size per simulated node, in
+// MiB.
+func (w Window) PSSMiBPerNode(nodes int) float64 {
+	if nodes < 1 {
+		return 0
+	}
+	return float64(w.PSSMeanBytes) / (1 << 20) / float64(nodes)
 }
 
 // MillicoresPerNode is the CPU per simulated node over the window, in
@@ -110,8 +122,8 @@ type Result struct {
 	Idle *Window `json:"idle,omitempty"`
 	Busy *Window `json:"busy,omitempty"`
 
-	// NodeBytes is the resident memory per node the fit check used or
-	// measured when the run did not fit.
+	// NodeBytes is the memory per node (PSS) the fit check used, or
+	// measured when the run was stopped at the memory floor.
 	NodeBytes uint64 `json:"nodeBytes,omitempty"`
 	// LoadAvg is /proc/loadavg at the run's start.
 	LoadAvg string `json:"loadAvg,omitempty"`

@@ -8,23 +8,23 @@ import (
 )
 
 func TestWindowPerNode(t *testing.T) {
-	w := Window{Seconds: 60, RSSMeanBytes: 200 << 20, CPUSeconds: 3, Requests: 1200}
+	w := Window{Seconds: 60, RSSMeanBytes: 200 << 20, PSSMeanBytes: 100 << 20, CPUSeconds: 3, Requests: 1200}
 	for _, tc := range []struct {
-		name          string
-		w             Window
-		nodes         int
-		rss, mcore, r float64
+		name               string
+		w                  Window
+		nodes              int
+		rss, pss, mcore, r float64
 	}{
-		{"100 nodes", w, 100, 2, 0.5, 12},
-		{"one node", w, 1, 200, 50, 1200},
-		{"half a minute", Window{Seconds: 30, RSSMeanBytes: 10 << 20, CPUSeconds: 0.3, Requests: 30}, 10, 1, 1, 6},
-		{"no nodes", w, 0, 0, 0, 0},
-		{"empty window", Window{RSSMeanBytes: 1 << 20}, 1, 1, 0, 0},
+		{"100 nodes", w, 100, 2, 1, 0.5, 12},
+		{"one node", w, 1, 200, 100, 50, 1200},
+		{"half a minute", Window{Seconds: 30, RSSMeanBytes: 10 << 20, PSSMeanBytes: 5 << 20, CPUSeconds: 0.3, Requests: 30}, 10, 1, 0.5, 1, 6},
+		{"no nodes", w, 0, 0, 0, 0, 0},
+		{"empty window", Window{RSSMeanBytes: 1 << 20}, 1, 1, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := []float64{tc.w.RSSMiBPerNode(tc.nodes), tc.w.MillicoresPerNode(tc.nodes), tc.w.RequestsPerNodeMinute(tc.nodes)}
-			if diff := cmp.Diff([]float64{tc.rss, tc.mcore, tc.r}, got); diff != "" {
-				t.Errorf("RSS, CPU, requests per node (-want +got):\n%s", diff)
+			got := []float64{tc.w.RSSMiBPerNode(tc.nodes), tc.w.PSSMiBPerNode(tc.nodes), tc.w.MillicoresPerNode(tc.nodes), tc.w.RequestsPerNodeMinute(tc.nodes)}
+			if diff := cmp.Diff([]float64{tc.rss, tc.pss, tc.mcore, tc.r}, got); diff != "" {
+				t.Errorf("RSS, PSS, CPU, requests per node (-want +got):\n%s", diff)
 			}
 		})
 	}

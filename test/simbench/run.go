@@ -98,11 +98,16 @@ func measureRun(ctx context.Context, sim string, env runEnv, r *Result, m *marks
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	procs := &procSet{fail: fail}
+	logf := func(format string, args ...any) {
+		env.cfg.Logf("%s, %d nodes: "+format, append([]any{sim, env.nodes}, args...)...)
+	}
+	undo, err := prepareHost(sim, logf)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		procs.stop()
-		if sim == Kubemark {
-			err = errors.Join(err, removeHollowRoots(procs.list()))
-		}
+		err = errors.Join(err, undo(procs.list()))
 	}()
 	defer func() { err = withCause(runCtx, err) }()
 	started := func() int {
@@ -112,9 +117,6 @@ func measureRun(ctx context.Context, sim string, env runEnv, r *Result, m *marks
 		return env.nodes
 	}
 	go guardMemory(runCtx, env.cfg.MemFloor, procs, started, fail)
-	logf := func(format string, args ...any) {
-		env.cfg.Logf("%s, %d nodes: "+format, append([]any{sim, env.nodes}, args...)...)
-	}
 
 	m.start = time.Now()
 	if err := launch(runCtx, sim, env, procs); err != nil {
@@ -135,6 +137,25 @@ func measureRun(ctx context.Context, sim string, env runEnv, r *Result, m *marks
 		return err
 	}
 	return measureBusy(runCtx, sim, env, r, m, procs, logf)
+}
+
+// prepareHost does what sim's processes need of the host and returns
+// what undoes it once they have stopped: for kubemark, upstream's inotify
+// limit (inotify.go) and the hollow kubelets' own directories.
+func prepareHost(sim string, logf func(string, ...any)) (undo func([]*child) error, err error) {
+	if sim != Kubemark {
+		return func([]*child) error { return nil }, nil
+	}
+	restore, raised, err := raiseInotifyInstances(hollowInotifyInstances)
+	if err != nil {
+		return nil, err
+	}
+	if raised {
+		logf("fs.inotify.max_user_instances raised to %d for the run, as upstream's hollow-node template does", hollowInotifyInstances)
+	}
+	return func(children []*child) error {
+		return errors.Join(removeHollowRoots(children), restore())
+	}, nil
 }
 
 // measureBusy creates the pods, waits for them all Running and measures

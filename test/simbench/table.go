@@ -10,15 +10,15 @@ import (
 // simulator and size, then the conditions of each run. It is pure.
 func Markdown(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| simulator | nodes | pods | all nodes Ready (s) | all pods Running (s) | idle RSS/node (MiB) | idle CPU/node (mcore) | busy RSS/node (MiB) | busy CPU/node (mcore) | idle API req/node/min | busy API req/node/min | note |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString("| simulator | nodes | pods | all nodes Ready (s) | all pods Running (s) | idle RSS/node (MiB) | idle PSS/node (MiB) | idle CPU/node (mcore) | busy RSS/node (MiB) | busy PSS/node (MiB) | busy CPU/node (mcore) | idle API req/node/min | busy API req/node/min | note |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, r := range results {
-		idleRSS, idleCPU := rssCPU(r.Idle, r.Nodes)
-		busyRSS, busyCPU := rssCPU(r.Busy, r.Nodes)
+		idleRSS, idlePSS, idleCPU := memCPU(r.Idle, r.Nodes)
+		busyRSS, busyPSS, busyCPU := memCPU(r.Busy, r.Nodes)
 		cells := []string{r.Simulator, strconv.Itoa(r.Nodes), strconv.Itoa(r.Nodes * r.PodsPerNode),
 			seconds(r.ReadySeconds, r.NodesReady == r.Nodes && r.Nodes > 0),
 			seconds(r.RunningSeconds, r.PodsRunning == r.Nodes*r.PodsPerNode && r.Nodes > 0),
-			idleRSS, idleCPU, busyRSS, busyCPU, requests(r.Idle, r.Nodes), requests(r.Busy, r.Nodes), note(r)}
+			idleRSS, idlePSS, idleCPU, busyRSS, busyPSS, busyCPU, requests(r.Idle, r.Nodes), requests(r.Busy, r.Nodes), note(r)}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	if c := conditions(results); c != "" {
@@ -27,12 +27,12 @@ func Markdown(results []Result) string {
 	return b.String()
 }
 
-// rssCPU are a window's RSS and CPU per node, "-" without a window.
-func rssCPU(w *Window, nodes int) (rss, cpu string) {
+// memCPU are a window's RSS, PSS and CPU per node, "-" without a window.
+func memCPU(w *Window, nodes int) (rss, pss, cpu string) {
 	if w == nil {
-		return "-", "-"
+		return "-", "-", "-"
 	}
-	return num(w.RSSMiBPerNode(nodes)), num(w.MillicoresPerNode(nodes))
+	return num(w.RSSMiBPerNode(nodes)), num(w.PSSMiBPerNode(nodes)), num(w.MillicoresPerNode(nodes))
 }
 
 // requests is a window's API requests per node and minute, "-" without a
