@@ -261,7 +261,12 @@ func (e *clusterEnv) checkExplainerRanksHogFirst(t *testing.T) {
 		if err != nil || hog.Status.Phase != corev1.PodRunning {
 			return false, err
 		}
-		return slices.ContainsFunc(ranked, func(r eviction.RankedView) bool { return r.Pod == "default/memory-hog" && r.HasStats }), nil
+		// A pass may see the hog just started, before it wrote anything
+		// (usage 0 is not above a BestEffort's request of 0): wait for one
+		// that saw it write, which its 12 s pause leaves room for.
+		return slices.ContainsFunc(ranked, func(r eviction.RankedView) bool {
+			return r.Pod == "default/memory-hog" && r.HasStats && r.ExceedsRequests
+		}), nil
 	})
 	t.Logf("memory ranking before the eviction: %+v", ranked)
 	if ranked[0].Pod != "default/memory-hog" || ranked[0].QOSClass != corev1.PodQOSBestEffort || !ranked[0].ExceedsRequests {

@@ -2,7 +2,10 @@ package simbench
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,22 +54,56 @@ func requestsOf(sim string) func(user, userAgent string) bool {
 type span struct{ from, to time.Time }
 
 // countSpans counts sim's requests in each span of the audit log at path,
-// one pass over the log each.
+// one pass over the log each. The log is path with the backups the API
+// server rotated it into before (auditFiles).
 func countSpans(path, sim string, spans []span) ([]int, error) {
+	names, err := filepath.Glob(filepath.Join(filepath.Dir(path), auditBackupGlob(path)))
+	if err != nil {
+		return nil, err
+	}
+	files := auditFiles(path, names)
 	out := make([]int, len(spans))
 	for i, s := range spans {
 		if s.from.IsZero() || !s.to.After(s.from) {
 			continue
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("open audit log: %w", err)
-		}
-		out[i], err = bench.CountRequests(f, requestsOf(sim), s.from, s.to)
-		f.Close()
-		if err != nil {
+		if out[i], err = countIn(files, sim, s); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// countIn counts sim's requests in span s over files, read as one log.
+func countIn(files []string, sim string, s span) (int, error) {
+	var readers []io.Reader
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, fmt.Errorf("open audit log: %w", err)
+		}
+		defer f.Close()
+		readers = append(readers, f)
+	}
+	return bench.CountRequests(io.MultiReader(readers...), requestsOf(sim), s.from, s.to)
+}
+
+// The API server rotates its audit log at 100 MB by default
+// (--audit-log-maxsize, through lumberjack): audit.log becomes
+// audit-<UTC time, 2006-01-02T15-04-05.000>.log beside it, and a run of
+// hundreds of nodes writes several. auditBackupGlob is the pattern of
+// those backups' names.
+func auditBackupGlob(path string) string {
+	base := filepath.Base(path)
+	ext := filepath.Ext(base)
+	return strings.TrimSuffix(base, ext) + "-*" + ext
+}
+
+// auditFiles orders the audit log's files oldest first: the backups by
+// their time stamp (their names sort by it), then the log itself. It is
+// pure.
+func auditFiles(path string, backups []string) []string {
+	out := slices.Clone(backups)
+	slices.Sort(out)
+	return append(slices.DeleteFunc(out, func(n string) bool { return n == path }), path)
 }

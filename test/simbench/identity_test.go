@@ -42,9 +42,9 @@ func TestNodeNames(t *testing.T) {
 	}
 }
 
-// TestCountSpans filters an audit log by each simulator's identity and
-// by span: the harness's and the control plane's requests, those outside
-// the span and a watch's second event are not counted.
+// TestCountSpans filters an audit log, rotated once, by each simulator's
+// identity and by span: the harness's and the control plane's requests,
+// those outside the span and a watch's second event are not counted.
 func TestCountSpans(t *testing.T) {
 	from := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	line := func(id, user string, at time.Duration) string {
@@ -61,8 +61,15 @@ func TestCountSpans(t *testing.T) {
 		line("f", berthUser, 61*time.Second),
 		line("g", berthUser, -time.Second),
 	}, "\n")
-	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+	// The API server rotated its log once, in the middle of the watch b:
+	// its two events are in two files.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	lines := strings.SplitAfterN(log, "\n", 3)
+	if err := os.WriteFile(filepath.Join(dir, "audit-2026-12-03T12-00-02.500.log"), []byte(lines[0]+lines[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(lines[2]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	minute := span{from, from.Add(time.Minute)}
@@ -82,5 +89,16 @@ func TestCountSpans(t *testing.T) {
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s: counts (-want +got):\n%s", tc.sim, diff)
 		}
+	}
+}
+
+func TestAuditFiles(t *testing.T) {
+	got := auditFiles("/d/audit.log", []string{"/d/audit-2026-12-03T13-00-19.123.log", "/d/audit-2026-12-03T12-59-01.004.log", "/d/audit.log"})
+	want := []string{"/d/audit-2026-12-03T12-59-01.004.log", "/d/audit-2026-12-03T13-00-19.123.log", "/d/audit.log"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("auditFiles (-want +got):\n%s", diff)
+	}
+	if got := auditBackupGlob("/d/audit.log"); got != "audit-*.log" {
+		t.Errorf("auditBackupGlob = %q", got)
 	}
 }
