@@ -84,7 +84,7 @@ func (m *Manager) allocateContainer(ctx context.Context, pod *corev1.Pod, c *cor
 	for _, name := range slices.Sorted(maps.Keys(c.Resources.Limits)) {
 		resource := string(name)
 		q := c.Resources.Limits[name]
-		if isDRAExtendedResource(pod, c.Name, resource) || !m.isPluginResource(resource) {
+		if podutil.IsDRAExtendedResource(pod, c.Name, resource) || !m.isPluginResource(resource) {
 			continue
 		}
 		devs, err := m.devicesToAllocate(ctx, pod, c.Name, resource, int(q.Value()), reuse[resource], affinity)
@@ -147,20 +147,6 @@ func (m *Manager) allocateFrom(ctx context.Context, uid, container, resource str
 	}
 	m.pods.insert(uid, container, resource, assignment{devices: byNUMA, resp: resp.GetContainerResponses()[0]})
 	return nil
-}
-
-// isDRAExtendedResource reports whether the container's resource is an
-// extended resource DRA serves (status.extendedResourceClaimStatus), which
-// the device manager leaves alone.
-func isDRAExtendedResource(pod *corev1.Pod, container, resource string) bool {
-	if st := pod.Status.ExtendedResourceClaimStatus; st != nil {
-		for _, r := range st.RequestMappings {
-			if r.ContainerName == container && r.ResourceName == resource {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // isPluginResource reports whether resource is a registered device plugin

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // claimKey is how claims are kept, upstream's: namespace/name.
@@ -65,8 +67,28 @@ func podClaimNames(pod *corev1.Pod) ([]podClaim, error) {
 	return out, nil
 }
 
-// podClaim is one of a pod's claims: its name in the pod, the claim's
-// name, and whether it was generated for the pod.
+// claimsToPrepare are the pod's claims to prepare, upstream's: those of
+// spec.resourceClaims (podClaimNames), then the claim the scheduler
+// allocated for its DRA-backed extended resources
+// (status.extendedResourceClaimStatus), which has no name in the pod and,
+// as upstream, is not checked for an owner (only that it is reserved for
+// the pod). No status is no extended claim: the scheduler sets it before
+// it binds the pod, so a pod the kubelet sees without it has none (upstream
+// does not wait for it either).
+func claimsToPrepare(pod *corev1.Pod) ([]podClaim, error) {
+	pcs, err := podClaimNames(pod)
+	if err != nil {
+		return nil, err
+	}
+	if name, ok := podutil.ExtendedResourceClaimName(pod); ok {
+		pcs = append(pcs, podClaim{name: name})
+	}
+	return pcs, nil
+}
+
+// podClaim is one of a pod's claims: its name in the pod (none for the
+// extended resource claim), the claim's name, and whether it was generated
+// for the pod.
 type podClaim struct {
 	podName, name  string
 	mustCheckOwner bool

@@ -3,15 +3,21 @@
 // the plugin manager, the ResourceClaims of a pod are prepared with their
 // drivers before its sandbox is created and unprepared once its
 // containers have stopped, and each container gets the CDI devices of the
-// claims its resources.claims name.
+// claims its resources.claims name. The claim the scheduler allocated for
+// a pod's DRA-backed extended resources (DRAExtendedResource,
+// status.extendedResourceClaimStatus) is prepared with the others, and a
+// container gets the devices of the requests its extended resources map
+// to.
 //
 //	manager.go    Config, New, Manager: the claim cache, Run (the wipes),
 //	              HeldPods and Forget (the route by which per-pod state ends)
 //	prepare.go    Prepare: read, check, reference, NodePrepareResources per driver
 //	unprepare.go  Unprepare: release, NodeUnprepareResources per driver
-//	resources.go  CDIDevices (the CRI container config's) and GetDynamicResources
+//	resources.go  CDIDevices (the CRI container config's, the extended
+//	              resource claim's requests included) and GetDynamicResources
 //	              (the pod resources API's claims, drivers, pools, devices, CDI IDs)
-//	claims.go     a pod's claim names (resourceclaim.Name), the checks that a
+//	claims.go     a pod's claim names (resourceclaim.Name), the extended
+//	              resource claim (claimsToPrepare), the checks that a
 //	              claim is the pod's and reserved for it, a new claim's state
 //	state.go      ClaimState and the checkpoint dra_manager_state, upstream's format
 //	drivers.go    Drivers: the plugin manager's Handler of DRA drivers, the

@@ -2,6 +2,7 @@ package dra
 
 import (
 	"context"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -48,6 +49,9 @@ type fakeDriver struct {
 	calls []call
 	// fail is the per-claim error it answers with ("" none).
 	fail string
+	// devices are the devices it prepares for a claim, by claim name
+	// (none given: one device of request "gpu").
+	devices map[string][]*drapb.Device
 	// health is its DRAResourceHealth server, when it serves one.
 	health *fakeHealth
 }
@@ -89,6 +93,16 @@ func (d *fakeDriver) Calls() []call {
 	return slices.Clone(d.calls)
 }
 
+// setDevices has the driver prepare the claim with these devices.
+func (d *fakeDriver) setDevices(claim string, devices ...*drapb.Device) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.devices == nil {
+		d.devices = map[string][]*drapb.Device{}
+	}
+	d.devices[claim] = devices
+}
+
 func (d *fakeDriver) setFail(msg string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -102,7 +116,7 @@ type fakeService struct {
 	service string
 }
 
-func (s *fakeService) record(rpc string, claims []*drapb.Claim) string {
+func (s *fakeService) record(rpc string, claims []*drapb.Claim) (string, map[string][]*drapb.Device) {
 	s.d.mu.Lock()
 	defer s.d.mu.Unlock()
 	c := call{RPC: rpc, Service: s.service}
@@ -110,15 +124,19 @@ func (s *fakeService) record(rpc string, claims []*drapb.Claim) string {
 		c.Claims = append(c.Claims, cl.Name)
 	}
 	s.d.calls = append(s.d.calls, c)
-	return s.d.fail
+	return s.d.fail, maps.Clone(s.d.devices)
 }
 
 func (s *fakeService) NodePrepareResources(_ context.Context, req *drapb.NodePrepareResourcesRequest) (*drapb.NodePrepareResourcesResponse, error) {
-	fail := s.record("NodePrepareResources", req.Claims)
+	fail, devices := s.record("NodePrepareResources", req.Claims)
 	resp := &drapb.NodePrepareResourcesResponse{Claims: map[string]*drapb.NodePrepareResourceResponse{}}
 	for _, c := range req.Claims {
 		if fail != "" {
 			resp.Claims[c.Uid] = &drapb.NodePrepareResourceResponse{Error: fail}
+			continue
+		}
+		if ds, ok := devices[c.Name]; ok {
+			resp.Claims[c.Uid] = &drapb.NodePrepareResourceResponse{Devices: ds}
 			continue
 		}
 		resp.Claims[c.Uid] = &drapb.NodePrepareResourceResponse{Devices: []*drapb.Device{{
@@ -130,7 +148,7 @@ func (s *fakeService) NodePrepareResources(_ context.Context, req *drapb.NodePre
 }
 
 func (s *fakeService) NodeUnprepareResources(_ context.Context, req *drapb.NodeUnprepareResourcesRequest) (*drapb.NodeUnprepareResourcesResponse, error) {
-	fail := s.record("NodeUnprepareResources", req.Claims)
+	fail, _ := s.record("NodeUnprepareResources", req.Claims)
 	resp := &drapb.NodeUnprepareResourcesResponse{Claims: map[string]*drapb.NodeUnprepareResourceResponse{}}
 	for _, c := range req.Claims {
 		resp.Claims[c.Uid] = &drapb.NodeUnprepareResourceResponse{Error: fail}

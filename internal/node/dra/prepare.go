@@ -13,7 +13,9 @@ import (
 )
 
 // Prepare prepares the pod's ResourceClaims (upstream's PrepareResources),
-// before its sandbox is created: each claim is read from the API and must
+// before its sandbox is created: those of spec.resourceClaims and the one
+// the scheduler allocated for its DRA-backed extended resources
+// (claimsToPrepare). Each claim is read from the API and must
 // be allocated and reserved for the pod (a generated one owned by it);
 // the pod is recorded as a user of each (checkpointed before any driver
 // is called, so a restart unprepares what may have been prepared); the
@@ -32,7 +34,7 @@ func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (m *Manager) prepare(ctx context.Context, pod *corev1.Pod) error {
-	pcs, err := podClaimNames(pod)
+	pcs, err := claimsToPrepare(pod)
 	if err != nil || len(pcs) == 0 {
 		return err
 	}

@@ -62,7 +62,8 @@ func fit(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod) []shortfall {
 		out = append(out, shortfall{corev1.ResourcePods, 1, n, alloc.pods})
 	}
 	// Upstream drops the pod's requests of extended resources the node does
-	// not know (cluster-level resources) before it checks.
+	// not know (cluster-level resources) and those DRA serves before it
+	// checks (removeMissingExtendedResources).
 	known := func(name corev1.ResourceName) bool {
 		if !isExtended(name) {
 			return true
@@ -70,7 +71,7 @@ func fit(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod) []shortfall {
 		_, ok := node.Status.Allocatable[name]
 		return ok
 	}
-	want := toAmounts(podutil.PodRequests(pod), known)
+	want := toAmounts(podutil.PodRequests(withoutDRAExtendedRequests(pod)), known)
 	used := toAmounts(nil, nil)
 	for _, p := range active {
 		used.add(podutil.HeldRequests(p), nil)
@@ -91,6 +92,33 @@ func fit(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod) []shortfall {
 	for _, name := range names {
 		check(name, want.scalar[name], used.scalar[name], alloc.scalar[name])
 	}
+	return out
+}
+
+// withoutDRAExtendedRequests is the pod without the requests its
+// extended resource claim serves (a DRA extended resource name that a
+// RequestMapping maps for the container), as upstream's admission: DRA
+// allocated them, the node's allocatable need not hold them (for
+// deviceclass.resource.kubernetes.io/<class> it never does). Containers
+// and init containers, requests only; the pod itself when nothing is
+// dropped.
+func withoutDRAExtendedRequests(pod *corev1.Pod) *corev1.Pod {
+	if pod.Status.ExtendedResourceClaimStatus == nil {
+		return pod
+	}
+	out := pod.DeepCopy()
+	filter := func(cs []corev1.Container) {
+		for i := range cs {
+			c := &cs[i]
+			for name := range c.Resources.Requests {
+				if podutil.IsDRAExtendedResourceName(name) && podutil.IsDRAExtendedResource(pod, c.Name, string(name)) {
+					delete(c.Resources.Requests, name)
+				}
+			}
+		}
+	}
+	filter(out.Spec.Containers)
+	filter(out.Spec.InitContainers)
 	return out
 }
 

@@ -104,3 +104,54 @@ func TestResourceKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestFitLeavesDRAExtendedResources: as upstream's admission
+// (removeMissingExtendedResources), a container's request that the pod's
+// extended resource claim serves is not counted against the node's
+// allocatable, whether the node lacks the resource
+// (deviceclass.resource.kubernetes.io/<class>, never allocatable) or a
+// device plugin advertises too few; a request no mapping names still is,
+// and an extended resource the node does not know never is.
+func TestFitLeavesDRAExtendedResources(t *testing.T) {
+	mapped := func(pod *corev1.Pod, resources ...string) *corev1.Pod {
+		st := &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: pod.Name + "-extended-resources-abcde"}
+		for i, r := range resources {
+			st.RequestMappings = append(st.RequestMappings, corev1.ContainerExtendedResourceRequest{
+				ContainerName: "app", ResourceName: r, RequestName: "container-0-request-" + string(rune('0'+i))})
+		}
+		pod.Status.ExtendedResourceClaimStatus = st
+		return pod
+	}
+	const class = "deviceclass.resource.kubernetes.io/gpu.example.com"
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want []corev1.ResourceName
+	}{
+		{name: "a device class name without the claim status is refused", pod: testPod("p", class, "1"),
+			want: []corev1.ResourceName{class}},
+		{name: "a device class name DRA serves is admitted", pod: mapped(testPod("p", class, "1"), class)},
+		{name: "an extended resource DRA serves is not counted against a device plugin's", pod: mapped(testPod("p", "example.com/gpu", "3"), "example.com/gpu")},
+		{name: "without the mapping it is", pod: testPod("p", "example.com/gpu", "3"), want: []corev1.ResourceName{"example.com/gpu"}},
+		{name: "a mapping of another resource leaves it counted", pod: mapped(testPod("p", "example.com/gpu", "3"), "example.com/fpga"),
+			want: []corev1.ResourceName{"example.com/gpu"}},
+		{name: "an extended resource the node does not know is dropped anyway", pod: testPod("p", "example.com/fpga", "9")},
+		{name: "the rest is still counted", pod: mapped(testPod("p", class, "1", "cpu", "5"), class), want: []corev1.ResourceName{"cpu"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var names []corev1.ResourceName
+			for _, s := range fit(tt.pod, testNode(), nil) {
+				names = append(names, s.name)
+			}
+			if diff := cmp.Diff(tt.want, names); diff != "" {
+				t.Errorf("shortfalls (-want +got):\n%s", diff)
+			}
+		})
+	}
+	pod := mapped(testPod("p", class, "1"), class)
+	withoutDRAExtendedRequests(pod)
+	if _, ok := pod.Spec.Containers[0].Resources.Requests[class]; !ok {
+		t.Error("withoutDRAExtendedRequests changed the pod it was given")
+	}
+}

@@ -8,11 +8,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // ClaimDevices is the DRA manager (internal/node/dra) as kuberuntime uses
 // it: the CDI device IDs of the prepared ResourceClaims a container's
-// resources.claims name (upstream's GetResources).
+// resources.claims name and of the pod's extended resource claim's
+// requests that serve its DRA-backed extended resources (upstream's
+// GetResources).
 type ClaimDevices interface {
 	CDIDevices(pod *corev1.Pod, c *corev1.Container) ([]string, error)
 }
@@ -21,7 +25,7 @@ type ClaimDevices interface {
 // CDIDevices, upstream's makeCDIDevices), or why it cannot get them: no
 // DRA manager, a claim not prepared, or a runtime that would drop them.
 func (m *Manager) cdiDevices(pod *corev1.Pod, c *corev1.Container) ([]*runtimeapi.CDIDevice, error) {
-	if len(c.Resources.Claims) == 0 {
+	if !podutil.ContainerUsesResourceClaims(pod, c) {
 		return nil, nil
 	}
 	if m.cfg.Claims == nil {

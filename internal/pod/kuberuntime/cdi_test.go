@@ -72,6 +72,26 @@ func TestContainersGetTheirClaimsCDIDevices(t *testing.T) {
 	}
 }
 
+// TestExtendedResourceContainersGetCDIDevices: a container that names no
+// claim but whose extended resource the pod's extended resource claim
+// serves (a RequestMapping names it) asks the DRA manager for its devices.
+func TestExtendedResourceContainersGetCDIDevices(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.Claims = claimDevices{}
+	})
+	e.fake.AddImage("busybox:1.36")
+	pod := basePod()
+	pod.Status.ExtendedResourceClaimStatus = &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: "x-extended-resources-1",
+		RequestMappings: []corev1.ContainerExtendedResourceRequest{{ContainerName: "app", ResourceName: "example.com/gpu", RequestName: "container-0-request-0"}}}
+	if f := e.sync(pod); len(f) != 0 {
+		t.Fatalf("failures %+v", f)
+	}
+	cfgs := e.fake.ContainerConfigs()
+	if len(cfgs) != 1 || len(cfgs[0].GetCDIDevices()) != 2 {
+		t.Fatalf("container configs %v, want one with the claim's 2 CDI devices", cfgs)
+	}
+}
+
 func TestContainersWithoutTheirCDIDevicesDoNotStart(t *testing.T) {
 	for name, tc := range map[string]struct {
 		opt  func(*Config)

@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/berthk8s/berth/internal/pod/podplan"
+	"github.com/berthk8s/berth/internal/podkit/podutil"
 )
 
 // eventFailedPrepareDynamicResources is upstream's
@@ -15,14 +16,15 @@ import (
 const eventFailedPrepareDynamicResources = "FailedPrepareDynamicResources"
 
 // prepareClaims is the "claims prepared" step of a pod with
-// resourceClaims: before its sandbox is created (upstream prepares there,
+// resourceClaims or an extended resource claim (podutil.UsesResourceClaims):
+// before its sandbox is created (upstream prepares there,
 // in SyncPod), the DRA manager prepares its claims. A pod whose claims are
 // not ready waits: a Warning event FailedPrepareDynamicResources says
 // why, and the sync fails (with this error, which the caller wraps and
 // its PodReadyToStartContainers condition shows), so the worker retries
 // after its back-off.
 func (s *Syncer) prepareClaims(ctx context.Context, pod *corev1.Pod, plan podplan.Actions) error {
-	if !plan.CreateSandbox || len(pod.Spec.ResourceClaims) == 0 {
+	if !plan.CreateSandbox || !podutil.UsesResourceClaims(pod) {
 		return nil
 	}
 	err := errors.New("berth runs without a DRA manager")

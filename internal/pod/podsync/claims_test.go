@@ -60,6 +60,24 @@ func TestClaimsArePreparedBeforeTheSandbox(t *testing.T) {
 	}
 }
 
+// TestExtendedResourceClaimIsPrepared: a pod whose only claim is the one
+// the scheduler allocated for its DRA-backed extended resources
+// (status.extendedResourceClaimStatus) has it prepared before its sandbox
+// too, as upstream, which prepares every pod's claims there.
+func TestExtendedResourceClaimIsPrepared(t *testing.T) {
+	f := newFixture(t)
+	f.s.cfg.Claims = &claims{rt: f.rt}
+	pod := testPod(corev1.RestartPolicyAlways)
+	pod.Status.ExtendedResourceClaimStatus = &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: "web-extended-resources-x",
+		RequestMappings: []corev1.ContainerExtendedResourceRequest{{ContainerName: pod.Spec.Containers[0].Name, ResourceName: "example.com/gpu", RequestName: "container-0-request-0"}}}
+	if _, err := f.s.SyncPod(f.ctx, podworker.SyncPodCreate, pod, &runtimestate.Pod{UID: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"prepare web", "sync web"}, f.rt.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
 // TestPodWaitsForItsClaims: claims that cannot be prepared keep the pod
 // from the runtime, with upstream's event and an error for the worker's
 // back-off; no DRA manager at all is the same wait.

@@ -32,6 +32,12 @@
 //	            a pod can do it, whether a status says it is under way
 //	logdir.go   LogDir and ContainerLogFile: where a pod's and a container's
 //	            logs lie under podLogsDir
+//	draextended.go  DRA-backed extended resources: IsDRAExtendedResourceName,
+//	            IsDRAExtendedResource (a container's resource the pod's
+//	            extended resource claim serves), ExtendedResourceClaimName,
+//	            UsesResourceClaims, ContainerUsesResourceClaims and
+//	            MapsExtendedResources: the DRA
+//	            manager, the device manager, admission and the pod path ask
 //	uid.go      ValidateUID, the rule a pod UID passes before it becomes a
 //	            path element (pod and log directories); podsource refuses
 //	            pods that fail it, housekeeping removes no directory whose
