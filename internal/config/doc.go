@@ -46,7 +46,9 @@
 //     component-base's featuregate (featuregates_table.go, generated, for
 //     the kubelet's own gates; component-base and client-go add theirs),
 //     which gates berth always implements, and the refusal of the rest
-//     away from their defaults.; gateOn, the one reading of a gate, behind the
+//     away from their defaults; the refusal, as upstream's, of a gate on
+//     whose dependency is off (upstreamGateDependencies, generated with
+//     the table); gateOn, the one reading of a gate, behind the
 //     Config's methods (MemoryQoS, EnsureSecretPulledImages, ...).
 //   - podapis.go: the gates of the node-local pod APIs, honoured either
 //     way: KubeletPodResourcesListUseActivePods and PodsAPI.
@@ -70,6 +72,7 @@
 // distros_test.go loads the configurations ten distributions write
 // (testdata/distros) and holds README.md's Compatibility table to the
 // fields that still block each.
-// featuregates_upstream_test.go pins featuregates_table.go to upstream's
-// pkg/features/kube_features.go (-update rewrites it).
+// featuregates_upstream_test.go pins featuregates_table.go (the gates and
+// their dependencies) to upstream's pkg/features/kube_features.go (-update
+// rewrites it).
 package config

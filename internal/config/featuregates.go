@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -174,7 +176,8 @@ func (c clientGates) AddVersioned(in map[clientfeatures.Feature]clientfeatures.V
 // known, locked gates at their value) and then as berth must: a gate at its
 // default or an honoured one is accepted, a built-in gate turned off and
 // any other gate away from its default are refused by name, with the
-// default.
+// default. Then, as upstream, the gates' dependencies
+// (validateGateDependencies).
 func validateFeatureGates(logger klog.Logger, gates map[string]bool) []problem {
 	names := make([]string, 0, len(gates))
 	for name := range gates {
@@ -201,6 +204,48 @@ func validateFeatureGates(logger klog.Logger, gates map[string]bool) []problem {
 			continue
 		}
 		ps = append(ps, fieldProblem("featureGates", "%s=%t is not supported by berth (only the %s default %s=%t is accepted)", name, given, KubernetesVersion, name, def))
+	}
+	if len(ps) > 0 {
+		return ps
+	}
+	return validateGateDependencies(gates)
+}
+
+// validateGateDependencies refuses, as upstream's component-base does once
+// every gate is set (SetFromMap with defaultKubernetesFeatureGateDependencies
+// added), a gate enabled (given or by default) while a gate it depends on
+// is disabled: ResourceHealthStatus=false with ResourceHealthStatusMessage
+// left at its default (on), for one. The message is upstream's, with what
+// to set.
+func validateGateDependencies(gates map[string]bool) []problem {
+	fg, err := newFeatureGate()
+	if err != nil {
+		return []problem{fieldProblem("featureGates", "%v", err)}
+	}
+	// The gates' warnings were logged by validateFeatureGates.
+	if err := fg.SetFromMapWithLogger(logr.Discard(), gates); err != nil {
+		return []problem{fieldProblem("featureGates", "%v", err)}
+	}
+	known := fg.GetAll()
+	enabled := func(name string) bool {
+		_, ok := known[featuregate.Feature(name)]
+		return ok && fg.Enabled(featuregate.Feature(name))
+	}
+	var ps []problem
+	for _, name := range slices.Sorted(maps.Keys(upstreamGateDependencies)) {
+		if !enabled(name) {
+			continue
+		}
+		var off []string
+		for _, dep := range upstreamGateDependencies[name] {
+			if !enabled(dep) {
+				off = append(off, dep)
+			}
+		}
+		if len(off) > 0 {
+			ps = append(ps, fieldProblem("featureGates", "%s is enabled, but depends on features that are disabled: %v (enable %s or set %s: false)",
+				name, off, strings.Join(off, ", "), name))
+		}
 	}
 	return ps
 }
