@@ -94,7 +94,7 @@ func (m *Manager) startWith(ctx context.Context, t startTarget, images map[strin
 	if err != nil {
 		return m.startFailed(pod, c.Name, ReasonCreateContainerConfigError, err.Error())
 	}
-	end := m.beginStage(pod, timeline.StageContainerStart, c.Name)
+	end := m.beginTimedStage(ctx, pod, timeline.StageContainerStart, c.Name, startContainer)
 	created, err := m.cfg.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
 		PodSandboxId: t.SandboxID, Config: cfg, SandboxConfig: t.SandboxCfg,
 	})

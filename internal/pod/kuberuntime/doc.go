@@ -19,8 +19,12 @@
 //	sync.go             Apply: perform a plan in order (ephemeral
 //	                    containers first, in the PID namespace of the
 //	                    target the plan resolved; then init, then regular)
-//	start_pace.go       how many new pods start at once (a few a CPU, in
-//	                    arrival order; a slot is held 3 s at most)
+//	start_pace.go       the slots of new pod starts: only a new sandbox
+//	                    waits, the pod seen first goes first, a slot is
+//	                    held 3 s at most
+//	start_limit.go      how many slots: a pure gradient limiter over the
+//	                    latencies of RunPodSandbox and container starts
+//	                    (between one and eight a CPU)
 //	sandbox_create.go   RunPodSandbox (reads resolv.conf, creates the log
 //	                    directory; the config is containerconfig.Sandbox,
 //	                    its cgroup_parent the pod's cgroup from

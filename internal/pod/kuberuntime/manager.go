@@ -45,6 +45,10 @@ type Observers struct {
 	// call and the change of the bytes they still need (the
 	// berth_image_pull_* metrics).
 	PullProgress func(downloaded, remainingChange int64)
+	// StartLimit is told how many new pods may start at once, at New and
+	// whenever the adaptive limit changes (start_pace.go); it must not
+	// block.
+	StartLimit func(limit int)
 }
 
 // StageRecorder records a stage of a pod's start: Begin starts it now
@@ -64,6 +68,19 @@ func (m *Manager) beginStage(pod *corev1.Pod, stage, target string) timeline.End
 		return func(int64, string, error) {}
 	}
 	return m.cfg.Observe.Stages.Begin(pod, stage, target)
+}
+
+// beginTimedStage is beginStage for a stage whose latency, when it ends
+// without an error, moves the limit of new pod starts (start_pace.go): a
+// RunPodSandbox or a container's create and start.
+func (m *Manager) beginTimedStage(ctx context.Context, pod *corev1.Pod, stage, target string, kind startKind) timeline.EndFunc {
+	end, begin := m.beginStage(pod, stage, target), m.cfg.Clock.Now()
+	return func(bytes int64, note string, err error) {
+		end(bytes, note, err)
+		if err == nil {
+			m.starts.observe(ctx, kind, m.cfg.Clock.Since(begin))
+		}
+	}
 }
 
 // PullSettings are the image pulls' bounds and their progress readers.
@@ -176,10 +193,10 @@ type Config struct {
 	KubernetesVersion string
 	// Pulls bound the image pulls and tell how far they have got.
 	Pulls PullSettings
-	// ParallelPodStarts is how many new pods start at once before the
-	// others wait their turn (start_pace.go); 0 starts every pod at once,
-	// as upstream.
-	ParallelPodStarts int
+	// PodStarts bound how many new pods start at once before the others
+	// wait their turn, oldest first (start_pace.go; PodStartLimits); the
+	// zero value starts every pod at once, as upstream.
+	PodStarts StartLimits
 	// SubPaths binds subPath mounts in PodsDir/<uid>/volume-subpaths; nil
 	// means a subpath.Binder of its own.
 	SubPaths SubPathBinder
@@ -303,6 +320,9 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kuberuntime: %w", err)
 	}
+	if err := cfg.PodStarts.validate(); err != nil {
+		return nil, fmt.Errorf("kuberuntime: %w", err)
+	}
 	defaults, errs := sysctl.ParseDefaults(cfg.DefaultPodSysctls)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("kuberuntime: default pod sysctls: %w", err)
@@ -317,6 +337,6 @@ func New(cfg Config) (*Manager, error) {
 		node:          node,
 		pullSlots:     newPullSlots(cfg.Pulls.MaxParallel),
 		pullQPS:       newPullQPS(cfg.Pulls.QPS, cfg.Pulls.Burst, cfg.Clock),
-		starts:        newStartPace(cfg.ParallelPodStarts, startHold, cfg.Clock),
+		starts:        newStartPace(cfg.PodStarts, startHold, cfg.Clock, cfg.Observe.StartLimit),
 	}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -64,6 +65,10 @@ type ApplyOptions struct {
 	// set on its containers and pod cgroup (internal/pod/allocation), which
 	// an in-place resize starts from. Nil when the plan resizes nothing.
 	Actuated *corev1.Pod
+	// FirstSeen is when berth first saw the pod: of the new pods waiting
+	// to start (start_pace.go), the one seen first goes first. Zero is the
+	// time Apply asks.
+	FirstSeen time.Time
 }
 
 // Apply performs the pod's plan, computed by the caller with podplan.Compute
@@ -125,14 +130,13 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		return res, nil
 	}
 	if actions.CreateSandbox {
-		done, waited, err := m.starts.acquire(ctx)
+		// Only a new sandbox waits for a slot: the containers of a ready
+		// one start at once.
+		done, err := m.awaitStartSlot(ctx, opts.FirstSeen)
 		if err != nil {
 			return res, err
 		}
 		defer done()
-		if waited > 0 {
-			logger.V(3).Info("Waited for a pod start slot", "wait", waited)
-		}
 	}
 	if err := m.ensurePodCgroup(ctx, pod); err != nil {
 		if actions.CreateSandbox {
@@ -144,7 +148,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 	sandboxCfg, ns, err := m.sandboxConfig(ctx, pod, attempt, opts.ExtraGroups)
 	if err == nil && actions.CreateSandbox {
 		logger.V(2).Info("Creating pod sandbox", "attempt", attempt)
-		end := m.beginStage(pod, timeline.StageSandbox, "")
+		end := m.beginTimedStage(ctx, pod, timeline.StageSandbox, "", startSandbox)
 		sandboxID, err = m.createSandbox(ctx, sandboxCfg)
 		end(0, "", err)
 	}
@@ -188,6 +192,19 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		res.actuate(target.Container)
 	}
 	return res, nil
+}
+
+// awaitStartSlot waits for the start slot of a new sandbox (start_pace.go)
+// and returns the end of the start.
+func (m *Manager) awaitStartSlot(ctx context.Context, firstSeen time.Time) (func(), error) {
+	done, waited, err := m.starts.acquire(ctx, firstSeen)
+	if err != nil {
+		return nil, err
+	}
+	if waited > 0 {
+		klog.FromContext(ctx).V(3).Info("Waited for a pod start slot", "wait", waited)
+	}
+	return done, nil
 }
 
 // startEphemeral starts the ephemeral containers the plan names, each in

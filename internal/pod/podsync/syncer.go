@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -215,6 +216,10 @@ type record struct {
 	// nothing did (wait.go); every status shows it until a sync gets
 	// past that step.
 	wait *podstatus.PodWait
+	// firstSeen is the time of the pod's first sync: of the new pods
+	// waiting to start, the runtime starts the one seen first first
+	// (kuberuntime.ApplyOptions.FirstSeen).
+	firstSeen time.Time
 }
 
 var _ podworker.Syncer = (*Syncer)(nil)
@@ -261,6 +266,9 @@ func (s *Syncer) syncPod(ctx context.Context, t podworker.UpdateType, pod *corev
 	}
 	rec := s.record(pod.UID)
 	snap := s.snapshot(pod, rt)
+	if rec.firstSeen.IsZero() {
+		rec.firstSeen = snap.now
+	}
 	first := s.firstActuation(&snap)
 	plan := podplan.Compute(s.planInputs(&snap, rec.crash))
 	if plan.Deadline.Exceeded {
@@ -310,7 +318,7 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 		return podworker.SyncSteady, fmt.Errorf("pod %q: %w", klog.KObj(pod), err)
 	}
 	rec.crash = plan.Backoff
-	opts := kuberuntime.ApplyOptions{Volumes: volumes, ExtraGroups: extraGroups, Pulls: rec.pulls}
+	opts := kuberuntime.ApplyOptions{Volumes: volumes, ExtraGroups: extraGroups, Pulls: rec.pulls, FirstSeen: rec.firstSeen}
 	if plan.Resize.PodCgroup || len(plan.Resize.Containers) > 0 {
 		opts.Actuated = actuatedPod(snap)
 	}

@@ -18,6 +18,7 @@
 //	pullrecords.go kubelet_imagemanager_*: the image pull records' checks and sizes (internal/images/pullrecords)
 //	volumestats.go kubelet_volume_stats_*: the claims' volumes of the pods' stats, listed on each
 //	             scrape (HandlerWithVolumeStats), as upstream's volume stats collector
+//	startlimit.go berth_pod_start_limit: how many new pods may start at once, fed by kuberuntime's start pace
 //	resize.go    the in-place pod resize metrics: requested, infeasible, pending, in-progress and deferred
 //	             resizes, fed by the allocation manager, and the actuation's duration, fed by kuberuntime
 //

@@ -50,6 +50,8 @@ type Metrics struct {
 	stages   stageMetrics
 	resize   resizeMetrics
 	pulls    pullMetrics
+	// startLimit is berth_pod_start_limit (startlimit.go).
+	startLimit prometheus.Gauge
 }
 
 // New builds the registry and registers every collector. It starts nothing.
@@ -61,16 +63,17 @@ func New(cfg Config) (*Metrics, error) {
 		return nil, errors.New("create metrics: clock is required")
 	}
 	m := &Metrics{
-		reg:      prometheus.NewRegistry(),
-		clock:    cfg.Clock,
-		runtime:  newRuntimeMetrics(),
-		pleg:     newPLEGMetrics(),
-		pods:     newPodMetrics(),
-		imageGC:  newImageGCTotal(),
-		eviction: newEvictionMetrics(),
-		stages:   newStageMetrics(),
-		resize:   newResizeMetrics(),
-		pulls:    newPullMetrics(),
+		reg:        prometheus.NewRegistry(),
+		clock:      cfg.Clock,
+		runtime:    newRuntimeMetrics(),
+		pleg:       newPLEGMetrics(),
+		pods:       newPodMetrics(),
+		imageGC:    newImageGCTotal(),
+		eviction:   newEvictionMetrics(),
+		stages:     newStageMetrics(),
+		resize:     newResizeMetrics(),
+		pulls:      newPullMetrics(),
+		startLimit: newStartLimit(),
 	}
 	m.startup = newStartupTracker(cfg.Clock, &m.pods)
 	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -80,6 +83,7 @@ func New(cfg Config) (*Metrics, error) {
 	cs := []prometheus.Collector{
 		nodeName,
 		m.imageGC,
+		m.startLimit,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	}
