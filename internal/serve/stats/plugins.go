@@ -3,6 +3,9 @@ package stats
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,8 +32,9 @@ type CSIStats interface {
 
 // pluginVolumes measures the volumes the volume manager lists: a local
 // persistent volume by statfs of its mount point, as upstream's local
-// plugin; a CSI volume by its driver's NodeGetVolumeStats, as upstream's
-// CSI plugin. Volumes of claims carry their pvcRef.
+// plugin, or of volumeMode Block by the size of its device; a CSI volume
+// (of either mode) by its driver's NodeGetVolumeStats, as upstream's CSI
+// plugin. Volumes of claims carry their pvcRef.
 type pluginVolumes struct {
 	podsDir string
 	lister  VolumeLister
@@ -65,6 +69,8 @@ func (p *pluginVolumes) measure(ctx context.Context, now func() time.Time) map[s
 			switch {
 			case v.LocalDir != "":
 				fs, err = p.local(v.LocalDir, now())
+			case v.LocalDevice != "":
+				fs, err = deviceStats(v.LocalDevice, now())
 			case v.CSI != nil && p.csi != nil && !hung[v.CSI.Driver]:
 				fs, err = p.csiVolume(ctx, pod.UID, *v.CSI, now(), hung)
 			default:
@@ -99,6 +105,24 @@ func (p *pluginVolumes) local(rel string, now time.Time) (*statsapi.FsStats, err
 		return nil, err
 	}
 	return statfsStats(&st, now), nil
+}
+
+// deviceStats is the size of a block device as its capacity, every other
+// figure 0, as upstream's metricsBlock (the device opened and sought to
+// its end) read by parsePodVolumeStats. The device is the path of a
+// local PersistentVolume, which the cluster's administrator names, not
+// a pod.
+func deviceStats(device string, now time.Time) (*statsapi.FsStats, error) {
+	f, err := os.Open(device)
+	if err != nil {
+		return nil, fmt.Errorf("open device %q: %w", device, err)
+	}
+	defer f.Close()
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, fmt.Errorf("detect the size of %q: %w", device, err)
+	}
+	return usageStats(csi.VolumeUsage{Capacity: end}, now), nil
 }
 
 // csiVolume asks v's driver, within callTimeout; a call that runs out

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	testingclock "k8s.io/utils/clock/testing"
@@ -122,6 +123,32 @@ func TestPluginVolumesHungDriver(t *testing.T) {
 	}
 	if len(got["uid1"]) != 0 || len(got["uid2"]) != 1 || got["uid2"][0].Stats.Name != "d" {
 		t.Errorf("measured %+v, want only d", got)
+	}
+}
+
+// TestPluginVolumesLocalDevice: a local volume of volumeMode Block is
+// its device's size as capacity and 0 for every other figure, with its
+// claim's pvcRef, as upstream's metricsBlock through parsePodVolumeStats
+// (a file stands in for the device: the size is where a seek to the end
+// lands); a device that is gone gives no entry.
+func TestPluginVolumesLocalDevice(t *testing.T) {
+	dev := filepath.Join(t.TempDir(), "disk")
+	if err := os.WriteFile(dev, make([]byte, 3<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lister := fakeLister{{UID: "uid1", Namespace: "ns", Volumes: []volume.StatVolume{
+		{Name: "raw", Claim: "raw-claim", LocalDevice: dev},
+		{Name: "gone", Claim: "gone-claim", LocalDevice: dev + "-gone"},
+	}}}
+	p := &pluginVolumes{lister: lister, callTimeout: time.Minute}
+	got := p.measure(context.Background(), func() time.Time { return epoch })
+	want := []volumeStat{{Stats: statsapi.VolumeStats{
+		Name: "raw", PVCRef: &statsapi.PVCReference{Name: "raw-claim", Namespace: "ns"},
+		FsStats: statsapi.FsStats{Time: metav1.NewTime(epoch), CapacityBytes: ptr(3 << 20), AvailableBytes: ptr(0), UsedBytes: ptr(0),
+			Inodes: ptr(0), InodesFree: ptr(0), InodesUsed: ptr(0)},
+	}}}
+	if diff := cmp.Diff(want, got["uid1"]); diff != "" {
+		t.Errorf("measured (-want +got):\n%s", diff)
 	}
 }
 

@@ -29,6 +29,7 @@ func blockPV() Volume {
 	v := testPV()
 	v.FSType, v.MountOptions = "", nil
 	v.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+	v.Block = true
 	return v
 }
 

@@ -38,9 +38,10 @@
 //	               lock), through the loop ioctls
 //	stats.go       VolumeStats: a volume's usage from its driver's
 //	               NodeGetVolumeStats (GET_VOLUME_STATS), as upstream's
-//	               metricsCsi
+//	               metricsCsi (a block volume's at its global map entry)
 //	expand.go      Expand: NodeExpandVolume of a published persistent
-//	               volume, its failures classified as upstream's
+//	               volume (a block volume: its published device, a Block
+//	               capability), its failures classified as upstream's
 //	               (ExpandError, FailureOf)
 //	inuse.go       VolumesInUse: the attachable volumes in use, for the
 //	               Node's status.volumesInUse

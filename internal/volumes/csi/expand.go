@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,13 @@ type Expansion struct {
 	// Secret is the PersistentVolume's csi.nodeExpandSecretRef (nil:
 	// none), the secret the driver is given.
 	Secret *corev1.SecretReference
+	// AtMount: the expansion follows the volume's set-up (upstream's
+	// expandVolumeDuringMount), not a growth of a mounted volume
+	// (GenerateExpandInUseVolumeFunc). It matters to a block volume of a
+	// driver without STAGE_UNSTAGE_VOLUME: right after its map upstream
+	// gives no staging path (SetUpDevice staged nothing), online it gives
+	// the block staging path all the same (GetStagingPath).
+	AtMount bool
 }
 
 // Expand has the driver expand a persistent volume published for pod
@@ -85,12 +93,20 @@ type Expansion struct {
 // as the staging path (upstream's device mount path, given whether the
 // driver stages or not), the new size as the required bytes, the
 // capability the volume was published with (no mount group), and the
-// expand secret. An error is an *ExpandError.
+// expand secret. A block volume (v.Block) is given, as upstream's, the
+// device the driver published for the pod (the publish path, its
+// symlinks followed: upstream's device path) as the volume path, the
+// block staging path (see Expansion.AtMount), and a Block capability.
+// An error is an *ExpandError.
 func (m *Mounter) Expand(ctx context.Context, pod *corev1.Pod, v Volume, e Expansion) error {
 	if pod == nil || v.Inline || v.Handle == "" {
 		return &ExpandError{Failure: ExpandFailed, Err: fmt.Errorf("expand CSI volume %q: only the published persistent volume of a pod expands", v.SpecName)}
 	}
-	if err := checkNames(pod.UID, v.SpecName, v.Driver); err != nil {
+	check := checkNames
+	if v.Block {
+		check = checkBlockNames
+	}
+	if err := check(pod.UID, v.SpecName, v.Driver); err != nil {
 		return &ExpandError{Failure: ExpandFailed, Err: fmt.Errorf("expand CSI volume %q: %w", v.SpecName, err)}
 	}
 	if _, ok := m.cfg.Drivers.Driver(v.Driver); !ok {
@@ -120,6 +136,12 @@ func (m *Mounter) Expand(ctx context.Context, pod *corev1.Pod, v Volume, e Expan
 	}
 	defer unlock()
 	req := expandRequest(m.cfg, pod, v, caps, e.NewSize, secrets)
+	if v.Block {
+		req, err = blockExpandRequest(m.cfg, pod, v, caps, e, secrets)
+	}
+	if err != nil {
+		return &ExpandError{Failure: ExpandFailed, Err: err}
+	}
 	log := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "volume", v.SpecName, "driver", v.Driver, "volumeHandle", v.Handle)
 	if _, err := client.NodeExpandVolume(ctx, req); err != nil {
 		log.V(2).Info("NodeExpandVolume failed", "err", err)
@@ -142,6 +164,33 @@ func expandRequest(cfg MounterConfig, pod *corev1.Pod, v Volume, caps NodeCapabi
 		VolumeCapability:  mountCapability(v.FSType, v.MountOptions, accessMode(v.AccessModes, caps.SingleNodeMultiWriter), nil),
 		Secrets:           secrets,
 	}
+}
+
+// blockExpandRequest is the NodeExpandVolume request of a mapped block
+// volume (upstream's nodeExpandWithClient for a volume that is no
+// filesystem): the device published for the pod as the volume path (the
+// publish path with its symlinks followed, as upstream's device path is
+// EvalHostSymlinks of what MapPodDevice returned), the block staging
+// path (none right after the map when the driver does not stage), a
+// Block capability with upstream's access mode mapping.
+func blockExpandRequest(cfg MounterConfig, pod *corev1.Pod, v Volume, caps NodeCapabilities, e Expansion, secrets map[string]string) (*csipb.NodeExpandVolumeRequest, error) {
+	paths := newBlockPaths(cfg.PluginsDir, cfg.PodsDir, pod.UID, v.SpecName)
+	device, err := filepath.EvalSymlinks(paths.publish)
+	if err != nil {
+		return nil, fmt.Errorf("expand CSI block volume %q: the device published at %q: %w", v.SpecName, paths.publish, err)
+	}
+	staging := paths.staging
+	if e.AtMount && !caps.StageUnstageVolume {
+		staging = ""
+	}
+	return &csipb.NodeExpandVolumeRequest{
+		VolumeId:          v.Handle,
+		VolumePath:        device,
+		StagingTargetPath: staging,
+		CapacityRange:     &csipb.CapacityRange{RequiredBytes: e.NewSize.Value()},
+		VolumeCapability:  blockCapability(accessMode(v.AccessModes, caps.SingleNodeMultiWriter)),
+		Secrets:           secrets,
+	}, nil
 }
 
 // expandError classifies a failed NodeExpandVolume as upstream's

@@ -2,6 +2,8 @@ package csi
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -124,6 +126,81 @@ func TestExpandRefusesInline(t *testing.T) {
 	v.Inline = true
 	if err := e.m.Expand(testContext(t), testPod(testPodUID), v, Expansion{NewSize: resource.MustParse("1Gi")}); err == nil {
 		t.Error("Expand of an inline volume succeeded")
+	}
+	if n := len(e.drv.CallsTo("NodeExpandVolume")); n != 0 {
+		t.Errorf("%d NodeExpandVolume calls, want none", n)
+	}
+}
+
+// TestExpandBlockAsksAsUpstream: NodeExpandVolume of a mapped block
+// volume carries, as upstream's nodeExpandWithClient for a volume that
+// is no filesystem, the device published for the pod (the publish path,
+// a driver's symlink followed) as the volume path, a Block capability
+// with the PersistentVolume's access mode, no fsType or mount flags, and
+// the block staging path: none right after the map when the driver does
+// not stage (upstream's SetUpDevice staged nothing), the staging path
+// online whatever the driver (upstream's GetStagingPath).
+func TestExpandBlockAsksAsUpstream(t *testing.T) {
+	stage, noStage := expandCaps(), []csipb.NodeServiceCapability_RPC_Type{csipb.NodeServiceCapability_RPC_EXPAND_VOLUME}
+	for _, tc := range []struct {
+		name        string
+		caps        []csipb.NodeServiceCapability_RPC_Type
+		atMount     bool
+		symlink     bool // the driver publishes a symlink to its device
+		wantStaging bool
+	}{
+		{name: "staged, at map", caps: stage, atMount: true, wantStaging: true},
+		{name: "staged, online", caps: stage, wantStaging: true},
+		{name: "not staged, at map", caps: noStage, atMount: true},
+		{name: "not staged, online", caps: noStage, wantStaging: true},
+		{name: "published as a symlink", caps: stage, symlink: true, wantStaging: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newBlockEnv(t, tc.caps, csiDriver(nil))
+			pod := testPod(testPodUID)
+			if _, err := e.m.MapBlock(testContext(t), pod, blockPV()); err != nil {
+				t.Fatal(err)
+			}
+			publish := e.blockDir("publish", testPVName, testPodUID)
+			device := publish
+			if tc.symlink {
+				device = filepath.Join(e.root, "dev-sdb")
+				if err := os.WriteFile(device, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Remove(publish); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(device, publish); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.m.Expand(testContext(t), pod, blockPV(), Expansion{NewSize: resource.MustParse("2Gi"), AtMount: tc.atMount}); err != nil {
+				t.Fatal(err)
+			}
+			want := &csipb.NodeExpandVolumeRequest{
+				VolumeId:         testHandle,
+				VolumePath:       device,
+				CapacityRange:    &csipb.CapacityRange{RequiredBytes: 2 << 30},
+				VolumeCapability: blockCap(csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER),
+			}
+			if tc.wantStaging {
+				want.StagingTargetPath = e.blockDir("staging", testPVName)
+			}
+			if diff := cmp.Diff(want, request[*csipb.NodeExpandVolumeRequest](t, e.drv, "NodeExpandVolume"), protocmp.Transform()); diff != "" {
+				t.Errorf("NodeExpandVolume (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestExpandBlockUnpublished: a block volume with nothing at its publish
+// path is not expanded: a final failure, no NodeExpandVolume.
+func TestExpandBlockUnpublished(t *testing.T) {
+	e := newBlockEnv(t, expandCaps(), csiDriver(nil))
+	err := e.m.Expand(testContext(t), testPod(testPodUID), blockPV(), Expansion{NewSize: resource.MustParse("2Gi")})
+	if err == nil || FailureOf(err) != ExpandFailed || !strings.Contains(err.Error(), "the device published at") {
+		t.Errorf("Expand() = %v (failure %v), want a final failure naming the publish path", err, FailureOf(err))
 	}
 	if n := len(e.drv.CallsTo("NodeExpandVolume")); n != 0 {
 		t.Errorf("%d NodeExpandVolume calls, want none", n)

@@ -42,6 +42,10 @@ type Volume struct {
 	// NodePublishVolume are given (nil: none). An inline volume's
 	// PublishSecret is read in the pod's namespace whatever its own says.
 	StageSecret, PublishSecret *corev1.SecretReference
+	// Block: the PersistentVolume is of volumeMode Block, mapped
+	// (MapBlock), not mounted; Expand and VolumeStats then name its block
+	// paths.
+	Block bool
 }
 
 // handle is the volume's handle in pod podUID.

@@ -27,10 +27,19 @@ type VolumeUsage struct {
 // podUID, as upstream's metricsCsi.GetMetrics: the driver must be
 // registered and advertise GET_VOLUME_STATS (else ErrStatsNotSupported);
 // NodeGetVolumeStats gets the volume's handle and its target (TargetDir)
-// as the volume path, and no staging path, as upstream's. An answer
-// without usage is an error. Each call is bounded by Timeout and by ctx.
+// as the volume path, and no staging path, as upstream's; a block volume
+// (v.Block) its pod's entry at the global map path
+// (<plugins>/kubernetes.io/csi/volumeDevices/<pv>/dev/<pod uid>, as
+// upstream's csiBlockMapper MetricsProvider; a driver without
+// GET_VOLUME_STATS gives a block volume no stats, as upstream's, which
+// measures no CSI device itself). An answer without usage is an error.
+// Each call is bounded by Timeout and by ctx.
 func (m *Mounter) VolumeStats(ctx context.Context, podUID types.UID, v Volume) (VolumeUsage, error) {
-	if err := checkNames(podUID, v.SpecName, v.Driver); err != nil {
+	check, path := checkNames, TargetDir(m.cfg.PodsDir, podUID, v.SpecName)
+	if v.Block {
+		check, path = checkBlockNames, newBlockPaths(m.cfg.PluginsDir, m.cfg.PodsDir, podUID, v.SpecName).podMap
+	}
+	if err := check(podUID, v.SpecName, v.Driver); err != nil {
 		return VolumeUsage{}, fmt.Errorf("get stats of CSI volume %q: %w", v.SpecName, err)
 	}
 	handle := v.handle(podUID)
@@ -53,7 +62,7 @@ func (m *Mounter) VolumeStats(ctx context.Context, podUID types.UID, v Volume) (
 		return VolumeUsage{}, ErrStatsNotSupported
 	}
 	resp, err := client.NodeGetVolumeStats(ctx, &csipb.NodeGetVolumeStatsRequest{
-		VolumeId: handle, VolumePath: TargetDir(m.cfg.PodsDir, podUID, v.SpecName),
+		VolumeId: handle, VolumePath: path,
 	})
 	if err != nil {
 		return VolumeUsage{}, fmt.Errorf("get stats of CSI volume %q: %w", v.SpecName, err)

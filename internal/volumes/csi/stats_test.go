@@ -103,3 +103,26 @@ func TestVolumeStatsFailures(t *testing.T) {
 		t.Error("a volume name that is no path element was asked for")
 	}
 }
+
+// TestVolumeStatsBlock: a block volume's stats are asked at its pod's
+// entry at the global map path, as upstream's csiBlockMapper
+// (NewMetricsCsi of <global map path>/<pod uid>).
+func TestVolumeStatsBlock(t *testing.T) {
+	e := newMounterEnv(t, statsCaps())
+	e.drv.SetConfig(csifake.Config{Name: testDriver, Capabilities: statsCaps(), Stats: &csipb.NodeGetVolumeStatsResponse{
+		Usage: []*csipb.VolumeUsage{{Unit: csipb.VolumeUsage_BYTES, Total: 1 << 30}},
+	}})
+	got, err := e.m.VolumeStats(testContext(t), testPodUID, blockPV())
+	if err != nil || got != (VolumeUsage{Capacity: 1 << 30}) {
+		t.Fatalf("usage %+v, %v; want a capacity of 1 GiB", got, err)
+	}
+	want := &csipb.NodeGetVolumeStatsRequest{VolumeId: testHandle, VolumePath: e.blockDir(testPVName, "dev", testPodUID)}
+	if diff := cmp.Diff(want, request[*csipb.NodeGetVolumeStatsRequest](t, e.drv, "NodeGetVolumeStats"), protocmp.Transform()); diff != "" {
+		t.Errorf("NodeGetVolumeStats (-want +got):\n%s", diff)
+	}
+	v := blockPV()
+	v.SpecName = "staging"
+	if _, err := e.m.VolumeStats(testContext(t), testPodUID, v); err == nil {
+		t.Error("stats of a block volume named as the plugin's staging directory were asked")
+	}
+}

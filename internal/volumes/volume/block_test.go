@@ -205,7 +205,7 @@ func TestCSIBlockClaim(t *testing.T) {
 	want := []csi.Volume{{
 		SpecName: "pv-csi", Driver: "mock.csi", Handle: "vol-1", ReadOnly: true,
 		Attributes: map[string]string{"a": "b"}, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-		PublishSecret: &corev1.SecretReference{Namespace: "sec", Name: "publish"},
+		PublishSecret: &corev1.SecretReference{Namespace: "sec", Name: "publish"}, Block: true,
 	}}
 	if diff := cmp.Diff(want, f.maps); diff != "" {
 		t.Errorf("mounter MapBlocks (-want +got):\n%s", diff)

@@ -61,6 +61,7 @@ func persistentCSI(c *claimed) csi.Volume {
 		SpecName: pv.Name, Driver: src.Driver, Handle: src.VolumeHandle, ReadOnly: c.readOnly,
 		FSType: src.FSType, MountOptions: pv.Spec.MountOptions, Attributes: src.VolumeAttributes,
 		AccessModes: pv.Spec.AccessModes, StageSecret: src.NodeStageSecretRef, PublishSecret: src.NodePublishSecretRef,
+		Block: isBlock(pv),
 	}
 }
 
@@ -160,22 +161,32 @@ func (m *Manager) tearDownCSI(ctx context.Context, volumesDir string) error {
 // could not be mapped (kubelet events' FailedMapVolume).
 const reasonFailedMapVolume = "FailedMapVolume"
 
-// setUpCSIBlock has the driver map a CSI persistent volume of volumeMode
-// Block for pod (stage, publish, bind, link: csi.Mounter.MapBlock) and
-// returns the pod's link to the device, which containers get as the host
-// path of their volumeDevices. As setUpCSI, a volume mapped before in
-// this boot of the machine (its marker) is not mapped again, so that a
-// restart of berth publishes nothing twice. No fsGroup, no SELinux: the
-// device is the container's as it is, as upstream. A failure is a
-// FailedMapVolume event worded as upstream's ("MapVolume.MapPodDevice
-// failed for volume ...").
-func (m *Manager) setUpCSIBlock(ctx context.Context, pod *corev1.Pod, volName string, v csi.Volume) (string, error) {
+// setUpCSIBlock has the driver map a claim's CSI persistent volume of
+// volumeMode Block for pod (stage, publish, bind, link:
+// csi.Mounter.MapBlock) and returns the pod's link to the device, which
+// containers get as the host path of their volumeDevices. As setUpCSI, a
+// volume mapped before in this boot of the machine (its marker) is not
+// mapped again, so that a restart of berth publishes nothing twice. No
+// fsGroup, no SELinux: the device is the container's as it is, as
+// upstream. A failure is a FailedMapVolume event worded as upstream's
+// ("MapVolume.MapPodDevice failed for volume ..."). Right after the map
+// the volume is expanded on the node when its PersistentVolume is larger
+// than the claim's status capacity, and on a refresh when it grew, as a
+// filesystem volume (expand.go) and as upstream's GenerateMapVolumeFunc
+// and GenerateExpandInUseVolumeFunc; a failure at the map fails it
+// before the marker is written, so the next set-up maps and expands
+// again.
+func (m *Manager) setUpCSIBlock(ctx context.Context, pod *corev1.Pod, volName string, c *claimed, refresh bool) (string, error) {
 	if m.cfg.CSI == nil {
 		return "", errors.New("CSI volumes need an API server (berth runs standalone)")
 	}
+	v := persistentCSI(c)
 	link := csi.DeviceLink(m.cfg.PodsDir, pod.UID, v.SpecName)
 	marker := readyMarker(m.cfg.PodsDir, pod.UID, volName)
 	if mapped, err := m.publishedThisBoot(marker); err != nil || mapped {
+		if err == nil && refresh {
+			m.expandOnline(ctx, pod, c)
+		}
 		return link, err
 	}
 	got, err := m.cfg.CSI.MapBlock(ctx, pod, v)
@@ -189,6 +200,9 @@ func (m *Manager) setUpCSIBlock(ctx context.Context, pod *corev1.Pod, volName st
 	}
 	if got != link {
 		return "", fmt.Errorf("CSI block volume %q mapped at %q, not at %q", v.SpecName, got, link)
+	}
+	if err := m.expandAtMount(ctx, pod, c); err != nil {
+		return "", err
 	}
 	if err := writeMarker(marker, m.cfg.BootID); err != nil {
 		return "", err

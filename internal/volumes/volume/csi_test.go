@@ -3,6 +3,7 @@ package volume
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -47,6 +48,9 @@ func (f *fakeCSI) MapBlock(_ context.Context, pod *corev1.Pod, v csi.Volume) (st
 	}
 	link := csi.DeviceLink(f.podsDir, pod.UID, v.SpecName)
 	if err := os.MkdirAll(filepath.Dir(link), 0o750); err != nil {
+		return "", err
+	}
+	if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) { // mapped again, as csi.Mounter's makeLink
 		return "", err
 	}
 	return link, os.Symlink("/dev/fake-"+v.SpecName, link)

@@ -48,8 +48,9 @@
 //	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test
 //	              and the walk that applies them, inside an os.Root
 //	mount.go      the Mounter interface and the mountinfo parser
-//	statvolumes.go StatVolume: the claim (local, CSI) and inline CSI volumes whose plugin
-//	              reports their usage, with their claim's name; Manager.StatVolumes lists
+//	statvolumes.go StatVolume: the claim (local, CSI, of either volumeMode) and inline CSI
+//	              volumes whose plugin reports their usage, with their claim's name (a
+//	              local block volume by its device's size); Manager.StatVolumes lists
 //	              what each pod's last successful SetUp published, never waiting on a set-up
 //	resize.go     planExpansion, expansionOutcome: the node's part of a claim's
 //	              expansion, as upstream's (online when the PersistentVolume grew
@@ -82,8 +83,9 @@
 //	               FailedMapVolume event, and unmapped at TearDown
 //	               (UnmapPodBlocks) before the links go
 //	expand.go      the expansions: NodeExpandVolume (CSIExpander) right after a
-//	               publication and on Run's refresh for a published volume whose
-//	               PersistentVolume grew; the claim's status patched, upstream's
+//	               publication (or a block volume's map) and on Run's refresh for a
+//	               published (or mapped) volume whose PersistentVolume grew; the
+//	               claim's status patched, upstream's
 //	               events on the pod and the claim (ClaimEventRecorder)
 //	trustbundle.go the trust anchors of a projected clusterTrustBundle source, read
 //	               from the API with upstream's rules and messages

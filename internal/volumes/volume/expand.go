@@ -39,6 +39,7 @@ const (
 	msgReadOnly        = "requested read-only file system"
 	msgOnlineFailed    = "NodeExpandVolume.NodeExpandVolume failed"
 	msgMountFailed     = "MountVolume.Setup failed while expanding volume"
+	msgMapFailed       = "MapVolume.MarkVolumeAsMounted failed while expanding volume"
 	msgGetPVC          = "mountVolume.NodeExpandVolume get PVC failed : %w"
 	msgUpdateLegacy    = "mountVolume.NodeExpandVolume update PVC status failed : %w"
 	msgUpdateRecovery  = "mountVolume.NodeExpandVolume update pvc status failed: %w"
@@ -69,13 +70,20 @@ func (m *Manager) setUpCSIClaim(ctx context.Context, pod *corev1.Pod, v corev1.V
 	return dir, nil
 }
 
-// expandAtMount expands c's volume just published for pod when the
-// claim's status capacity is below the PersistentVolume's.
+// expandAtMount expands c's volume just published (or, a block volume,
+// mapped) for pod when the claim's status capacity is below the
+// PersistentVolume's. A failure is upstream's FailedMount ("MountVolume.
+// Setup failed while expanding volume"), or for a block volume its
+// FailedMapVolume ("MapVolume.MarkVolumeAsMounted failed while expanding
+// volume").
 func (m *Manager) expandAtMount(ctx context.Context, pod *corev1.Pod, c *claimed) error {
 	if m.cfg.Expander == nil || m.cfg.Client == nil {
 		return nil
 	}
 	fail := func(err error) error {
+		if isBlock(c.volume) {
+			return &volumeError{reason: reasonFailedMapVolume, msg: fmt.Sprintf(msgVolume, msgMapFailed, c.volume.Name, ": "+err.Error())}
+		}
 		return &volumeError{msg: fmt.Sprintf(msgVolume, msgMountFailed, c.volume.Name, ": "+err.Error())}
 	}
 	pvc, err := m.cfg.Client.CoreV1().PersistentVolumeClaims(c.claim.Namespace).Get(ctx, c.claim.Name, metav1.GetOptions{})
@@ -150,7 +158,7 @@ func (m *Manager) expandVolume(ctx context.Context, pod *corev1.Pod, c *claimed,
 		}
 		pvc = updated
 	}
-	err := m.cfg.Expander.Expand(ctx, pod, persistentCSI(c), csi.Expansion{NewSize: plan.NewSize, Secret: c.volume.Spec.CSI.NodeExpandSecretRef})
+	err := m.cfg.Expander.Expand(ctx, pod, persistentCSI(c), csi.Expansion{NewSize: plan.NewSize, Secret: c.volume.Spec.CSI.NodeExpandSecretRef, AtMount: atMount})
 	out := expansionOutcome(plan, storageOf(pvc.Status.Capacity), resultOf(err))
 	c.expandFailedFinal = c.expandFailedFinal || out.FinalError
 	c.expandInUse = c.expandInUse || out.InUse

@@ -21,6 +21,9 @@ import (
 type fakeExpander struct {
 	mu    sync.Mutex // guards the fields below
 	sizes []string
+	// kinds are the calls' block and at-mount flags ("block at mount",
+	// "filesystem online").
+	kinds []string
 	err   error
 }
 
@@ -28,7 +31,15 @@ func (f *fakeExpander) Expand(_ context.Context, _ *corev1.Pod, v csi.Volume, e 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sizes = append(f.sizes, v.SpecName+"="+e.NewSize.String())
+	kind := map[bool]string{true: "block", false: "filesystem"}[v.Block] + map[bool]string{true: " at mount", false: " online"}[e.AtMount]
+	f.kinds = append(f.kinds, kind)
 	return f.err
+}
+
+func (f *fakeExpander) kindsOf() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.kinds...)
 }
 
 func (f *fakeExpander) calls() []string {

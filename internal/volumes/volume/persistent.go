@@ -33,7 +33,7 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 		case src.Local != nil:
 			return m.setUpLocalBlock(pod, c)
 		case src.CSI != nil:
-			return m.setUpCSIBlock(ctx, pod, v.Name, persistentCSI(c))
+			return m.setUpCSIBlock(ctx, pod, v.Name, c, refresh)
 		}
 		return "", fmt.Errorf("PersistentVolume %s: type %s of volumeMode Block is not supported by berth yet", c.volume.Name, persistentSourceType(src))
 	}

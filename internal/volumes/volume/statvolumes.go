@@ -27,8 +27,14 @@ type StatVolume struct {
 	// (<uid>/volumes/kubernetes.io~local-volume/<pv name>), "" otherwise:
 	// its filesystem (statfs) is its usage, as upstream's local plugin.
 	LocalDir string
-	// CSI is a CSI volume (persistent or inline), whose driver says its
-	// usage (csi.Mounter.VolumeStats); nil otherwise.
+	// LocalDevice is the device of a local persistent volume of
+	// volumeMode Block (the PersistentVolume's path, which the pod's link
+	// names), "" otherwise: its size is its capacity, the only figure, as
+	// upstream's local block mapper (metricsBlock).
+	LocalDevice string
+	// CSI is a CSI volume (persistent or inline, csi.Volume.Block for
+	// one of volumeMode Block), whose driver says its usage
+	// (csi.Mounter.VolumeStats); nil otherwise.
 	CSI *csi.Volume
 }
 
@@ -54,12 +60,14 @@ func statVolumesOf(pod *corev1.Pod, claims map[string]*claimed) []StatVolume {
 			out = append(out, StatVolume{Name: v.Name, CSI: &c})
 		case KindClaim:
 			c := claims[v.Name]
-			if c == nil || isBlock(c.volume) {
-				continue // not used by any container (not set up), or a block device: no filesystem to report
+			if c == nil {
+				continue // not used by any container (not set up)
 			}
 			name, _, _ := claimName(pod, v)
 			sv := StatVolume{Name: v.Name, Claim: name}
 			switch src := c.volume.Spec.PersistentVolumeSource; {
+			case src.Local != nil && isBlock(c.volume):
+				sv.LocalDevice = src.Local.Path
 			case src.Local != nil:
 				sv.LocalDir = filepath.Join(string(pod.UID), "volumes", localVolumePlugin, c.volume.Name)
 			case src.CSI != nil:

@@ -38,7 +38,7 @@ func TestExpandWordsMatchUpstream(t *testing.T) {
 		msgs []string
 	}{
 		{upOpExec, []string{
-			msgVolume, msgExpandSucceeded, msgExpandFailed, msgReadOnly, msgOnlineFailed, msgMountFailed,
+			msgVolume, msgExpandSucceeded, msgExpandFailed, msgReadOnly, msgOnlineFailed, msgMountFailed, msgMapFailed,
 			msgGetPVC, msgUpdateLegacy, msgUpdateRecovery,
 		}},
 		{upVolUtl, []string{msgNodeResizeError, msgPatchPVC}},
