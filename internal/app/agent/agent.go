@@ -645,6 +645,9 @@ func (n *node) run(ctx context.Context) error {
 	g.Go("pleg", n.pods.relister.Run)
 	g.Go("prober", n.pods.prober.Run)
 	g.Go("volumes", n.vols.manager.Run)
+	if n.vols.mounter != nil {
+		g.Go("csi-drivers", n.vols.mounter.Run) // the CSIDriver informer, as upstream's volume manager starts it
+	}
 	g.Go("objects", n.vols.objects.Run)
 	for name, run := range n.cluster.runs() {
 		g.Go(name, run)

@@ -15,9 +15,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// The Mounter's reads of the API: the CSIDriver object, the
-// VolumeAttachment (waited for), secrets, and the service account tokens
-// a driver is given.
+// The Mounter's reads of the API: the CSIDriver object (from the
+// informer, driverobjects.go), the VolumeAttachment (waited for),
+// secrets, and the service account tokens a driver is given.
 
 // Upstream's messages (WaitForAttach, getCredentialsFromSecret);
 // upstream_test.go pins them.
@@ -35,10 +35,10 @@ func attachBackoff() wait.Backoff {
 	return wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.05, Cap: 7 * time.Second, Steps: math.MaxInt32}
 }
 
-// driverPolicy reads the driver's CSIDriver object; a missing object is
-// upstream's defaults.
+// driverPolicy reads the driver's CSIDriver object from the informer
+// (waiting for its sync); a missing object is upstream's defaults.
 func (m *Mounter) driverPolicy(ctx context.Context, driver string) (driverPolicy, error) {
-	d, err := m.cfg.Client.StorageV1().CSIDrivers().Get(ctx, driver, metav1.GetOptions{})
+	d, err := m.csiDrivers.get(ctx, driver)
 	if apierrors.IsNotFound(err) {
 		return policyOf(nil), nil
 	}

@@ -194,6 +194,7 @@ func TestUnmapPodBlocksAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runMounter(t, restarted)
 	names, err := restarted.BlockVolumes(testPodUID)
 	if err != nil || len(names) != 1 || names[0] != testPVName {
 		t.Fatalf("BlockVolumes = %v, %v; want [%s]", names, err, testPVName)
@@ -350,6 +351,7 @@ func TestBlockVolumesInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runMounter(t, restarted)
 	for _, uid := range []types.UID{"pod-a", "pod-b"} {
 		got, err := restarted.VolumesInUse(ctx)
 		if err != nil {

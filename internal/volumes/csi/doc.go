@@ -45,6 +45,8 @@
 //	               (ExpandError, FailureOf)
 //	inuse.go       VolumesInUse: the attachable volumes in use, for the
 //	               Node's status.volumesInUse
+//	driverobjects.go the informer of CSIDriver objects (Mounter.Run runs
+//	               it; reads wait for its sync, as upstream's lister)
 //	apiread.go     the Mounter's reads: the CSIDriver, the
 //	               VolumeAttachment waited for, secrets, tokens
 //	capability.go  what a driver is told and what the kubelet does: the

@@ -63,6 +63,7 @@ func TestVolumesInUse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			runMounter(t, restarted)
 			if diff := cmp.Diff(tc.want, inUse(restarted)); diff != "" {
 				t.Errorf("in use after a restart (-want +got):\n%s", diff)
 			}

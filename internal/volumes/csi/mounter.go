@@ -60,8 +60,9 @@ func (v Volume) handle(podUID types.UID) string {
 type MounterConfig struct {
 	// Drivers are the registered drivers. Required.
 	Drivers *Drivers
-	// Client reads CSIDriver and VolumeAttachment objects and secrets, and
-	// requests service account tokens. Required.
+	// Client watches CSIDriver objects (Mounter.Run), reads
+	// VolumeAttachment objects and secrets, and requests service account
+	// tokens. Required.
 	Client kubernetes.Interface
 	// NodeName is the node's name, which names VolumeAttachments. Required.
 	NodeName string
@@ -114,9 +115,20 @@ type Mounter struct {
 	isMountPoint func(string) (bool, error)
 	block        BlockHost
 	locks        volumeLocks
+	// csiDrivers is the informer of CSIDriver objects, which Run runs;
+	// until it has synced, what reads a driver's object waits.
+	csiDrivers *driverObjects
 }
 
-// NewMounter builds a Mounter; it starts nothing.
+// Run runs the informer of CSIDriver objects until ctx ends; the
+// Mounter's operations that read a driver's CSIDriver object wait for
+// its first sync.
+func (m *Mounter) Run(ctx context.Context) error {
+	m.csiDrivers.run(ctx)
+	return nil
+}
+
+// NewMounter builds a Mounter; it starts nothing (Run does).
 func NewMounter(cfg MounterConfig) (*Mounter, error) {
 	switch {
 	case cfg.Drivers == nil:
@@ -130,7 +142,7 @@ func NewMounter(cfg MounterConfig) (*Mounter, error) {
 	case cfg.Clock == nil:
 		return nil, errors.New("CSI mounter needs a clock")
 	}
-	m := &Mounter{cfg: cfg, isMountPoint: cfg.IsMountPoint, block: cfg.Block}
+	m := &Mounter{cfg: cfg, isMountPoint: cfg.IsMountPoint, block: cfg.Block, csiDrivers: newDriverObjects(cfg.Client)}
 	sys := mount.NewWithoutSystemd("")
 	if m.isMountPoint == nil {
 		m.isMountPoint = sys.IsMountPoint

@@ -1,6 +1,7 @@
 package csi
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -92,6 +94,22 @@ func newMounterEnv(t *testing.T, caps []csipb.NodeServiceCapability_RPC_Type, ob
 		t.Fatal(err)
 	}
 	e.m = m
+	runMounter(t, m)
+	// The informer's list and watch done, the client's reactors are no
+	// longer read by it (a test may prepend its own) and the recorded
+	// requests are the test's own.
+	err = wait.PollUntilContextTimeout(testContext(t), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		for _, a := range e.client.Actions() {
+			if a.GetVerb() == "watch" && a.GetResource().Resource == "csidrivers" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the CSIDriver informer's watch: %v", err)
+	}
+	e.client.ClearActions()
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -99,6 +117,24 @@ func newMounterEnv(t *testing.T, caps []csipb.NodeServiceCapability_RPC_Type, ob
 	}()
 	t.Cleanup(func() { close(done); <-stopped })
 	return e
+}
+
+// runMounter runs m (its informer of CSIDriver objects) until the test
+// ends; it returns once the informer has synced.
+func runMounter(t *testing.T, m *Mounter) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(testContext(t))
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = m.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-stopped })
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	if _, err := m.driverPolicy(sctx, testDriver); err != nil {
+		t.Fatalf("the CSIDriver informer's sync: %v", err)
+	}
 }
 
 // isMountPoint is the Mounter's IsMountPoint: only the paths the test
