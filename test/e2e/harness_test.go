@@ -286,9 +286,20 @@ func (n *node) waitNoPod(name string) {
 }
 
 // waitFor polls cond until it holds; the bound is a failure guard only.
+// slowWait is how long a wait takes before waitFor logs it.
+const slowWait = 2 * time.Second
+
 func (n *node) waitFor(what string, cond func() bool) {
 	n.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	began := time.Now()
+	deadline := began.Add(waitTimeout)
+	// Long waits are logged (go test -v), so that where a test's time
+	// goes can be read off a run.
+	defer func() {
+		if d := time.Since(began); d >= slowWait {
+			n.t.Logf("waited %s for %s", d.Round(100*time.Millisecond), what)
+		}
+	}()
 	for !cond() {
 		select {
 		case <-n.exited:

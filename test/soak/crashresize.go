@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,7 +190,9 @@ func notResized(p corev1.Pod, want resources) string {
 		name      string
 		got, want corev1.ResourceList
 	}{{"requests", got.Requests, w.Requests}, {"limits", got.Limits, w.Limits}} {
-		for name, q := range l.want {
+		// In name order: the first difference named is the same every run.
+		for _, name := range slices.Sorted(maps.Keys(l.want)) {
+			q := l.want[name]
 			if g, ok := l.got[name]; !ok || g.Cmp(q) != 0 {
 				return fmt.Sprintf("%s %s %s, want %s", l.name, name, g.String(), q.String())
 			}
