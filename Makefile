@@ -151,7 +151,9 @@ simulate-image:
 simbench:
 	@bash hack/simbench.sh $(SIMBENCH_ARGS)
 
-# Side-by-side benchmark against the upstream kubelet (hack/bench.sh).
+# Side-by-side benchmark against the upstream kubelet (hack/bench.sh): two
+# configurations (shared, defaults), bursts of 30 and 100 pods, density 250,
+# berth's heap profiles; BENCH_ARGS go to test/bench/cmd/bench.
 bench:
 	@bash hack/bench.sh $(BENCH_ARGS)
 

@@ -3,8 +3,12 @@
 # machine (test/bench, docs/performance.md). Sets the node up, builds the
 # control plane and the upstream kubelet (tools/kube), builds berth the way
 # the kubelet is built (static, -trimpath, -s -w), then runs every scenario
-# for both kubelets and the CRI floor. Arguments go to test/bench/cmd/bench
-# (e.g. -repeats 1 -bursts 10 -steady 20s for a quick look). It refuses to
+# for both kubelets in both configurations (-configs shared,defaults: the
+# bench's shared file, and only what this machine needs), the density
+# scenario (-density 250, with -max-pods 250; 0 = off), berth's heap at 0,
+# 10, 110 and 250 pods (-heap), and the CRI floor. Arguments go to
+# test/bench/cmd/bench (e.g. -repeats 1 -bursts 10 -steady 20s -configs
+# shared -density 0 -heap=false for a quick look). It refuses to
 # run when other processes use more than -idle-threshold (10 %) of the CPU
 # once it holds the lock, unless -allow-busy is given, and warns in its
 # output when they do during the run (docs/performance.md).

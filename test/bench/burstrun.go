@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -15,12 +16,13 @@ import (
 // kubelet logs a pod's start once its own watch shows the pod running.
 const stageSettle = 2 * time.Second
 
-// burst creates b pods and measures them (their start, its stages, the
-// kubelet's peak use), samples the steady state after the largest burst
-// of the first repeat, then deletes them.
-func (r *runner) burst(ctx context.Context, col string, n *Node, rep, b int) error {
-	run := fmt.Sprintf("%s-%d-b%d", col, rep, b)
-	before, scrapeErr := scrape(ctx, r.cfg.NodeIP)
+// burst creates st.Pods pods and measures them (their start, its stages,
+// the kubelet's peak use), samples the steady state when st says so
+// (planBursts), then deletes them.
+func (r *runner) burst(ctx context.Context, col string, n *Node, rep int, st burstStep) error {
+	b := st.Pods
+	run := fmt.Sprintf("%s-%s-%d-b%d", r.conf, col, rep, b)
+	before, scrapeErr := r.scrape(ctx)
 	stopPeak := r.samplePeak(ctx, n)
 	perPod, all, spans, err := Burst(ctx, r.client, n.name, run, b)
 	peak := stopPeak()
@@ -28,6 +30,7 @@ func (r *runner) burst(ctx context.Context, col string, n *Node, rep, b int) err
 		return fmt.Errorf("%w (%v)", err, n.Running())
 	}
 	r.samples.Add(fmt.Sprintf("burst%d_pod", b), col, perPod...)
+	r.samples.Add(repeatKey(b, rep), col, perPod...)
 	r.samples.Add(fmt.Sprintf("burst%d_all", b), col, all)
 	r.addPeak(fmt.Sprintf("burst%d", b), col, peak)
 	r.cfg.Logf("%s: %d pods Running in %.2fs", run, b, all)
@@ -40,8 +43,8 @@ func (r *runner) burst(ctx context.Context, col string, n *Node, rep, b int) err
 	} else {
 		r.cfg.Logf("%s: no stage metrics: %v", run, scrapeErr)
 	}
-	if rep == 1 && b == maxBurst(r.cfg.Bursts) {
-		if err := r.steady(ctx, "busy", col, n, "system:node:"+n.name); err != nil {
+	if st.Steady != "" {
+		if err := r.steady(ctx, st.Steady, col, n, "system:node:"+n.name); err != nil {
 			return err
 		}
 	}
@@ -126,7 +129,7 @@ func (r *runner) stages(col string, n *Node, b int, spans map[string]Span) error
 // metricStages scrapes the kubelet again and records the mean of every
 // stage metric over the burst.
 func (r *runner) metricStages(ctx context.Context, col string, b int, before map[string]*dto.MetricFamily) {
-	after, err := scrape(ctx, r.cfg.NodeIP)
+	after, err := r.scrape(ctx)
 	if err != nil {
 		r.cfg.Logf("burst %d: no stage metrics: %v", b, err)
 		return
@@ -134,4 +137,39 @@ func (r *runner) metricStages(ctx context.Context, col string, b int, before map
 	for key, v := range histogramMeans(before, after) {
 		r.samples.Add(fmt.Sprintf("burst%d_%s", b, key), col, v)
 	}
+}
+
+// heapDir is where berth's heap profiles go.
+func (r *runner) heapDir() string { return filepath.Join(r.cfg.WorkDir, "heap") }
+
+// heapLadder brings berth's Node from 0 pods to every count of heapSteps
+// in turn (each step a burst of the difference), profiles its heap once
+// the pods are Running and the kubelet has settled, then deletes them all.
+func (r *runner) heapLadder(ctx context.Context, n *Node) error {
+	type step struct {
+		run  string
+		pods int
+	}
+	var made []step
+	defer func() {
+		for _, s := range made {
+			if _, _, err := DeleteAll(ctx, r.client, s.run, s.pods); err != nil {
+				r.cfg.Logf("heap ladder: delete %s: %v", s.run, err)
+			}
+		}
+	}()
+	have := 0
+	for _, target := range heapSteps(r.cfg.Density, r.cfg.MaxPods) {
+		if target == 0 {
+			continue // profiled on the fresh Node, before the bursts
+		}
+		s := step{run: fmt.Sprintf("%s-heap%d", r.conf, target), pods: target - have}
+		if _, _, _, err := Burst(ctx, r.client, n.name, s.run, s.pods); err != nil {
+			return fmt.Errorf("heap ladder to %d pods: %w (%v)", target, err, n.Running())
+		}
+		made, have = append(made, s), target
+		time.Sleep(r.cfg.Settle)
+		r.heap(ctx, r.heapDir(), target)
+	}
+	return nil
 }

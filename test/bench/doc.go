@@ -6,8 +6,8 @@
 //
 // Files:
 //
-//	stats.go     distributions: median, p50, p99, max (pure)
-//	table.go     the result table (pure)
+//	stats.go     distributions: median, p50, p90, p99, max (pure)
+//	table.go     the result tables: per configuration, per repeat side by side, heap (pure)
 //	measures.go  the figures of the table, and the kubelet-added latency (pure)
 //	procstat.go  RSS and CPU time of a process and its children from /proc (parsing is pure)
 //	idle.go      the idle-machine check: others' share of the CPU before and during the run
@@ -15,12 +15,15 @@
 //	scrape.go    the kubelets' stage metrics from /metrics, means over a burst
 //	audit.go     API requests per minute by user, from the audit log (pure)
 //	kubelet.go   the shared configuration (node guards alike); starting and stopping a kubelet
+//	configs.go   the configurations (shared, defaults) and each kubelet's file in them (pure)
+//	plan.go      which bursts, steady states and heap profiles a repeat runs (pure)
+//	heap.go      berth's heap profile from its kubelet API; parsing it is pure
 //	clean.go     returning containerd to a clean state between runs
 //	scenario.go  start to Ready, watches, per-pod times
 //	burst.go     pod bursts and deletions
-//	burstrun.go  one burst measured: times, stages, peaks, steady state
+//	burstrun.go  one burst measured: times, stages, peaks, steady state; the heap ladder
 //	floor.go     the same pods made directly through the CRI
-//	run.go       the whole run: idle check, every scenario for every kubelet, results
+//	run.go       the whole run: idle check, every configuration, kubelet and scenario, the floor, results
 //
 // cmd/bench is the command `make bench` runs.
 package bench

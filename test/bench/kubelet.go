@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -17,8 +19,10 @@ import (
 type Kubelet struct {
 	Name   string // ColBerth or ColUpstream
 	Binary string
-	// Config is the KubeletConfiguration fields this kubelet needs beyond
-	// sharedConfig (YAML lines).
+	// Config is KubeletConfiguration fields (YAML lines) this kubelet needs
+	// beyond its configuration's: appended to what Start or StartWith
+	// writes. The bench leaves it empty (KubeletConfig has each kubelet's
+	// part); test/soak sets UpstreamConfig.
 	Config []string
 	// Args are flags of this kubelet's own, after the shared ones.
 	Args []string
@@ -31,14 +35,15 @@ type Kubelet struct {
 // default hard thresholds, image GC (its thresholds at 100/99 % so that it
 // never removes the locally built test images, which no registry can give
 // back) and container GC, log rotation, volume stats.
-func sharedConfig(criEndpoint string) []string {
+// maxPods is the bench's --max-pods (the density scenario's count).
+func sharedConfig(criEndpoint string, maxPods int) []string {
 	return append([]string{
 		"apiVersion: kubelet.config.k8s.io/v1beta1",
 		"kind: KubeletConfiguration",
 		"containerRuntimeEndpoint: " + criEndpoint,
 		"cgroupDriver: cgroupfs",
 		"readOnlyPort: 0",
-		"maxPods: 110",
+		"maxPods: " + strconv.Itoa(maxPods),
 		"syncFrequency: 1m",
 		"nodeStatusUpdateFrequency: 10s",
 		"nodeStatusReportFrequency: 5m",
@@ -46,8 +51,9 @@ func sharedConfig(criEndpoint string) []string {
 		// default) and no iptables chains (a shared host).
 		"failCgroupV1: false",
 		"makeIPTablesUtilChains: false",
-		// The harness reads /metrics on the secure port without
-		// credentials (the stage metrics).
+		// Anonymous requests allowed (the file predates the defaults
+		// configuration, which authorizes the harness's client
+		// certificate as a real node would).
 		"authentication:",
 		"  anonymous: {enabled: true}",
 		"  webhook: {enabled: false}",
@@ -96,14 +102,21 @@ type Node struct {
 	logFile *os.File
 }
 
-// Start runs k for nodeName with its files under dir. It returns once the
+// Start runs k for nodeName with its files under dir in the shared
+// configuration at upstream's maxPods (test/soak's). It returns once the
 // process has started; Node Ready is the caller's business.
 func (k *Kubelet) Start(nodeName, dir, kubeconfig, nodeIP, criEndpoint string) (*Node, error) {
+	return k.StartWith(nodeName, dir, kubeconfig, nodeIP, sharedConfig(criEndpoint, upstreamMaxPods))
+}
+
+// StartWith is Start with the KubeletConfiguration config (YAML lines,
+// e.g. KubeletConfig's), then k.Config.
+func (k *Kubelet) StartWith(nodeName, dir, kubeconfig, nodeIP string, config []string) (*Node, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("make kubelet directory: %w", err)
 	}
 	cfgPath := filepath.Join(dir, "config.yaml")
-	cfg := strings.Join(append(sharedConfig(criEndpoint), k.Config...), "\n") + "\n"
+	cfg := strings.Join(append(slices.Clone(config), k.Config...), "\n") + "\n"
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, fmt.Errorf("write kubelet config: %w", err)
 	}

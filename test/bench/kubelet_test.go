@@ -19,7 +19,7 @@ import (
 func sharedKubeletConfig(t *testing.T) *kubeletconfigv1beta1.KubeletConfiguration {
 	t.Helper()
 	var kc kubeletconfigv1beta1.KubeletConfiguration
-	if err := yaml.UnmarshalStrict([]byte(strings.Join(sharedConfig("unix:///run/containerd/containerd.sock"), "\n")), &kc); err != nil {
+	if err := yaml.UnmarshalStrict([]byte(strings.Join(sharedConfig("unix:///run/containerd/containerd.sock", 250), "\n")), &kc); err != nil {
 		t.Fatalf("decode the shared config: %v", err)
 	}
 	return &kc
@@ -38,7 +38,7 @@ func TestSharedConfigEvictionIsUpstreamDefault(t *testing.T) {
 // refuses a field it does not honour), so the guards run in both kubelets.
 func TestSharedConfigBerthHonours(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(strings.Join(sharedConfig("unix:///run/containerd/containerd.sock"), "\n")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Join(sharedConfig("unix:///run/containerd/containerd.sock", 250), "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	flags := config.NewFlags()

@@ -3,13 +3,17 @@ package bench
 import "strconv"
 
 // Measures lists every figure of the table, in order, for the given burst
-// sizes.
-func Measures(bursts []int) []Measure {
+// sizes and density scenario (0: none).
+func Measures(bursts []int, density int) []Measure {
 	m := []Measure{{Key: "start_ready", Title: "process start to Node Ready", Unit: "s", Dist: true}}
-	for _, b := range bursts {
+	for _, b := range allBursts(bursts, density) {
 		m = append(m, burstMeasures(strconv.Itoa(b))...)
 	}
-	for _, load := range []struct{ key, title string }{{"idle", "0 pods"}, {"busy", strconv.Itoa(maxBurst(bursts)) + " pods"}} {
+	loads := []struct{ key, title string }{{loadIdle, "0 pods"}, {loadBusy, strconv.Itoa(maxBurst(bursts)) + " pods"}}
+	if density > 0 {
+		loads = append(loads, struct{ key, title string }{loadDense, strconv.Itoa(density) + " pods"})
+	}
+	for _, load := range loads {
 		m = append(m,
 			Measure{Key: load.key + "_rss", Title: "kubelet RSS, " + load.title, Unit: "MiB", Dist: true},
 			Measure{Key: load.key + "_cpu", Title: "kubelet CPU, " + load.title, Unit: "% core", Dist: true},
@@ -19,10 +23,23 @@ func Measures(bursts []int) []Measure {
 			Measure{Key: load.key + "_containerd_cpu_spm", Title: "containerd CPU time, " + load.title, Unit: "s/min"},
 		)
 	}
-	return append(m,
-		Measure{Key: "api_rpm", Title: "API requests, " + strconv.Itoa(maxBurst(bursts)) + " pods", Unit: "req/min"},
-		Measure{Key: "binary_size", Title: "binary size", Unit: "MiB"},
-	)
+	for _, load := range loads[1:] {
+		m = append(m, Measure{Key: apiKey(load.key), Title: "API requests, " + load.title, Unit: "req/min"})
+	}
+	for _, n := range heapSteps(density, max(maxBurst(bursts), density, upstreamMaxPods)) {
+		m = append(m, Measure{Key: "heap_inuse_" + strconv.Itoa(n), Title: "berth heap in use (HeapInuse), " + strconv.Itoa(n) + " pods", Unit: "MiB"})
+	}
+	return append(m, Measure{Key: "binary_size", Title: "binary size", Unit: "MiB"})
+}
+
+// apiKey is the key of the API requests per minute in the steady state
+// of load (api_rpm for the largest burst's, as before the density
+// scenario).
+func apiKey(load string) string {
+	if load == loadBusy {
+		return "api_rpm"
+	}
+	return "api_rpm_" + load
 }
 
 // burstMeasures are the figures of the burst of n pods.
@@ -57,7 +74,8 @@ func burstMeasures(n string) []Measure {
 
 // AddKubeletAdded derives each kubelet's added latency per burst size: its
 // create → Running percentile less the CRI floor's for the same pods (p50
-// and p99). It is pure but for s.
+// and p99), for every size of bursts (the density scenario's among them).
+// It is pure but for s.
 func AddKubeletAdded(s Samples, bursts []int) {
 	for _, b := range bursts {
 		key := "burst" + strconv.Itoa(b) + "_pod"

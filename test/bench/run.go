@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,16 +18,26 @@ import (
 
 // Config is one benchmark run.
 type Config struct {
-	Kubelets    []Kubelet // berth and the upstream kubelet, measured in this order
-	CRIEndpoint string
-	NodeIP      string
-	PodLogsDir  string
-	Repeats     int           // of every scenario (at least 1)
-	Bursts      []int         // pod counts, e.g. 30 and 100
-	Steady      time.Duration // steady-state sampling window
-	Settle      time.Duration // wait before steady-state sampling
-	WorkDir     string        // cluster, kubelet root dirs and logs
-	BinDir      string        // control plane binaries ("" = default)
+	Kubelets []Kubelet // berth and the upstream kubelet, measured in this order
+	// Configurations are KubeletConfig's names, measured in this order:
+	// every kubelet, every repeat in each.
+	Configurations []string
+	CRIEndpoint    string
+	NodeIP         string
+	PodLogsDir     string
+	Repeats        int   // of every scenario (at least 1)
+	Bursts         []int // pod counts, e.g. 30 and 100
+	// Density is the pod count of the density scenario (a burst, its
+	// steady state, its deletion, after Bursts); 0 leaves it out.
+	Density int
+	MaxPods int // both kubelets' maxPods
+	// Heap profiles berth's heap at heapSteps in the first repeat of every
+	// configuration, into WorkDir/heap.
+	Heap    bool
+	Steady  time.Duration // steady-state sampling window
+	Settle  time.Duration // wait before steady-state sampling
+	WorkDir string        // cluster, kubelet root dirs and logs
+	BinDir  string        // control plane binaries ("" = default)
 	// IdleThreshold is the share of the machine's CPU others may use (see
 	// idle.go); AllowBusy runs even when the machine is busy before the
 	// run (the figures then carry a warning).
@@ -35,26 +46,44 @@ type Config struct {
 	Logf          func(format string, args ...any)
 }
 
-// Result is a run's samples and what the idle-machine check saw.
+// Result is a run's samples, by configuration (each with the CRI floor's,
+// which no configuration changes), berth's heap profiles and what the
+// idle-machine check saw.
 type Result struct {
-	Samples Samples
+	Samples map[string]Samples
+	Heaps   []HeapPoint
 	Idle    IdleReport
 }
 
-// runner carries one run's clients.
+// runner carries one run's clients and results. One goroutine uses it.
 type runner struct {
 	cfg        Config
 	cl         *cluster.Cluster
 	client     kubernetes.Interface
+	kubeletAPI *http.Client // see kubeletClient
 	criClient  *cri.Client
 	containerd int
-	samples    Samples
+	conf       string  // the configuration being measured
+	samples    Samples // conf's (the floor's while it runs)
+	byConf     map[string]Samples
+	heaps      []HeapPoint
 }
 
-// Run checks that the machine is idle, measures every kubelet, then the
-// floor, and returns the samples. The control plane is started for the run
+// Run checks that the machine is idle, measures every kubelet in every
+// configuration, then the floor, and returns the samples. The control plane is started for the run
 // and stopped at its end. Others' use of the CPU is sampled all along.
 func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := validatePlan(cfg.Bursts, cfg.Density, cfg.MaxPods); err != nil {
+		return Result{}, err
+	}
+	if len(cfg.Configurations) == 0 {
+		return Result{}, fmt.Errorf("no configurations")
+	}
+	for _, c := range cfg.Configurations {
+		if _, err := KubeletConfig(c, ColBerth, NodeConfig{}); err != nil {
+			return Result{}, err
+		}
+	}
 	containerd, err := RuntimePID(cfg.CRIEndpoint)
 	if err != nil {
 		return Result{}, err
@@ -73,51 +102,61 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	monCtx, stopMon := context.WithCancel(ctx)
 	monDone := make(chan struct{})
 	go func() { mon.run(monCtx); close(monDone) }()
-	samples, err := run(ctx, cfg)
+	r := &runner{cfg: cfg, byConf: map[string]Samples{}}
+	err = r.run(ctx)
 	stopMon()
 	<-monDone
-	res := Result{Samples: samples, Idle: mon.report(cfg.IdleThreshold, before)}
+	res := Result{Samples: r.byConf, Heaps: r.heaps, Idle: mon.report(cfg.IdleThreshold, before)}
 	for _, w := range res.Idle.Warnings {
 		cfg.Logf("WARNING: %s", w)
 	}
 	return res, err
 }
 
-// run measures every kubelet, then the floor.
-func run(ctx context.Context, cfg Config) (Samples, error) {
+// run measures every kubelet in every configuration, then the floor.
+func (r *runner) run(ctx context.Context) error {
+	cfg := r.cfg
 	cl, err := cluster.Start(ctx, cluster.Options{BinDir: cfg.BinDir, TempDir: cfg.WorkDir, AuditLog: true})
 	if err != nil {
-		return nil, fmt.Errorf("start control plane: %w", err)
+		return fmt.Errorf("start control plane: %w", err)
 	}
 	defer func() {
 		if err := cl.Stop(); err != nil {
 			cfg.Logf("stop control plane: %v", err)
 		}
 	}()
-	r := &runner{cfg: cfg, cl: cl, samples: Samples{}}
+	r.cl = cl
 	if err := r.connect(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	defer r.criClient.Close()
-	for _, k := range cfg.Kubelets {
-		for rep := 1; rep <= cfg.Repeats; rep++ {
-			if err := r.runKubelet(ctx, k, rep); err != nil {
-				return r.samples, fmt.Errorf("%s, repeat %d: %w", k.Name, rep, err)
+	for _, conf := range cfg.Configurations {
+		r.conf, r.samples = conf, Samples{}
+		r.byConf[conf] = r.samples
+		for _, k := range cfg.Kubelets {
+			for rep := 1; rep <= cfg.Repeats; rep++ {
+				if err := r.runKubelet(ctx, k, rep); err != nil {
+					return fmt.Errorf("%s, %s, repeat %d: %w", conf, k.Name, rep, err)
+				}
 			}
+			fi, err := os.Stat(k.Binary)
+			if err != nil {
+				return err
+			}
+			r.samples.Add("binary_size", k.Name, float64(fi.Size())/(1<<20))
 		}
-		fi, err := os.Stat(k.Binary)
-		if err != nil {
-			return r.samples, err
-		}
-		r.samples.Add("binary_size", k.Name, float64(fi.Size())/(1<<20))
 	}
+	r.conf, r.samples = ColFloor, Samples{}
 	for rep := 1; rep <= cfg.Repeats; rep++ {
 		if err := r.runFloor(ctx, rep); err != nil {
-			return r.samples, fmt.Errorf("floor, repeat %d: %w", rep, err)
+			return fmt.Errorf("floor, repeat %d: %w", rep, err)
 		}
 	}
-	AddKubeletAdded(r.samples, cfg.Bursts)
-	return r.samples, nil
+	for _, s := range r.byConf {
+		s.merge(r.samples)
+		AddKubeletAdded(s, allBursts(cfg.Bursts, cfg.Density))
+	}
+	return nil
 }
 
 // connect makes the API and CRI clients and waits for the default
@@ -137,6 +176,13 @@ func (r *runner) connect(ctx context.Context) error {
 	if r.containerd, err = RuntimePID(r.cfg.CRIEndpoint); err != nil {
 		return err
 	}
+	kp, err := r.cl.IssueClientCert("berth-bench", "system:masters")
+	if err != nil {
+		return err
+	}
+	if r.kubeletAPI, err = kubeletClient(kp); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		_, err := r.client.CoreV1().ServiceAccounts(benchNamespace).Get(ctx, "default", metav1.GetOptions{})
@@ -150,12 +196,17 @@ func (r *runner) connect(ctx context.Context) error {
 	}
 }
 
-// runKubelet runs every scenario once for kubelet k on a fresh Node.
+// runKubelet runs every scenario once for kubelet k on a fresh Node, in
+// configuration r.conf.
 func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
+	kcfg, err := KubeletConfig(r.conf, k.Name, NodeConfig{CRIEndpoint: r.cfg.CRIEndpoint, ClientCAFile: r.cl.CAFile(), MaxPods: r.cfg.MaxPods})
+	if err != nil {
+		return err
+	}
 	if err := RemoveAllSandboxes(ctx, r.criClient.Runtime, r.cfg.CRIEndpoint); err != nil {
 		return err
 	}
-	nodeName := fmt.Sprintf("bench-%s-%d", k.Name, rep)
+	nodeName := fmt.Sprintf("bench-%s-%s-%d", r.conf, k.Name, rep)
 	kubeconfig, err := r.cl.NodeKubeconfig(nodeName)
 	if err != nil {
 		return err
@@ -164,7 +215,7 @@ func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
 	readyCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	n, err := k.Start(nodeName, dir, kubeconfig, r.cfg.NodeIP, r.cfg.CRIEndpoint)
+	n, err := k.StartWith(nodeName, dir, kubeconfig, r.cfg.NodeIP, kcfg)
 	if err != nil {
 		return err
 	}
@@ -175,18 +226,25 @@ func (r *runner) runKubelet(ctx context.Context, k Kubelet, rep int) error {
 	}
 	r.samples.Add("start_ready", k.Name, ready.Sub(start).Seconds())
 	r.cfg.Logf("%s: Node Ready %.2fs after start", nodeName, ready.Sub(start).Seconds())
+	heap := r.cfg.Heap && rep == 1 && k.Name == ColBerth
 	if rep == 1 {
-		if err := r.steady(ctx, "idle", k.Name, n, ""); err != nil {
+		if err := r.steady(ctx, loadIdle, k.Name, n, ""); err != nil {
 			return err
 		}
 	}
-	for _, b := range r.cfg.Bursts {
-		if err := r.burst(ctx, k.Name, n, rep, b); err != nil {
+	if heap {
+		r.heap(ctx, r.heapDir(), 0)
+	}
+	for _, st := range planBursts(r.cfg.Bursts, r.cfg.Density, rep) {
+		if err := r.burst(ctx, k.Name, n, rep, st); err != nil {
 			return err
 		}
 		if err := n.Running(); err != nil {
 			return err
 		}
+	}
+	if heap {
+		return r.heapLadder(ctx, n)
 	}
 	return nil
 }
@@ -223,7 +281,7 @@ func (r *runner) steady(ctx context.Context, load, col string, n *Node, user str
 	if err != nil {
 		return err
 	}
-	r.samples.Add("api_rpm", col, float64(count)/to.Sub(from).Minutes())
+	r.samples.Add(apiKey(load), col, float64(count)/to.Sub(from).Minutes())
 	return nil
 }
 
@@ -244,13 +302,14 @@ func (r *runner) runFloor(ctx context.Context, rep int) error {
 		return err
 	}
 	f := &Floor{Runtime: r.criClient.Runtime, PodLogsDir: r.cfg.PodLogsDir}
-	for _, b := range r.cfg.Bursts {
+	for _, b := range allBursts(r.cfg.Bursts, r.cfg.Density) {
 		run := fmt.Sprintf("floor-%d-b%d", rep, b)
 		pods, perPod, all, err := f.Start(ctx, run, b)
 		if err != nil {
 			return err
 		}
 		r.samples.Add(fmt.Sprintf("burst%d_pod", b), ColFloor, perPod...)
+		r.samples.Add(repeatKey(b, rep), ColFloor, perPod...)
 		r.samples.Add(fmt.Sprintf("burst%d_all", b), ColFloor, all)
 		perPod, all, err = f.Delete(ctx, pods)
 		if err != nil {

@@ -12,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/berthk8s/berth/test/cluster"
 )
 
 // stageMetric is a latency histogram a kubelet exposes on /metrics for a
@@ -45,33 +47,37 @@ var stageMetrics = []stageMetric{
 // scrapeTimeout bounds one /metrics request.
 const scrapeTimeout = 30 * time.Second
 
-// scrape reads a kubelet's /metrics on its secure port. The bench's
-// kubelets allow anonymous requests (sharedConfig); their serving
-// certificates are self-signed.
-func scrape(ctx context.Context, nodeIP string) (map[string]*dto.MetricFamily, error) {
-	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
-	defer cancel()
-	url := "https://" + net.JoinHostPort(nodeIP, "10250") + "/metrics"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// scrape reads the kubelet's /metrics on its secure port.
+func (r *runner) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	var fams map[string]*dto.MetricFamily
+	err := r.kubeletGet(ctx, "/metrics", func(body io.Reader) (err error) {
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err = p.TextToMetricFamilies(io.LimitReader(body, 64<<20))
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the kubelet's self-signed certificate, on this machine
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scrape %s: %s", url, resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", url, err)
+		return nil, fmt.Errorf("scrape /metrics: %w", err)
 	}
 	return fams, nil
+}
+
+// kubeletURL is path on the kubelet API of the node at nodeIP.
+func kubeletURL(nodeIP, path string) string {
+	return "https://" + net.JoinHostPort(nodeIP, "10250") + path
+}
+
+// kubeletClient calls the kubelet API as user admin of the cluster: its
+// client certificate (signed by the cluster CA, group system:masters)
+// passes a real node's webhook authorization (the defaults
+// configuration); the shared one allows anonymous requests. The kubelets'
+// serving certificates are self-signed.
+func kubeletClient(kp cluster.KeyPair) (*http.Client, error) {
+	cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("load the bench's client certificate: %w", err)
+	}
+	tlsCfg := &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}} //nolint:gosec // the kubelet's self-signed certificate, on this machine
+	return &http.Client{Timeout: 2 * scrapeTimeout, Transport: &http.Transport{TLSClientConfig: tlsCfg}}, nil
 }
 
 // histogramTotals sums the count and sum of a histogram family's series

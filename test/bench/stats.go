@@ -10,6 +10,7 @@ type Dist struct {
 	N      int     `json:"n"`
 	Median float64 `json:"median"`
 	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
 	P99    float64 `json:"p99"`
 	Max    float64 `json:"max"`
 }
@@ -29,7 +30,7 @@ func Summarize(samples []float64) Dist {
 	if n%2 == 0 {
 		median = (s[n/2-1] + s[n/2]) / 2
 	}
-	return Dist{N: n, Median: median, P50: nearestRank(s, 50), P99: nearestRank(s, 99), Max: s[n-1]}
+	return Dist{N: n, Median: median, P50: nearestRank(s, 50), P90: nearestRank(s, 90), P99: nearestRank(s, 99), Max: s[n-1]}
 }
 
 // nearestRank is the p-th percentile of sorted samples.

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,14 +23,18 @@ import (
 
 // report is the JSON written beside the table.
 type report struct {
-	Date     time.Time        `json:"date"`
-	Machine  string           `json:"machine"`
-	Repeats  int              `json:"repeats"`
-	Bursts   []int            `json:"bursts"`
-	Steady   string           `json:"steady"`
-	Measures []bench.Measure  `json:"measures"`
-	Samples  bench.Samples    `json:"samples"`
-	Idle     bench.IdleReport `json:"idle"`
+	Date           time.Time                `json:"date"`
+	Machine        string                   `json:"machine"`
+	Repeats        int                      `json:"repeats"`
+	Bursts         []int                    `json:"bursts"`
+	Density        int                      `json:"density"`
+	MaxPods        int                      `json:"max_pods"`
+	Configurations []string                 `json:"configurations"`
+	Steady         string                   `json:"steady"`
+	Measures       []bench.Measure          `json:"measures"`
+	Samples        map[string]bench.Samples `json:"samples"` // by configuration
+	Heaps          []bench.HeapPoint        `json:"heaps"`
+	Idle           bench.IdleReport         `json:"idle"`
 }
 
 func main() {
@@ -46,6 +51,11 @@ func run() error {
 	cri := flag.String("cri", "unix:///run/containerd/containerd.sock", "CRI endpoint")
 	repeats := flag.Int("repeats", 3, "repeats of every scenario")
 	burstList := flag.String("bursts", "30,100", "burst sizes, comma-separated")
+	confList := flag.String("configs", strings.Join(bench.Configurations(), ","),
+		"configurations, comma-separated, in order: shared (the bench's shared file), defaults (only what this machine needs)")
+	density := flag.Int("density", 250, "pods of the density scenario (a burst, its steady state, its deletion); 0 = off")
+	maxPods := flag.Int("max-pods", 250, "both kubelets' maxPods")
+	heap := flag.Bool("heap", true, "profile berth's heap at 0, 10, 110 and -density pods (first repeat of each configuration)")
 	steady := flag.Duration("steady", time.Minute, "steady-state sampling window")
 	settle := flag.Duration("settle", 10*time.Second, "wait before steady-state sampling")
 	idle := flag.Float64("idle-threshold", bench.DefaultIdleThreshold, "share of the machine's CPU other processes may use (0 to 1)")
@@ -53,6 +63,10 @@ func run() error {
 	flag.Parse()
 
 	bursts, err := parseBursts(*burstList)
+	if err != nil {
+		return err
+	}
+	confs, err := parseConfigs(*confList)
 	if err != nil {
 		return err
 	}
@@ -74,22 +88,22 @@ func run() error {
 	res, runErr := bench.Run(ctx, bench.Config{
 		Kubelets: []bench.Kubelet{
 			{Name: bench.ColBerth, Binary: *berth},
-			{Name: bench.ColUpstream, Binary: *kubelet, Config: bench.UpstreamConfig()},
+			{Name: bench.ColUpstream, Binary: *kubelet},
 		},
-		CRIEndpoint: *cri, NodeIP: nodeIPs[0], PodLogsDir: "/var/log/pods",
-		Repeats: *repeats, Bursts: bursts, Steady: *steady, Settle: *settle, WorkDir: work,
+		Configurations: confs,
+		CRIEndpoint:    *cri, NodeIP: nodeIPs[0], PodLogsDir: "/var/log/pods",
+		Repeats: *repeats, Bursts: bursts, Density: *density, MaxPods: *maxPods, Heap: *heap,
+		Steady: *steady, Settle: *settle, WorkDir: work,
 		IdleThreshold: *idle, AllowBusy: *allowBusy,
 		Logf: func(format string, args ...any) {
 			fmt.Printf("[bench %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 		},
 	})
-	measures := bench.Measures(bursts)
-	rep := report{Date: start.UTC(), Machine: describeMachine(), Repeats: *repeats, Bursts: bursts, Steady: steady.String(),
-		Measures: measures, Samples: res.Samples, Idle: res.Idle}
-	table := idleLines(res.Idle)
-	if len(res.Samples) > 0 {
-		table += bench.Table(measures, res.Samples)
-	}
+	measures := bench.Measures(bursts, *density)
+	rep := report{Date: start.UTC(), Machine: describeMachine(), Repeats: *repeats, Bursts: bursts, Density: *density,
+		MaxPods: *maxPods, Configurations: confs, Steady: steady.String(),
+		Measures: measures, Samples: res.Samples, Heaps: res.Heaps, Idle: res.Idle}
+	table := idleLines(res.Idle) + tables(confs, bursts, *density, *repeats, measures, res)
 	fmt.Printf("\n%s, %s, %d repeats, run took %s\n\n%s", rep.Date.Format(time.RFC3339), rep.Machine, *repeats,
 		time.Since(start).Round(time.Second), table)
 	data, err := json.MarshalIndent(rep, "", "  ")
@@ -118,14 +132,52 @@ func idleLines(r bench.IdleReport) string {
 	return b.String()
 }
 
+// tables is the report: create → Running per repeat with every
+// configuration side by side, each configuration's full table, berth's
+// heap profiles.
+func tables(confs []string, bursts []int, density, repeats int, measures []bench.Measure, res bench.Result) string {
+	if len(res.Samples) == 0 {
+		return ""
+	}
+	all := bursts
+	if density > 0 {
+		all = append(slices.Clone(bursts), density)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "create to Running, per pod, per repeat (configurations side by side):\n\n%s", bench.RepeatTable(all, repeats, confs, res.Samples))
+	for _, c := range confs {
+		if s, ok := res.Samples[c]; ok {
+			fmt.Fprintf(&b, "\nconfiguration %s:\n\n%s", c, bench.Table(measures, s))
+		}
+	}
+	if len(res.Heaps) > 0 {
+		fmt.Fprintf(&b, "\n%s", bench.HeapTable(res.Heaps))
+	}
+	return b.String()
+}
+
+// parseBursts reads -bursts; their bounds (maxPods) are bench.Run's check.
 func parseBursts(s string) ([]int, error) {
 	var out []int
 	for f := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 || n > 110 {
-			return nil, fmt.Errorf("burst size %q: want 1 to 110 (maxPods)", f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("burst size %q: want a positive number", f)
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseConfigs reads -configs: known names, each once.
+func parseConfigs(s string) ([]string, error) {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(bench.Configurations(), f) || slices.Contains(out, f) {
+			return nil, fmt.Errorf("configuration %q: want each of %v at most once", f, bench.Configurations())
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }
