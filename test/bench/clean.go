@@ -17,10 +17,10 @@ import (
 // RemoveAllSandboxes stops and removes every pod sandbox (and so every
 // container) in the runtime at endpoint (a unix:// CRI endpoint of
 // containerd): each run starts from an empty containerd. A sandbox
-// containerd 1.6 refuses to remove because a container of it is left
-// created with a task ("cannot delete running task": a kubelet killed in
-// the middle of StartContainer) has that task killed and deleted through
-// ctr, which the CRI has no call for, and is removed again.
+// containerd 1.6 refuses to remove because a container of it kept a task
+// the CRI does not show running ("cannot delete running task": a kubelet
+// killed in the middle of StartContainer, see KillLeakedTasks) has that
+// task killed and deleted through ctr, and is removed again.
 func RemoveAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient, endpoint string) error {
 	resp, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
 	if err != nil {
@@ -38,7 +38,7 @@ func RemoveAllSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient,
 		}
 		err := removeSandbox(ctx, rt, sb.GetId())
 		if err != nil && strings.Contains(err.Error(), "cannot delete running task") {
-			if kerr := deleteCreatedTasks(ctx, rt, endpoint, sb.GetId()); kerr != nil {
+			if _, kerr := KillLeakedTasks(ctx, rt, endpoint, sb.GetId()); kerr != nil {
 				err = errors.Join(err, kerr)
 			} else {
 				err = removeSandbox(ctx, rt, sb.GetId())
@@ -58,33 +58,61 @@ func removeSandbox(ctx context.Context, rt runtimeapi.RuntimeServiceClient, id s
 	return nil
 }
 
-// deleteCreatedTasks kills and deletes, with ctr in containerd's k8s.io
-// namespace, the task of every container of sandbox id the CRI shows as
-// created.
-func deleteCreatedTasks(ctx context.Context, rt runtimeapi.RuntimeServiceClient, endpoint, id string) error {
-	resp, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{PodSandboxId: id}})
+// KillLeakedTasks kills and deletes, with ctr in containerd's k8s.io
+// namespace, the task of every container of sandbox (all sandboxes when
+// it is empty) that the CRI does not show running but containerd still
+// holds a task of, not stopped; it returns how many it found. containerd
+// 1.6 leaks such a task when the client of a StartContainer goes in the
+// middle of it (a kubelet killed): the task is created, the CRI records
+// the start as failed (EXITED, StartError "failed to get task pid:
+// context canceled"), and from then on no CRI call stops the task nor
+// removes the container ("cannot delete running task"). The upstream
+// kubelet is stuck on it as berth is; an operator's fix is ctr's.
+func KillLeakedTasks(ctx context.Context, rt runtimeapi.RuntimeServiceClient, endpoint, sandbox string) (int, error) {
+	filter := &runtimeapi.ContainerFilter{PodSandboxId: sandbox}
+	resp, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: filter})
 	if err != nil {
-		return fmt.Errorf("list containers of pod sandbox %q: %w", id, err)
+		return 0, fmt.Errorf("list containers: %w", err)
 	}
 	address := strings.TrimPrefix(endpoint, "unix://")
-	ctr := func(args ...string) error {
+	ctr := func(args ...string) (string, error) {
 		args = append([]string{"--address", address, "-n", "k8s.io", "tasks"}, args...)
-		if out, err := exec.CommandContext(ctx, "ctr", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, out)
+		out, err := exec.CommandContext(ctx, "ctr", args...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, out)
 		}
-		return nil
+		return string(out), nil
 	}
+	list, err := ctr("ls")
+	if err != nil {
+		return 0, err
+	}
+	tasks := taskStatuses(list)
+	n := 0
 	for _, c := range resp.GetContainers() {
-		if c.GetState() != runtimeapi.ContainerState_CONTAINER_CREATED {
+		if st, ok := tasks[c.GetId()]; !ok || st == "STOPPED" || c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
+		n++
 		// The kill fails for a task that never started; the delete is what counts.
-		_ = ctr("kill", "-s", "SIGKILL", c.GetId())
-		if err := ctr("delete", "-f", c.GetId()); err != nil {
-			return err
+		_, _ = ctr("kill", "-s", "SIGKILL", c.GetId())
+		if _, err := ctr("delete", "-f", c.GetId()); err != nil {
+			return n, err
 		}
 	}
-	return nil
+	return n, nil
+}
+
+// taskStatuses reads `ctr tasks ls` (TASK, PID, STATUS columns) into each
+// task's status.
+func taskStatuses(out string) map[string]string {
+	m := map[string]string{}
+	for i, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); i > 0 && len(f) == 3 {
+			m[f[0]] = f[2]
+		}
+	}
+	return m
 }
 
 // RemoveDir unmounts everything at or below dir (a kubelet's tmpfs

@@ -117,15 +117,35 @@ func (e *env) logSince(offset int64) string {
 	return string(b)
 }
 
+// leakedTaskWait is how long settle waits for a kubelet to clean up
+// before it looks for tasks containerd leaked: longer than a clean
+// clean-up takes (2-5 s in the soak), well within Settle.
+const leakedTaskWait = 30 * time.Second
+
 // settle waits up to cfg.Settle for the kubelet to leave nothing behind,
-// and records what is left and how long it took.
+// and records what is left and how long it took. Past leakedTaskWait it
+// kills, once, the tasks containerd leaked under starts the kill cut
+// (bench.KillLeakedTasks): no kubelet can remove those containers, and
+// with them gone the kubelet must clean up the rest as for any other pod.
 func (e *env) settle(ctx context.Context, prefix string) Leftovers {
 	began := time.Now()
+	killed := false
 	for {
 		l, err := e.host.leftovers(ctx, e.root())
 		if err != nil {
 			e.out.promise(false, "%s: read leftovers: %v", prefix, err)
 			return l
+		}
+		if l.Total() != 0 && !killed && time.Since(began) > leakedTaskWait {
+			killed = true
+			n, err := bench.KillLeakedTasks(ctx, e.runtime, e.cfg.CRIEndpoint, "")
+			if err != nil {
+				e.cfg.Logf("%skill leaked runtime tasks: %v", prefix, err)
+			}
+			if n > 0 {
+				e.cfg.Logf("%skilled %d task(s) containerd leaked under a start cut by the kill", prefix, n)
+				e.out.add(prefix+"runtime tasks leaked by cut starts, killed", "", float64(n))
+			}
 		}
 		if l.Total() == 0 || time.Since(began) > e.cfg.Settle || ctx.Err() != nil {
 			e.out.add(prefix+"leftovers", "", float64(l.Total()))
