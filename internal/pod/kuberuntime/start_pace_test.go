@@ -25,19 +25,6 @@ func (p *startPace) state() (running, queued int) {
 	return p.running, len(p.queue)
 }
 
-// waitFor waits until cond holds: for goroutines to reach a state, never
-// to assert how long anything takes (the deadline only ends a hung test).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // acquired is what a start waiting in a goroutine got.
 type acquired struct {
 	name string
@@ -54,7 +41,7 @@ func acquireAsync(t *testing.T, ctx context.Context, p *startPace, name string, 
 		done, _, err := p.acquire(ctx, firstSeen)
 		out <- acquired{name, done, err}
 	}()
-	waitFor(t, name+" queued", func() bool { _, q := p.state(); return q > queuedBefore })
+	eventually(t, name+" queued", func() bool { _, q := p.state(); return q > queuedBefore })
 }
 
 // fixed is a pace of n slots that never moves.
@@ -256,7 +243,7 @@ func TestApplyPacesNewPods(t *testing.T) {
 				<-gated.entered
 			}
 			if e.m.starts != nil {
-				waitFor(t, "the other pods queued", func() bool { _, q := e.m.starts.state(); return q == pods-tc.want })
+				eventually(t, "the other pods queued", func() bool { _, q := e.m.starts.state(); return q == pods-tc.want })
 				if r, _ := e.m.starts.state(); r != tc.want || len(gated.entered) != 0 {
 					t.Errorf("%d starts hold a slot and %d more sandboxes are being created, the limit is %d", r, len(gated.entered), tc.want)
 				}
