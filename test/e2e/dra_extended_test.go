@@ -128,14 +128,7 @@ func TestDRAExtendedResource(t *testing.T) {
 	checkExtendedPodResources(t, env, running, st.ResourceClaimName)
 
 	must(t, env.admin.CoreV1().Pods("default").Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
-	env.waitAPI(t, "the claim unprepared", func(context.Context) (bool, error) {
-		return berthLogCount(t, env.node, "Calling NodeUnprepareResources") >= 1, nil
-	})
-	state, err = os.ReadFile(filepath.Join(env.node.rootDir, "dra_manager_state"))
-	must(t, err)
-	if strings.Contains(string(state), st.ResourceClaimName) {
-		t.Errorf("dra_manager_state still has the claim %s after the unprepare: %s", st.ResourceClaimName, state)
-	}
+	waitClaimUnprepared(t, env, st.ResourceClaimName)
 }
 
 // checkExtendedPodResources: the pod resources API's Get lists the

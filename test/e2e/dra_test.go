@@ -134,6 +134,21 @@ func berthLogCount(t *testing.T, n *node, s string) int {
 	return strings.Count(string(b), s)
 }
 
+// waitClaimUnprepared waits for the claim to leave dra_manager_state,
+// which berth writes once the driver's NodeUnprepareResources returned
+// (so the call's log line comes first, and reading the checkpoint right
+// after it races with the write), and checks that the driver was called.
+func waitClaimUnprepared(t *testing.T, env *clusterEnv, claim string) {
+	t.Helper()
+	env.waitAPI(t, "the claim unprepared and out of dra_manager_state", func(context.Context) (bool, error) {
+		state, err := os.ReadFile(filepath.Join(env.node.rootDir, "dra_manager_state"))
+		return err == nil && !strings.Contains(string(state), claim), err
+	})
+	if berthLogCount(t, env.node, "Calling NodeUnprepareResources") < 1 {
+		t.Errorf("the claim %s left dra_manager_state without a NodeUnprepareResources call", claim)
+	}
+}
+
 // nodeSlices counts the driver's ResourceSlices of the node.
 func nodeSlices(ctx context.Context, env *clusterEnv) (int, error) {
 	l, err := env.admin.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
@@ -205,14 +220,7 @@ func TestDRA(t *testing.T) {
 	checkDRAHealth(t, env, pod)
 
 	must(t, env.admin.CoreV1().Pods("default").Delete(ctx, "dra", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
-	env.waitAPI(t, "the claim unprepared", func(context.Context) (bool, error) {
-		return berthLogCount(t, env.node, "Calling NodeUnprepareResources") >= 1, nil
-	})
-	state, err := os.ReadFile(filepath.Join(env.node.rootDir, "dra_manager_state"))
-	must(t, err)
-	if strings.Contains(string(state), claim) {
-		t.Errorf("dra_manager_state still has the claim %s after the unprepare: %s", claim, state)
-	}
+	waitClaimUnprepared(t, env, claim)
 
 	driver.stop()
 	env.waitAPI(t, "the driver's slices wiped", func(ctx context.Context) (bool, error) {
