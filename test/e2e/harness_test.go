@@ -138,12 +138,33 @@ imageGCHighThresholdPercent: 100
 		if t.Failed() {
 			n.dumpLog()
 		}
+		keepLog(t, n.logPath)
 		// berth stops without tearing pods down, as the kubelet does: a
 		// tmpfs volume of a pod still running would keep the temporary
 		// directory from being removed.
 		unmountUnder(t, n.rootDir)
 	})
 	return n
+}
+
+// keepLog copies berth's log to $BERTH_E2E_KEEP_LOGS/<test>.log when that
+// is set, passed or failed, to read what berth did in a test (its
+// temporary directory goes with the test).
+func keepLog(t *testing.T, path string) {
+	dir := os.Getenv("BERTH_E2E_KEEP_LOGS")
+	if dir == "" {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".log"), data, 0o644)
+	}
+	if err != nil {
+		t.Logf("keep berth's log: %v", err)
+	}
 }
 
 // unmountUnder unmounts every mount below dir, deepest first.

@@ -532,6 +532,7 @@ func (n *node) newWorkers(syncer *podsync.Syncer, cache *pleg.Cache, route *podg
 		// after the 10 s back-off; a forbidden answer reaching the worker
 		// has outlived the volume manager's own retries: not transient.
 		Transient: func(err error) bool { return transient.Is(err, false) },
+		Waiting:   transient.IsWaiting,
 		// What a sync did reaches the status cache and the next sync at
 		// once, not at the next relist (upstream's PLEGOnDemandRelist).
 		Relist: n.pods.relister.RelistPod,

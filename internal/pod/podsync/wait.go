@@ -10,6 +10,7 @@ import (
 	"github.com/berthk8s/berth/internal/pod/podplan"
 	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
+	"github.com/berthk8s/berth/internal/volumes/transient"
 	"github.com/berthk8s/berth/internal/volumes/volume"
 )
 
@@ -32,11 +33,12 @@ const (
 // volumeWait is why the pod's volumes are not set up, naming the first
 // volume that failed (volume.SetUpError) and why.
 func volumeWait(err error) runtimestate.StartFailure {
+	f := runtimestate.StartFailure{Reason: ReasonVolumeNotReady, Message: "volumes are not ready: " + err.Error(), Waiting: transient.IsWaiting(err)}
 	var se *volume.SetUpError
 	if errors.As(err, &se) {
-		return runtimestate.StartFailure{Reason: ReasonVolumeNotReady, Message: "volume " + strconv.Quote(se.Volume) + " is not ready: " + se.Err.Error()}
+		f.Message = "volume " + strconv.Quote(se.Volume) + " is not ready: " + se.Err.Error()
 	}
-	return runtimestate.StartFailure{Reason: ReasonVolumeNotReady, Message: "volumes are not ready: " + err.Error()}
+	return f
 }
 
 // claimsWait is why the pod's claims are not prepared.
@@ -62,13 +64,14 @@ func (s *Syncer) stoppedAt(ctx context.Context, snap *snapshot, rec *record, pla
 }
 
 // nextWait is the pod's wait after a sync that stopped for f (nil: it
-// got past the sandbox): one more failure in a row for the same reason.
+// got past the sandbox): one more failure in a row for the same reason,
+// unless f is a wait the pod worker polls (StartFailure.Waiting).
 func nextWait(prev *podstatus.PodWait, f *runtimestate.StartFailure) *podstatus.PodWait {
 	if f == nil {
 		return nil
 	}
 	n := 1
-	if prev != nil && prev.Reason == f.Reason {
+	if prev != nil && prev.Reason == f.Reason && !f.Waiting {
 		n = prev.Failures + 1
 	}
 	return &podstatus.PodWait{Reason: f.Reason, Message: f.Message, Failures: n}

@@ -3,6 +3,7 @@ package podsync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +14,7 @@ import (
 	"github.com/berthk8s/berth/internal/pod/podstatus"
 	"github.com/berthk8s/berth/internal/pod/podworker"
 	"github.com/berthk8s/berth/internal/podkit/runtimestate"
+	"github.com/berthk8s/berth/internal/volumes/transient"
 	"github.com/berthk8s/berth/internal/volumes/volume"
 )
 
@@ -28,8 +30,8 @@ func (v *failingVolumes) Update(*corev1.Pod)                        {}
 
 // TestWaitReachesReadyToStartContainers: what stopped a sync before the
 // sandbox (a volume, the claims, the sandbox's network) is the reason and
-// message of PodReadyToStartContainers, counted while it repeats, and
-// gone once a sync gets past it.
+// message of PodReadyToStartContainers, counted while it repeats (unless
+// it is a wait the pod worker polls), and gone once a sync gets past it.
 func TestWaitReachesReadyToStartContainers(t *testing.T) {
 	type view struct{ Status, Reason, Message string }
 	const nsb = podstatus.ReasonPodSandboxNotReady
@@ -44,6 +46,7 @@ func TestWaitReachesReadyToStartContainers(t *testing.T) {
 	notBound := errors.Join(
 		&volume.SetUpError{Volume: "data", Err: errors.New("error processing PVC default/data: PVC is not bound")},
 		&volume.SetUpError{Volume: "cm", Err: errors.New(`configmap "cm" not found`)})
+	pending := &volume.SetUpError{Volume: "data", Err: fmt.Errorf("error processing PVC default/data: %w", transient.Waiting(errors.New("PVC is not bound")))}
 	cni := &runtimestate.StartFailure{Reason: kuberuntime.ReasonNetworkSetupFailed,
 		Message: "setting up the pod network failed: failed to setup network for sandbox \"web\":\n plugin type=\"bridge\" failed (add)"}
 
@@ -58,6 +61,10 @@ func TestWaitReachesReadyToStartContainers(t *testing.T) {
 			view{"False", nsb, `no pod sandbox exists; VolumeNotReady: volume "data" is not ready: error processing PVC default/data: PVC is not bound`}},
 		{"still not bound", pod, notBound, nil,
 			view{"False", nsb, `no pod sandbox exists; VolumeNotReady: volume "data" is not ready: error processing PVC default/data: PVC is not bound (2 times in a row)`}},
+		{"claim Pending, a wait the worker polls", pod, pending, nil,
+			view{"False", nsb, `no pod sandbox exists; VolumeNotReady: volume "data" is not ready: error processing PVC default/data: PVC is not bound`}},
+		{"polled again: not counted, the status stays", pod, pending, nil,
+			view{"False", nsb, `no pod sandbox exists; VolumeNotReady: volume "data" is not ready: error processing PVC default/data: PVC is not bound`}},
 		{"CNI fails", pod, nil, cni,
 			view{"False", nsb, `no pod sandbox exists; NetworkSetupFailed: setting up the pod network failed: failed to setup network for sandbox "web": plugin type="bridge" failed (add)`}},
 		{"CNI fails again", pod, nil, cni,

@@ -132,6 +132,9 @@ type finishedCall struct {
 // errTransient is the failure the harness's Workers count as transient.
 var errTransient = errors.New("runtime call timed out")
 
+// errWaiting is the failure the harness's Workers count as a wait.
+var errWaiting = errors.New("PVC is not bound")
+
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newHarness starts Workers with jitter off (Rand returns 0), a 1m resync
@@ -155,6 +158,7 @@ func newHarness(t *testing.T) *harness {
 		ResyncInterval: time.Minute, BackoffPeriod: 10 * time.Second,
 		Rand:      func() float64 { return 0 },
 		Transient: func(err error) bool { return errors.Is(err, errTransient) },
+		Waiting:   func(err error) bool { return errors.Is(err, errWaiting) },
 		Relist:    func(_ context.Context, uid types.UID) { h.relists <- uid },
 		OnFinished: func(uid types.UID) {
 			h.finished <- finishedCall{uid: uid, shouldBeFinished: w.ShouldPodBeFinished(uid)}

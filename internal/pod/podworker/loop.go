@@ -216,13 +216,16 @@ func (w *Workers) finish(logger klog.Logger, wk *worker, s step, res SyncResult,
 		wk.gracePeriod, _ = effectiveGracePeriod(0, wk.lastPod(), nil)
 	}
 
-	transient := act == RequeueBackoff && w.cfg.Transient != nil && w.cfg.Transient(err)
+	waiting := act == RequeueBackoff && w.cfg.Waiting != nil && w.cfg.Waiting(err)
+	transient := waiting || act == RequeueBackoff && w.cfg.Transient != nil && w.cfg.Transient(err)
 	var retryAfter time.Duration
 	switch {
 	case act == CallSyncPod, act == CallSyncTerminatingPod, act == CallSyncTerminatedPod:
 		wk.replay()
 	case act == RequeueResync:
 		retryAfter = w.jitter(w.cfg.ResyncInterval)
+	case waiting:
+		retryAfter = w.jitter(shortBackoff(wk.transientFailures, min(WaitPoll, w.cfg.BackoffPeriod)))
 	case transient:
 		retryAfter = w.jitter(shortBackoff(wk.transientFailures, w.cfg.BackoffPeriod))
 	case act == RequeueBackoff:

@@ -14,6 +14,12 @@ import (
 // doubles with every further one in a row.
 const ShortBackoff = 200 * time.Millisecond
 
+// WaitPoll is the longest delay between the retries of a call that waits
+// on the cluster (Config.Waiting), before jitter: a claim bound while the
+// pod waits is seen within about WaitPoll, at one API read per claim each
+// time (upstream's populator polls every 100 ms).
+const WaitPoll = 2 * time.Second
+
 // shortBackoff is the delay before retrying a call after n earlier
 // transient failures in a row: ShortBackoff doubled n times, never more
 // than long (the worker's BackoffPeriod). It is pure.

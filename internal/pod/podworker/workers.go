@@ -58,6 +58,12 @@ type Config struct {
 	// back-off (ShortBackoff, doubling per failure in a row up to
 	// BackoffPeriod) instead of BackoffPeriod.
 	Transient func(error) bool
+	// Waiting, if set, says whether a failed call's error is a wait on
+	// another part of the cluster (transient.Waiting: a claim not bound
+	// yet). The call is polled: retried after ShortBackoff, doubling per
+	// failure in a row up to WaitPoll (at most BackoffPeriod), for as
+	// long as the wait lasts.
+	Waiting func(error) bool
 	// Relist, if set, is called after every SyncPod and SyncTerminatingPod
 	// call of a config pod, on the pod's goroutine, once the time the next
 	// call's runtime status must be newer than is recorded: the on-demand

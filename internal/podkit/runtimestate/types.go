@@ -184,4 +184,9 @@ type StartFailure struct {
 	// earlier request for the container (a creation or start asked for
 	// before berth restarted): the failure clears within seconds.
 	InProgress bool
+	// Waiting: the step waits on another part of the cluster (a claim
+	// not bound yet) and the pod worker polls it: the syncs in a row it
+	// stopped are not counted, so that polling does not rewrite the pod's
+	// status.
+	Waiting bool
 }

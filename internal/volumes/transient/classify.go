@@ -35,6 +35,40 @@ func notFoundKind(err error) string {
 	return st.Status().Details.Kind
 }
 
+// waiting marks an error that reports a wait on another part of the
+// cluster (Waiting).
+type waiting struct{ error }
+
+func (w waiting) Unwrap() error { return w.error }
+
+// WaitWindow is how long after the node first sees a pod a claim of it
+// that is missing or not bound yet counts as a wait (Waiting): about
+// upstream's bound on a pod sync's wait for its volumes (2m3s), long
+// enough for a cloud provisioner to create a disk.
+const WaitWindow = 2 * time.Minute
+
+// Waiting marks err, unchanged in its message, as a wait on another part
+// of the cluster that ends on its own: a claim the PV controller or a
+// provisioner has not bound yet, a generic ephemeral volume's claim the
+// ephemeral controller has not created yet. Is reports it transient and
+// IsWaiting reports it, whatever the pod's age: the pod worker polls it
+// (podworker.Config.Waiting), as upstream's volume manager polls such a
+// claim, instead of waiting out its full back-off for a claim bound a
+// second later. The caller decides that the wait is one (WaitWindow): a
+// claim missing long after the pod appeared is a mistake, not a wait.
+func Waiting(err error) error {
+	if err == nil {
+		return nil
+	}
+	return waiting{err}
+}
+
+// IsWaiting reports whether err is, or joins, a wait (Waiting) and was not
+// cancelled. It is pure.
+func IsWaiting(err error) bool {
+	return !errors.Is(err, context.Canceled) && errors.As(err, new(waiting))
+}
+
 // Is reports whether err is expected to clear on its own within seconds.
 // recent says the pod concerned was first seen within ForbiddenWindow
 // (Recent), which makes a forbidden answer transient. It is pure.
@@ -44,6 +78,8 @@ func Is(err error, recent bool) bool {
 		return false
 	case errors.Is(err, context.Canceled):
 		return false
+	case errors.As(err, new(waiting)):
+		return true
 	case apierrors.IsForbidden(err):
 		return recent
 	case apierrors.IsNotFound(err):

@@ -54,6 +54,9 @@ func TestIs(t *testing.T) {
 		{name: "cancelled", err: context.Canceled, want: false},
 		{name: "cancelled while not synced", err: errors.Join(context.Canceled, objectcache.ErrNotSynced), want: false},
 		{name: "plain error", err: errors.New("disk full"), recent: true, want: false},
+		{name: "a wait on the cluster, of an older pod", err: Waiting(errors.New("PVC is not bound")), want: true},
+		{name: "a wait, wrapped and joined", err: errors.Join(errors.New("disk full"), fmt.Errorf("volume \"data\": %w", Waiting(errors.New("PVC is not bound")))), want: true},
+		{name: "a wait cancelled", err: errors.Join(context.Canceled, Waiting(errors.New("PVC is not bound"))), want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +64,37 @@ func TestIs(t *testing.T) {
 				t.Errorf("Is(%v, %v) = %v, want %v", tt.err, tt.recent, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestWaiting: the mark keeps the message and the chain (an API status
+// under it is still found), and marks nothing.
+func TestWaiting(t *testing.T) {
+	if Waiting(nil) != nil {
+		t.Error("Waiting(nil) is not nil")
+	}
+	nf := apierrors.NewNotFound(schema.GroupResource{Resource: "persistentvolumeclaims"}, "data")
+	err := fmt.Errorf("error processing PVC ns/data: %w", Waiting(nf))
+	if want := `error processing PVC ns/data: persistentvolumeclaims "data" not found`; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	if !apierrors.IsNotFound(err) {
+		t.Error("the API status under the mark is lost")
+	}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{err, true},
+		{errors.Join(errors.New("disk full"), err), true},
+		{errors.Join(context.Canceled, err), false},
+		{nf, false},
+		{fmt.Errorf("get: %w", objectcache.ErrNotSynced), false},
+		{nil, false},
+	} {
+		if got := IsWaiting(tc.err); got != tc.want {
+			t.Errorf("IsWaiting(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }
 

@@ -29,6 +29,11 @@
 //	                                 the signer has not answered yet
 //	cri.ErrDeadlineExceeded,         transient: the runtime was slow or
 //	cri.ErrUnavailable               restarting
+//	Waiting(err)                     transient: the caller says it waits
+//	                                 on another part of the cluster (a
+//	                                 claim not bound yet); retried by the
+//	                                 pod worker at its short back-off, not
+//	                                 where it happened
 //
 // Any other not found is not transient: a missing non-optional configMap or secret is
 // upstream's FailedMount, retried by the pod worker until it appears.

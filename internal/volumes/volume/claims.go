@@ -7,9 +7,12 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/ephemeral"
+
+	"github.com/berthk8s/berth/internal/volumes/transient"
 )
 
 // pvcProtectionFinalizer is the finalizer of a claim in use
@@ -116,7 +119,8 @@ func usesVolume(pod *corev1.Pod, name string) (mounted, device bool) {
 
 // resolveClaim reads the claim of a persistentVolumeClaim or generic
 // ephemeral volume and the persistent volume bound to it from the API,
-// and checks both. An error is worded as upstream's ("error processing
+// and checks both. A claim missing or not bound yet (Pending) is a wait
+// while the pod is new (waiting). An error is worded as upstream's ("error processing
 // PVC <namespace>/<name>: ..."), which FailedMount events show. Reads
 // that fail for a reason that clears on its own (the node authorizer not
 // knowing the pod yet) are retried as configMap reads are.
@@ -132,10 +136,20 @@ func (m *Manager) resolveClaim(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 		pvc, err = m.cfg.Client.CoreV1().PersistentVolumeClaims(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
+	if apierrors.IsNotFound(err) {
+		// A generic ephemeral volume's claim the ephemeral controller
+		// creates after the pod, or a claim created together with it.
+		err = m.waiting(st, err)
+	}
 	if err != nil {
 		return nil, fail(fmt.Errorf(msgFetchPVC, err))
 	}
 	if err := checkClaim(pvc); err != nil {
+		if pvc.DeletionTimestamp == nil && pvc.Status.Phase == corev1.ClaimPending {
+			// The PV controller or a provisioner binds it (a
+			// WaitForFirstConsumer claim once the pod is scheduled).
+			err = m.waiting(st, err)
+		}
 		return nil, fail(err)
 	}
 	if isEphemeral {
@@ -162,4 +176,16 @@ func (m *Manager) resolveClaim(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 		return nil, fail(err)
 	}
 	return &claimed{claim: pvc, volume: pv, readOnly: readOnly, size: storageOf(pvc.Status.Capacity)}, nil
+}
+
+// waiting marks err, a claim missing or not bound yet, as a wait on the
+// cluster (transient.Waiting: the pod worker polls it, as upstream's
+// desired-state populator does) while the pod is within
+// transient.WaitWindow of being first seen; after that it is a failure
+// the pod worker retries at its usual back-off.
+func (m *Manager) waiting(st *podState, err error) error {
+	if m.cfg.Clock.Now().Sub(st.seen) < transient.WaitWindow {
+		return transient.Waiting(err)
+	}
+	return err
 }

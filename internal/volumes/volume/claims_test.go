@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/berthk8s/berth/internal/volumes/transient"
 )
 
 // claimPod is testPod mounting the claim volume "data" (and, unmounted,
@@ -173,6 +175,9 @@ func TestClaimWaits(t *testing.T) {
 		if want := `volume "data": error processing PVC ns/c: PVC is not bound`; errString(err) != want {
 			t.Fatalf("SetUp() error = %v, want %s", err, want)
 		}
+		if !transient.IsWaiting(err) {
+			t.Error("a Pending claim is not a wait the pod worker polls (transient.Waiting)")
+		}
 	}
 	want := []string{`Warning FailedMount MountVolume.SetUp failed for volume "data" : error processing PVC ns/c: PVC is not bound`}
 	if diff := cmp.Diff(want, e.events.messages); diff != "" {
@@ -183,6 +188,41 @@ func TestClaimWaits(t *testing.T) {
 	}
 	if paths, err := e.m.SetUp(ctx, pod); err != nil || paths["data"] != host {
 		t.Errorf("SetUp() once bound = %v, %v", paths, err)
+	}
+}
+
+// TestClaimWaitsOnlyWhileItMay: a claim missing or Pending while the pod
+// is new is a wait (the ephemeral controller creates a generic ephemeral
+// volume's claim after the pod; a provisioner binds a claim); after
+// transient.WaitWindow, or Lost, or being deleted, it is a failure the pod
+// worker retries at its usual back-off.
+func TestClaimWaitsOnlyWhileItMay(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	pod := claimPod(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}})
+	_, err := e.m.SetUp(ctx, pod)
+	if want := `volume "data": error processing PVC ns/web-data: failed to fetch PVC from API server: persistentvolumeclaims "web-data" not found`; errString(err) != want {
+		t.Fatalf("SetUp() error = %v, want %s", err, want)
+	}
+	if !transient.IsWaiting(err) {
+		t.Error("the claim of a new pod, missing, is not a wait")
+	}
+	e.clock.Step(transient.WaitWindow)
+	if _, err := e.m.SetUp(ctx, pod); err == nil || transient.IsWaiting(err) {
+		t.Errorf("SetUp() of a pod seen %s ago, its claim missing = %v, want an error that is not a wait", transient.WaitWindow, err)
+	}
+
+	pvc, pv := boundClaim("c", "pv1", corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: t.TempDir()}})
+	lost := pvc.DeepCopy()
+	lost.Status.Phase = corev1.ClaimLost
+	deleted := pvc.DeepCopy()
+	deleted.Status.Phase, deleted.Spec.VolumeName = corev1.ClaimPending, ""
+	deleted.DeletionTimestamp, deleted.Finalizers = &metav1.Time{}, []string{pvcProtectionFinalizer}
+	for name, c := range map[string]*corev1.PersistentVolumeClaim{"Lost": lost, "Pending and deleted": deleted} {
+		_, err = newEnv(t, c, pv).m.SetUp(ctx, claimPod(pvcSource("c", false)))
+		if want := `volume "data": error processing PVC ns/c: PVC is not bound`; errString(err) != want || transient.IsWaiting(err) {
+			t.Errorf("SetUp() of a claim %s = %v (a wait: %v), want %s, not a wait", name, err, transient.IsWaiting(err), want)
+		}
 	}
 }
 
