@@ -11,6 +11,7 @@
 //	lockfile       --lock-file
 //	sdnotify       systemd's sd_notify protocol
 //	tracing        the OpenTelemetry tracer provider
+//	selinux        whether SELinux is on and a filesystem carries labels
 //	pluginmanager  node plugins' registration (<root-dir>/plugins_registry):
 //	               CSI and DRA drivers registered with their type's handler
 //

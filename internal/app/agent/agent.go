@@ -332,7 +332,7 @@ func (n *node) assemblePods(ctx context.Context, info cri.Info, ips []string, ho
 	if n.vols.csi, err = n.newCSI(); err != nil {
 		return err
 	}
-	if n.vols.manager, err = n.newVolumes(subPaths, host.BootID); err != nil {
+	if n.vols.manager, err = n.newVolumes(subPaths, host); err != nil {
 		return err
 	}
 	if n.managers.plugins, err = n.newPluginManager(); err != nil {
@@ -491,34 +491,6 @@ func (n *node) newResourceManagers(ctx context.Context, cache *pleg.Cache, host 
 // topologyReader returns the host's NUMA and CPU topology
 // (machine.ReadTopology), the same value at every call.
 type topologyReader func() (*machine.Topology, error)
-
-// newVolumes builds the volume manager; kuberuntime binds subPaths, the
-// volume manager's TearDown unmounts them.
-func (n *node) newVolumes(subPaths *subpath.Binder, bootID string) (*volume.Manager, error) {
-	cl := n.cluster
-	var err error
-	if n.vols.mounter, err = n.newCSIMounter(); err != nil {
-		return nil, err
-	}
-	if n.vols.podCerts, err = n.newPodCerts(); err != nil {
-		return nil, err
-	}
-	v, err := volume.New(volume.Config{
-		PodsDir: n.podsDir(), Client: cl.apiClient(), Objects: n.vols.objects, Clock: n.clock, NodeName: n.cfg.NodeName, Recorder: cl.recorder,
-		SubPaths: subPaths, CSI: n.volumeCSI(), Expander: n.volumeExpander(), ClaimRecorder: cl.recorder, BootID: bootID,
-		PodCertificates: n.volumePodCerts(), Mounter: n.mounter(), Stages: n.pods.timeline, PluginsDir: filepath.Join(n.cfg.RootDir, "plugins"),
-		NodeAllocatable: func() corev1.ResourceList {
-			if node := cl.node(); node != nil {
-				return node.Status.Allocatable
-			}
-			return nil
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create volume manager: %w", err)
-	}
-	return v, nil
-}
 
 // newWorkers builds the pod workers over the syncer; they tell route of
 // every pod that is gone.

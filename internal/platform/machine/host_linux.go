@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"github.com/opencontainers/cgroups"
+
+	"github.com/berthk8s/berth/internal/platform/selinux"
 )
 
 // OSHost returns a Host backed by the running Linux system.
@@ -17,6 +19,7 @@ func OSHost() Host {
 		FSCapacity:    fsCapacity,
 		NumCPU:        runtime.NumCPU,
 		CgroupV2:      cgroups.IsCgroup2UnifiedMode,
+		SELinux:       selinux.Host{}.Enabled,
 	}
 }
 

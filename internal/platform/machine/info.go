@@ -48,4 +48,8 @@ type Info struct {
 	// CgroupV2: the host runs the unified cgroup v2 hierarchy only
 	// (upstream's IsCgroup2UnifiedMode), which decides memory.oom.group.
 	CgroupV2 bool
+
+	// SELinux: SELinux is on (platform/selinux.Host.Enabled), so the
+	// runtime relabels the files berth mounts into containers.
+	SELinux bool
 }

@@ -28,6 +28,8 @@ type Host struct {
 	NumCPU func() int
 	// CgroupV2 reports a host on the unified cgroup v2 hierarchy.
 	CgroupV2 func() bool
+	// SELinux reports a host with SELinux on; nil: off.
+	SELinux func() bool
 }
 
 // The files Read opens, named once.
@@ -96,6 +98,7 @@ func Read(rootDir string, h Host) (Info, error) {
 	info.MaxPID = readMaxPID(h)
 	info.ThermalThrottleDirs = thermalThrottleDirs(h)
 	info.CgroupV2 = h.CgroupV2()
+	info.SELinux = h.SELinux != nil && h.SELinux()
 	info.SwapController = swapController(h, info.CgroupV2)
 	if rel, err := h.KernelRelease(); err == nil {
 		info.KernelVersion = rel

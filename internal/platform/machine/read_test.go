@@ -27,6 +27,7 @@ func mapHost(files fstest.MapFS, fsErr error) Host {
 		},
 		NumCPU:   func() int { return 7 },
 		CgroupV2: func() bool { return true },
+		SELinux:  func() bool { return true },
 	}
 }
 
@@ -60,6 +61,7 @@ func TestRead(t *testing.T) {
 		HugePages:       map[string]int64{"2Mi": 3 * 2 << 20, "1Gi": 0},
 		MaxPID:          95000,
 		CgroupV2:        true,
+		SELinux:         true,
 		MachineID:       "dbus-id",
 		SystemUUID:      "UUID-1",
 		BootID:          "boot-1",
@@ -86,9 +88,10 @@ func TestReadSparseHost(t *testing.T) {
 		"proc/meminfo": file("MemTotal: 4 kB\n"),
 		"sys/devices/system/cpu/cpu6/thermal_throttle/core_throttle_count": file("0\n"),
 	}
-	// A cgroup v1 host.
+	// A cgroup v1 host that cannot tell whether SELinux is on: off.
 	h := mapHost(sparse, nil)
 	h.CgroupV2 = func() bool { return false }
+	h.SELinux = nil
 	got, err := Read("/", h)
 	if err != nil {
 		t.Fatal(err)

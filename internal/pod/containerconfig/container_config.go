@@ -127,8 +127,9 @@ func Container(p ContainerParams) (*runtimeapi.ContainerConfig, error) {
 	}
 	if p.TerminationMessageHostPath != "" && c.TerminationMessagePath != "" {
 		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{
-			HostPath:      p.TerminationMessageHostPath,
-			ContainerPath: c.TerminationMessagePath,
+			HostPath:       p.TerminationMessageHostPath,
+			ContainerPath:  c.TerminationMessagePath,
+			SelinuxRelabel: p.Node.SELinux,
 		})
 	}
 	if p.HostsMount != nil {

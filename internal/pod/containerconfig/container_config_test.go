@@ -211,6 +211,17 @@ func TestBuildContainerConfig(t *testing.T) {
 			},
 		},
 		{
+			// Upstream relabels the termination message file when
+			// selinux.GetEnabled(), for every container.
+			name: "an SELinux host has the termination message file relabelled",
+			mutate: func(_ *corev1.Pod, p *ContainerParams) {
+				p.Node.SELinux = true
+			},
+			want: func(c *runtimeapi.ContainerConfig) {
+				c.Mounts[0].SelinuxRelabel = true
+			},
+		},
+		{
 			// As upstream, masks follow procMount alone; runtimes drop
 			// them for privileged containers.
 			name: "privileged keeps the masks",

@@ -30,6 +30,9 @@ type Node struct {
 	MaskedPaths []string
 	// Resources shape every container's Linux resources.
 	Resources ResourceSettings
+	// SELinux: the host runs SELinux, so the runtime relabels the
+	// termination message file (upstream: selinux.GetEnabled()).
+	SELinux bool
 }
 
 // NewNode gathers the node's facts and settings for container configs:
@@ -40,6 +43,7 @@ func NewNode(host machine.Info, seccompProfileRoot string, seccompDefault bool) 
 		SeccompProfileRoot: seccompProfileRoot,
 		SeccompDefault:     seccompDefault,
 		MemoryCapacity:     host.MemoryBytes,
+		SELinux:            host.SELinux,
 		HugePageSizes:      hugePageSizes(host),
 		MaskedPaths:        defaultMaskedPaths(host.ThermalThrottleDirs),
 	}

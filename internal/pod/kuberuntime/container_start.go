@@ -37,6 +37,9 @@ type startTarget struct {
 	Runtime       *runtimestate.Pod
 	// Volumes maps the pod's volume names to their host directories.
 	Volumes map[string]string
+	// Relabel names the volumes whose mounts the runtime relabels for
+	// SELinux.
+	Relabel map[string]bool
 	// ExtraGroups are the supplemental groups the pod's volumes add.
 	ExtraGroups []int64
 	// PodIPs are the sandbox's IPs (the host's for a host-network pod),
@@ -196,7 +199,7 @@ func (m *Manager) prepareContainer(ctx context.Context, t startTarget, imageRef 
 			"Keys [%s] from the EnvFrom %s %s were skipped since they are considered invalid environment variable names.",
 			strings.Join(s.Keys, ", "), s.Kind, s.Name)
 	}
-	specs, err := mountSpecs(pod, c, mountVolumes{Dirs: t.Volumes, Images: images}, env.Vars)
+	specs, err := mountSpecs(pod, c, mountVolumes{Dirs: t.Volumes, Images: images, Relabel: t.Relabel}, env.Vars)
 	if err != nil {
 		return nil, err
 	}

@@ -127,13 +127,19 @@ func (e *env) sync(pod *corev1.Pod) map[string]runtimestate.StartFailure {
 // with the kept back-off and the probe verdicts, apply it, keep the new
 // back-offs. The plan's waiting reasons are added to the result's failures.
 func (e *env) apply(pod *corev1.Pod, rt *runtimestate.Pod, probes *podplan.ProbeSnapshot, volumes map[string]string) (Result, error) {
+	return e.applyWith(pod, rt, probes, ApplyOptions{Volumes: volumes})
+}
+
+// applyWith is apply with the volume manager's options given whole.
+func (e *env) applyWith(pod *corev1.Pod, rt *runtimestate.Pod, probes *podplan.ProbeSnapshot, opts ApplyOptions) (Result, error) {
 	in := podplan.Inputs{Pod: pod, Runtime: rt, Backoff: e.crash[pod.UID], Now: e.clock.Now()}
 	if probes != nil {
 		in.Probes = *probes
 	}
 	plan := podplan.Compute(in)
 	e.crash[pod.UID] = plan.Backoff
-	res, err := e.m.Apply(e.ctx, pod, rt, plan, ApplyOptions{Volumes: volumes, Pulls: e.pulls[pod.UID]})
+	opts.Pulls = e.pulls[pod.UID]
+	res, err := e.m.Apply(e.ctx, pod, rt, plan, opts)
 	e.pulls[pod.UID] = res.Pulls
 	for name, w := range plan.Waiting {
 		res.Failures[name] = runtimestate.StartFailure{Reason: w.Reason, Message: w.Message}

@@ -27,6 +27,9 @@ type mountSpec struct {
 	ContainerPath string
 	ReadOnly      bool
 	Propagation   runtimeapi.MountPropagation
+	// Relabel: the runtime relabels the mount for SELinux (the volume
+	// manager's RelabeledVolumes).
+	Relabel bool
 }
 
 // mountVolumes are the pod's volumes as a container mounts them.
@@ -36,6 +39,9 @@ type mountVolumes struct {
 	Dirs map[string]string
 	// Images maps the container's image volumes to their pulled images.
 	Images map[string]*runtimeapi.ImageSpec
+	// Relabel names the volumes whose mounts the runtime relabels for
+	// SELinux.
+	Relabel map[string]bool
 }
 
 // mountSpecs resolves a container's volumeMounts against the pod's set-up
@@ -67,7 +73,7 @@ func mountSpecs(pod *corev1.Pod, c *corev1.Container, volumes mountVolumes, vars
 		}
 		readOnly := vm.ReadOnly || forcedReadOnly(pod, vm.Name)
 		out = append(out, mountSpec{Volume: vm.Name, Index: i, VolumeDir: dir, Image: image, SubPath: sub,
-			ContainerPath: vm.MountPath, ReadOnly: readOnly, Propagation: prop})
+			ContainerPath: vm.MountPath, ReadOnly: readOnly, Propagation: prop, Relabel: volumes.Relabel[vm.Name]})
 	}
 	return out, nil
 }
@@ -153,6 +159,7 @@ func (m *Manager) resolveMounts(ctx context.Context, pod *corev1.Pod, c *corev1.
 		}
 		out = append(out, &runtimeapi.Mount{
 			HostPath: host, ContainerPath: s.ContainerPath, Readonly: s.ReadOnly, Propagation: s.Propagation,
+			SelinuxRelabel: s.Relabel,
 		})
 	}
 	return out, nil

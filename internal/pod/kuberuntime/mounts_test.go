@@ -196,6 +196,44 @@ func TestMountsOfWrittenVolumesAreReadOnly(t *testing.T) {
 	}
 }
 
+// TestMountsRelabel: the volumes the volume manager names in Relabel reach
+// the CRI with SelinuxRelabel, the others without it, whole volumes and
+// subPaths (as upstream's makeMounts, which sets it for a subPath of a
+// relabelled volume too).
+func TestMountsRelabel(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddImage("busybox:1.36")
+	pod := basePod()
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv"}}},
+	}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "host", MountPath: "/srv"}}
+	want := map[string]bool{"/data": true, "/srv": false}
+	if os.Geteuid() == 0 {
+		// A subPath is a bind under the pod's volume-subpaths: real mounts.
+		pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: "/logs", SubPath: "logs"})
+		want["/logs"] = true
+		t.Cleanup(func() { must(t, subpath.New(subpath.Config{}).CleanPod(e.ctx, filepath.Join(e.pods, "uid-1"))) })
+	}
+	dirs := map[string]string{"data": t.TempDir(), "host": t.TempDir()}
+	res, err := e.applyWith(pod, e.status(pod), nil, ApplyOptions{Volumes: dirs, Relabel: map[string]bool{"data": true}})
+	if err != nil || len(res.Failures) != 0 {
+		t.Fatalf("SyncPod: %v, failures %v", err, res.Failures)
+	}
+	st, err := e.fake.ContainerStatus(e.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: e.running(pod, "app").ID})
+	must(t, err)
+	got := map[string]bool{}
+	for _, m := range st.GetStatus().GetMounts() {
+		if _, ok := want[m.GetContainerPath()]; ok {
+			got[m.GetContainerPath()] = m.GetSelinuxRelabel()
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CRI mount SelinuxRelabel by container path (-want +got):\n%s", diff)
+	}
+}
+
 // TestDeviceSpecs: a volumeDevice is its block volume's link, read-write
 // with mknod unless the claim is read-only, as upstream's
 // makeBlockVolumes; a volume not set up fails the container.

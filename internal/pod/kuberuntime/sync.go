@@ -54,6 +54,9 @@ type ApplyOptions struct {
 	// the volume manager set them up. A volumeMount of a volume missing
 	// here fails the container with CreateContainerConfigError.
 	Volumes map[string]string
+	// Relabel names the volumes whose mounts the runtime relabels for
+	// SELinux (the volume manager's RelabeledVolumes).
+	Relabel map[string]bool
 	// ExtraGroups are the supplemental groups the pod's volumes add (the
 	// volume manager's SupplementalGroups), for the sandbox and every
 	// container.
@@ -160,7 +163,7 @@ func (m *Manager) apply(ctx context.Context, pod *corev1.Pod, rt *runtimestate.P
 		}
 		return res, fmt.Errorf("create pod sandbox: %w", err)
 	}
-	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, UserNamespace: ns, Runtime: rt, Volumes: opts.Volumes, ExtraGroups: opts.ExtraGroups, Pulls: res.Pulls,
+	target := startTarget{Pod: pod, SandboxID: sandboxID, SandboxCfg: sandboxCfg, UserNamespace: ns, Runtime: rt, Volumes: opts.Volumes, Relabel: opts.Relabel, ExtraGroups: opts.ExtraGroups, Pulls: res.Pulls,
 		PodIPs: m.sandboxIPs(ctx, pod, rt, sandboxID, actions.CreateSandbox)}
 	m.startEphemeral(ctx, target, actions.EphemeralContainers, res.Failures)
 	for _, i := range actions.InitContainers {

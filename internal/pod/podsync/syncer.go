@@ -54,6 +54,9 @@ type Volumes interface {
 	// SupplementalGroups are the groups the pod's set-up volumes add to
 	// its containers' (upstream's GetExtraSupplementalGroupsForPod).
 	SupplementalGroups(pod *corev1.Pod) []int64
+	// RelabeledVolumes names the set-up volumes (dirs, as SetUp returned
+	// them) whose mounts the runtime relabels for SELinux.
+	RelabeledVolumes(ctx context.Context, pod *corev1.Pod, dirs map[string]string) map[string]bool
 	// TearDown releases the volumes of a terminated pod.
 	TearDown(ctx context.Context, uid types.UID) error
 	// Update tells that the pod object changed (downward API content).
@@ -298,6 +301,7 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 	}
 	var (
 		volumes     map[string]string
+		relabel     map[string]bool
 		extraGroups []int64
 	)
 	if s.cfg.Volumes != nil && len(pod.Spec.Volumes) > 0 {
@@ -311,6 +315,7 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 			return podworker.SyncSteady, fmt.Errorf("set up volumes of pod %q: %w", klog.KObj(pod), err)
 		}
 		volumes, extraGroups = v, s.cfg.Volumes.SupplementalGroups(pod)
+		relabel = s.cfg.Volumes.RelabeledVolumes(ctx, pod, v)
 	}
 	if err := s.prepareClaims(ctx, pod, plan); err != nil {
 		w := claimsWait(err)
@@ -318,7 +323,7 @@ func (s *Syncer) apply(ctx context.Context, t podworker.UpdateType, snap *snapsh
 		return podworker.SyncSteady, fmt.Errorf("pod %q: %w", klog.KObj(pod), err)
 	}
 	rec.crash = plan.Backoff
-	opts := kuberuntime.ApplyOptions{Volumes: volumes, ExtraGroups: extraGroups, Pulls: rec.pulls, FirstSeen: rec.firstSeen}
+	opts := kuberuntime.ApplyOptions{Volumes: volumes, Relabel: relabel, ExtraGroups: extraGroups, Pulls: rec.pulls, FirstSeen: rec.firstSeen}
 	if plan.Resize.PodCgroup || len(plan.Resize.Containers) > 0 {
 		opts.Actuated = actuatedPod(snap)
 	}

@@ -24,7 +24,10 @@ type failingVolumes struct{ err error }
 func (v *failingVolumes) SetUp(context.Context, *corev1.Pod) (map[string]string, error) {
 	return map[string]string{}, v.err
 }
-func (v *failingVolumes) SupplementalGroups(*corev1.Pod) []int64    { return nil }
+func (v *failingVolumes) SupplementalGroups(*corev1.Pod) []int64 { return nil }
+func (v *failingVolumes) RelabeledVolumes(context.Context, *corev1.Pod, map[string]string) map[string]bool {
+	return nil
+}
 func (v *failingVolumes) TearDown(context.Context, types.UID) error { return nil }
 func (v *failingVolumes) Update(*corev1.Pod)                        {}
 

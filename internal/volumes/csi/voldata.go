@@ -14,7 +14,8 @@ import (
 
 // The keys of vol_data.json (upstream's volDataKey); upstream_test.go pins
 // them. A publication's file has all but seLinuxMountContext, which berth
-// does not write (it mounts no SELinux context); a staging directory's has
+// does not write (it mounts no SELinux context: the runtime relabels a
+// volume instead, volume.RelabeledVolumes); a staging directory's has
 // driverName and volumeHandle.
 const (
 	keySpecVolID     = "specVolID"

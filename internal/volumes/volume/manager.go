@@ -100,6 +100,9 @@ type Config struct {
 	// Stages records each volume's set-up in pods' start timelines
 	// (StageRecorder); nil records none.
 	Stages StageRecorder
+	// SELinux says whether a CSI volume's filesystem carries SELinux
+	// labels (platform/selinux.Host); nil: none does.
+	SELinux SELinuxHost
 }
 
 // Manager sets up and tears down the volumes of pods and keeps the content
