@@ -152,6 +152,7 @@ func TestBlockVolumeRefusals(t *testing.T) {
 	}{
 		{corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: file}}, `is not a block device`},
 		{corev1.PersistentVolumeSource{ISCSI: &corev1.ISCSIPersistentVolumeSource{TargetPortal: "t", IQN: "i"}}, `type iscsi of volumeMode Block is not supported by berth yet`},
+		{corev1.PersistentVolumeSource{RBD: &corev1.RBDPersistentVolumeSource{CephMonitors: []string{"m"}, RBDImage: "i"}}, `type rbd has no volume plugin: it was removed from Kubernetes`},
 		{corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}, `CSI volumes need an API server (berth runs standalone)`},
 	} {
 		pvc, pv := boundClaim("c", "block-pv", tc.src)

@@ -35,6 +35,9 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 		case src.CSI != nil:
 			return m.setUpCSIBlock(ctx, pod, v.Name, c, refresh)
 		}
+		if typ := persistentSourceType(src); removedTypes[typ] {
+			return "", fmt.Errorf("PersistentVolume %s: %w", c.volume.Name, unsupported(typ))
+		}
 		return "", fmt.Errorf("PersistentVolume %s: type %s of volumeMode Block is not supported by berth yet", c.volume.Name, persistentSourceType(src))
 	}
 	switch {
@@ -47,7 +50,7 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 	case src.CSI != nil:
 		return m.setUpCSIClaim(ctx, pod, v, c, refresh)
 	}
-	return "", fmt.Errorf("PersistentVolume %s: type %s is not supported by berth yet", c.volume.Name, persistentSourceType(src))
+	return "", fmt.Errorf("PersistentVolume %s: %w", c.volume.Name, unsupported(persistentSourceType(src)))
 }
 
 // setUpLocal bind-mounts a local persistent volume's directory at

@@ -1,6 +1,7 @@
 package volume
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 
@@ -133,7 +134,30 @@ func Classify(v corev1.Volume) (Kind, error) {
 	case s.Projected != nil:
 		return KindProjected, nil
 	}
-	return 0, fmt.Errorf("type %s is not supported by berth yet", sourceType(s))
+	return 0, unsupported(sourceType(s))
+}
+
+// removedTypes are the volume types Kubernetes removed from its tree
+// without a CSI migration: the upstream kubelet has no plugin for them
+// either (cmd/kubelet/app/plugins.go), and fails them with "no volume
+// plugin matched".
+var removedTypes = map[string]bool{
+	"glusterfs": true, "rbd": true, "cephfs": true, "flocker": true, "quobyte": true,
+	"photonPersistentDisk": true, "scaleIO": true, "storageos": true,
+}
+
+// unsupported is the error of a volume type berth does not serve. Those
+// the upstream kubelet refuses too say so, with what to use instead: the
+// removed types, and gitRepo, whose plugin upstream turned off for good in
+// 1.36 (GitRepoVolumeDriver, locked off); the others are berth's gaps.
+func unsupported(typ string) error {
+	switch {
+	case typ == "gitRepo":
+		return errors.New("type gitRepo: the git-repo volume plugin has been disabled (feature gate GitRepoVolumeDriver is off and locked since Kubernetes 1.36, as on the upstream kubelet); clone the repository into an emptyDir from an init container instead")
+	case removedTypes[typ]:
+		return fmt.Errorf("type %s has no volume plugin: it was removed from Kubernetes, and the upstream kubelet refuses it too (no volume plugin matched); use the storage's CSI driver instead", typ)
+	}
+	return fmt.Errorf("type %s is not supported by berth yet", typ)
 }
 
 // named is one field of a volume source: whether it is set, and its JSON

@@ -1,6 +1,8 @@
 package volume
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -40,5 +42,39 @@ func TestClaimAndTrustBundleWordsMatchUpstream(t *testing.T) {
 	}
 	if up := src.Value("k8s.io/kubernetes/pkg/kubelet/clustertrustbundle", "maxLabelSelectorLength").AsInt(); up != maxLabelSelectorLength {
 		t.Errorf("maxLabelSelectorLength %d, upstream %d", maxLabelSelectorLength, up)
+	}
+}
+
+// TestRemovedTypesMatchUpstream pins removedTypes to upstream's tree: no
+// volume plugin package for any of them, one for each type berth calls
+// its own gap (iscsi, fc, flexVolume) and for gitRepo, whose refusal
+// words are upstream's.
+func TestRemovedTypesMatchUpstream(t *testing.T) {
+	src := upstreamsrc.New(t)
+	volumes := filepath.Join(src.ModuleDir("k8s.io/kubernetes"), "pkg", "volume")
+	dirs := map[string]string{
+		"glusterfs": "glusterfs", "rbd": "rbd", "cephfs": "cephfs", "flocker": "flocker", "quobyte": "quobyte",
+		"photonPersistentDisk": "photon_pd", "scaleIO": "scaleio", "storageos": "storageos",
+		"iscsi": "iscsi", "fc": "fc", "flexVolume": "flexvolume", "gitRepo": "git_repo",
+	}
+	for typ, dir := range dirs {
+		_, err := os.Stat(filepath.Join(volumes, dir))
+		if has := err == nil; has == removedTypes[typ] {
+			t.Errorf("type %s: upstream has pkg/volume/%s: %v, but removedTypes says %v", typ, dir, has, removedTypes[typ])
+		}
+	}
+	if len(removedTypes) != 8 {
+		t.Errorf("removedTypes has %d types, the table above 8", len(removedTypes))
+	}
+	var lits []string
+	for _, f := range src.Files("k8s.io/kubernetes/pkg/volume/git_repo") {
+		lits = append(lits, f.StringLiterals()...)
+	}
+	const words = "git-repo volume plugin has been disabled"
+	if !slices.ContainsFunc(lits, func(l string) bool { return strings.Contains(l, words) }) {
+		t.Errorf("upstream's git_repo plugin no longer says %q", words)
+	}
+	if err := unsupported("gitRepo"); !strings.Contains(err.Error(), words) {
+		t.Errorf("gitRepo refusal %q lacks upstream's %q", err, words)
 	}
 }
