@@ -64,5 +64,7 @@ func (m *Manager) hostsMount(ctx context.Context, t startTarget) (*runtimeapi.Mo
 	if err := os.Chmod(path, 0o644); err != nil {
 		return nil, fmt.Errorf("set hosts file permissions %q: %w", path, err)
 	}
-	return &runtimeapi.Mount{HostPath: path, ContainerPath: etcHostsPath, SelinuxRelabel: true}, nil
+	// Relabelled where SELinux is on: upstream's makeHostsMount asks for it
+	// and its makeMounts passes it on only when selinux.GetEnabled().
+	return &runtimeapi.Mount{HostPath: path, ContainerPath: etcHostsPath, SelinuxRelabel: m.node.SELinux}, nil
 }

@@ -18,9 +18,13 @@ type SELinuxHost interface {
 // mounts the container runtime relabels for SELinux (the CRI mount's
 // selinux_relabel), as upstream's makeMounts decides from each mounter's
 // attributes (Managed && SELinuxRelabel; relabel below). Where SELinux is
-// off the runtime's relabel does nothing, as upstream. dirs are the
+// off (Config.SELinux nil) none is, as upstream's kuberuntime makeMounts
+// passes a relabel on only when selinux.GetEnabled(). dirs are the
 // volumes' host directories, as SetUp returned them.
 func (m *Manager) RelabeledVolumes(ctx context.Context, pod *corev1.Pod, dirs map[string]string) map[string]bool {
+	if m.cfg.SELinux == nil {
+		return nil
+	}
 	m.mu.Lock()
 	st := m.pods[pod.UID]
 	m.mu.Unlock()
@@ -33,7 +37,7 @@ func (m *Manager) RelabeledVolumes(ctx context.Context, pod *corev1.Pod, dirs ma
 		st.mu.Unlock()
 	}
 	labelled := func(dir string) bool {
-		if m.cfg.SELinux == nil || dir == "" {
+		if dir == "" {
 			return false
 		}
 		ok, err := m.cfg.SELinux.Supports(dir)
