@@ -34,7 +34,8 @@ func loopDevice(t *testing.T) (dev, file string) {
 // PersistentVolume on a block device reaches the container as a device
 // at its volumeDevices path (written there, seen on the host's device);
 // berth links it at upstream's volumeDevices path, and the link goes with
-// the pod, the device untouched.
+// the pod, the device untouched. In the same cluster: a blank local disk
+// (checkLocalDeviceFilesystem) and a fibre channel one (checkFCVolume).
 func TestBlockVolume(t *testing.T) {
 	dev, file := loopDevice(t)
 	e := startClusterEnv(t)
@@ -86,6 +87,7 @@ func TestBlockVolume(t *testing.T) {
 		t.Errorf("the device after the pod: %v", err)
 	}
 	checkLocalDeviceFilesystem(t, e)
+	checkFCVolume(t, e)
 }
 
 // checkLocalDeviceFilesystem (in TestBlockVolume's cluster): a claim of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -61,14 +62,23 @@ func (n *node) volumeExpander() volume.CSIExpander {
 	return n.vols.mounter
 }
 
-// volumesInUse lists the attachable CSI volumes in use for node status
-// (nodestatus.Guards, built before the mounter: none until then, and
-// standalone).
+// volumesInUse lists the attachable volumes in use for node status
+// (nodestatus.Guards, built before the managers: none until then): the
+// fibre channel ones and the CSI ones (none standalone), sorted.
 func (n *node) volumesInUse(ctx context.Context) ([]corev1.UniqueVolumeName, error) {
-	if n.vols.mounter == nil {
-		return []corev1.UniqueVolumeName{}, nil
+	out := []corev1.UniqueVolumeName{}
+	if n.vols.manager != nil {
+		out = append(out, n.vols.manager.FCVolumesInUse()...)
 	}
-	return n.vols.mounter.VolumesInUse(ctx)
+	if n.vols.mounter != nil {
+		csi, err := n.vols.mounter.VolumesInUse(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, csi...)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // storageErr is why the node's storage is not ready: the CSINode is not

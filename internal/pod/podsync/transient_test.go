@@ -79,6 +79,9 @@ func (m *memMounter) IsMountPoint(path string) (bool, error) {
 	return m.mounts[path], nil
 }
 
+// MountSource is "": these tests mount no disks.
+func (m *memMounter) MountSource(string) (string, error) { return "", nil }
+
 // events records FailedMount warnings.
 type events struct {
 	mu      sync.Mutex // guards reasons

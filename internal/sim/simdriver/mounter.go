@@ -60,3 +60,6 @@ func (m *Mounter) IsMountPoint(path string) (bool, error) {
 	defer m.mu.Unlock()
 	return m.mounted[filepath.Clean(path)], nil
 }
+
+// MountSource is "": a simulated mount (tmpfs only) has no device.
+func (m *Mounter) MountSource(string) (string, error) { return "", nil }

@@ -35,7 +35,12 @@ func (m *Manager) setUpLocalBlock(pod *corev1.Pod, c *claimed) (string, error) {
 	if info.Mode()&fs.ModeDevice == 0 || info.Mode()&fs.ModeCharDevice != 0 {
 		return "", fmt.Errorf("local PersistentVolume %s of volumeMode Block: %q is not a block device", pv.Name, path)
 	}
-	link := filepath.Join(m.cfg.PodsDir, string(pod.UID), volumeDevicesDir, localVolumePlugin, pv.Name)
+	return linkDevice(filepath.Join(m.cfg.PodsDir, string(pod.UID), volumeDevicesDir, localVolumePlugin, pv.Name), path)
+}
+
+// linkDevice makes link a symlink to the block device path (replacing
+// one to anything else) and returns it.
+func linkDevice(link, path string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(link), 0o750); err != nil {
 		return "", fmt.Errorf("create volume device directory: %w", err)
 	}

@@ -5,7 +5,7 @@
 // sources), inline CSI volumes, image volumes (nothing on the host: the
 // kubelet runtime pulls the image, the container runtime mounts it), and
 // persistentVolumeClaim and generic ephemeral volumes whose claims are
-// bound to hostPath, local or CSI persistent volumes (an in-tree cloud
+// bound to hostPath, local, nfs, fc or CSI persistent volumes (an in-tree cloud
 // source upstream migrates, as a persistent volume or inline, is its CSI
 // driver's: migration.go) — keeps
 // their content current while the pod runs, and tears them down after it
@@ -13,7 +13,11 @@
 //
 // Layout, as upstream: PodsDir/<uid>/volumes/<plugin>/<name>, with plugin
 // kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api, ~projected,
-// ~nfs (mounted with mount(8)),
+// ~nfs (mounted with mount(8)), ~fc (fibre channel disks found under
+// /dev/disk/by-path or by-id, mounted once at
+// PluginsDir/kubernetes.io/fc/<disk> and bound; of volumeMode Block, linked
+// at PodsDir/<uid>/volumeDevices/kubernetes.io~fc/<pv name>; detached from
+// the host after their last pod, fc.go),
 // kubernetes.io~local-volume/<pv name> for local persistent volumes (of
 // volumeMode Block: a link to the device at
 // PodsDir/<uid>/volumeDevices/kubernetes.io~local-volume/<pv name>, block.go) and
@@ -43,6 +47,9 @@
 //	tmpfs.go      which volumes live on tmpfs and the tmpfs size
 //	hugepages.go  the page size of an emptyDir of medium HugePages (hugetlbfs)
 //	nfs.go        nfsMount: an nfs volume's source and options, as upstream's
+//	fc.go         fcDiskOf, globalName, uniqueName, parseFCName: a fibre channel
+//	              disk's identity and names, as upstream's (the disk search,
+//	              mounts and detach beside them read and write the host)
 //	gid.go        extraGroups: the supplemental groups claims' PVs add (pv.beta.kubernetes.io/gid)
 //	nested.go     mount points of volumes mounted beneath a read-only one
 //	ownership.go  fsGroup modes (SetVolumeOwnership), the OnRootMismatch test

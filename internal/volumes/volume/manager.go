@@ -67,9 +67,13 @@ type Config struct {
 	Mounter Mounter
 	// PluginsDir is <root-dir>/plugins: a local persistent volume on a
 	// block device is mounted once for all its pods at
-	// PluginsDir/kubernetes.io/local-volume/mounts/<pv name>, as
-	// upstream's. Empty refuses such volumes.
+	// PluginsDir/kubernetes.io/local-volume/mounts/<pv name>, a fibre
+	// channel disk at PluginsDir/kubernetes.io/fc/<disk>, as upstream's.
+	// Empty refuses such volumes.
 	PluginsDir string
+	// FC is where fibre channel disks are found; the zero value is the
+	// host's /dev and /sys.
+	FC FCHost
 	// NodeAllocatable, when set, gives the values of downward API limits a
 	// container does not set.
 	NodeAllocatable func() corev1.ResourceList
@@ -238,6 +242,9 @@ func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 	if err := os.RemoveAll(filepath.Join(podDir, volumeDevicesDir)); err != nil {
 		return fmt.Errorf("remove volume device links: %w", err)
 	}
+	if err := m.releaseFCBlocks(ctx, string(uid)); err != nil {
+		return err
+	}
 	markers := readyMarkers(m.cfg.PodsDir, uid)
 	if err := os.RemoveAll(markers); err != nil {
 		return fmt.Errorf("remove ready markers %q: %w", markers, err)
@@ -277,7 +284,7 @@ func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
 		// point must be empty once unmounted, or nothing below it is
 		// removed.
 		plugin := filepath.Base(filepath.Dir(dir))
-		if plugin == localVolumePlugin || plugin == nfsPlugin {
+		if plugin == localVolumePlugin || plugin == nfsPlugin || plugin == fcPlugin {
 			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("remove volume mount point %q: %w", dir, err)
 			}
@@ -287,6 +294,9 @@ func (m *Manager) tearDownDir(ctx context.Context, volumesDir string) error {
 				return err
 			}
 		}
+	}
+	if err := m.releaseFCDisks(ctx); err != nil {
+		return err
 	}
 	if err := RemoveOneFilesystem(volumesDir); err != nil {
 		return fmt.Errorf("remove volumes %q: %w", volumesDir, err)

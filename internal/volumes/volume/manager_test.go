@@ -33,6 +33,7 @@ type fakeMounter struct {
 	unmount []string
 	nfs     map[string]string // target: "source options"
 	devices map[string]string // FormatAndMount's target: "device fsType options"
+	sources map[string]string // mount target: its source, for MountSource
 }
 
 func (f *fakeMounter) MountTmpfs(target string, size int64) error {
@@ -73,7 +74,26 @@ func (f *fakeMounter) FormatAndMount(device, target, fsType string, options []st
 		f.devices = map[string]string{}
 	}
 	f.devices[target] = device + " " + fsType + " " + strings.Join(options, ",")
+	f.source(target, device)
 	return nil
+}
+
+// source records target's source; the caller holds mu.
+func (f *fakeMounter) source(target, src string) {
+	if f.sources == nil {
+		f.sources = map[string]string{}
+	}
+	f.sources[target] = src
+}
+
+// MountSource is the recorded source of a device mount and its binds.
+func (f *fakeMounter) MountSource(path string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.mounts[path]; !ok {
+		return "", nil
+	}
+	return f.sources[path], nil
 }
 
 // BindMount records a bind as a mount of size -1 (-2 when read-only).
@@ -84,6 +104,7 @@ func (f *fakeMounter) BindMount(source, target string, readOnly bool) error {
 	if readOnly {
 		f.mounts[target] = -2
 	}
+	f.source(target, f.sources[source])
 	return nil
 }
 

@@ -35,6 +35,10 @@ type Mounter interface {
 	Unmount(target string) error
 	// IsMountPoint reports whether path is a mount point.
 	IsMountPoint(path string) (bool, error)
+	// MountSource is the source of the mount at path (a device for a
+	// disk's filesystem and each bind of it), "" when path is no mount
+	// point.
+	MountSource(path string) (string, error)
 }
 
 // tmpfsOptions is the data argument of the tmpfs mount.
@@ -58,6 +62,28 @@ func isMountPointIn(mountinfo, path string) bool {
 		}
 	}
 	return false
+}
+
+// mountSourceIn is the source of the mount on top at path in a
+// /proc/self/mountinfo listing (the field after the filesystem type,
+// which follows the " - " separator), "" for none.
+func mountSourceIn(mountinfo, path string) string {
+	path = filepath.Clean(path)
+	source := ""
+	sc := bufio.NewScanner(strings.NewReader(mountinfo))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 || unescapeOctal(fields[4]) != path {
+			continue
+		}
+		for i, f := range fields {
+			if f == "-" && i+2 < len(fields) {
+				source = unescapeOctal(fields[i+2])
+				break
+			}
+		}
+	}
+	return source
 }
 
 func unescapeOctal(s string) string {

@@ -100,3 +100,19 @@ func (SysMounter) IsMountPoint(path string) (bool, error) {
 	}
 	return isMountPointIn(info, path), nil
 }
+
+// MountSource implements Mounter, path resolved as IsMountPoint does.
+func (SysMounter) MountSource(path string) (string, error) {
+	resolved, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("resolve %q: %w", path, err)
+	}
+	info, err := readMountInfo()
+	if err != nil {
+		return "", err
+	}
+	return mountSourceIn(info, resolved), nil
+}

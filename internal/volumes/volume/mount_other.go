@@ -35,3 +35,6 @@ func (SysMounter) Unmount(string) error { return errNotLinux }
 
 // IsMountPoint implements Mounter.
 func (SysMounter) IsMountPoint(string) (bool, error) { return false, nil }
+
+// MountSource implements Mounter.
+func (SysMounter) MountSource(string) (string, error) { return "", nil }

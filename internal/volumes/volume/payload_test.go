@@ -149,6 +149,7 @@ func TestClassify(t *testing.T) {
 		{name: "image", source: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "busybox"}}, want: KindImage},
 		{name: "migrated in-tree", source: corev1.VolumeSource{AWSElasticBlockStore: &corev1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}, want: KindMigrated},
 		{name: "nfs", source: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs", Path: "/export"}}, want: KindNFS},
+		{name: "fc", source: corev1.VolumeSource{FC: &corev1.FCVolumeSource{WWIDs: []string{"w"}}}, want: KindFC},
 		{name: "iscsi", source: corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{}}, wantErr: "type iscsi is not supported by berth yet"},
 		{name: "gitRepo", source: corev1.VolumeSource{GitRepo: &corev1.GitRepoVolumeSource{Repository: "https://example.com/r.git"}},
 			wantErr: "type gitRepo: the git-repo volume plugin has been disabled (feature gate GitRepoVolumeDriver is off and locked since Kubernetes 1.36, as on the upstream kubelet); clone the repository into an emptyDir from an init container instead"},

@@ -34,6 +34,8 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 			return m.setUpLocalBlock(pod, c)
 		case src.CSI != nil:
 			return m.setUpCSIBlock(ctx, pod, v.Name, c, refresh)
+		case src.FC != nil:
+			return m.setUpFCBlock(pod, c)
 		}
 		if typ := persistentSourceType(src); removedTypes[typ] {
 			return "", fmt.Errorf("PersistentVolume %s: %w", c.volume.Name, unsupported(typ))
@@ -49,6 +51,12 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 		return m.setUpNFS(pod, c.volume.Name, src.NFS, c.readOnly, c.volume.Spec.MountOptions)
 	case src.CSI != nil:
 		return m.setUpCSIClaim(ctx, pod, v, c, refresh)
+	case src.FC != nil:
+		fc, err := fcPersistent(c)
+		if err != nil {
+			return "", err
+		}
+		return m.setUpFC(pod, v.Name, fc)
 	}
 	return "", fmt.Errorf("PersistentVolume %s: %w", c.volume.Name, unsupported(persistentSourceType(src)))
 }

@@ -32,6 +32,9 @@ const (
 	KindMigrated
 	// KindNFS is an inline nfs volume, mounted with mount(8) (setUpNFS).
 	KindNFS
+	// KindFC is an inline fibre channel volume: its disk found on the
+	// host, mounted and bound (setUpFC).
+	KindFC
 	// KindImage is an image volume: nothing on the host; the kubelet
 	// runtime pulls the image and the container runtime mounts it
 	// read-only (upstream's kubernetes.io/image plugin does nothing either).
@@ -57,6 +60,8 @@ func (k Kind) PluginDir() string {
 		return csiPlugin
 	case KindNFS:
 		return nfsPlugin
+	case KindFC:
+		return fcPlugin
 	}
 	return ""
 }
@@ -102,6 +107,9 @@ func ForcedReadOnly(v corev1.Volume) bool {
 	if n := v.NFS; n != nil && n.ReadOnly {
 		return true
 	}
+	if f := v.FC; f != nil && f.ReadOnly {
+		return true
+	}
 	kind, err := Classify(v)
 	return err == nil && (kind.Atomic() || kind == KindImage)
 }
@@ -129,6 +137,8 @@ func Classify(v corev1.Volume) (Kind, error) {
 		return KindImage, nil
 	case s.NFS != nil:
 		return KindNFS, nil
+	case s.FC != nil:
+		return KindFC, nil
 	case migratedPlugin(nil, &v) != "":
 		return KindMigrated, nil
 	case s.Projected != nil:

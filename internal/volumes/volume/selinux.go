@@ -78,6 +78,8 @@ func relabel(v corev1.Volume, c *claimed, labelled func() bool) bool {
 	switch kind {
 	case KindEmptyDir, KindConfigMap, KindSecret, KindDownwardAPI, KindProjected:
 		return true
+	case KindFC:
+		return writable
 	case KindCSI, KindMigrated:
 		return writable && labelled()
 	case KindClaim:
@@ -85,7 +87,7 @@ func relabel(v corev1.Volume, c *claimed, labelled func() bool) bool {
 			return false
 		}
 		switch s := c.volume.Spec.PersistentVolumeSource; {
-		case s.Local != nil:
+		case s.Local != nil, s.FC != nil:
 			return writable
 		case s.CSI != nil:
 			return writable && labelled()

@@ -52,6 +52,9 @@ func TestRelabel(t *testing.T) {
 		{"claim of a hostPath PV", pvcSource("c", false), hostPV, true, false},
 		{"claim of an nfs PV", pvcSource("c", false), nfsPV, true, false},
 		{"generic ephemeral on a local PV", corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}, local, false, true},
+		{"fc", corev1.VolumeSource{FC: &corev1.FCVolumeSource{WWIDs: []string{"w"}}}, nil, false, true},
+		{"fc read-only", corev1.VolumeSource{FC: &corev1.FCVolumeSource{WWIDs: []string{"w"}, ReadOnly: true}}, nil, false, false},
+		{"claim of an fc PV", pvcSource("c", false), pv(corev1.PersistentVolumeSource{FC: &corev1.FCVolumeSource{WWIDs: []string{"w"}}}), false, true},
 		{"claim not resolved", pvcSource("c", false), nil, true, false},
 		{"unsupported type", corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{}}, nil, true, false},
 	} {

@@ -98,6 +98,12 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *corev1.Pod, v corev1.Vol
 		return m.setUpCSI(ctx, pod, v.Name, cv, refresh, nil)
 	case KindNFS:
 		return m.setUpNFS(pod, v.Name, v.NFS, v.NFS.ReadOnly, nil)
+	case KindFC:
+		src, err := fcInline(v)
+		if err != nil {
+			return "", err
+		}
+		return m.setUpFC(pod, v.Name, src)
 	case KindImage:
 		return "", nil // no host directory: the runtime mounts the image
 	}

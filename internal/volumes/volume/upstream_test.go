@@ -29,6 +29,7 @@ func TestClaimAndTrustBundleWordsMatchUpstream(t *testing.T) {
 		}},
 		{"k8s.io/kubernetes/pkg/volume/projected", []string{msgCTBNeither}},
 		{"k8s.io/kubernetes/pkg/volume/util", []string{pvcProtectionFinalizer}},
+		{"k8s.io/kubernetes/pkg/volume/fc", []string{msgFCNoDiskInfo, msgFCNoDisk}},
 	} {
 		var lits []string
 		for _, f := range src.Files(tc.pkg) {
