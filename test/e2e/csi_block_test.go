@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -22,7 +25,10 @@ import (
 // (a Block capability, staged at volumeDevices/staging/<pv>, published at
 // volumeDevices/publish/<pv>/<pod uid>), berth binds the device at
 // volumeDevices/<pv>/dev/<pod uid> (a loop device on it, upstream's fd
-// lock) and links it in the pod; berth
+// lock) and links it in the pod; the claim grown by the resize
+// controller (played) is expanded on the node online as a block volume
+// (NodeExpandVolume with the published device, the staging path and a
+// Block capability), the claim left as upstream's kubelet leaves it; berth
 // restarted under the running pod publishes nothing again and restarts
 // no container; once the pod is deleted the volume is unpublished, then
 // unstaged, and nothing is left mounted or on disk.
@@ -31,12 +37,16 @@ func TestCSIBlockVolume(t *testing.T) {
 	e.node.start()
 	ctx := context.Background()
 	e.waitServiceAccount(t)
-	driver := e.registerCSIMock(t, storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}, "--disable-attach")
+	driver := e.registerCSIMock(t, storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}, "--disable-attach", "--node-expansion-required")
+	_, err := e.admin.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-csi-block"}, Provisioner: csiDriverName, AllowVolumeExpansion: ptr.To(true),
+	}, metav1.CreateOptions{})
+	must(t, err)
 	pv := claimVolume("e2e-csi-block", "e2e-csi-block", corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 		Driver: csiDriverName, VolumeHandle: "1",
 	}})
 	pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock)
-	_, err := e.admin.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	_, err = e.admin.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
 	must(t, err)
 	spec := claimSpec("e2e-csi-block")
 	spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock)
@@ -68,7 +78,7 @@ func TestCSIBlockVolume(t *testing.T) {
 	plugin := filepath.Join(e.node.rootDir, "plugins", "kubernetes.io", "csi", "volumeDevices")
 	staging := filepath.Join(plugin, "staging", "e2e-csi-block")
 	publish := filepath.Join(plugin, "publish", "e2e-csi-block", uid)
-	calls := driver.nodeCalls(t)
+	calls := lifecycleCalls(driver.nodeCalls(t))
 	var methods []string
 	for _, c := range calls {
 		methods = append(methods, c.Method+" "+c.Request["volume_id"].(string))
@@ -103,6 +113,46 @@ func TestCSIBlockVolume(t *testing.T) {
 		t.Errorf("loop devices on the global map path %s: %v, want one (upstream's fd lock)", globalMap, loops)
 	}
 
+	// The claim grown: berth's next refresh of the pod's volumes expands
+	// the block volume online.
+	grown := resource.MustParse("20Mi")
+	pvc, err := e.admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-block-data", metav1.GetOptions{})
+	must(t, err)
+	e.playResizer(t, pvc, "e2e-csi-block", grown)
+	var final *corev1.PersistentVolumeClaim
+	e.waitAPI(t, "the block claim expanded on the node", func(ctx context.Context) (bool, error) {
+		final, err = e.admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-block-data", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := final.Status.Capacity[corev1.ResourceStorage]
+		return c.Equal(grown), nil
+	})
+	if len(final.Status.AllocatedResourceStatuses) != 0 {
+		t.Errorf("allocatedResourceStatuses %v, want none", final.Status.AllocatedResourceStatuses)
+	}
+	for _, c := range final.Status.Conditions {
+		if c.Type == corev1.PersistentVolumeClaimResizing || c.Type == corev1.PersistentVolumeClaimFileSystemResizePending {
+			t.Errorf("resize condition %s left on the claim: %+v", c.Type, c)
+		}
+	}
+	var expands []csiCall
+	for _, c := range driver.nodeCalls(t) {
+		if c.Method == "NodeExpandVolume" {
+			expands = append(expands, c)
+		}
+	}
+	if len(expands) != 1 {
+		t.Fatalf("%d NodeExpandVolume calls, want 1: %v", len(expands), driver.nodeCalls(t))
+	}
+	req := expands[0].Request
+	capRange, _ := req["capacity_range"].(map[string]any)
+	vc, _ := req["volume_capability"].(map[string]any)
+	if _, block := vc["block"]; req["volume_id"] != "1" || req["volume_path"] != publish || req["staging_target_path"] != staging ||
+		capRange["required_bytes"] != fmt.Sprint(grown.Value()) || !block || vc["mount"] != nil {
+		t.Errorf("NodeExpandVolume request %v, want volume 1's device %s staged at %s, %d bytes, a Block capability", req, publish, staging, grown.Value())
+	}
+
 	// berth restarted under the running pod: nothing published again, no
 	// container restarted.
 	e.node.stop()
@@ -112,7 +162,7 @@ func TestCSIBlockVolume(t *testing.T) {
 		return err == nil && p.Status.Phase == corev1.PodRunning
 	})
 	time.Sleep(5 * time.Second) // a few syncs
-	if n := len(driver.nodeCalls(t)); n != 2 {
+	if n := len(lifecycleCalls(driver.nodeCalls(t))); n != 2 {
 		t.Errorf("%d node calls after berth restarted, want still 2: %v", n, driver.nodeCalls(t))
 	}
 	after, err := e.admin.CoreV1().Pods("default").Get(ctx, "csi-block", metav1.GetOptions{})
@@ -122,9 +172,9 @@ func TestCSIBlockVolume(t *testing.T) {
 	}
 
 	must(t, e.admin.CoreV1().Pods("default").Delete(ctx, "csi-block", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}))
-	e.node.waitFor("the volume unpublished and unstaged", func() bool { return len(driver.nodeCalls(t)) >= 4 })
+	e.node.waitFor("the volume unpublished and unstaged", func() bool { return len(lifecycleCalls(driver.nodeCalls(t))) >= 4 })
 	var down []string
-	for _, c := range driver.nodeCalls(t)[2:] {
+	for _, c := range lifecycleCalls(driver.nodeCalls(t))[2:] {
 		down = append(down, c.Method+" "+c.Request["volume_id"].(string))
 	}
 	if strings.Join(down, ",") != "NodeUnpublishVolume 1,NodeUnstageVolume 1" {
@@ -147,6 +197,14 @@ func TestCSIBlockVolume(t *testing.T) {
 	if loops := loopsOf(t, globalMap); len(loops) != 0 {
 		t.Errorf("loop devices left on %s: %v", globalMap, loops)
 	}
+}
+
+// lifecycleCalls are the node calls that stage, publish, unpublish and
+// unstage, without the expansions and stats between them.
+func lifecycleCalls(calls []csiCall) []csiCall {
+	return slices.DeleteFunc(calls, func(c csiCall) bool {
+		return c.Method == "NodeExpandVolume" || c.Method == "NodeGetVolumeStats"
+	})
 }
 
 // loopsOf returns the loop devices whose backing file is path, as the

@@ -71,7 +71,7 @@ func TestCSIOnlineExpansion(t *testing.T) {
 		t.Fatalf("claim capacity %v before the resize, want %v", c.String(), old.String())
 	}
 
-	e.playResizer(t, pvc, grown)
+	e.playResizer(t, pvc, "e2e-expand", grown)
 
 	// berth's next refresh of the pod's volumes (at most a minute) expands it.
 	var final *corev1.PersistentVolumeClaim
@@ -113,11 +113,11 @@ func TestCSIOnlineExpansion(t *testing.T) {
 }
 
 // playResizer plays the user and the external resizer on the claim pvc
-// (its volume e2e-expand): the request raised to grown, the controller's
+// and its volume pvName: the request raised to grown, the controller's
 // Resizing and ControllerResizeInProgress with allocatedResources, the
 // PersistentVolume grown, then FileSystemResizePending and
 // NodeResizePending for the node.
-func (e *clusterEnv) playResizer(t *testing.T, pvc *corev1.PersistentVolumeClaim, grown resource.Quantity) {
+func (e *clusterEnv) playResizer(t *testing.T, pvc *corev1.PersistentVolumeClaim, pvName string, grown resource.Quantity) {
 	t.Helper()
 	ctx := context.Background()
 	pvc.Spec.Resources.Requests[corev1.ResourceStorage] = grown
@@ -132,7 +132,7 @@ func (e *clusterEnv) playResizer(t *testing.T, pvc *corev1.PersistentVolumeClaim
 	}
 	pvc, err = e.admin.CoreV1().PersistentVolumeClaims("default").UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
 	must(t, err)
-	livePV, err := e.admin.CoreV1().PersistentVolumes().Get(ctx, "e2e-expand", metav1.GetOptions{})
+	livePV, err := e.admin.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
 	must(t, err)
 	livePV.Spec.Capacity[corev1.ResourceStorage] = grown
 	_, err = e.admin.CoreV1().PersistentVolumes().Update(ctx, livePV, metav1.UpdateOptions{})

@@ -94,7 +94,8 @@ func (d fcDisk) globalName() string {
 // uniqueName is the volume's name in the Node's status.volumesInUse, as
 // upstream's GetUniqueVolumeNameFromSpec with the fc plugin's
 // GetVolumeName: "kubernetes.io/fc/[<wwn> ...]:<lun>" or
-// "kubernetes.io/fc/[<wwid> ...]".
+// "kubernetes.io/fc/[<wwid> ...]" (a WWID's spaces as underscores, where
+// upstream keeps them: the name is read back from a directory's).
 func (d fcDisk) uniqueName() corev1.UniqueVolumeName {
 	if len(d.wwns) != 0 {
 		return corev1.UniqueVolumeName(fmt.Sprintf("kubernetes.io/fc/%v:%s", d.wwns, d.lun))
