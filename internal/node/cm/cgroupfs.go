@@ -250,32 +250,37 @@ func (c *cgroupfs) destroy(n Name) error {
 	return nil
 }
 
-// children lists the names of n's child cgroups (directories) in its
-// first mount (memory on v1, where every pod cgroup is), sorted.
+// children lists the names of n's child cgroups (directories) under any
+// of its mounts, sorted: on v1 a pod cgroup left in some controllers only
+// (berth killed in the middle of destroy, which removes them one at a
+// time) is still found, as upstream's GetAllPodsFromCgroups reads every
+// subsystem.
 func (c *cgroupfs) children(n Name) ([]string, error) {
 	paths, err := c.paths(n)
 	if err != nil {
 		return nil, err
 	}
-	dir, ok := paths["memory"]
-	if !ok {
-		dir, ok = paths[unifiedKey]
+	if len(paths) == 0 {
+		return nil, errors.New("list cgroups: no cgroup mount")
 	}
-	if !ok {
-		return nil, errors.New("list cgroups: no memory or unified mount")
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list cgroups in %q: %w", dir, err)
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			out = append(out, e.Name())
+	seen := map[string]bool{}
+	for _, dir := range paths {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
 		}
+		if err != nil {
+			return nil, fmt.Errorf("list cgroups in %q: %w", dir, err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				seen[e.Name()] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for name := range seen {
+		out = append(out, name)
 	}
 	sort.Strings(out)
 	return out, nil

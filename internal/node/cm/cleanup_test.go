@@ -2,6 +2,8 @@ package cm
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,5 +48,42 @@ func TestCleanupLeavesBusyCgroupsAndStopsWithItsContext(t *testing.T) {
 	}
 	if !f.exists("kubepods/pod" + uidOf(guaranteedTestPod)) {
 		t.Error("a cancelled pass removed a cgroup")
+	}
+}
+
+// TestCleanupFindsPartlyRemovedCgroups: on cgroup v1 a gone pod's cgroup
+// left in some controllers only (berth killed while destroy removed them
+// one at a time; the soak's crash-volumes scenario saw one in cpu and pids
+// but not memory) is found and removed from the rest.
+func TestCleanupFindsPartlyRemovedCgroups(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFakeTree(t, false)
+	m := f.newManager(testConfig(f))
+	if err := m.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := m.EnsurePod(ctx, besteffortTestPod, nil); err != nil {
+		t.Fatalf("EnsurePod: %v", err)
+	}
+	pod := "kubepods/besteffort/pod" + uidOf(besteffortTestPod)
+	mem := filepath.Join(f.mounts["memory"], pod)
+	entries, err := os.ReadDir(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		_ = os.Remove(filepath.Join(mem, e.Name()))
+	}
+	if err := os.Remove(mem); err != nil {
+		t.Fatal(err)
+	}
+	f.rmdirAsKernel(pod) // the rest's files, as the kernel's rmdir would
+	if err := m.Cleanup(ctx, nil, func(types.UID) bool { return true }); err != nil {
+		t.Fatalf("Cleanup: %v", err)
+	}
+	for sub, mount := range f.mounts {
+		if _, err := os.Stat(filepath.Join(mount, pod)); !os.IsNotExist(err) {
+			t.Errorf("%s's %s left after Cleanup: %v", sub, pod, err)
+		}
 	}
 }
