@@ -113,8 +113,8 @@ func TestCSIBlockVolume(t *testing.T) {
 		t.Errorf("loop devices on the global map path %s: %v, want one (upstream's fd lock)", globalMap, loops)
 	}
 
-	// The claim grown: berth's next refresh of the pod's volumes expands
-	// the block volume online.
+	// The claim grown: berth's next refresh of the pod's volumes (at most
+	// a minute) expands the block volume online.
 	grown := resource.MustParse("20Mi")
 	pvc, err := e.admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-block-data", metav1.GetOptions{})
 	must(t, err)
