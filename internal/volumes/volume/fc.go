@@ -437,6 +437,13 @@ func (m *Manager) setUpFCBlock(pod *corev1.Pod, c *claimed) (string, error) {
 	if m.cfg.PluginsDir == "" {
 		return "", errors.New("fc: berth has no plugins directory to map the disk in")
 	}
+	link := filepath.Join(m.cfg.PodsDir, string(pod.UID), volumeDevicesDir, fcPlugin, src.name)
+	entry := filepath.Join(m.fcMapDir(src.disk), string(pod.UID))
+	if dev, err := os.Readlink(link); err == nil {
+		if got, err := os.Readlink(entry); err == nil && got == dev {
+			return link, nil // mapped by an earlier sync: no search again
+		}
+	}
 	m.localMu.Lock()
 	defer m.localMu.Unlock()
 	device, err := m.cfg.FC.find(src.disk)
@@ -446,10 +453,10 @@ func (m *Manager) setUpFCBlock(pod *corev1.Pod, c *claimed) (string, error) {
 	if info, err := os.Stat(device); err != nil || info.Mode()&fs.ModeDevice == 0 || info.Mode()&fs.ModeCharDevice != 0 {
 		return "", fmt.Errorf("fc: %q is not a block device (%v)", device, err)
 	}
-	if _, err := linkDevice(filepath.Join(m.fcMapDir(src.disk), string(pod.UID)), device); err != nil {
+	if _, err := linkDevice(entry, device); err != nil {
 		return "", err
 	}
-	return linkDevice(filepath.Join(m.cfg.PodsDir, string(pod.UID), volumeDevicesDir, fcPlugin, src.name), device)
+	return linkDevice(link, device)
 }
 
 // releaseFCBlocks removes pod uid's entries from the fc block volumes'

@@ -284,6 +284,14 @@ func TestFCBlockVolume(t *testing.T) {
 	if len(e.mounter.devices) != 0 {
 		t.Errorf("a block volume was mounted: %v", e.mounter.devices)
 	}
+	// A later sync keeps the mapping without searching again: with the
+	// by-path link gone, the pod still gets its device.
+	byPath := filepath.Join(h.Dev, "disk/by-path", "pci-0000:41:00.0-fc-0x"+testWWN+"-lun-1")
+	must(t, os.Rename(byPath, byPath+".away"))
+	if paths, err := e.m.SetUp(ctx, first); err != nil || paths["data"] == "" {
+		t.Errorf("SetUp() again = %v, %v; want the mapped device", paths, err)
+	}
+	must(t, os.Rename(byPath+".away", byPath))
 	if diff := cmp.Diff([]corev1.UniqueVolumeName{"kubernetes.io/fc/[" + testWWN + "]:1"}, e.m.FCVolumesInUse()); diff != "" {
 		t.Errorf("FCVolumesInUse() (-want +got):\n%s", diff)
 	}
