@@ -62,6 +62,7 @@ func (l *logFiles) closeRotated() {
 // writes it once it is complete.
 func planTail(l *logFiles, opts Options) (tailPlan, error) {
 	c := newTailCounter(opts.TailLines)
+	var end int64
 	for i := l.current(); i >= 0; i-- {
 		f, err := l.open(i)
 		if err != nil || f == nil {
@@ -71,10 +72,14 @@ func planTail(l *logFiles, opts Options) (tailPlan, error) {
 			continue
 		}
 		var done bool
+		var size int64
 		if isGzip(l.names[i]) {
 			done, err = countGzip(f, i, c, opts)
 		} else {
-			done, err = countPlain(f, i, c, opts, opts.Follow && i == l.current())
+			size, done, err = countPlain(f, i, c, opts, opts.Follow && i == l.current())
+		}
+		if i == l.current() {
+			end = size
 		}
 		if err != nil {
 			return tailPlan{}, fmt.Errorf("tail log file %q: %w", l.names[i], err)
@@ -83,31 +88,35 @@ func planTail(l *logFiles, opts Options) (tailPlan, error) {
 			break
 		}
 	}
-	return c.plan(), nil
+	p := c.plan()
+	p.end = end
+	return p, nil
 }
 
-// countPlain feeds c the kept entries of a plain file, newest first.
-func countPlain(f *os.File, file int, c *tailCounter, opts Options, skipUnterminated bool) (bool, error) {
+// countPlain feeds c the kept entries of a plain file, newest first, and
+// returns the file's size it counted up to.
+func countPlain(f *os.File, file int, c *tailCounter, opts Options, skipUnterminated bool) (int64, bool, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
-	s, err := newBackScanner(f, st.Size())
+	size := st.Size()
+	s, err := newBackScanner(f, size)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	skip := skipUnterminated && s.unterminated
 	for {
 		start, head, ok, err := s.prev()
 		if err != nil || !ok {
-			return false, err
+			return size, false, err
 		}
 		if skip {
 			skip = false
 			continue
 		}
 		if e, _, err := parseHeader(head); err == nil && keep(e, opts) && c.visit(e, logPos{file, start}) {
-			return true, nil
+			return size, true, nil
 		}
 	}
 }

@@ -80,6 +80,10 @@ func startBacklog(files *logFiles, opts Options) (*lineReader, tailPlan, error) 
 	if _, err := cur.Seek(from, io.SeekStart); err != nil {
 		return nil, tailPlan{}, fmt.Errorf("read log file %q: %w", files.names[files.current()], err)
 	}
+	if opts.TailLines >= 0 && !opts.Follow {
+		// The tail is what the plan counted: not the lines written since.
+		return newLineReader(io.LimitReader(cur, max(plan.end-from, 0)), from), plan, nil
+	}
 	return newLineReader(cur, from), plan, nil
 }
 

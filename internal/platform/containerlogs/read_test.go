@@ -231,3 +231,30 @@ func TestTail(t *testing.T) {
 		t.Error("want an error for a missing file")
 	}
 }
+
+// TestTailIsWhatThePlanCounted: lines the container writes after the tail
+// was planned are not part of a tail that does not follow (the e2e
+// TestClusterLogRotation saw --tail=1 give two lines of a busy log).
+func TestTailIsWhatThePlanCounted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	writeFile(t, path, logLine(1, "stdout", "F", "one"), logLine(2, "stdout", "F", "two"))
+	cur, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	files := newLogFiles(nil, path, cur)
+	opts := Options{TailLines: 1}
+	lr, plan, err := startBacklog(files, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, logLine(3, "stdout", "F", "three")) // written meanwhile
+	var out bytes.Buffer
+	if err := writeBacklog(context.Background(), files, lr, plan, false, newEntryWriter(&out, opts)); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "two\n" {
+		t.Errorf("tail of 1 = %q, want the line counted (\"two\\n\")", got)
+	}
+}

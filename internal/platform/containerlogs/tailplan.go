@@ -38,6 +38,10 @@ func (p logPos) before(q logPos) bool {
 type tailPlan struct {
 	start logPos
 	after map[Stream]logPos
+	// end is the size of the current file when it was counted: a read
+	// that does not follow stops there, so lines the container writes
+	// meanwhile do not make the tail longer than asked.
+	end int64
 }
 
 func (p tailPlan) selects(s Stream, at logPos) bool {
