@@ -297,17 +297,7 @@ func (m *Manager) setUpFC(pod *corev1.Pod, volName string, src fcSource) (string
 			return "", err
 		}
 	}
-	marker := readyMarker(m.cfg.PodsDir, pod.UID, volName)
-	ready, err := checkReady(marker, !mounted)
-	if err != nil || ready {
-		return dir, err
-	}
-	if fsGroup, onRootMismatch := fsGroupOf(pod); fsGroup != nil && !src.readOnly {
-		if err := setOwnershipAt(dir, *fsGroup, false, onRootMismatch); err != nil {
-			return "", fmt.Errorf("set ownership: %w", err)
-		}
-	}
-	return dir, setReady(marker)
+	return m.ownBindOnce(pod, volName, dir, !mounted, src.readOnly)
 }
 
 // mountFCDisk mounts src's disk at fcGlobalDir unless it is mounted there

@@ -96,12 +96,20 @@ func (m *Manager) setUpLocal(pod *corev1.Pod, v corev1.Volume, c *claimed) (stri
 			return "", err
 		}
 	}
-	marker := readyMarker(m.cfg.PodsDir, pod.UID, v.Name)
-	ready, err := checkReady(marker, !mounted)
+	return m.ownBindOnce(pod, v.Name, dir, !mounted, c.readOnly)
+}
+
+// ownBindOnce gives the bind dir of the pod's volume volName the pod's
+// fsGroup the first time (fresh: just bound, or no ready marker yet) and
+// unless readOnly, and records it in the ready marker, as upstream's
+// local-volume and fc plugins own a bind once.
+func (m *Manager) ownBindOnce(pod *corev1.Pod, volName, dir string, fresh, readOnly bool) (string, error) {
+	marker := readyMarker(m.cfg.PodsDir, pod.UID, volName)
+	ready, err := checkReady(marker, fresh)
 	if err != nil || ready {
 		return dir, err
 	}
-	if fsGroup, onRootMismatch := fsGroupOf(pod); fsGroup != nil && !c.readOnly {
+	if fsGroup, onRootMismatch := fsGroupOf(pod); fsGroup != nil && !readOnly {
 		if err := setOwnershipAt(dir, *fsGroup, false, onRootMismatch); err != nil {
 			return "", fmt.Errorf("set ownership: %w", err)
 		}
