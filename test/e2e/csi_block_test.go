@@ -119,29 +119,8 @@ func TestCSIBlockVolume(t *testing.T) {
 	pvc, err := e.admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-block-data", metav1.GetOptions{})
 	must(t, err)
 	e.playResizer(t, pvc, "e2e-csi-block", grown)
-	var final *corev1.PersistentVolumeClaim
-	e.waitAPI(t, "the block claim expanded on the node", func(ctx context.Context) (bool, error) {
-		final, err = e.admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-block-data", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		c := final.Status.Capacity[corev1.ResourceStorage]
-		return c.Equal(grown), nil
-	})
-	if len(final.Status.AllocatedResourceStatuses) != 0 {
-		t.Errorf("allocatedResourceStatuses %v, want none", final.Status.AllocatedResourceStatuses)
-	}
-	for _, c := range final.Status.Conditions {
-		if c.Type == corev1.PersistentVolumeClaimResizing || c.Type == corev1.PersistentVolumeClaimFileSystemResizePending {
-			t.Errorf("resize condition %s left on the claim: %+v", c.Type, c)
-		}
-	}
-	var expands []csiCall
-	for _, c := range driver.nodeCalls(t) {
-		if c.Method == "NodeExpandVolume" {
-			expands = append(expands, c)
-		}
-	}
+	e.waitClaimExpanded(t, "csi-block-data", grown)
+	expands := expandCalls(t, driver)
 	if len(expands) != 1 {
 		t.Fatalf("%d NodeExpandVolume calls, want 1: %v", len(expands), driver.nodeCalls(t))
 	}

@@ -74,28 +74,7 @@ func TestCSIOnlineExpansion(t *testing.T) {
 	e.playResizer(t, pvc, "e2e-expand", grown)
 
 	// berth's next refresh of the pod's volumes (at most a minute) expands it.
-	var final *corev1.PersistentVolumeClaim
-	e.waitAPI(t, "the claim expanded on the node", func(ctx context.Context) (bool, error) {
-		final, err = e.admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "expand-data", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		c := final.Status.Capacity[corev1.ResourceStorage]
-		return c.Equal(grown), nil
-	})
-	if len(final.Status.AllocatedResourceStatuses) != 0 {
-		t.Errorf("allocatedResourceStatuses %v, want none", final.Status.AllocatedResourceStatuses)
-	}
-	for _, c := range final.Status.Conditions {
-		switch c.Type {
-		case corev1.PersistentVolumeClaimResizing, corev1.PersistentVolumeClaimFileSystemResizePending,
-			corev1.PersistentVolumeClaimControllerResizeError, corev1.PersistentVolumeClaimNodeResizeError:
-			t.Errorf("resize condition %s left on the claim: %+v", c.Type, c)
-		}
-	}
-	if a := final.Status.AllocatedResources[corev1.ResourceStorage]; !a.Equal(grown) {
-		t.Errorf("allocatedResources %v, want %v", a.String(), grown.String())
-	}
+	e.waitClaimExpanded(t, "expand-data", grown)
 
 	checkNodeExpand(t, e, driver, string(created.UID), grown)
 
@@ -147,17 +126,55 @@ func (e *clusterEnv) playResizer(t *testing.T, pvc *corev1.PersistentVolumeClaim
 
 }
 
+// waitClaimExpanded waits until the claim's capacity is grown, then checks
+// it is left as upstream's kubelet leaves it: no resize status, no resize
+// condition (others, such as the controller manager's Unused, may stay),
+// allocatedResources grown.
+func (e *clusterEnv) waitClaimExpanded(t *testing.T, claim string, grown resource.Quantity) {
+	t.Helper()
+	var final *corev1.PersistentVolumeClaim
+	e.waitAPI(t, "claim "+claim+" expanded on the node", func(ctx context.Context) (bool, error) {
+		var err error
+		final, err = e.admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := final.Status.Capacity[corev1.ResourceStorage]
+		return c.Equal(grown), nil
+	})
+	if len(final.Status.AllocatedResourceStatuses) != 0 {
+		t.Errorf("allocatedResourceStatuses %v, want none", final.Status.AllocatedResourceStatuses)
+	}
+	for _, c := range final.Status.Conditions {
+		switch c.Type {
+		case corev1.PersistentVolumeClaimResizing, corev1.PersistentVolumeClaimFileSystemResizePending,
+			corev1.PersistentVolumeClaimControllerResizeError, corev1.PersistentVolumeClaimNodeResizeError:
+			t.Errorf("resize condition %s left on the claim: %+v", c.Type, c)
+		}
+	}
+	if a := final.Status.AllocatedResources[corev1.ResourceStorage]; !a.Equal(grown) {
+		t.Errorf("allocatedResources %v, want %v", a.String(), grown.String())
+	}
+}
+
+// expandCalls are the driver's NodeExpandVolume calls, in order.
+func expandCalls(t *testing.T, driver *csiMock) []csiCall {
+	t.Helper()
+	var out []csiCall
+	for _, c := range driver.nodeCalls(t) {
+		if c.Method == "NodeExpandVolume" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // checkNodeExpand checks that the driver was asked one NodeExpandVolume,
 // with the volume "2"'s handle, the pod's target, the staging path, the
 // new size and the expand secret.
 func checkNodeExpand(t *testing.T, e *clusterEnv, driver *csiMock, uid string, grown resource.Quantity) {
 	t.Helper()
-	var expands []csiCall
-	for _, c := range driver.nodeCalls(t) {
-		if c.Method == "NodeExpandVolume" {
-			expands = append(expands, c)
-		}
-	}
+	expands := expandCalls(t, driver)
 	if len(expands) != 1 {
 		t.Fatalf("%d NodeExpandVolume calls, want 1: %v", len(expands), driver.nodeCalls(t))
 	}
